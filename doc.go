@@ -1,0 +1,26 @@
+// Package pacer paces work per key.
+//
+// Services that react to events often need the same few things: wait until a
+// key goes quiet before acting on it, act on each key in turn and never twice
+// at once, keep a key's messages in order, stay under a remote API's rate
+// limit and back off when it answers 429, and only work inside a delivery
+// window. pacer provides each of these as a small package that works alone,
+// and a generic Runner that composes them.
+//
+// Which package for which need:
+//
+//	wait for a key to go quiet, then act once     debounce.Keyed
+//	a de-duplicated, fair ready-queue of keys      fifo.Queue
+//	ordered messages per key, one lease per key    fifo.Groups
+//	one holder per key, in one process             mutex.Keyed
+//	one holder per file, across processes          mutex.LockFile
+//	a token bucket that obeys Retry-After          ratelimit.Bucket, ratelimit.Keyed, ratelimit.Transport
+//	only inside working hours of a time zone       window.Schedule
+//	all of the above around one handler            pacer.Runner
+//
+// Every type that owns goroutines has a constructor and an idempotent Close
+// or Shutdown that waits for them. Every blocking call takes a
+// context.Context. Every time-dependent type takes a clock.Clock
+// (github.com/benbjohnson/clock) in its config, so tests can use a mock
+// clock or testing/synctest.
+package pacer
