@@ -1,0 +1,51 @@
+package fifo
+
+import (
+	"time"
+
+	"github.com/pacerkit/pacer/internal/sched"
+	"github.com/pacerkit/pacer/internal/timing"
+)
+
+// delayer holds the deadlines of delayed adds and retries: one heap, one
+// goroutine and one timer for all keys, started on first use so a queue
+// that never delays owns no goroutine. Its owner guards it with its lock.
+type delayer[K any] struct {
+	clk  timing.Clock
+	heap sched.Heap[K]
+	loop *sched.Loop
+}
+
+// deadline returns now+d in Unix nanoseconds.
+func (d *delayer[K]) deadline(after time.Duration) int64 {
+	return d.clk.Now().Add(after).UnixNano()
+}
+
+// push schedules key at (Unix nanoseconds). run is the owner's callback for
+// the loop, used when the loop starts; it must take the owner's lock and
+// call due.
+func (d *delayer[K]) push(key K, at int64, run func(now time.Time) (time.Time, bool)) {
+	if d.loop == nil {
+		d.loop = sched.Start(d.clk, run)
+	}
+	if d.heap.Push(key, at) {
+		d.loop.Wake()
+	}
+}
+
+// due pops every entry due at now, calling fire for each in deadline order,
+// and returns the next deadline.
+func (d *delayer[K]) due(now time.Time, fire func(key K, at int64)) (time.Time, bool) {
+	n := now.UnixNano()
+	for {
+		key, at, ok := d.heap.Peek()
+		if !ok {
+			return time.Time{}, false
+		}
+		if at > n {
+			return time.Unix(0, at), true
+		}
+		d.heap.Pop()
+		fire(key, at)
+	}
+}

@@ -1,0 +1,382 @@
+package fifo
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/pacerkit/pacer/internal/timing"
+)
+
+// GroupsConfig configures a Groups.
+type GroupsConfig struct {
+	// MaxBatch caps the number of messages in one lease. 0, the default,
+	// leases all waiting messages of the key at once (coalescing); 1 leases
+	// them strictly one by one. It must be >= 0.
+	MaxBatch int
+
+	// Clock drives Retry delays. The default is clock.New(), the real
+	// clock, which also follows the fake time of testing/synctest bubbles.
+	Clock clock.Clock
+}
+
+// A Lease is the exclusive right to process the first Messages of a key.
+// End it with exactly one of Groups.Ack, Retry, Drop or Hold.
+type Lease[K comparable, M any] struct {
+	// Key is the key the messages were put under.
+	Key K
+	// Messages are the key's oldest messages, in Put order. The slice
+	// belongs to the caller; Groups never writes to it.
+	Messages []M
+	// Attempt counts the leases of these head messages: 1 the first time,
+	// one more after each Retry. Ack, Drop and Release start it over at 1.
+	Attempt int
+
+	token uint64 // identifies the lease; 0 is never valid
+}
+
+// Groups holds messages partitioned by key, keeps them in Put order within
+// a key, and hands them out as leases:
+//
+//   - A key has at most one lease at a time.
+//   - The messages of a key are leased in Put order and never skipped
+//     except by Drop; a retried or held batch stays at the head of its key.
+//   - Keys are served first-come-first-served by the time their head became
+//     ready: when first put, when the lease before it ended with messages
+//     behind it, when its retry delay passed, or when released. A key that
+//     just ran therefore goes to the tail, behind keys that were waiting.
+//
+// Groups is safe for concurrent use. Create it with NewGroups; call ShutDown
+// or ShutDownWithDrain to stop its timer goroutine.
+type Groups[K comparable, M any] struct {
+	mu       sync.Mutex
+	maxBatch int
+	groups   map[K]*group[M]
+	free     []*group[M] // recycled group records
+	ready    ring[K]
+	waiters  waitList
+	delay    delayer[K]
+	waiting  int // messages not leased
+	leases   int
+	token    uint64
+	shut     bool
+	drained  chan struct{}
+	drainEnd bool
+}
+
+// group is the state of one key that has messages or a lease.
+type group[M any] struct {
+	msgs    []M // head first; the first leased of them are out on a lease
+	leased  int
+	attempt int
+	token   uint64
+	due     int64 // retry deadline, in stateDelayed
+	state   groupState
+}
+
+type groupState uint8
+
+const (
+	stateReady   groupState = iota // in the ready order
+	stateLeased                    // out on a lease
+	stateDelayed                   // waiting for its retry delay
+	stateHeld                      // held until Release
+)
+
+// NewGroups returns an empty Groups. It starts no goroutine until the first
+// Retry with a positive delay. It returns an error if cfg.MaxBatch < 0.
+func NewGroups[K comparable, M any](cfg GroupsConfig) (*Groups[K, M], error) {
+	if cfg.MaxBatch < 0 {
+		return nil, fmt.Errorf("fifo: GroupsConfig.MaxBatch must be >= 0, got %d", cfg.MaxBatch)
+	}
+	return &Groups[K, M]{
+		maxBatch: cfg.MaxBatch,
+		groups:   make(map[K]*group[M]),
+		delay:    delayer[K]{clk: timing.From(cfg.Clock)},
+	}, nil
+}
+
+// Put appends msgs to key, behind its earlier messages. A key that had no
+// messages becomes ready at the tail; a leased, delayed or held key keeps
+// its place and state. Put returns ErrShutDown after shutdown.
+func (g *Groups[K, M]) Put(key K, msgs ...M) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.shut {
+		return ErrShutDown
+	}
+	gr := g.groups[key]
+	if gr == nil {
+		gr = g.newGroup()
+		g.groups[key] = gr
+		g.makeReady(key, gr)
+	}
+	gr.msgs = append(gr.msgs, msgs...)
+	g.waiting += len(msgs)
+	return nil
+}
+
+func (g *Groups[K, M]) newGroup() *group[M] {
+	if n := len(g.free); n > 0 {
+		gr := g.free[n-1]
+		g.free = g.free[:n-1]
+		return gr
+	}
+	return &group[M]{attempt: 1}
+}
+
+func (g *Groups[K, M]) makeReady(key K, gr *group[M]) {
+	gr.state = stateReady
+	g.ready.push(key)
+	g.waiters.wakeOne()
+}
+
+// Get leases the head messages of the first ready key: all its messages, or
+// at most MaxBatch. The caller must end the lease with Ack, Retry, Drop or
+// Hold. Get blocks while no key is ready. Once Groups is shut down, Get
+// still hands out keys that are or become ready, then returns ErrShutDown
+// when none is. If ctx ends first, Get returns ctx.Err() and nothing changes.
+func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
+	done := ctx.Done()
+	select {
+	case <-done:
+		return Lease[K, M]{}, ctx.Err()
+	default:
+	}
+	g.mu.Lock()
+	for {
+		if key, ok := g.ready.pop(); ok {
+			gr := g.groups[key]
+			n := len(gr.msgs)
+			if g.maxBatch > 0 && n > g.maxBatch {
+				n = g.maxBatch
+			}
+			g.token++
+			gr.state, gr.leased, gr.token = stateLeased, n, g.token
+			g.waiting -= n
+			g.leases++
+			l := Lease[K, M]{Key: key, Messages: gr.msgs[:n:n], Attempt: gr.attempt, token: gr.token}
+			g.mu.Unlock()
+			return l, nil
+		}
+		if g.shut {
+			g.mu.Unlock()
+			return Lease[K, M]{}, ErrShutDown
+		}
+		if !g.waiters.wait(&g.mu, done) {
+			g.mu.Unlock()
+			return Lease[K, M]{}, ctx.Err()
+		}
+	}
+}
+
+// end checks that l is the key's current lease and ends it. It panics, with
+// the lock released, on a lease that already ended or never was.
+func (g *Groups[K, M]) end(l Lease[K, M], op string) *group[M] {
+	gr := g.groups[l.Key]
+	if gr == nil || gr.state != stateLeased || gr.token != l.token || l.token == 0 {
+		g.mu.Unlock()
+		panic(fmt.Sprintf("fifo: Groups.%s of a lease that is not current (already ended, or never handed out by Get)", op))
+	}
+	g.leases--
+	return gr
+}
+
+// Ack ends the lease and removes its messages. If more messages wait behind
+// them, the key becomes ready again, at the tail. Ack panics if l is not the
+// key's current lease.
+func (g *Groups[K, M]) Ack(l Lease[K, M]) {
+	g.mu.Lock()
+	g.remove(l.Key, g.end(l, "Ack"))
+	g.checkDrained()
+	g.mu.Unlock()
+}
+
+// Drop ends the lease and gives up on its messages: they are removed as by
+// Ack, and the messages behind them proceed. Use it when the head cannot
+// succeed (dead-letter it first if needed). Drop panics if l is not the
+// key's current lease.
+func (g *Groups[K, M]) Drop(l Lease[K, M]) {
+	g.mu.Lock()
+	g.remove(l.Key, g.end(l, "Drop"))
+	g.checkDrained()
+	g.mu.Unlock()
+}
+
+func (g *Groups[K, M]) remove(key K, gr *group[M]) {
+	// The leased messages stay in the lease's slice; never write over
+	// them, so reslice instead of shifting.
+	gr.msgs = gr.msgs[gr.leased:]
+	gr.leased = 0
+	gr.attempt = 1
+	if len(gr.msgs) > 0 {
+		g.makeReady(key, gr)
+		return
+	}
+	delete(g.groups, key)
+	gr.msgs = nil
+	if len(g.free) < 1024 {
+		g.free = append(g.free, gr)
+	}
+}
+
+// Retry ends the lease and keeps its messages at the head of the key. The
+// key is unavailable for after, then becomes ready at the tail; the next
+// lease has Attempt one higher. A Retry after shutdown parks the key for
+// good unless after <= 0. Retry panics if l is not the key's current lease.
+func (g *Groups[K, M]) Retry(l Lease[K, M], after time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gr := g.end(l, "Retry")
+	g.keep(gr)
+	gr.attempt++
+	switch {
+	case after <= 0:
+		g.makeReady(l.Key, gr)
+	default:
+		gr.state = stateDelayed
+		gr.due = g.delay.deadline(after)
+		if !g.shut {
+			g.delay.push(l.Key, gr.due, g.fire)
+		}
+	}
+	g.checkDrained()
+}
+
+// keep puts a lease's messages back among the waiting ones.
+func (g *Groups[K, M]) keep(gr *group[M]) {
+	g.waiting += gr.leased
+	gr.leased = 0
+}
+
+// fire runs on the timer goroutine and readies the keys whose retry delay
+// is over.
+func (g *Groups[K, M]) fire(now time.Time) (time.Time, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.delay.due(now, func(key K, at int64) {
+		gr := g.groups[key]
+		if gr == nil || gr.state != stateDelayed || gr.due != at || g.shut {
+			return
+		}
+		g.makeReady(key, gr)
+	})
+}
+
+// Hold ends the lease, keeps its messages at the head of the key and takes
+// the key out of rotation until Release: its later messages wait too. This
+// is the strict policy for a head that exhausted its retries, beside Drop.
+// Hold panics if l is not the key's current lease.
+func (g *Groups[K, M]) Hold(l Lease[K, M]) {
+	g.mu.Lock()
+	gr := g.end(l, "Hold")
+	g.keep(gr)
+	gr.state = stateHeld
+	g.checkDrained()
+	g.mu.Unlock()
+}
+
+// Release returns a held key to the ready order, at the tail, with its
+// Attempt count started over. It reports whether key was held.
+func (g *Groups[K, M]) Release(key K) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gr := g.groups[key]
+	if gr == nil || gr.state != stateHeld {
+		return false
+	}
+	gr.attempt = 1
+	g.makeReady(key, gr)
+	return true
+}
+
+// Held returns the held keys, in no particular order.
+func (g *Groups[K, M]) Held() []K {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var keys []K
+	for key, gr := range g.groups {
+		if gr.state == stateHeld {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// Len returns the number of messages not out on a lease: ready, behind a
+// lease, waiting for a retry, or held.
+func (g *Groups[K, M]) Len() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.waiting
+}
+
+// Leased returns the number of leases not yet ended.
+func (g *Groups[K, M]) Leased() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.leases
+}
+
+// Keys returns the number of keys that have messages or a lease.
+func (g *Groups[K, M]) Keys() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.groups)
+}
+
+// ShutDown stops intake and waits for the timer goroutine to end. After it,
+// Put returns ErrShutDown and pending retries never fire; keys that are or
+// become ready (a lease acked with messages behind it, a Release) are still
+// handed out by Get, which returns ErrShutDown once none is ready. Callers
+// blocked in Get with nothing ready return ErrShutDown. Messages left
+// delayed or held stay counted by Len. ShutDown is idempotent.
+func (g *Groups[K, M]) ShutDown() {
+	g.mu.Lock()
+	if !g.shut {
+		g.shut = true
+		g.waiters.wakeAll()
+		g.checkDrained()
+	}
+	loop := g.delay.loop
+	g.mu.Unlock()
+	if loop != nil {
+		loop.Stop()
+	}
+}
+
+// ShutDownWithDrain shuts down like ShutDown, then waits until no key is
+// ready and no lease is out: consumers must keep calling Get and ending
+// their leases until Get returns ErrShutDown. If ctx ends first it returns
+// ctx.Err(); Groups stays shut down and keeps draining.
+func (g *Groups[K, M]) ShutDownWithDrain(ctx context.Context) error {
+	g.ShutDown()
+	g.mu.Lock()
+	if g.drained == nil {
+		g.drained = make(chan struct{})
+		g.checkDrained()
+	}
+	ch := g.drained
+	g.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// checkDrained closes drained once the shut-down Groups has nothing ready
+// and no lease out; after that only Release can make a key ready again.
+func (g *Groups[K, M]) checkDrained() {
+	if g.shut && g.drained != nil && !g.drainEnd && g.ready.len() == 0 && g.leases == 0 {
+		g.drainEnd = true
+		close(g.drained)
+	}
+}

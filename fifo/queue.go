@@ -1,0 +1,269 @@
+package fifo
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/pacerkit/pacer/internal/timing"
+)
+
+// QueueConfig configures a Queue.
+type QueueConfig struct {
+	// Clock drives AddAfter. The default is clock.New(), the real clock,
+	// which also follows the fake time of testing/synctest bubbles.
+	Clock clock.Clock
+}
+
+// A Queue is a de-duplicated, first-come-first-served ready-queue of keys
+// with per-key exclusivity, following the contract of client-go's
+// workqueue:
+//
+//   - A key is waiting at most once: adding a waiting key again is a no-op.
+//   - A key handed out by Get is processing until Done, and is not handed
+//     out again before. Adding a processing key marks it dirty; Done then
+//     appends it at the tail, so work that arrived during processing runs
+//     again afterwards without jumping ahead of other keys.
+//   - Keys come out in the order they became ready (waiting), whatever the
+//     number of consumers.
+//
+// Every key returned by Get must be passed to Done. A Queue is safe for
+// concurrent use. Create it with NewQueue; if AddAfter was used, call
+// ShutDown or ShutDownWithDrain to stop its timer goroutine.
+type Queue[K comparable] struct {
+	mu         sync.Mutex
+	keys       map[K]keyState
+	ready      ring[K]
+	processing int
+	waiters    waitList
+	delay      delayer[K]
+	shut       bool
+	drained    chan struct{} // closed once shut down with nothing waiting or processing
+	drainDone  bool
+}
+
+type keyState struct {
+	flags uint8
+	due   int64 // deadline of a pending AddAfter, with flagDelayed
+}
+
+const (
+	flagWaiting uint8 = 1 << iota
+	flagProcessing
+	flagDirty
+	flagDelayed
+)
+
+// NewQueue returns an empty Queue. It starts no goroutine until the first
+// AddAfter with a positive delay.
+func NewQueue[K comparable](cfg QueueConfig) *Queue[K] {
+	return &Queue[K]{
+		keys:  make(map[K]keyState),
+		delay: delayer[K]{clk: timing.From(cfg.Clock)},
+	}
+}
+
+// Add makes key ready. It reports whether the call changed anything: true
+// when key became waiting, or when key is processing and was not yet dirty
+// (it will be handed out once more after Done). It returns false when key is
+// already waiting, already dirty, or the queue is shut down.
+func (q *Queue[K]) Add(key K) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.shut {
+		return false
+	}
+	return q.add(key)
+}
+
+func (q *Queue[K]) add(key K) bool {
+	s := q.keys[key]
+	switch {
+	case s.flags&flagWaiting != 0:
+		return false
+	case s.flags&flagProcessing != 0:
+		if s.flags&flagDirty != 0 {
+			return false
+		}
+		s.flags |= flagDirty
+	default:
+		s.flags |= flagWaiting
+		q.ready.push(key)
+		q.waiters.wakeOne()
+	}
+	q.keys[key] = s
+	return true
+}
+
+// AddAfter adds key once d has passed, on the queue's clock. A d <= 0 adds
+// at once. If key already has a pending AddAfter, the earlier deadline wins.
+// A pending AddAfter is dropped by ShutDown. Adding the key directly in the
+// meantime does not cancel it; when it fires it is an ordinary Add.
+func (q *Queue[K]) AddAfter(key K, d time.Duration) {
+	if d <= 0 {
+		q.Add(key)
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.shut {
+		return
+	}
+	at := q.delay.deadline(d)
+	s := q.keys[key]
+	if s.flags&flagDelayed != 0 && s.due <= at {
+		return
+	}
+	s.flags |= flagDelayed
+	s.due = at
+	q.keys[key] = s
+	q.delay.push(key, at, q.fire)
+}
+
+// fire runs on the timer goroutine and adds the keys whose delay is over.
+func (q *Queue[K]) fire(now time.Time) (time.Time, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.delay.due(now, func(key K, at int64) {
+		s, ok := q.keys[key]
+		if !ok || s.flags&flagDelayed == 0 || s.due != at || q.shut {
+			return // superseded by an earlier deadline, or shut down
+		}
+		s.flags &^= flagDelayed
+		if s.flags == 0 {
+			delete(q.keys, key)
+		} else {
+			q.keys[key] = s
+		}
+		q.add(key)
+	})
+}
+
+// Get removes the first waiting key and marks it processing; the caller must
+// call Done with it. Get blocks while no key is waiting. Once the queue is
+// shut down, Get still hands out the keys left waiting, then returns
+// ErrShutDown. If ctx ends first, Get returns ctx.Err() and the queue is
+// unchanged.
+func (q *Queue[K]) Get(ctx context.Context) (K, error) {
+	var zero K
+	done := ctx.Done()
+	select {
+	case <-done:
+		return zero, ctx.Err()
+	default:
+	}
+	q.mu.Lock()
+	for {
+		if key, ok := q.ready.pop(); ok {
+			s := q.keys[key]
+			s.flags = s.flags&^flagWaiting | flagProcessing
+			q.keys[key] = s
+			q.processing++
+			q.mu.Unlock()
+			return key, nil
+		}
+		if q.shut {
+			q.mu.Unlock()
+			return zero, ErrShutDown
+		}
+		if !q.waiters.wait(&q.mu, done) {
+			q.mu.Unlock()
+			return zero, ctx.Err()
+		}
+	}
+}
+
+// Done marks key as no longer processing. If key was added while it was
+// processing, it becomes waiting again, at the tail. Done panics if key is
+// not processing.
+func (q *Queue[K]) Done(key K) {
+	q.mu.Lock()
+	s, ok := q.keys[key]
+	if !ok || s.flags&flagProcessing == 0 {
+		q.mu.Unlock()
+		panic("fifo: Queue.Done of a key that is not processing")
+	}
+	q.processing--
+	s.flags &^= flagProcessing
+	if s.flags&flagDirty != 0 {
+		s.flags = s.flags&^flagDirty | flagWaiting
+		q.ready.push(key)
+		q.waiters.wakeOne()
+	}
+	if s.flags == 0 {
+		delete(q.keys, key)
+	} else {
+		q.keys[key] = s
+	}
+	q.checkDrained()
+	q.mu.Unlock()
+}
+
+// Len returns the number of waiting keys: neither processing nor delayed.
+func (q *Queue[K]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.ready.len()
+}
+
+// Processing returns the number of keys handed out by Get and not yet Done.
+func (q *Queue[K]) Processing() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.processing
+}
+
+// ShutDown stops intake and waits for the timer goroutine to end. After it,
+// Add and AddAfter are no-ops and pending AddAfter calls never fire; keys
+// already waiting, and dirty keys re-added by Done, are still handed out by
+// Get, which returns ErrShutDown once none is waiting. Callers blocked in
+// Get with nothing waiting return ErrShutDown. ShutDown is idempotent.
+func (q *Queue[K]) ShutDown() {
+	q.mu.Lock()
+	if !q.shut {
+		q.shut = true
+		q.waiters.wakeAll()
+		q.checkDrained()
+	}
+	loop := q.delay.loop
+	q.mu.Unlock()
+	if loop != nil {
+		loop.Stop()
+	}
+}
+
+// ShutDownWithDrain shuts the queue down like ShutDown, then waits until no
+// key is waiting or processing: consumers must keep calling Get and Done
+// until Get returns ErrShutDown. If ctx ends first it returns ctx.Err(); the
+// queue stays shut down and keeps draining.
+func (q *Queue[K]) ShutDownWithDrain(ctx context.Context) error {
+	q.ShutDown()
+	q.mu.Lock()
+	ch := q.drainedChan()
+	q.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (q *Queue[K]) drainedChan() chan struct{} {
+	if q.drained == nil {
+		q.drained = make(chan struct{})
+		q.checkDrained()
+	}
+	return q.drained
+}
+
+// checkDrained closes drained once the shut-down queue is empty. Nothing can
+// be added after that: only Done of a processing key re-adds.
+func (q *Queue[K]) checkDrained() {
+	if q.shut && q.drained != nil && !q.drainDone && q.ready.len() == 0 && q.processing == 0 {
+		q.drainDone = true
+		close(q.drained)
+	}
+}
