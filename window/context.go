@@ -1,0 +1,104 @@
+package window
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/pacerkit/pacer/internal/timing"
+)
+
+// ErrClosed is the cause of a context from Schedule.Context ending because
+// the window closed.
+var ErrClosed = errors.New("window: closed")
+
+func (s Schedule) clock() timing.Clock {
+	if s.clk == nil {
+		return timing.Real{}
+	}
+	return s.clk
+}
+
+// Context returns a copy of parent that is cancelled when the current span
+// of s closes, with cause ErrClosed: context.Cause(ctx) == ErrClosed and
+// ctx.Err() == context.Canceled. If s is closed now, ctx is already
+// cancelled with cause ErrClosed when Context returns. "Now" and the wait
+// until the close follow the Schedule's clock (see WithClock), and
+// ctx.Deadline reports the close on that clock (or parent's deadline, if
+// earlier).
+//
+// The span closes at EndAt(now) even if the next span opens at that very
+// instant. As with context.WithCancel, call cancel as soon as the work is
+// done: it releases the timer and the goroutine waiting for the close, and
+// returns once that goroutine has exited.
+func (s Schedule) Context(parent context.Context) (ctx context.Context, cancel context.CancelFunc) {
+	clk := s.clock()
+	now := clk.Now()
+	end := s.EndAt(now)
+	inner, cancelCause := context.WithCancelCause(parent)
+	deadline := end
+	if d, ok := parent.Deadline(); ok && d.Before(end) {
+		deadline = d
+	}
+	ctx = deadlineCtx{inner, deadline}
+	if !end.After(now) {
+		cancelCause(ErrClosed)
+		return ctx, func() { cancelCause(context.Canceled) }
+	}
+	// The timer starts here, not in the goroutine, so a mock clock moved
+	// right after Context returns cannot outrun it.
+	timer := clk.NewTimer(end.Sub(now))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer timer.Stop()
+		select {
+		case <-timer.C():
+			cancelCause(ErrClosed)
+		case <-inner.Done():
+		}
+	}()
+	return ctx, func() {
+		cancelCause(context.Canceled)
+		<-done
+	}
+}
+
+// deadlineCtx reports the window's close as its deadline. Everything else,
+// including Cause and the propagation to children, is the inner context's.
+type deadlineCtx struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c deadlineCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// Wait blocks until s is open and returns nil, at once if s contains the
+// current time of its clock. If ctx ends first, or had already ended, Wait
+// returns ctx.Err(). For the zero Schedule it waits for ctx.
+func (s Schedule) Wait(ctx context.Context) error {
+	clk := s.clock()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		now := clk.Now()
+		if s.Contains(now) {
+			return nil
+		}
+		next := s.NextOpen(now)
+		if next.IsZero() {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		// Re-check after the timer: a moved mock clock may have jumped
+		// past the whole span.
+		timer := clk.NewTimer(next.Sub(now))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C():
+		}
+	}
+}
