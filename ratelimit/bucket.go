@@ -1,0 +1,285 @@
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/pacerkit/pacer/internal/timing"
+)
+
+// Bucket is a token bucket that everyone sharing a remote API waits on, and
+// that a Retry-After seen by one caller pauses for all of them.
+//
+// It refills at Rate tokens per second up to Burst; each event takes one
+// token (n for WaitN/AllowN). The token math is golang.org/x/time/rate's,
+// fed with the injected clock's time.
+//
+// A pause (PauseUntil, PauseFor) holds every current and future event until
+// its end. A later pause extends it, an earlier one never shortens it.
+// Waiters already sleeping are woken and wait for the new end; waiters whose
+// token was due before the end do not keep it: every pause empties the
+// bucket, which then refills at the rate from the pause's start, so at most
+// min(Burst, Rate·pause) events pass at the pause's end and then the rate
+// applies again. In adaptive mode a pause also cuts the rate (see
+// BucketConfig.Adaptive).
+//
+// A Bucket is safe for concurrent use. Use NewBucket; the zero value is not
+// usable. It owns no goroutines, so it needs no Close.
+type Bucket struct {
+	clk   timing.Clock
+	cfg   BucketConfig
+	lim   atomic.Pointer[rate.Limiter]
+	pause atomic.Int64 // end of the latest pause, Unix nanoseconds; 0 if none
+	next  atomic.Int64 // Unix nanoseconds of the next adaptive recovery step; MaxInt64 if none
+
+	mu       sync.Mutex
+	pauseEnd time.Time     // same as pause, for the slow path
+	changed  chan struct{} // closed and replaced when a pause begins or moves later
+	rate     float64       // the current rate (below cfg.Rate after an adaptive cut)
+
+	waits    atomic.Uint64
+	waitTime atomic.Int64
+	pauses   atomic.Uint64
+}
+
+// NewBucket returns a full bucket made from cfg, or an error naming the
+// first invalid field.
+func NewBucket(cfg BucketConfig) (*Bucket, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	b := &Bucket{
+		clk:     timing.From(cfg.Clock),
+		cfg:     cfg,
+		changed: make(chan struct{}),
+		rate:    cfg.Rate,
+	}
+	b.lim.Store(rate.NewLimiter(limitOf(cfg.Rate), cfg.Burst))
+	b.next.Store(math.MaxInt64)
+	return b, nil
+}
+
+func limitOf(r float64) rate.Limit {
+	if math.IsInf(r, 1) {
+		return rate.Inf
+	}
+	return rate.Limit(r)
+}
+
+// Stats is a snapshot of a Bucket's counters.
+type Stats struct {
+	// Waits is how many Wait/WaitN calls had to sleep (whatever their result).
+	Waits uint64
+	// WaitTime is the total time those calls slept.
+	WaitTime time.Duration
+	// Pauses is how many pauses began or moved a pause's end later.
+	Pauses uint64
+	// Rate is the current rate in events per second: the configured rate,
+	// or less after an adaptive cut.
+	Rate float64
+	// PausedUntil is the end of the latest pause (zero if none); it is in
+	// the past when no pause is in effect.
+	PausedUntil time.Time
+}
+
+// Stats returns the bucket's counters and current rate.
+func (b *Bucket) Stats() Stats {
+	b.recover(b.clk.Now())
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return Stats{
+		Waits:       b.waits.Load(),
+		WaitTime:    time.Duration(b.waitTime.Load()),
+		Pauses:      b.pauses.Load(),
+		Rate:        b.rate,
+		PausedUntil: b.pauseEnd,
+	}
+}
+
+// Allow is shorthand for AllowN(now, 1) with now from the bucket's clock.
+func (b *Bucket) Allow() bool { return b.AllowN(b.clk.Now(), 1) }
+
+// AllowN reports whether n events may happen at t, and if so takes their
+// tokens. It is false during a pause. Use it to drop or skip events; use
+// Wait to delay them.
+func (b *Bucket) AllowN(t time.Time, n int) bool {
+	b.recover(t)
+	if b.pausedAt(t) {
+		return false
+	}
+	return b.lim.Load().AllowN(t, n)
+}
+
+// TokensAt returns the number of tokens available at t; 0 while paused.
+func (b *Bucket) TokensAt(t time.Time) float64 {
+	if b.pausedAt(t) {
+		return 0
+	}
+	return b.lim.Load().TokensAt(t)
+}
+
+// Wait is shorthand for WaitN(ctx, 1).
+func (b *Bucket) Wait(ctx context.Context) error { return b.WaitN(ctx, 1) }
+
+// WaitN blocks until n events may happen: until n tokens are available and
+// no pause is in effect. It returns an error at once if n exceeds the burst
+// or if the events could not happen before ctx's deadline, and ctx.Err() if
+// ctx ends while waiting; in both cases the reserved tokens are given back.
+func (b *Bucket) WaitN(ctx context.Context, n int) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+	}
+	now := b.clk.Now()
+	b.recover(now)
+	if b.pausedAt(now) {
+		return b.sleep(ctx, now, n, nil, nil)
+	}
+	lim := b.lim.Load()
+	r := lim.ReserveN(now, n)
+	if !r.OK() {
+		return b.burstError(n)
+	}
+	if r.DelayFrom(now) == 0 {
+		return nil
+	}
+	return b.sleep(ctx, now, n, lim, r)
+}
+
+func (b *Bucket) burstError(n int) error {
+	return fmt.Errorf("ratelimit: Wait(n=%d) exceeds the bucket's burst %d", n, b.cfg.Burst)
+}
+
+// pausedAt reports whether a pause holds events at t.
+func (b *Bucket) pausedAt(t time.Time) bool {
+	return t.UnixNano() < b.pause.Load()
+}
+
+// sleep is the slow path of WaitN. r is the reservation taken on lim, or nil
+// when none is held. It loops until r is due on the current limiter with no
+// pause in effect; a pause replaces the limiter and closes b.changed, which
+// voids r and makes every sleeper wait for the pause's end and reserve again.
+func (b *Bucket) sleep(ctx context.Context, start time.Time, n int, lim *rate.Limiter, r *rate.Reservation) error {
+	b.waits.Add(1)
+	defer func() { b.waitTime.Add(int64(b.clk.Now().Sub(start))) }()
+	deadline, hasDeadline := ctx.Deadline()
+	var timer timing.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	now := start
+	for {
+		b.mu.Lock()
+		changed, end, cur := b.changed, b.pauseEnd, b.lim.Load()
+		b.mu.Unlock()
+		if lim != cur {
+			r = nil // a pause replaced the limiter: that token is void
+		}
+		var at time.Time
+		switch {
+		case now.Before(end):
+			at = end
+		case r == nil:
+			lim, r = cur, cur.ReserveN(now, n)
+			if !r.OK() {
+				return b.burstError(n)
+			}
+			at = now.Add(r.DelayFrom(now))
+		default:
+			at = now.Add(r.DelayFrom(now))
+		}
+		if r != nil && !at.After(now) {
+			return nil
+		}
+		if hasDeadline && at.After(deadline) {
+			if r != nil {
+				r.CancelAt(now)
+			}
+			return fmt.Errorf("ratelimit: Wait(n=%d) would exceed context deadline", n)
+		}
+		if timer == nil {
+			timer = b.clk.NewTimer(at.Sub(now))
+		} else {
+			timer.Reset(at.Sub(now))
+		}
+		select {
+		case <-timer.C():
+		case <-changed:
+			timer.Stop()
+		case <-ctx.Done():
+			if r != nil {
+				r.CancelAt(b.clk.Now())
+			}
+			return ctx.Err()
+		}
+		now = b.clk.Now()
+		b.recover(now)
+	}
+}
+
+// PauseFor is shorthand for PauseUntil(now.Add(d)) with now from the
+// bucket's clock.
+func (b *Bucket) PauseFor(d time.Duration) {
+	if d > 0 {
+		b.PauseUntil(b.clk.Now().Add(d))
+	}
+}
+
+// PauseUntil holds every current and future event until t. A t not later
+// than the current pause's end (or than now) does nothing: a pause is only
+// ever extended. The pause empties the bucket, and in adaptive mode a pause
+// that begins while no other is in effect cuts the rate.
+func (b *Bucket) PauseUntil(t time.Time) {
+	now := b.clk.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !t.After(now) || !t.After(b.pauseEnd) {
+		return
+	}
+	if b.cfg.Adaptive {
+		if !now.Before(b.pauseEnd) { // a new pause, not an extension
+			b.rate = max(b.rate*b.cfg.Decrease, b.cfg.MinRate)
+		}
+		b.next.Store(t.Add(b.cfg.RecoverEvery).UnixNano())
+	}
+	lim := rate.NewLimiter(limitOf(b.rate), b.cfg.Burst)
+	lim.ReserveN(now, b.cfg.Burst) // empty at now; refills from here
+	b.lim.Store(lim)
+	b.pauseEnd = t
+	b.pause.Store(t.UnixNano())
+	close(b.changed)
+	b.changed = make(chan struct{})
+	b.pauses.Add(1)
+}
+
+// recover applies the adaptive recovery steps due at t.
+func (b *Bucket) recover(t time.Time) {
+	if t.UnixNano() < b.next.Load() {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	next := b.next.Load()
+	if t.UnixNano() < next {
+		return
+	}
+	every := int64(b.cfg.RecoverEvery)
+	steps := 1 + (t.UnixNano()-next)/every
+	b.rate = min(b.cfg.Rate, b.rate+float64(steps)*b.cfg.RecoverStep)
+	b.lim.Load().SetLimitAt(t, limitOf(b.rate))
+	if b.rate >= b.cfg.Rate {
+		b.next.Store(math.MaxInt64)
+	} else {
+		b.next.Store(next + steps*every)
+	}
+}
