@@ -1,0 +1,235 @@
+package debounce
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/pacerkit/pacer/internal/sched"
+	"github.com/pacerkit/pacer/internal/timing"
+)
+
+// ErrClosed is returned by Add after Close.
+var ErrClosed = errors.New("debounce: closed")
+
+// A Keyed debouncer collects values per key into bursts and hands each burst
+// to a fire function once the key has been quiet for Config.Wait (bounded by
+// Config.MaxWait, Config.MaxItems and Config.Leading).
+//
+// All keys share one goroutine and one timer; a key's state exists only
+// while it has an open burst. Its methods are safe for concurrent use. Create
+// it with New and stop it with Close.
+type Keyed[K comparable, V any] struct {
+	wait     int64 // Config.Wait in nanoseconds
+	maxWait  int64 // Config.MaxWait in nanoseconds, 0 for none
+	maxItems int
+	leading  bool
+	clk      timing.Clock
+	fire     func(K, Burst[V])
+	loop     *sched.Loop
+	drained  chan struct{} // closed by the loop once Close's fires are done
+
+	mu      sync.Mutex
+	entries map[K]*entry[V]
+	peak    int           // largest len(entries) since the map was last made
+	heap    sched.Heap[K] // one entry per key of entries, lazily updated
+	ready   []due[K, V]   // handed over, waiting for the loop
+	seq     uint64        // scheduling order, for ties between equal deadlines
+	open    int           // keys with an open burst
+	closed  bool
+	isDrain bool // drained is closed
+
+	batch []due[K, V] // reused by the loop goroutine only
+}
+
+// entry is the state of one key. Times are Unix nanoseconds; the deadline is
+// derived from first and last rather than stored.
+//
+// An entry outlives its burst when the burst ends early (Flush, Cancel, a
+// full MaxItems burst): it stays, with seq 0, until its heap item pops, so
+// that the key never has more than one heap item. That item is never later
+// than the deadline of a burst that reopens the entry, which keeps the lazy
+// heap correct.
+type entry[V any] struct {
+	vals  []V
+	first int64
+	last  int64
+	seq   uint64 // scheduling order of the open burst; 0 when none is open
+}
+
+// due is a burst ready to fire, ordered by (at, seq).
+type due[K comparable, V any] struct {
+	at  int64
+	seq uint64
+	key K
+	b   Burst[V]
+}
+
+// New returns a debouncer that calls fire with each key's burst, and starts
+// its goroutine. It returns an error naming the field when cfg is invalid or
+// fire is nil. Call Close to stop it.
+func New[K comparable, V any](cfg Config, fire func(key K, b Burst[V])) (*Keyed[K, V], error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if fire == nil {
+		return nil, errors.New("debounce: fire must not be nil")
+	}
+	k := &Keyed[K, V]{
+		wait:     int64(cfg.Wait),
+		maxWait:  int64(cfg.MaxWait),
+		maxItems: cfg.MaxItems,
+		leading:  cfg.Leading,
+		clk:      timing.From(cfg.Clock),
+		fire:     fire,
+		drained:  make(chan struct{}),
+		entries:  make(map[K]*entry[V]),
+	}
+	k.loop = sched.Start(k.clk, k.run)
+	return k, nil
+}
+
+// Add appends v to key's burst, opening one if the key is quiet, and moves
+// the burst's deadline to now+Wait, but never past its first Add plus
+// MaxWait. With MaxItems, a burst that becomes full fires at once. With
+// Leading, the value that opens a burst fires at once as a burst of one.
+// Add never blocks on fire. It returns ErrClosed after Close.
+func (k *Keyed[K, V]) Add(key K, v V) error {
+	k.mu.Lock()
+	if k.closed {
+		k.mu.Unlock()
+		return ErrClosed
+	}
+	now := k.clk.Now().UnixNano()
+	wake := false
+	e := k.entries[key]
+	if e == nil {
+		e = &entry[V]{}
+		k.entries[key] = e
+		k.peak = max(k.peak, len(k.entries))
+		wake = k.heap.Push(key, now+k.wait)
+	}
+	if e.seq == 0 {
+		k.seq++
+		e.seq, e.first = k.seq, now
+		k.open++
+		if k.leading {
+			e.last = now
+			k.ready = append(k.ready, due[K, V]{at: now, seq: e.seq, key: key,
+				b: Burst[V]{Values: []V{v}, First: unixTime(now), Last: unixTime(now), Count: 1}})
+			k.mu.Unlock()
+			k.loop.Wake()
+			return nil
+		}
+	}
+	e.vals = append(e.vals, v)
+	e.last = now
+	if k.maxItems > 0 && len(e.vals) >= k.maxItems {
+		k.handOver(key, e, now)
+		wake = true
+	}
+	k.mu.Unlock()
+	if wake {
+		k.loop.Wake()
+	}
+	return nil
+}
+
+// Flush ends key's burst and fires it now. It reports whether there was a
+// burst with values to fire; a Leading burst whose only value already fired
+// ends without firing again. fire runs on the debouncer's goroutine, so it
+// may not have run yet when Flush returns; it runs after every burst whose
+// deadline has passed, and Close(ctx, false) does not discard it.
+func (k *Keyed[K, V]) Flush(key K) bool {
+	k.mu.Lock()
+	e := k.entries[key]
+	if e == nil || e.seq == 0 {
+		k.mu.Unlock()
+		return false
+	}
+	fired := len(e.vals) > 0
+	if fired {
+		k.handOver(key, e, k.clk.Now().UnixNano())
+	} else {
+		k.end(e)
+	}
+	k.mu.Unlock()
+	if fired {
+		k.loop.Wake()
+	}
+	return fired
+}
+
+// Cancel discards key's burst without firing it. It reports whether the key
+// had an open burst.
+func (k *Keyed[K, V]) Cancel(key K) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	e := k.entries[key]
+	if e == nil || e.seq == 0 {
+		return false
+	}
+	k.end(e)
+	return true
+}
+
+// Pending returns the number of keys with an open burst. With Leading, that
+// includes keys whose only value already fired but whose burst has not yet
+// reached its deadline.
+func (k *Keyed[K, V]) Pending() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.open
+}
+
+// Close stops intake: Add returns ErrClosed from then on. With flush, every
+// open burst fires at once, in deadline order; without, they are discarded.
+// Bursts already handed over (by Flush, a full MaxItems burst or a Leading
+// value) fire either way. Close waits until those fires have returned and
+// the goroutine has exited, or returns ctx.Err() if ctx ends first, in which
+// case the fires go on and a later Close waits again.
+//
+// Close is idempotent; the first call decides flush. It must not be called
+// from fire.
+func (k *Keyed[K, V]) Close(ctx context.Context, flush bool) error {
+	k.mu.Lock()
+	if !k.closed {
+		k.closed = true
+		if flush {
+			for key, e := range k.entries {
+				if e.seq != 0 && len(e.vals) > 0 {
+					k.ready = append(k.ready, due[K, V]{at: k.deadline(e), seq: e.seq, key: key, b: k.burst(e)})
+				}
+			}
+		}
+		k.entries = nil
+		k.heap = sched.Heap[K]{}
+		k.open = 0
+	}
+	k.mu.Unlock()
+	k.loop.Wake()
+	select {
+	case <-k.drained:
+	default:
+		select {
+		case <-k.drained:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	k.loop.Stop()
+	return nil
+}
+
+// handOver ends e's burst and queues it to fire at once.
+func (k *Keyed[K, V]) handOver(key K, e *entry[V], now int64) {
+	k.seq++
+	k.ready = append(k.ready, due[K, V]{at: now, seq: k.seq, key: key, b: k.burst(e)})
+	k.end(e)
+}
+
+// end closes e's burst; e stays until its heap item pops.
+func (k *Keyed[K, V]) end(e *entry[V]) {
+	e.vals, e.seq = nil, 0
+	k.open--
+}
