@@ -1,0 +1,39 @@
+// Package mutex provides mutual exclusion per key: Keyed for goroutines of
+// one process, LockFile for processes on one host.
+//
+// # Keyed
+//
+// A Keyed[K] is a set of mutexes indexed by a comparable key, such as one
+// per account or per user, created on demand:
+//
+//   - Exclusive: at most one holder per key at a time.
+//   - Fair: waiters for a key acquire it in arrival order; Unlock hands the
+//     key to the first waiter, and neither Lock nor TryLock barges in while
+//     others wait.
+//   - Independent: different keys never block each other.
+//   - Cancellable: LockContext and Do give up when their context ends, leave
+//     no trace and keep the other waiters' order.
+//   - Idle costs nothing: a key's state is removed when nobody holds or waits
+//     for it, and Len returns to 0.
+//   - The zero value is ready to use; safe for concurrent use.
+//
+// Unlock of a key that is not locked panics ("mutex: Unlock of unlocked
+// key"), as sync.Mutex does.
+//
+// # LockFile
+//
+// LockFile takes an exclusive flock(2) lock on a file, so two processes
+// never run the same critical section at once. The kernel releases the lock
+// when its holder exits or crashes, so no stale-lock timeout is needed.
+//
+// # Performance
+//
+// Keyed spreads keys over internal shards by hash, so goroutines locking
+// different keys rarely contend. Locking a free key and unlocking it
+// does not allocate; only a goroutine that has to wait allocates its
+// place in the queue. Measured on a shared 2-core amd64 machine (go test
+// -bench BenchmarkKeyedLock -benchmem), Lock followed by Unlock costs:
+//
+//	keys=1              serial, one key            TODO
+//	keys=10000/parallel 2 goroutines, 10000 keys   TODO
+package mutex
