@@ -141,7 +141,8 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 	now := b.clk.Now()
 	b.recover(now)
 	if b.pausedAt(now) {
-		return b.sleep(ctx, now, n, nil, nil)
+		_, _, err := b.sleep(ctx, now, n, nil, nil)
+		return err
 	}
 	lim := b.lim.Load()
 	r := lim.ReserveN(now, n)
@@ -151,7 +152,8 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 	if r.DelayFrom(now) == 0 {
 		return nil
 	}
-	return b.sleep(ctx, now, n, lim, r)
+	_, _, err := b.sleep(ctx, now, n, lim, r)
+	return err
 }
 
 func (b *Bucket) burstError(n int) error {
@@ -167,7 +169,8 @@ func (b *Bucket) pausedAt(t time.Time) bool {
 // when none is held. It loops until r is due on the current limiter with no
 // pause in effect; a pause replaces the limiter and closes b.changed, which
 // voids r and makes every sleeper wait for the pause's end and reserve again.
-func (b *Bucket) sleep(ctx context.Context, start time.Time, n int, lim *rate.Limiter, r *rate.Reservation) error {
+// It returns the reservation that finally passed.
+func (b *Bucket) sleep(ctx context.Context, start time.Time, n int, lim *rate.Limiter, r *rate.Reservation) (*rate.Limiter, *rate.Reservation, error) {
 	b.waits.Add(1)
 	defer func() { b.waitTime.Add(int64(b.clk.Now().Sub(start))) }()
 	deadline, hasDeadline := ctx.Deadline()
@@ -192,20 +195,20 @@ func (b *Bucket) sleep(ctx context.Context, start time.Time, n int, lim *rate.Li
 		case r == nil:
 			lim, r = cur, cur.ReserveN(now, n)
 			if !r.OK() {
-				return b.burstError(n)
+				return nil, nil, b.burstError(n)
 			}
 			at = now.Add(r.DelayFrom(now))
 		default:
 			at = now.Add(r.DelayFrom(now))
 		}
 		if r != nil && !at.After(now) {
-			return nil
+			return lim, r, nil
 		}
 		if hasDeadline && at.After(deadline) {
 			if r != nil {
 				r.CancelAt(now)
 			}
-			return fmt.Errorf("ratelimit: Wait(n=%d) would exceed context deadline", n)
+			return nil, nil, fmt.Errorf("ratelimit: Wait(n=%d) would exceed context deadline", n)
 		}
 		if timer == nil {
 			timer = b.clk.NewTimer(at.Sub(now))
@@ -220,7 +223,7 @@ func (b *Bucket) sleep(ctx context.Context, start time.Time, n int, lim *rate.Li
 			if r != nil {
 				r.CancelAt(b.clk.Now())
 			}
-			return ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		now = b.clk.Now()
 		b.recover(now)
@@ -281,5 +284,30 @@ func (b *Bucket) recover(t time.Time) {
 		b.next.Store(math.MaxInt64)
 	} else {
 		b.next.Store(next + steps*every)
+	}
+}
+
+func (b *Bucket) reserveOne() (ticket, error) {
+	now := b.clk.Now()
+	b.recover(now)
+	if b.pausedAt(now) {
+		return ticket{delay: time.Duration(b.pause.Load() - now.UnixNano())}, nil
+	}
+	lim := b.lim.Load()
+	r := lim.ReserveN(now, 1)
+	if !r.OK() {
+		return ticket{}, b.burstError(1)
+	}
+	return ticket{delay: r.DelayFrom(now), held: true, lim: lim, r: r}, nil
+}
+
+func (b *Bucket) awaitOne(ctx context.Context, t ticket) (ticket, error) {
+	lim, r, err := b.sleep(ctx, b.clk.Now(), 1, t.lim, t.r)
+	return ticket{held: err == nil, lim: lim, r: r}, err
+}
+
+func (b *Bucket) cancelOne(t ticket) {
+	if t.held && t.lim == b.lim.Load() {
+		t.r.CancelAt(b.clk.Now())
 	}
 }

@@ -84,3 +84,37 @@ func (c BucketConfig) withDefaults() (BucketConfig, error) {
 	}
 	return c, nil
 }
+
+// KeyedConfig configures a Keyed limiter: one bucket per key, all alike.
+type KeyedConfig struct {
+	// Rate is the number of events per second each key's bucket refills,
+	// in (0, 1e9].
+	Rate float64
+	// Burst is the size of each key's bucket. The default is 1.
+	Burst int
+	// IdleTTL is how long a key's bucket is kept once it is full again (and
+	// no longer paused); after that it is dropped, which costs nothing since
+	// a new bucket starts full. The default is 1 minute.
+	IdleTTL time.Duration
+	// Clock tells the time and makes timers. The default is clock.New().
+	Clock clock.Clock
+}
+
+func (c KeyedConfig) withDefaults() (KeyedConfig, error) {
+	if !(c.Rate > 0 && c.Rate <= 1e9) {
+		return c, fmt.Errorf("ratelimit: KeyedConfig.Rate must be in (0, 1e9], got %v", c.Rate)
+	}
+	if c.Burst < 0 {
+		return c, fmt.Errorf("ratelimit: KeyedConfig.Burst must be >= 0, got %d", c.Burst)
+	}
+	if c.Burst == 0 {
+		c.Burst = 1
+	}
+	if c.IdleTTL < 0 {
+		return c, fmt.Errorf("ratelimit: KeyedConfig.IdleTTL must be >= 0, got %v", c.IdleTTL)
+	}
+	if c.IdleTTL == 0 {
+		c.IdleTTL = time.Minute
+	}
+	return c, nil
+}

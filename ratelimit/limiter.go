@@ -28,3 +28,9 @@ var (
 	_ Limiter = (*Bucket)(nil)
 	_ Pauser  = (*Bucket)(nil)
 )
+
+var (
+	_ reserver = (*Bucket)(nil)
+	_ reserver = KeyLimiter[string]{}
+	_ Pauser   = KeyLimiter[string]{}
+)
