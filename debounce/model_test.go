@@ -1,0 +1,157 @@
+package debounce
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// model is the reference: a list of open bursts and the fires they make,
+// computed directly from the contract.
+type model struct {
+	cfg    Config
+	now    time.Duration
+	seq    int
+	bursts map[string]*modelBurst
+	fires  []fired
+}
+
+type modelBurst struct {
+	vals        []int
+	first, last time.Duration
+	seq         int // start order
+}
+
+func (m *model) deadline(b *modelBurst) time.Duration {
+	d := b.last + m.cfg.Wait
+	if m.cfg.MaxWait > 0 {
+		d = min(d, b.first+m.cfg.MaxWait)
+	}
+	return d
+}
+
+func (m *model) emit(key string, b *modelBurst) {
+	count := len(b.vals)
+	if m.cfg.Leading {
+		count++
+	}
+	m.fires = append(m.fires, fired{At: m.now, Key: key, Values: b.vals, First: b.first, Last: b.last, Count: count})
+}
+
+func (m *model) add(key string, v int) {
+	b := m.bursts[key]
+	if b == nil {
+		m.seq++
+		b = &modelBurst{first: m.now, last: m.now, seq: m.seq}
+		m.bursts[key] = b
+		if m.cfg.Leading {
+			m.fires = append(m.fires, fired{At: m.now, Key: key, Values: []int{v}, First: m.now, Last: m.now, Count: 1})
+			return
+		}
+	}
+	b.vals = append(b.vals, v)
+	b.last = m.now
+	if m.cfg.MaxItems > 0 && len(b.vals) >= m.cfg.MaxItems {
+		m.emit(key, b)
+		delete(m.bursts, key)
+	}
+}
+
+func (m *model) flush(key string) bool {
+	b := m.bursts[key]
+	delete(m.bursts, key)
+	if b == nil || len(b.vals) == 0 {
+		return false
+	}
+	m.emit(key, b)
+	return true
+}
+
+func (m *model) cancel(key string) bool {
+	_, ok := m.bursts[key]
+	delete(m.bursts, key)
+	return ok
+}
+
+// advance fires, in (deadline, start) order, every burst due by now+d.
+func (m *model) advance(d time.Duration) {
+	end := m.now + d
+	for {
+		var key string
+		var next *modelBurst
+		for k, b := range m.bursts {
+			if next == nil || m.deadline(b) < m.deadline(next) ||
+				(m.deadline(b) == m.deadline(next) && b.seq < next.seq) {
+				key, next = k, b
+			}
+		}
+		if next == nil || m.deadline(next) > end {
+			break
+		}
+		m.now = m.deadline(next)
+		delete(m.bursts, key)
+		if len(next.vals) > 0 {
+			m.emit(key, next)
+		}
+	}
+	m.now = end
+}
+
+// TestModel runs random Adds, Flushes, Cancels and steps of fake time over a
+// few keys on a coarse time grid, so that deadlines often tie, and checks
+// every fire (key, values, times, order) and every result against the model.
+func TestModel(t *testing.T) {
+	configs := []Config{
+		{Wait: time.Second},
+		{Wait: time.Second, MaxWait: 2500 * ms},
+		{Wait: time.Second, MaxItems: 3},
+		{Wait: time.Second, Leading: true},
+		{Wait: time.Second, MaxWait: time.Second, MaxItems: 4, Leading: true},
+	}
+	keys := []string{"a", "b", "c", "d"}
+	for ci, cfg := range configs {
+		t.Run(fmt.Sprintf("%+v", cfg), func(t *testing.T) {
+			for seed := range uint64(40) {
+				rng := rand.New(rand.NewPCG(seed, uint64(ci)))
+				synctest.Test(t, func(t *testing.T) {
+					r := newRecorder()
+					k := newKeyed(t, cfg, r)
+					defer closeKeyed(t, k)
+					m := &model{cfg: cfg, bursts: map[string]*modelBurst{}}
+					var log []string // operations, printed on failure
+					for op := range 300 {
+						key := keys[rng.IntN(len(keys))]
+						switch n := rng.IntN(10); {
+						case n < 5:
+							log = append(log, "add "+key)
+							require.NoError(t, k.Add(key, op))
+							m.add(key, op)
+						case n == 5:
+							log = append(log, "flush "+key)
+							require.Equal(t, m.flush(key), k.Flush(key), "%v", log)
+						case n == 6:
+							log = append(log, "cancel "+key)
+							require.Equal(t, m.cancel(key), k.Cancel(key), "%v", log)
+						default:
+							d := time.Duration(rng.IntN(16)) * 100 * ms
+							log = append(log, "sleep "+d.String())
+							time.Sleep(d)
+							m.advance(d)
+						}
+						synctest.Wait()
+						require.Equal(t, len(m.bursts), k.Pending(), "%v", log)
+					}
+					time.Sleep(time.Minute)
+					m.advance(time.Minute)
+					require.Equal(t, m.fires, r.take(), "%v", log)
+					require.True(t, slices.IsSortedFunc(m.fires, func(a, b fired) int { return int(a.At - b.At) }))
+				})
+			}
+		})
+	}
+}
