@@ -60,7 +60,7 @@ func ExampleKeyed_Flush() {
 	var got []string // written by fire; read after Close, which waits for it
 	d, err := debounce.New(debounce.Config{Wait: time.Hour},
 		func(key string, b debounce.Burst[int]) {
-			got = append(got, fmt.Sprint(key, b.Values))
+			got = append(got, fmt.Sprintf("%s %v", key, b.Values))
 		})
 	if err != nil {
 		panic(err)
