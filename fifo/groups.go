@@ -232,7 +232,6 @@ func (g *Groups[K, M]) remove(key K, gr *group[M]) {
 // good unless after <= 0. Retry panics if l is not the key's current lease.
 func (g *Groups[K, M]) Retry(l Lease[K, M], after time.Duration) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	gr := g.end(l, "Retry")
 	g.keep(gr)
 	gr.attempt++
@@ -247,6 +246,7 @@ func (g *Groups[K, M]) Retry(l Lease[K, M], after time.Duration) {
 		}
 	}
 	g.checkDrained()
+	g.mu.Unlock()
 }
 
 // keep puts a lease's messages back among the waiting ones.

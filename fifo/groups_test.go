@@ -1,0 +1,339 @@
+package fifo
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func newGroups[K comparable, M any](t *testing.T, maxBatch int) *Groups[K, M] {
+	t.Helper()
+	g, err := NewGroups[K, M](GroupsConfig{MaxBatch: maxBatch})
+	require.NoError(t, err)
+	t.Cleanup(g.ShutDown)
+	return g
+}
+
+func mustLease[K comparable, M any](t *testing.T, g *Groups[K, M]) Lease[K, M] {
+	t.Helper()
+	l, err := g.Get(context.Background())
+	require.NoError(t, err)
+	return l
+}
+
+func TestNewGroupsValidates(t *testing.T) {
+	_, err := NewGroups[string, int](GroupsConfig{MaxBatch: -1})
+	require.EqualError(t, err, "fifo: GroupsConfig.MaxBatch must be >= 0, got -1")
+}
+
+func TestGroupsMaxBatch(t *testing.T) {
+	coalesce := newGroups[string, int](t, 0)
+	require.NoError(t, coalesce.Put("k", 1, 2))
+	require.NoError(t, coalesce.Put("k", 3))
+	l := mustLease(t, coalesce)
+	require.Equal(t, []int{1, 2, 3}, l.Messages)
+	require.Equal(t, 1, l.Attempt)
+	coalesce.Ack(l)
+	require.Equal(t, 0, coalesce.Keys())
+
+	strict := newGroups[string, int](t, 1)
+	require.NoError(t, strict.Put("k", 1, 2, 3))
+	for want := 1; want <= 3; want++ {
+		l := mustLease(t, strict)
+		require.Equal(t, []int{want}, l.Messages)
+		require.Equal(t, 3-want, strict.Len(), "leased messages are not counted")
+		strict.Ack(l)
+	}
+	require.Equal(t, 0, strict.Keys())
+}
+
+// TestGroupsOneLeasePerKeyAndTail checks that messages put during a lease
+// wait behind it, and that the key then goes to the tail of the ready
+// order, behind keys that were waiting.
+func TestGroupsOneLeasePerKeyAndTail(t *testing.T) {
+	g := newGroups[string, string](t, 0)
+	require.NoError(t, g.Put("a", "a1"))
+	require.NoError(t, g.Put("b", "b1"))
+	la := mustLease(t, g)
+	require.Equal(t, "a", la.Key)
+	require.NoError(t, g.Put("a", "a2"))
+	require.NoError(t, g.Put("c", "c1"))
+	lb := mustLease(t, g)
+	require.Equal(t, "b", lb.Key)
+	lc := mustLease(t, g)
+	require.Equal(t, "c", lc.Key, "a is leased, so a2 waits")
+	require.Equal(t, 3, g.Keys())
+	require.Equal(t, 1, g.Len())
+	require.Equal(t, 3, g.Leased())
+	require.NoError(t, g.Put("d", "d1"))
+	g.Ack(la)
+	require.Equal(t, "d", mustLease(t, g).Key, "d was ready before a's lease ended")
+	la2 := mustLease(t, g)
+	require.Equal(t, []string{"a2"}, la2.Messages)
+	require.Equal(t, 1, la2.Attempt)
+}
+
+func TestGroupsRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroups[string, int](t, 1)
+		start := time.Now()
+		require.NoError(t, g.Put("a", 1, 2))
+		require.NoError(t, g.Put("b", 10))
+		l := mustLease(t, g)
+		g.Retry(l, 2*time.Second)
+		require.Equal(t, 3, g.Len(), "a retried lease counts as waiting again")
+		lb := mustLease(t, g)
+		require.Equal(t, "b", lb.Key, "a is unavailable during its delay")
+		g.Ack(lb)
+		l = mustLease(t, g) // blocks until the delay ends
+		require.Equal(t, 2*time.Second, time.Since(start))
+		require.Equal(t, Lease[string, int]{Key: "a", Messages: []int{1}, Attempt: 2, token: l.token}, l)
+		g.Retry(l, 0) // at once, at the tail
+		l = mustLease(t, g)
+		require.Equal(t, []int{1}, l.Messages)
+		require.Equal(t, 3, l.Attempt)
+		g.Ack(l)
+		l = mustLease(t, g)
+		require.Equal(t, []int{2}, l.Messages)
+		require.Equal(t, 1, l.Attempt, "a new head starts over")
+		g.Ack(l)
+	})
+}
+
+// TestGroupsRetryCoalesces checks that with MaxBatch 0 a retried batch
+// takes the messages put meanwhile with it, keeping the head's attempt.
+func TestGroupsRetryCoalesces(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroups[string, int](t, 0)
+		require.NoError(t, g.Put("a", 1))
+		l := mustLease(t, g)
+		g.Retry(l, time.Second)
+		require.NoError(t, g.Put("a", 2))
+		l = mustLease(t, g)
+		require.Equal(t, []int{1, 2}, l.Messages)
+		require.Equal(t, 2, l.Attempt)
+		g.Ack(l)
+	})
+}
+
+func TestGroupsDrop(t *testing.T) {
+	g := newGroups[string, int](t, 1)
+	require.NoError(t, g.Put("a", 1, 2))
+	l := mustLease(t, g)
+	g.Retry(l, 0)
+	l = mustLease(t, g)
+	require.Equal(t, 2, l.Attempt)
+	g.Drop(l)
+	l = mustLease(t, g)
+	require.Equal(t, []int{2}, l.Messages)
+	require.Equal(t, 1, l.Attempt)
+}
+
+func TestGroupsHoldRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroups[string, int](t, 1)
+		require.NoError(t, g.Put("a", 1, 2))
+		require.NoError(t, g.Put("b", 10, 11))
+		l := mustLease(t, g)
+		g.Retry(l, 0)
+		require.Equal(t, "b", mustLease(t, g).Key)
+		l = mustLease(t, g)
+		require.Equal(t, 2, l.Attempt)
+		g.Hold(l)
+		require.Equal(t, []string{"a"}, g.Held())
+		require.NoError(t, g.Put("a", 3))
+		require.Equal(t, 4, g.Len(), "a1, a2, a3 and b11")
+		require.False(t, g.Release("b"), "b is leased, not held")
+		require.False(t, g.Release("zz"))
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		defer cancel()
+		_, err := g.Get(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "a held key is out of rotation")
+
+		require.True(t, g.Release("a"))
+		require.False(t, g.Release("a"))
+		require.Empty(t, g.Held())
+		l = mustLease(t, g)
+		require.Equal(t, Lease[string, int]{Key: "a", Messages: []int{1}, Attempt: 1, token: l.token}, l)
+	})
+}
+
+func TestGroupsStaleLeasePanics(t *testing.T) {
+	g := newGroups[string, int](t, 0)
+	require.PanicsWithValue(t,
+		"fifo: Groups.Ack of a lease that is not current (already ended, or never handed out by Get)",
+		func() { g.Ack(Lease[string, int]{Key: "a"}) })
+	require.NoError(t, g.Put("a", 1))
+	l := mustLease(t, g)
+	g.Retry(l, 0)
+	require.Panics(t, func() { g.Ack(l) }, "retried lease")
+	l2 := mustLease(t, g)
+	require.Panics(t, func() { g.Drop(l) }, "earlier lease of the same key")
+	g.Hold(l2)
+	require.PanicsWithValue(t,
+		"fifo: Groups.Hold of a lease that is not current (already ended, or never handed out by Get)",
+		func() { g.Hold(l2) })
+	require.Panics(t, func() { g.Retry(l2, 0) })
+	require.Equal(t, 0, g.Leased())
+}
+
+func TestGroupsShutDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroups[string, int](t, 1)
+		blocked := make(chan Lease[string, int], 1)
+		go func() { blocked <- mustLease(t, g) }()
+		synctest.Wait()
+		require.NoError(t, g.Put("a", 1))
+		la := <-blocked
+		require.Equal(t, "a", la.Key, "a blocked Get takes the first Put")
+		require.NoError(t, g.Put("b", 10))
+		require.NoError(t, g.Put("c", 20))
+		g.Ack(mustLease(t, g))
+		lc := mustLease(t, g)
+		require.Equal(t, "c", lc.Key)
+		g.Retry(lc, time.Second)
+		emptyGet := make(chan error, 1)
+		go func() {
+			_, err := g.Get(context.Background())
+			emptyGet <- err
+		}()
+		synctest.Wait()
+
+		drained := make(chan error, 1)
+		go func() { drained <- g.ShutDownWithDrain(context.Background()) }()
+		synctest.Wait()
+		require.ErrorIs(t, g.Put("d", 1), ErrShutDown)
+		g.ShutDown() // idempotent
+		_, err := g.Get(context.Background())
+		require.ErrorIs(t, err, ErrShutDown, "nothing ready: a is leased, c is delayed")
+		require.ErrorIs(t, <-emptyGet, ErrShutDown, "a blocked Get returns at shutdown")
+		require.Len(t, drained, 0, "a is still leased")
+		g.Ack(la)
+		require.NoError(t, <-drained)
+	})
+}
+
+func TestGroupsShutDownWithDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroups[string, int](t, 1)
+		require.NoError(t, g.Put("a", 1, 2))
+		require.NoError(t, g.Put("b", 10))
+		require.NoError(t, g.Put("c", 20))
+		la := mustLease(t, g)
+		g.Ack(mustLease(t, g))
+		lc := mustLease(t, g)
+		require.Equal(t, "c", lc.Key)
+		g.Retry(lc, time.Second)
+
+		drained := make(chan error, 1)
+		go func() { drained <- g.ShutDownWithDrain(context.Background()) }()
+		synctest.Wait()
+		g.Ack(la)
+		synctest.Wait()
+		require.Len(t, drained, 0, "a has a message left, ready")
+		la = mustLease(t, g)
+		require.Equal(t, []int{2}, la.Messages)
+		time.Sleep(time.Minute)
+		require.Len(t, drained, 0, "a is leased")
+		g.Ack(la)
+		require.NoError(t, <-drained, "the retry of c never fires after shutdown")
+		require.Equal(t, 1, g.Len())
+		require.Equal(t, 1, g.Keys())
+		_, err := g.Get(context.Background())
+		require.ErrorIs(t, err, ErrShutDown)
+	})
+}
+
+func TestGroupsShutDownWithDrainContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroups[string, int](t, 0)
+		require.NoError(t, g.Put("a", 1))
+		l := mustLease(t, g)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		require.ErrorIs(t, g.ShutDownWithDrain(ctx), context.DeadlineExceeded)
+		g.Ack(l)
+		require.NoError(t, g.ShutDownWithDrain(context.Background()))
+	})
+}
+
+// TestGroupsConcurrent runs producers and consumers at once, with random
+// retries, and checks that no key is leased twice at once, that messages
+// of a key arrive in order, and that none is lost or acked twice.
+func TestGroupsConcurrent(t *testing.T) {
+	for _, maxBatch := range []int{0, 1, 3} {
+		synctest.Test(t, func(t *testing.T) {
+			testGroupsConcurrent(t, maxBatch)
+		})
+	}
+}
+
+func testGroupsConcurrent(t *testing.T, maxBatch int) {
+	const keys, producers, consumers, perKey = 12, 3, 4, 200
+	g := newGroups[int, int](t, maxBatch)
+	var busy [keys]atomic.Bool
+	var next [keys]int // next expected message; guarded by the key's lease
+	var acked, overlaps, disorder atomic.Int64
+	var pw, cw sync.WaitGroup
+	for p := range producers {
+		pw.Go(func() {
+			for i := range perKey {
+				for k := p; k < keys; k += producers {
+					if err := g.Put(k, i); err != nil {
+						panic(err)
+					}
+				}
+			}
+		})
+	}
+	for c := range consumers {
+		cw.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(c), 3))
+			for {
+				l, err := g.Get(context.Background())
+				if err != nil {
+					return
+				}
+				k := l.Key
+				if !busy[k].CompareAndSwap(false, true) {
+					overlaps.Add(1)
+				}
+				for i, m := range l.Messages {
+					if m != next[k]+i {
+						disorder.Add(1)
+					}
+				}
+				if maxBatch > 0 && len(l.Messages) > maxBatch {
+					disorder.Add(1)
+				}
+				busy[k].Store(false)
+				if rng.IntN(4) == 0 {
+					g.Retry(l, time.Duration(rng.IntN(3))*time.Millisecond)
+					continue
+				}
+				next[k] += len(l.Messages)
+				acked.Add(int64(len(l.Messages)))
+				g.Ack(l)
+			}
+		})
+	}
+	pw.Wait()
+	for g.Keys() > 0 {
+		time.Sleep(time.Millisecond) // fake time: lets pending retries fire
+	}
+	require.NoError(t, g.ShutDownWithDrain(context.Background()))
+	cw.Wait()
+	require.Zero(t, overlaps.Load(), "a key was leased twice at once")
+	require.Zero(t, disorder.Load(), "messages out of order")
+	require.Equal(t, int64(keys*perKey), acked.Load())
+	for k := range keys {
+		require.Equal(t, perKey, next[k])
+	}
+}
