@@ -1,0 +1,114 @@
+package pacer
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+)
+
+// Adaptive makes the debounce quiet period follow the pressure on the
+// Runner: it grows from Config.Debounce towards Max as the backlog of queued
+// values grows, and after each rate-limit pause (a handler returning
+// RetryAfter), then decays back with a half-life once the pressure goes.
+// A longer quiet period coalesces more values per handler call, which is
+// what a saturated downstream needs. The zero value (Max == 0) turns it off.
+type Adaptive struct {
+	// Max is the longest quiet period; it must be >= Config.Debounce, and
+	// Config.MaxWait, when set, still bounds every burst. 0 disables
+	// adaptive debounce.
+	Max time.Duration
+	// Backlog is the number of queued values at which the quiet period
+	// reaches Max; below it the period grows linearly. The default is 1000.
+	Backlog int
+	// HalfLife is how fast the extra quiet period decays once the pressure
+	// is gone. The default is 1 minute.
+	HalfLife time.Duration
+}
+
+func (a Adaptive) withDefaults() Adaptive {
+	if a.Backlog == 0 {
+		a.Backlog = 1000
+	}
+	if a.HalfLife == 0 {
+		a.HalfLife = time.Minute
+	}
+	return a
+}
+
+func (a Adaptive) validate(debounce time.Duration) error {
+	switch {
+	case a.Max == 0:
+		return nil
+	case debounce <= 0:
+		return fmt.Errorf("pacer: Config.Adaptive needs Config.Debounce > 0, got %v", debounce)
+	case a.Max < debounce:
+		return fmt.Errorf("pacer: Config.Adaptive.Max must be >= Config.Debounce (%v), got %v", debounce, a.Max)
+	case a.Backlog < 0:
+		return fmt.Errorf("pacer: Config.Adaptive.Backlog must be >= 0, got %d", a.Backlog)
+	case a.HalfLife < 0:
+		return fmt.Errorf("pacer: Config.Adaptive.HalfLife must be >= 0, got %v", a.HalfLife)
+	}
+	return nil
+}
+
+// pauseStep is how much one rate-limit pause raises the pressure level, so
+// a single 429 moves the quiet period half-way to Max and a second one all
+// the way.
+const pauseStep = 0.5
+
+// adaptiveWait is the controller behind Adaptive: a pressure level in
+// [0, 1] that jumps up to the current pressure and decays exponentially
+// otherwise. The quiet period is min + level*(max-min). Safe for concurrent
+// use.
+type adaptiveWait struct {
+	min, max time.Duration
+	cfg      Adaptive
+
+	mu    sync.Mutex
+	level float64
+	at    time.Time // when level was last brought up to date
+}
+
+func newAdaptiveWait(min time.Duration, cfg Adaptive) *adaptiveWait {
+	cfg = cfg.withDefaults()
+	return &adaptiveWait{min: min, max: cfg.Max, cfg: cfg}
+}
+
+// decayAt brings level up to date at t. The caller holds mu.
+func (a *adaptiveWait) decayAt(t time.Time) {
+	if dt := t.Sub(a.at); dt > 0 && a.level > 0 {
+		a.level *= math.Exp2(-float64(dt) / float64(a.cfg.HalfLife))
+		if a.level < 1e-3 {
+			a.level = 0
+		}
+	}
+	if t.After(a.at) {
+		a.at = t
+	}
+}
+
+// WaitAt returns the quiet period at t with backlog values queued.
+func (a *adaptiveWait) WaitAt(t time.Time, backlog int) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.decayAt(t)
+	a.level = max(a.level, min(1, float64(backlog)/float64(a.cfg.Backlog)))
+	return a.min + time.Duration(a.level*float64(a.max-a.min))
+}
+
+// PausedAt records a rate-limit pause at t.
+func (a *adaptiveWait) PausedAt(t time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.decayAt(t)
+	a.level = min(1, a.level+pauseStep)
+}
+
+// CurrentAt returns the quiet period at t without new information.
+func (a *adaptiveWait) CurrentAt(t time.Time) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.decayAt(t)
+	return a.min + time.Duration(a.level*float64(a.max-a.min))
+}

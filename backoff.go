@@ -1,0 +1,75 @@
+package pacer
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// Backoff says how the Runner retries a batch whose handler returned an
+// ordinary error (neither Permanent nor RetryAfter). The n-th retry waits
+// min(Max, Initial*Multiplier^(n-1)), of which a random fraction up to Jitter
+// is taken off. Zero fields take their defaults.
+type Backoff struct {
+	// Initial is the wait before the first retry. The default is 1 second.
+	Initial time.Duration
+	// Max caps every wait. The default is 5 minutes.
+	Max time.Duration
+	// Multiplier grows the wait from one retry to the next; it must be >= 1.
+	// The default is 2.
+	Multiplier float64
+	// Jitter is the fraction of each wait that is randomised, from 0 (none,
+	// the default) to 1 ("full jitter": uniform in [0, wait)). Jitter spreads
+	// the retries of many keys that failed together.
+	Jitter float64
+	// Attempts is the most handler calls one batch gets, the first included;
+	// when they are used up the batch is dropped or its key held, as
+	// Config.Exhausted says. The default 0 retries forever.
+	Attempts int
+}
+
+func (b Backoff) withDefaults() Backoff {
+	if b.Initial == 0 {
+		b.Initial = time.Second
+	}
+	if b.Max == 0 {
+		b.Max = 5 * time.Minute
+	}
+	if b.Multiplier == 0 {
+		b.Multiplier = 2
+	}
+	return b
+}
+
+func (b Backoff) validate() error {
+	switch {
+	case b.Initial < 0:
+		return fmt.Errorf("pacer: Config.Retry.Initial must be >= 0, got %v", b.Initial)
+	case b.Max < 0:
+		return fmt.Errorf("pacer: Config.Retry.Max must be >= 0, got %v", b.Max)
+	case b.Multiplier != 0 && !(b.Multiplier >= 1):
+		return fmt.Errorf("pacer: Config.Retry.Multiplier must be >= 1, got %v", b.Multiplier)
+	case !(b.Jitter >= 0 && b.Jitter <= 1):
+		return fmt.Errorf("pacer: Config.Retry.Jitter must be in [0, 1], got %v", b.Jitter)
+	case b.Attempts < 0:
+		return fmt.Errorf("pacer: Config.Retry.Attempts must be >= 0, got %d", b.Attempts)
+	}
+	return nil
+}
+
+// Delay returns the wait before retry number n (1 for the first retry),
+// jitter included. Zero fields take their defaults.
+func (b Backoff) Delay(n int) time.Duration {
+	return b.withDefaults().delay(n, rand.Float64())
+}
+
+// delay is Delay with the random draw r in [0, 1) passed in.
+func (b Backoff) delay(n int, r float64) time.Duration {
+	d := float64(b.Initial) * math.Pow(b.Multiplier, float64(max(n, 1)-1))
+	if d > float64(b.Max) || math.IsInf(d, 0) || math.IsNaN(d) {
+		d = float64(b.Max)
+	}
+	d -= d * b.Jitter * r
+	return time.Duration(d)
+}

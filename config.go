@@ -1,0 +1,119 @@
+package pacer
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/pacerkit/pacer/ratelimit"
+	"github.com/pacerkit/pacer/window"
+)
+
+// Config configures a Runner. The zero value is valid: no debounce, coalesced
+// batches, one worker, retries forever with exponential backoff from 1 s to
+// 5 min, no rate limit, no window.
+type Config[K comparable, V any] struct {
+	// Debounce is the quiet period: a key's values are collected until no
+	// new value came for Debounce, then they enter the key's queue as one
+	// burst. The default 0 queues every value at once.
+	Debounce time.Duration
+	// MaxWait bounds a burst: a key that never goes quiet is still queued
+	// MaxWait after its first value. 0 (the default) means no bound;
+	// otherwise it must be >= Debounce. It needs Debounce > 0.
+	MaxWait time.Duration
+	// MaxBatch is the most values one handler call gets. 0 (the default)
+	// coalesces: the handler gets everything waiting for the key, and values
+	// that arrive meanwhile make the key run again afterwards, from the tail
+	// of the queue. 1 is strict order: one value per call, and a failing
+	// value is retried before any later value of its key.
+	MaxBatch int
+	// Workers is the number of handler calls that may run at once, each for
+	// a different key. The default is 1.
+	Workers int
+	// Retry is the backoff for handler errors that are neither Permanent nor
+	// RetryAfter.
+	Retry Backoff
+	// Exhausted says what happens to a batch that used up Retry.Attempts:
+	// ExhaustedDrop (the default) or ExhaustedHold.
+	Exhausted Exhausted
+	// Limiter, when set, is waited on for one token before every handler
+	// call, retries included. When it also has a PauseFor(time.Duration)
+	// method (ratelimit.Bucket has), a RetryAfter error pauses it.
+	Limiter ratelimit.Limiter
+	// Window, when set, is when batches may start: outside it the key waits
+	// for the window to open, and a running handler's ctx is cancelled when
+	// the window closes, with cause window.ErrClosed. The Runner reads the
+	// window on Config.Clock.
+	Window *window.Schedule
+	// Adaptive, when its Max is set, lengthens the quiet period under load.
+	Adaptive Adaptive
+	// DropPendingOnShutdown makes Shutdown hand the bursts still being
+	// debounced to OnDrop (with ErrClosed) instead of queueing them to be
+	// handled, which is the default.
+	DropPendingOnShutdown bool
+	// Logger receives structured logs: Debug for each value and batch, Warn
+	// for retries, drops and holds, Error for handler panics. nil discards.
+	Logger *slog.Logger
+	// OnEvent, when set, is called for every lifecycle step, synchronously
+	// on the goroutine where it happened; it must be fast and must not call
+	// back into the Runner's Shutdown.
+	OnEvent func(Event[K])
+	// OnDrop, when set, is called with every batch the Runner gives up on,
+	// and why: a Permanent error, used-up attempts, or (wrapping ErrClosed) a
+	// Shutdown that could not finish it.
+	OnDrop func(key K, batch []V, err error)
+	// Clock is the time source. The default is clock.New(), the real clock,
+	// which also works inside testing/synctest bubbles.
+	Clock clock.Clock
+}
+
+// Exhausted is what a Runner does with a batch that used up its attempts.
+type Exhausted uint8
+
+const (
+	// ExhaustedDrop gives the batch up (OnDrop, EventDropped); the key's
+	// next values proceed.
+	ExhaustedDrop Exhausted = iota
+	// ExhaustedHold keeps the batch at the head of its key and holds the
+	// key (EventHeld): nothing of it runs until Runner.Release.
+	ExhaustedHold
+)
+
+func (c Config[K, V]) withDefaults() Config[K, V] {
+	if c.Workers == 0 {
+		c.Workers = 1
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = clock.New()
+	}
+	c.Retry = c.Retry.withDefaults()
+	return c
+}
+
+func (c Config[K, V]) validate() error {
+	switch {
+	case c.Debounce < 0:
+		return fmt.Errorf("pacer: Config.Debounce must be >= 0, got %v", c.Debounce)
+	case c.MaxWait < 0:
+		return fmt.Errorf("pacer: Config.MaxWait must be >= 0, got %v", c.MaxWait)
+	case c.MaxWait > 0 && c.Debounce == 0:
+		return fmt.Errorf("pacer: Config.MaxWait needs Config.Debounce > 0, got MaxWait %v", c.MaxWait)
+	case c.MaxWait > 0 && c.MaxWait < c.Debounce:
+		return fmt.Errorf("pacer: Config.MaxWait must be 0 or >= Config.Debounce (%v), got %v", c.Debounce, c.MaxWait)
+	case c.MaxBatch < 0:
+		return fmt.Errorf("pacer: Config.MaxBatch must be >= 0, got %d", c.MaxBatch)
+	case c.Workers < 0:
+		return fmt.Errorf("pacer: Config.Workers must be >= 0, got %d", c.Workers)
+	case c.Exhausted > ExhaustedHold:
+		return fmt.Errorf("pacer: Config.Exhausted must be ExhaustedDrop or ExhaustedHold, got %d", c.Exhausted)
+	}
+	if err := c.Retry.validate(); err != nil {
+		return err
+	}
+	return c.Adaptive.validate(c.Debounce)
+}

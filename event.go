@@ -1,0 +1,68 @@
+package pacer
+
+import "time"
+
+// EventKind names a step in the life of a value or a batch.
+type EventKind uint8
+
+// The lifecycle steps reported to Config.OnEvent.
+const (
+	// EventReceived: Add accepted a value (Size 1).
+	EventReceived EventKind = iota + 1
+	// EventReady: a key's debounced burst entered its queue (Size values;
+	// Delay is the time from the burst's first value to now).
+	EventReady
+	// EventStarted: a batch was handed to the handler (Attempt, Size; Delay
+	// is the time spent waiting for the window and the Limiter).
+	EventStarted
+	// EventFinished: the handler succeeded (Duration is its running time).
+	EventFinished
+	// EventRerun: values arrived while the key was being handled, so the key
+	// went back to the tail of the ready queue (Size is the batch just done).
+	EventRerun
+	// EventRetry: the handler failed and the batch will be tried again
+	// (Err, Attempt of the failed call, Delay until the retry).
+	EventRetry
+	// EventDropped: the batch was given up (Err says why: Permanent,
+	// attempts used up, or a Shutdown that could not finish it).
+	EventDropped
+	// EventHeld: the batch used up its attempts and its key is held until
+	// Release (Config.Exhausted == ExhaustedHold).
+	EventHeld
+	// EventSkipped: a batch did not start because the window was closed; the
+	// key waits for the window to open (Delay until it opens).
+	EventSkipped
+)
+
+var eventNames = [...]string{
+	EventReceived: "received",
+	EventReady:    "ready",
+	EventStarted:  "started",
+	EventFinished: "finished",
+	EventRerun:    "rerun",
+	EventRetry:    "retry",
+	EventDropped:  "dropped",
+	EventHeld:     "held",
+	EventSkipped:  "skipped",
+}
+
+// String returns the lower-case name of k, e.g. "retry".
+func (k EventKind) String() string {
+	if int(k) < len(eventNames) && eventNames[k] != "" {
+		return eventNames[k]
+	}
+	return "unknown"
+}
+
+// An Event reports one lifecycle step of a Runner to Config.OnEvent. Fields
+// that do not apply to a kind are zero.
+type Event[K comparable] struct {
+	Kind     EventKind
+	Key      K
+	Time     time.Time     // when it happened, on the Runner's clock
+	Attempt  int           // 1 for a batch's first handler call
+	Size     int           // number of values concerned
+	Delay    time.Duration // a wait: time to ready, to start, or until a retry (see the kinds)
+	Duration time.Duration // the handler's running time (finished, retry, dropped, held)
+	Err      error         // the handler's error (retry, dropped, held)
+}

@@ -1,0 +1,126 @@
+package pacer
+
+import (
+	"context"
+	"sync"
+)
+
+// Run starts Config.Workers workers and blocks until they are done: when
+// ctx ends, or when Shutdown has drained the Runner. It returns nil after a
+// Shutdown. When ctx ends first, Run stops the Runner as a Shutdown whose
+// ctx expired would: the handlers' ctx is cancelled, intake is closed, and
+// whatever is left goes to OnDrop with ErrClosed; Run then returns
+// ctx.Err(). Run may be called once: it returns ErrRunning while another Run
+// runs and ErrClosed after the Runner stopped.
+func (r *Runner[K, V]) Run(ctx context.Context) error {
+	r.mu.Lock()
+	switch r.phase {
+	case phaseRunning:
+		r.mu.Unlock()
+		return ErrRunning
+	case phaseStopped:
+		r.mu.Unlock()
+		return ErrClosed
+	}
+	r.phase = phaseRunning
+	wctx, cancel := context.WithCancelCause(ctx)
+	r.cancel = cancel
+	var wg sync.WaitGroup
+	for range r.cfg.Workers {
+		wg.Go(func() { r.work(wctx) })
+	}
+	r.mu.Unlock()
+
+	wg.Wait()
+	cancel(nil)
+	r.mu.Lock()
+	r.phase = phaseStopped
+	r.mu.Unlock()
+	close(r.stopped)
+	if err := ctx.Err(); err != nil {
+		_ = r.Shutdown(context.Background()) // no worker is left to wait for
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops the Runner gracefully: Add returns ErrClosed from now on,
+// bursts still being debounced are queued at once (or handed to OnDrop with
+// ErrClosed, with Config.DropPendingOnShutdown), and the workers handle
+// everything queued, retries included, until nothing but held keys is
+// left. Then Run returns, held keys go to OnDrop with ErrClosed, and
+// Shutdown returns nil once every goroutine of the Runner has returned.
+//
+// If ctx ends first, Shutdown cancels the handlers' ctx (cause ErrClosed),
+// waits for the running calls to return, hands everything not finished to
+// OnDrop with ErrClosed, and returns ctx.Err(). Handlers must therefore
+// return when their ctx ends.
+//
+// Without a running Run (before Run, or after its ctx ended) nothing is
+// handled: everything queued goes to OnDrop. Shutdown is idempotent and
+// safe to call concurrently; every call waits for the first to finish.
+func (r *Runner[K, V]) Shutdown(ctx context.Context) error {
+	first := false
+	r.shutOnce.Do(func() { first = true })
+	if !first {
+		select {
+		case <-r.done:
+			return nil
+		case <-ctx.Done():
+			r.hardStop()
+			<-r.done
+			return ctx.Err()
+		}
+	}
+
+	r.closed.Store(true)
+	if r.cfg.DropPendingOnShutdown {
+		r.dropping.Store(true)
+	}
+	if r.intake != nil {
+		r.intake.close()
+	}
+	r.mu.Lock()
+	if r.phase == phaseIdle {
+		r.phase = phaseStopped
+		close(r.stopped)
+	}
+	running := r.phase == phaseRunning
+	r.mu.Unlock()
+	if running {
+		r.draining.Store(true)
+		r.checkDrained()
+	} else {
+		r.store.Stop()
+	}
+
+	var err error
+	select {
+	case <-r.stopped:
+	case <-ctx.Done():
+		err = ctx.Err()
+		r.hardStop()
+		<-r.stopped
+	}
+	r.store.Close(func(key K, vs []V) { r.drop(key, vs, 0, ErrClosed, 0) })
+	close(r.done)
+	return err
+}
+
+// hardStop cancels the running handlers and stops handing out batches.
+func (r *Runner[K, V]) hardStop() {
+	r.mu.Lock()
+	if r.cancel != nil {
+		r.cancel(ErrClosed)
+	}
+	r.mu.Unlock()
+	r.store.Stop()
+}
+
+// checkDrained stops the store once a draining Runner has nothing left to
+// do but held keys; the workers then return.
+func (r *Runner[K, V]) checkDrained() {
+	if r.draining.Load() && r.store.Active() == 0 {
+		r.store.Stop()
+	}
+}

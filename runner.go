@@ -1,0 +1,236 @@
+package pacer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pacerkit/pacer/debounce"
+	"github.com/pacerkit/pacer/internal/store"
+	"github.com/pacerkit/pacer/internal/timing"
+	"github.com/pacerkit/pacer/ratelimit"
+	"github.com/pacerkit/pacer/window"
+)
+
+// A Handler processes a batch of values of one key. The Runner never calls
+// it twice at once for one key. Its error decides what happens to the
+// batch: nil acknowledges it, Permanent(err) drops it, RetryAfter(err, d)
+// retries it after d, and any other error retries it with the configured
+// Backoff. ctx ends when the window closes (cause window.ErrClosed) or the
+// Runner stops; Attempt(ctx) tells which attempt this is.
+type Handler[K comparable, V any] func(ctx context.Context, key K, batch []V) error
+
+// A Runner paces work per key: it debounces the values added for a key,
+// queues the key's bursts in order, and runs the handler on batches of them
+// with a fixed number of workers, under an optional rate limit and delivery
+// window, retrying failures with backoff.
+//
+// Guarantees:
+//
+//   - Exclusivity: at most one batch per key is being handled at any time.
+//   - Fairness: keys are served first come, first served by the time they
+//     became ready (their burst was queued, their previous batch ended with
+//     values behind it, their retry delay passed, or they were released). A
+//     key that just ran, or failed, goes to the tail behind the keys that
+//     were waiting, so no key is starved.
+//   - Order: a key's values reach the handler in Add order. With MaxBatch 0
+//     (coalesce) each call gets everything waiting for the key; values that
+//     arrive during a call run in a later call. With MaxBatch 1 (strict) a
+//     failing value is retried until it succeeds, is dropped or is held
+//     before any later value of its key runs; other keys go on meanwhile.
+//   - No loss: every value accepted by Add is either handled successfully,
+//     handed to OnDrop (with the reason), or still held when Stats is read.
+//     A graceful Shutdown finishes everything queued; what a Shutdown cut
+//     short by its ctx could not finish goes to OnDrop with ErrClosed.
+//   - A panic in the handler is recovered and treated as an error
+//     (*PanicError); the worker lives on.
+//
+// Lifecycle: New starts the debouncer; Add may be called at once and
+// buffers values until Run starts the workers. Run blocks until its ctx
+// ends or Shutdown has drained the Runner. Run may be called only once; a
+// second call returns ErrRunning while the first runs and ErrClosed after.
+// Shutdown may be called at any time, also before Run or more than once,
+// and waits until every goroutine of the Runner has returned. Add returns
+// ErrClosed once Shutdown began.
+//
+// A Runner is safe for concurrent use.
+//
+// Overhead: with a no-op handler, no debounce and 10,000 keys the Runner
+// costs about 0.5 µs per value in strict mode and 0.3 µs per value in
+// coalesce mode (BenchmarkRunner on 2 cores).
+type Runner[K comparable, V any] struct {
+	cfg    Config[K, V]
+	handle Handler[K, V]
+	clk    timing.Clock
+	log    *slog.Logger
+	store  store.Store[K, V]
+	intake *intake[K, V] // nil without Debounce
+	pauser ratelimit.Pauser
+	window *window.Schedule
+	adapt  *adaptiveWait
+	c      counters
+
+	closed   atomic.Bool // Add refuses values
+	dropping atomic.Bool // bursts still firing go to OnDrop
+	draining atomic.Bool // Shutdown waits for the store to run empty
+
+	mu       sync.Mutex
+	phase    phase
+	cancel   context.CancelCauseFunc // the workers' ctx, while running
+	stopped  chan struct{}           // closed once no worker runs and none will
+	done     chan struct{}           // closed when the first Shutdown returns
+	shutOnce sync.Once
+}
+
+type phase uint8
+
+const (
+	phaseIdle phase = iota
+	phaseRunning
+	phaseStopped
+)
+
+// New returns a Runner that calls h, configured by cfg. It returns an error
+// naming the field when cfg is invalid, and panics if h is nil.
+func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V], error) {
+	if h == nil {
+		panic("pacer: New with a nil Handler")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	mem, err := store.NewMemory[K, V](cfg.MaxBatch, cfg.Clock)
+	if err != nil {
+		return nil, fmt.Errorf("pacer: %w", err)
+	}
+	r := &Runner[K, V]{
+		cfg:     cfg,
+		handle:  h,
+		clk:     timing.From(cfg.Clock),
+		log:     cfg.Logger,
+		store:   mem,
+		stopped: make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	r.pauser, _ = cfg.Limiter.(ratelimit.Pauser)
+	if cfg.Window != nil {
+		w := cfg.Window.WithClock(cfg.Clock)
+		r.window = &w
+	}
+	if cfg.Adaptive.Max > 0 {
+		r.adapt = newAdaptiveWait(cfg.Debounce, cfg.Adaptive)
+	}
+	if cfg.Debounce > 0 {
+		dc := debounce.Config{Wait: cfg.Debounce, MaxWait: cfg.MaxWait, Clock: cfg.Clock}
+		r.intake, err = newIntake(dc, r.adapt, r.clk.Now, r.store.Len, r.fired)
+		if err != nil {
+			return nil, fmt.Errorf("pacer: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// Add gives v to key. With Debounce, v joins the key's burst; otherwise it
+// is queued at once. Add never blocks on the handler. It returns ErrClosed
+// once Shutdown began.
+func (r *Runner[K, V]) Add(key K, v V) error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	r.c.received.Add(1)
+	if r.cfg.OnEvent != nil {
+		r.cfg.OnEvent(Event[K]{Kind: EventReceived, Key: key, Time: r.clk.Now(), Size: 1})
+	}
+	r.logf(slog.LevelDebug, "pacer: value received", key)
+	if r.intake != nil {
+		return r.intake.add(key, v)
+	}
+	if err := r.store.Put(key, v); err != nil {
+		return ErrClosed
+	}
+	r.emit(EventReady, key, 0, 1, 0, 0, nil)
+	return nil
+}
+
+// fired queues a debounced burst; it runs on a debouncer's goroutine.
+func (r *Runner[K, V]) fired(key K, b debounce.Burst[V]) {
+	if r.dropping.Load() {
+		r.drop(key, b.Values, 0, ErrClosed, 0)
+		return
+	}
+	if err := r.store.Put(key, b.Values...); err != nil {
+		r.drop(key, b.Values, 0, ErrClosed, 0)
+		return
+	}
+	if r.cfg.OnEvent != nil || r.log.Enabled(context.Background(), slog.LevelDebug) {
+		now := r.clk.Now()
+		r.emit(EventReady, key, 0, len(b.Values), now.Sub(b.First), 0, nil)
+		r.logf(slog.LevelDebug, "pacer: burst ready", key, slog.Int("size", len(b.Values)), slog.Duration("delay", now.Sub(b.First)))
+	}
+}
+
+// Release puts a key held after using up its attempts back in the queue,
+// at the tail, with its attempts started over. It reports whether key was
+// held.
+func (r *Runner[K, V]) Release(key K) bool {
+	if !r.store.Release(key) {
+		return false
+	}
+	r.logf(slog.LevelInfo, "pacer: key released", key)
+	return true
+}
+
+// Stats returns a snapshot of the Runner's state and counters.
+func (r *Runner[K, V]) Stats() Stats {
+	s := Stats{
+		Queued:        r.store.Len(),
+		InFlight:      r.store.Leased(),
+		Held:          r.store.Held(),
+		Debounce:      r.cfg.Debounce,
+		Received:      r.c.received.Load(),
+		Handled:       r.c.handled.Load(),
+		Batches:       r.c.batches.Load(),
+		Reruns:        r.c.reruns.Load(),
+		Retries:       r.c.retries.Load(),
+		Dropped:       r.c.dropped.Load(),
+		RateLimitWait: time.Duration(r.c.rateWait.Load()),
+	}
+	if r.intake != nil {
+		s.Pending = r.intake.pending()
+	}
+	if r.adapt != nil {
+		s.Debounce = r.adapt.CurrentAt(r.clk.Now())
+	}
+	return s
+}
+
+// drop gives a batch up: OnDrop, EventDropped, a warning.
+func (r *Runner[K, V]) drop(key K, vs []V, attempt int, err error, took time.Duration) {
+	r.c.dropped.Add(uint64(len(vs)))
+	r.emit(EventDropped, key, attempt, len(vs), 0, took, err)
+	r.logf(slog.LevelWarn, "pacer: batch dropped", key, slog.Int("size", len(vs)), slog.Int("attempt", attempt), slog.Any("err", err))
+	if r.cfg.OnDrop != nil {
+		r.cfg.OnDrop(key, vs, err)
+	}
+}
+
+func (r *Runner[K, V]) emit(kind EventKind, key K, attempt, size int, delay, took time.Duration, err error) {
+	if r.cfg.OnEvent == nil {
+		return
+	}
+	r.cfg.OnEvent(Event[K]{Kind: kind, Key: key, Time: r.clk.Now(), Attempt: attempt, Size: size, Delay: delay, Duration: took, Err: err})
+}
+
+// logf logs msg with the key and attrs if level is enabled; the check comes
+// first so that disabled levels cost no allocation.
+func (r *Runner[K, V]) logf(level slog.Level, msg string, key K, attrs ...slog.Attr) {
+	ctx := context.Background()
+	if !r.log.Enabled(ctx, level) {
+		return
+	}
+	r.log.LogAttrs(ctx, level, msg, append([]slog.Attr{slog.Any("key", key)}, attrs...)...)
+}

@@ -1,0 +1,34 @@
+package pacer
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Stats is a snapshot of a Runner's state and counters, from Runner.Stats.
+// Gauges describe the moment of the call; counters only grow.
+type Stats struct {
+	// Gauges.
+	Queued   int           // values in the queue and not being handled: ready, waiting for a retry, or held
+	InFlight int           // batches being handled (including waiting for the window or the Limiter)
+	Pending  int           // keys whose debounce is still collecting values
+	Held     int           // keys held after using up their attempts, waiting for Release
+	Debounce time.Duration // the current quiet period (differs from Config.Debounce only with Adaptive)
+
+	// Counters.
+	Received      uint64        // values accepted by Add
+	Handled       uint64        // values whose handler call succeeded
+	Batches       uint64        // handler calls, retries included
+	Reruns        uint64        // times a key went back to the queue because values arrived while it was handled
+	Retries       uint64        // failed handler calls that will be retried
+	Dropped       uint64        // values given up (OnDrop)
+	RateLimitWait time.Duration // total time workers waited for the Limiter
+}
+
+// counters are the Runner's monotonic counters; the gauges come from the
+// store and the debouncer when Stats is called.
+type counters struct {
+	received, handled, batches atomic.Uint64
+	reruns, retries, dropped   atomic.Uint64
+	rateWait                   atomic.Int64 // nanoseconds
+}

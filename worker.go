@@ -1,0 +1,170 @@
+package pacer
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/pacerkit/pacer/internal/store"
+	"github.com/pacerkit/pacer/window"
+)
+
+// work is one worker: it leases batches and handles them until the store is
+// stopped and empty or ctx ends.
+func (r *Runner[K, V]) work(ctx context.Context) {
+	for {
+		l, err := r.store.Get(ctx)
+		if err != nil {
+			return
+		}
+		r.process(ctx, l)
+	}
+}
+
+// process handles one leased batch and ends the lease.
+func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
+	leased := r.clk.Now()
+	if !r.admit(ctx, l) {
+		// The Runner is stopping: nothing ran, so no attempt was used.
+		r.store.Defer(l, 0)
+		return
+	}
+	start := r.clk.Now()
+	r.emit(EventStarted, l.Key, l.Attempt, len(l.Values), start.Sub(leased), 0, nil)
+	r.logf(slog.LevelDebug, "pacer: batch started", l.Key, slog.Int("size", len(l.Values)), slog.Int("attempt", l.Attempt))
+
+	hctx := context.WithValue(ctx, attemptKey{}, l.Attempt)
+	cancel := context.CancelFunc(func() {})
+	if r.window != nil {
+		hctx, cancel = r.window.Context(hctx)
+	}
+	err := r.call(hctx, l)
+	windowClosed := errors.Is(context.Cause(hctx), window.ErrClosed)
+	cancel()
+	took := r.clk.Now().Sub(start)
+	r.c.batches.Add(1)
+	r.finish(ctx, l, err, took, windowClosed)
+}
+
+// admit waits until the batch may start: the window is open and the
+// Limiter gave a token. It reports false if ctx ended first.
+func (r *Runner[K, V]) admit(ctx context.Context, l store.Lease[K, V]) bool {
+	for {
+		if r.window != nil {
+			if now := r.clk.Now(); !r.window.Contains(now) {
+				r.emit(EventSkipped, l.Key, l.Attempt, len(l.Values), r.window.NextOpen(now).Sub(now), 0, nil)
+				r.logf(slog.LevelDebug, "pacer: window closed, batch waits", l.Key, slog.Time("opens", r.window.NextOpen(now)))
+				if r.window.Wait(ctx) != nil {
+					return false
+				}
+			}
+		}
+		if r.cfg.Limiter != nil {
+			t := r.clk.Now()
+			err := r.cfg.Limiter.Wait(ctx)
+			r.c.rateWait.Add(int64(r.clk.Now().Sub(t)))
+			if err != nil {
+				if ctx.Err() != nil {
+					return false
+				}
+				// A limiter that cannot serve in time (e.g. a deadline) is
+				// waited out on the next round rather than skipped.
+				continue
+			}
+		}
+		// The window may have closed while the Limiter made us wait; the
+		// token is spent either way.
+		if r.window == nil || r.window.Contains(r.clk.Now()) {
+			return true
+		}
+	}
+}
+
+// call runs the handler, turning a panic into a *PanicError.
+func (r *Runner[K, V]) call(ctx context.Context, l store.Lease[K, V]) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+			r.logf(slog.LevelError, "pacer: handler panicked", l.Key, slog.Any("panic", v), slog.Int("attempt", l.Attempt))
+		}
+	}()
+	return r.handle(ctx, l.Key, l.Values)
+}
+
+// finish ends the lease according to the handler's error.
+func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err error, took time.Duration, windowClosed bool) {
+	defer r.checkDrained()
+	n := len(l.Values)
+	if err == nil {
+		more := r.store.Ack(l)
+		r.c.handled.Add(uint64(n))
+		r.emit(EventFinished, l.Key, l.Attempt, n, 0, took, nil)
+		r.logf(slog.LevelDebug, "pacer: batch finished", l.Key, slog.Int("size", n), slog.Duration("took", took))
+		r.rerun(l, more)
+		return
+	}
+	if ctx.Err() != nil {
+		// Cut short by a stopping Runner: not the handler's fault, and the
+		// batch is handed back (OnDrop, ErrClosed) when the Runner closes.
+		r.store.Defer(l, 0)
+		return
+	}
+	if windowClosed {
+		// Cut short by the window: it runs again when the window opens, and
+		// the attempt does not count.
+		now := r.clk.Now()
+		after := r.window.NextOpen(now).Sub(now)
+		r.emit(EventRetry, l.Key, l.Attempt, n, after, took, err)
+		r.logf(slog.LevelInfo, "pacer: window closed during batch", l.Key, slog.Int("size", n), slog.Any("err", err))
+		r.store.Defer(l, after)
+		return
+	}
+	permanent, after, hasAfter := classify(err)
+	switch {
+	case permanent:
+		more := r.store.Drop(l)
+		r.drop(l.Key, l.Values, l.Attempt, err, took)
+		r.rerun(l, more)
+	case r.cfg.Retry.Attempts > 0 && l.Attempt >= r.cfg.Retry.Attempts:
+		r.exhausted(l, err, took)
+	default:
+		if hasAfter {
+			if r.pauser != nil {
+				r.pauser.PauseFor(after)
+			}
+			if r.adapt != nil {
+				r.adapt.PausedAt(r.clk.Now())
+			}
+		} else {
+			after = r.cfg.Retry.Delay(l.Attempt)
+		}
+		r.c.retries.Add(1)
+		r.emit(EventRetry, l.Key, l.Attempt, n, after, took, err)
+		r.logf(slog.LevelWarn, "pacer: batch failed, will retry", l.Key, slog.Int("size", n), slog.Int("attempt", l.Attempt), slog.Duration("after", after), slog.Any("err", err))
+		r.store.Retry(l, after)
+	}
+}
+
+// exhausted ends a batch that used up its attempts, per Config.Exhausted.
+func (r *Runner[K, V]) exhausted(l store.Lease[K, V], err error, took time.Duration) {
+	if r.cfg.Exhausted == ExhaustedHold {
+		r.store.Hold(l)
+		r.emit(EventHeld, l.Key, l.Attempt, len(l.Values), 0, took, err)
+		r.logf(slog.LevelWarn, "pacer: attempts used up, key held", l.Key, slog.Int("size", len(l.Values)), slog.Int("attempt", l.Attempt), slog.Any("err", err))
+		return
+	}
+	more := r.store.Drop(l)
+	r.drop(l.Key, l.Values, l.Attempt, err, took)
+	r.rerun(l, more)
+}
+
+// rerun reports a key that went back to the queue with values left.
+func (r *Runner[K, V]) rerun(l store.Lease[K, V], more bool) {
+	if !more {
+		return
+	}
+	r.c.reruns.Add(1)
+	r.emit(EventRerun, l.Key, l.Attempt, len(l.Values), 0, 0, nil)
+}
