@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+)
+
+// A poster delivers one webhook request and returns the HTTP status.
+type poster func(ctx context.Context, body []byte, signature string) (int, error)
+
+// An exposer makes a's webhook reachable: it returns how to post to it and
+// how to stop taking requests (close the listener).
+type exposer func(a *app) (post poster, stop func(context.Context) error, err error)
+
+// A demo plays the embedded scenario: a run that crashes with changes still
+// queued, a restart that must sync them, a burst of page edits announced by
+// webhook, then a graceful shutdown in the middle of the work.
+type demo struct {
+	cfg    appConfig // QueueDir, OutDir and APIURL set; Secret set
+	fake   *fakeNotion
+	expose exposer
+	gap    time.Duration // between two rounds of edits
+
+	mu       sync.Mutex
+	statuses map[int]int
+	postErrs int
+}
+
+// demoPages are the pages people edit in the demo.
+var demoPages = []string{"roadmap", "meeting-notes", "runbook", "hiring-plan", "okrs"}
+
+// crashPages are edited while the first run is down to its queue only.
+var crashPages = []string{"runbook", "okrs"}
+
+// burstRounds is how many times each page is edited in the burst.
+const burstRounds = 5
+
+func newDemoNotion(latency time.Duration, failEvery int, now time.Time) *fakeNotion {
+	f := newFakeNotion(latency, failEvery)
+	for i, id := range demoPages {
+		f.create(page{ID: id, Title: fmt.Sprintf("Page %d: %s", i+1, id), Version: 1, LastEdited: now, Blocks: []block{
+			{Type: "heading_1", Text: "Summary"},
+			{Type: "paragraph", Text: "Kept in sync from the workspace."},
+			{Type: "to_do", Text: "review", Checked: i%2 == 0},
+			{Type: "code", Language: "sh", Text: "go run ./examples/ntnsync"},
+			{Type: "heading_2", Text: "Revisions"},
+		}})
+	}
+	return f
+}
+
+func (d *demo) run(ctx context.Context) (*report, error) {
+	start := time.Now()
+	d.statuses = make(map[int]int)
+	rep := &report{dirs: filepath.Dir(d.cfg.QueueDir), pages: len(demoPages)}
+
+	// 1. A run accepts two changes, then dies before its worker gets to them.
+	crashed, err := newApp(d.cfg)
+	if err != nil {
+		return nil, err
+	}
+	post, stopIntake, err := d.expose(crashed)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range crashPages {
+		d.editPage(ctx, post, id)
+	}
+	if err := stopIntake(ctx); err != nil {
+		return nil, err
+	}
+	rep.leftover, err = crashed.q.len()
+	if err != nil {
+		return nil, err
+	}
+
+	// 2. The restart syncs what the crash left queued before anything else.
+	a, err := newApp(d.cfg)
+	if err != nil {
+		return nil, err
+	}
+	post, stopIntake, err = d.expose(a)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	running := make(chan struct{})
+	go func() { defer close(running); a.worker.run(runCtx) }()
+	for n := -1; n != 0; n, err = a.q.len() {
+		if err != nil {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("waiting for the restart to sync leftovers: %w", ctx.Err())
+		}
+		time.Sleep(d.gap)
+	}
+	rep.restartSynced = a.worker.snapshot().Synced
+
+	// 3. A burst of edits, each announced by webhook, plus requests the
+	// webhook must refuse or ignore.
+	for round := range burstRounds {
+		for _, id := range demoPages {
+			d.editPage(ctx, post, id)
+		}
+		switch round {
+		case 1:
+			d.send(ctx, post, []byte(`{"type":"page.content_updated","entity":{"id":"roadmap","type":"page"}}`), false)
+		case 2:
+			d.send(ctx, post, []byte(`{"type":"database.schema_updated","entity":{"id":"db1","type":"database"}}`), true)
+		}
+		time.Sleep(d.gap)
+	}
+
+	// 4. Graceful shutdown while the worker is busy: stop intake, let the
+	// worker finish and drain the queue, then commit.
+	shutStart := time.Now()
+	rep.queuedAtShutdown, _ = a.q.len()
+	if err := stopIntake(ctx); err != nil {
+		return nil, err
+	}
+	a.hook.stop()
+	d.send(ctx, post, []byte(`{"type":"page.content_updated","entity":{"id":"okrs","type":"page"}}`), true)
+	stopRun()
+	<-running
+	if err := a.worker.drain(ctx); err != nil {
+		return nil, fmt.Errorf("draining the queue: %w", err)
+	}
+	m, err := a.st.commit(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	rep.shutdown = time.Since(shutStart)
+	rep.took = time.Since(start)
+	d.fill(rep, crashed, a, m)
+	return rep, nil
+}
+
+// editPage makes a new version of page id and announces it.
+func (d *demo) editPage(ctx context.Context, post poster, id string) {
+	d.fake.edit(id, time.Now())
+	d.send(ctx, post, fmt.Appendf(nil, `{"type":"page.content_updated","entity":{"id":%q,"type":"page"}}`, id), true)
+}
+
+// send posts body, signed or not, and counts the answer; a request that
+// finds no listener counts as refused.
+func (d *demo) send(ctx context.Context, post poster, body []byte, signed bool) {
+	sig := ""
+	if signed {
+		sig = sign(d.cfg.Secret, body)
+	}
+	status, err := post(ctx, body, sig)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil {
+		d.postErrs++
+		return
+	}
+	d.statuses[status]++
+}
+
+// fill completes rep from the finished run and makes the checks.
+func (d *demo) fill(rep *report, crashed, a *app, m manifest) {
+	rep.accepted = crashed.hook.accepted.Load() + a.hook.accepted.Load()
+	rep.ignored = a.hook.ignored.Load()
+	d.mu.Lock()
+	rep.unauthorized = d.statuses[401]
+	rep.refusedClosed = d.statuses[503] + d.postErrs
+	d.mu.Unlock()
+	rep.worker = a.worker.snapshot()
+	rep.fetches, rep.failed = d.fake.counts()
+	rep.written = a.st.filesWritten()
+	rep.left, _ = a.q.len()
+	rep.manifest = m
+
+	current := true
+	for _, id := range demoPages {
+		want := markdown(d.fake.current(id))
+		got, err := os.ReadFile(filepath.Join(d.cfg.OutDir, id+".md"))
+		if err != nil || !slices.Equal(got, want) || m.Pages[id].Version != d.fake.current(id).Version {
+			current = false
+		}
+	}
+	rep.checks = []check{
+		{"the restart synced every change the crashed run had queued", rep.leftover == len(crashPages) && rep.restartSynced == len(crashPages)},
+		{"every page's file and manifest entry hold its latest version", current},
+		{"rapid updates coalesced: fewer fetches than accepted changes", rep.fetches < int(rep.accepted)},
+		{"failed fetches stayed queued and were retried", rep.failed > 0 && rep.worker.Retries >= rep.failed},
+		{"the queue is empty at the end", rep.left == 0},
+		{"intake stopped before the drain: the late webhook was refused", rep.refusedClosed == 1},
+		{"a bad signature was refused with 401", rep.unauthorized == 1},
+		{"the manifest was committed with every page", len(m.Pages) == len(demoPages) && m.Commits == 1},
+	}
+}

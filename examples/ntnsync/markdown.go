@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// markdown converts p to a Markdown document with a small front matter.
+// Consecutive list items form one list; numbered items count up within it.
+func markdown(p page) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "---\nid: %s\ntitle: %q\nversion: %d\nlast_edited: %s\n---\n\n# %s\n",
+		p.ID, p.Title, p.Version, p.LastEdited.UTC().Format(time.RFC3339), p.Title)
+	prev, n := "", 0
+	for _, bl := range p.Blocks {
+		list := bl.Type == "bulleted_list_item" || bl.Type == "numbered_list_item" || bl.Type == "to_do"
+		if !(list && prev == bl.Type) {
+			b.WriteString("\n") // a blank line between blocks, none inside a list
+		}
+		if bl.Type != prev {
+			n = 0
+		}
+		prev = bl.Type
+		switch bl.Type {
+		case "heading_1":
+			fmt.Fprintf(&b, "## %s\n", bl.Text) // the title is the only level-1 heading
+		case "heading_2":
+			fmt.Fprintf(&b, "### %s\n", bl.Text)
+		case "heading_3":
+			fmt.Fprintf(&b, "#### %s\n", bl.Text)
+		case "bulleted_list_item":
+			fmt.Fprintf(&b, "- %s\n", bl.Text)
+		case "numbered_list_item":
+			n++
+			fmt.Fprintf(&b, "%d. %s\n", n, bl.Text)
+		case "to_do":
+			mark := " "
+			if bl.Checked {
+				mark = "x"
+			}
+			fmt.Fprintf(&b, "- [%s] %s\n", mark, bl.Text)
+		case "quote":
+			fmt.Fprintf(&b, "> %s\n", strings.ReplaceAll(bl.Text, "\n", "\n> "))
+		case "code":
+			fmt.Fprintf(&b, "```%s\n%s\n```\n", bl.Language, bl.Text)
+		case "divider":
+			b.WriteString("---\n")
+		default: // paragraph, and anything this converter does not know
+			fmt.Fprintf(&b, "%s\n", bl.Text)
+		}
+	}
+	return []byte(b.String())
+}
