@@ -144,10 +144,12 @@ func (g *Groups[K, M]) makeReady(key K, gr *group[M]) {
 // when none is. If ctx ends first, Get returns ctx.Err() and nothing changes.
 func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
 	done := ctx.Done()
-	select {
-	case <-done:
-		return Lease[K, M]{}, ctx.Err()
-	default:
+	if done != nil {
+		select {
+		case <-done:
+			return Lease[K, M]{}, ctx.Err()
+		default:
+		}
 	}
 	g.mu.Lock()
 	for {

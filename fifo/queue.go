@@ -149,10 +149,12 @@ func (q *Queue[K]) fire(now time.Time) (time.Time, bool) {
 func (q *Queue[K]) Get(ctx context.Context) (K, error) {
 	var zero K
 	done := ctx.Done()
-	select {
-	case <-done:
-		return zero, ctx.Err()
-	default:
+	if done != nil {
+		select {
+		case <-done:
+			return zero, ctx.Err()
+		default:
+		}
 	}
 	q.mu.Lock()
 	for {
