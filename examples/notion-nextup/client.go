@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// A client talks to the task API: the fake one in the demo, or any service
+// speaking the same two calls. Every request goes through hc, whose
+// transport does the pacing.
+type client struct {
+	base  string // e.g. "http://127.0.0.1:8081"
+	token string // sent as a bearer token when not empty
+	hc    *http.Client
+}
+
+// A statusError is an answer other than 2xx.
+type statusError struct {
+	Method, Path string
+	Status       int
+	Header       http.Header
+	Body         string // the API's error code and message, or the raw body
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Status, e.Body)
+}
+
+// listTasks returns every task assigned to user.
+func (c *client) listTasks(ctx context.Context, user string) ([]Task, error) {
+	var out struct {
+		Results []Task `json:"results"`
+	}
+	err := c.do(ctx, http.MethodPost, "/v1/tasks/query", map[string]string{"assignee": user}, &out)
+	return out.Results, err
+}
+
+// updateTask writes the rank and projection of one task.
+func (c *client) updateTask(ctx context.Context, u Update) error {
+	return c.do(ctx, http.MethodPatch, "/v1/tasks/"+url.PathEscape(u.ID), u, nil)
+}
+
+func (c *client) do(ctx context.Context, method, path string, in, out any) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.base, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		se := &statusError{Method: method, Path: path, Status: resp.StatusCode, Header: resp.Header}
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		var e struct{ Code, Message string }
+		if json.Unmarshal(msg, &e) == nil && e.Code != "" {
+			se.Body = e.Code + ": " + e.Message
+		} else {
+			se.Body = strings.TrimSpace(string(msg))
+		}
+		return se
+	}
+	if out == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}

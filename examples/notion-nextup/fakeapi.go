@@ -1,0 +1,224 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// A fakeAPI is a small Notion-like task API held in memory: list a user's
+// tasks, update one task. It enforces the same limit Notion documents, an
+// average of 3 requests per second with short bursts, and answers 429 with
+// Retry-After when a request comes too early. It counts what it sees so the
+// demo can report and check the client's behaviour. It is safe for
+// concurrent use.
+//
+//	POST  /v1/tasks/query  {"assignee": "alice"}          -> {"results": [Task...]}
+//	PATCH /v1/tasks/{id}   {"rank": 1, "projected": "…"}  -> Task
+type fakeAPI struct {
+	token string           // required as "Bearer <token>" when not empty
+	now   func() time.Time // the fake's clock
+	rate  float64          // requests per second allowed on average
+	burst int              // requests allowed at once
+
+	mu        sync.Mutex
+	limit     gcra
+	tasks     map[string]*Task
+	users     map[string]bool
+	failQuery map[string]int // user -> queries still to fail with 500
+	stats     apiStats
+	arrivals  []time.Time
+	warm      bool // a request was accepted
+	drained   bool // the budget is spent as of the first request
+}
+
+// apiStats is what the fake API observed.
+type apiStats struct {
+	Calls           int     // requests, 429s included
+	Queries         int     // accepted task queries
+	Updates         int     // accepted task updates
+	Throttled       int     // answered 429
+	ThrottledWarm   int     // answered 429 after the first accepted request
+	Failed          int     // answered 500 by fault injection
+	Peak            int     // most requests that arrived within any 1 s
+	Sustained       float64 // requests per second from first to last arrival
+	RetryAfterTotal time.Duration
+}
+
+// newFakeAPI returns an API limited to rate requests per second with bursts
+// of burst. With drained, its budget is spent when the first request comes,
+// as if another client of the same integration had just used it, so that
+// request gets a 429.
+func newFakeAPI(rate float64, burst int, drained bool, now func() time.Time) *fakeAPI {
+	f := &fakeAPI{
+		now:       now,
+		rate:      rate,
+		burst:     burst,
+		tasks:     make(map[string]*Task),
+		users:     make(map[string]bool),
+		failQuery: make(map[string]int),
+		limit:     newGCRA(rate, burst, now()),
+		drained:   drained,
+	}
+	return f
+}
+
+// put stores t as if a person edited it in the UI: no request is counted.
+func (f *fakeAPI) put(t Task) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if old, ok := f.tasks[t.ID]; ok {
+		t.Rank, t.Projected = old.Rank, old.Projected
+	}
+	f.tasks[t.ID] = &t
+	f.users[t.Assignee] = true
+}
+
+// failQueries makes the next n task queries for user fail with a 500.
+func (f *fakeAPI) failQueries(user string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failQuery[user] += n
+}
+
+// userTasks returns user's tasks sorted by ID.
+func (f *fakeAPI) userTasks(user string) []Task {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.userTasksLocked(user)
+}
+
+func (f *fakeAPI) userTasksLocked(user string) []Task {
+	var out []Task
+	for _, id := range slices.Sorted(maps.Keys(f.tasks)) {
+		if t := f.tasks[id]; t.Assignee == user {
+			out = append(out, *t)
+		}
+	}
+	return out
+}
+
+// snapshot returns the statistics so far.
+func (f *fakeAPI) snapshot() apiStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.stats
+	s.Peak = peakPerSecond(f.arrivals)
+	if n := len(f.arrivals); n > 1 {
+		if span := f.arrivals[n-1].Sub(f.arrivals[0]); span > 0 {
+			s.Sustained = float64(n-1) / span.Seconds()
+		}
+	}
+	return s
+}
+
+func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.token != "" && r.Header.Get("Authorization") != "Bearer "+f.token {
+		apiError(w, http.StatusUnauthorized, "unauthorized", "API token is invalid")
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.now()
+	f.stats.Calls++
+	f.arrivals = append(f.arrivals, now)
+	if f.drained {
+		f.limit.drain(now)
+		f.drained = false
+	}
+	if ok, wait := f.limit.allow(now); !ok {
+		f.stats.Throttled++
+		if f.warm {
+			f.stats.ThrottledWarm++
+		}
+		secs := max(1, int((wait+time.Second-1)/time.Second))
+		f.stats.RetryAfterTotal += time.Duration(secs) * time.Second
+		w.Header().Set("Retry-After", fmt.Sprint(secs))
+		apiError(w, http.StatusTooManyRequests, "rate_limited", "rate limited")
+		return
+	}
+	f.warm = true
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/tasks/query":
+		f.query(w, r)
+	case r.Method == http.MethodPatch && len(r.URL.Path) > len("/v1/tasks/") && r.URL.Path[:len("/v1/tasks/")] == "/v1/tasks/":
+		f.update(w, r, r.URL.Path[len("/v1/tasks/"):])
+	default:
+		apiError(w, http.StatusNotFound, "invalid_request_url", "no such endpoint")
+	}
+}
+
+func (f *fakeAPI) query(w http.ResponseWriter, r *http.Request) {
+	var q struct {
+		Assignee string `json:"assignee"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&q); err != nil {
+		apiError(w, http.StatusBadRequest, "validation_error", err.Error())
+		return
+	}
+	if !f.users[q.Assignee] {
+		apiError(w, http.StatusNotFound, "object_not_found", "no user "+q.Assignee)
+		return
+	}
+	if f.failQuery[q.Assignee] > 0 {
+		f.failQuery[q.Assignee]--
+		f.stats.Failed++
+		apiError(w, http.StatusInternalServerError, "internal_server_error", "try again")
+		return
+	}
+	f.stats.Queries++
+	writeJSON(w, map[string]any{"results": f.userTasksLocked(q.Assignee)})
+}
+
+func (f *fakeAPI) update(w http.ResponseWriter, r *http.Request, id string) {
+	t, ok := f.tasks[id]
+	if !ok {
+		apiError(w, http.StatusNotFound, "object_not_found", "no task "+id)
+		return
+	}
+	var u Update
+	if err := json.NewDecoder(r.Body).Decode(&u); err != nil {
+		apiError(w, http.StatusBadRequest, "validation_error", err.Error())
+		return
+	}
+	f.stats.Updates++
+	t.Rank, t.Projected = u.Rank, u.Projected
+	writeJSON(w, t)
+}
+
+func apiError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"object": "error", "status": status, "code": code, "message": msg})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// peakPerSecond returns the most arrivals (sorted) within any window of 1 s.
+func peakPerSecond(arrivals []time.Time) int {
+	peak, lo := 0, 0
+	for hi, t := range arrivals {
+		for t.Sub(arrivals[lo]) >= time.Second {
+			lo++
+		}
+		peak = max(peak, hi-lo+1)
+	}
+	return peak
+}
+
+// edit changes task id as a person would in the UI (no request is counted)
+// and returns its assignee.
+func (f *fakeAPI) edit(id string, change func(*Task)) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := f.tasks[id]
+	change(t)
+	return t.Assignee
+}

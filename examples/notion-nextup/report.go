@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A report is what the demo saw and the checks it made.
+type report struct {
+	took     time.Duration
+	statuses map[int]int    // webhook answers by HTTP status
+	events   map[string]int // events queued per user
+	runs     map[string]int // handler calls per user
+	written  map[string]int // tasks written per user
+	retries  map[string]int
+	dropped  map[string]error
+	bursts   map[string][]burst
+	stream   time.Duration // how long dave's edits went on
+	maxWait  time.Duration
+	nextUp   map[string]string // first task and its projected date, per user
+	api      apiStats
+	limit    string
+	checks   []check
+}
+
+type check struct {
+	name string
+	ok   bool
+}
+
+func newReport() *report {
+	return &report{statuses: make(map[int]int), events: make(map[string]int)}
+}
+
+// fill gathers the counters of a finished demo and runs the checks.
+func (r *report) fill(d *demo, took time.Duration) {
+	r.took = took
+	p := d.app.pipe
+	p.mu.Lock()
+	r.runs, r.written = p.calls, p.written
+	overlaps := p.overlaps
+	p.mu.Unlock()
+	d.app.mu.Lock()
+	r.retries, r.dropped, r.bursts = d.app.retries, d.app.dropped, d.app.bursts
+	d.app.mu.Unlock()
+	d.mu.Lock()
+	r.stream, r.maxWait = d.streamFor, d.maxWait
+	servedWhileBusy := len(r.bursts["dave"]) > 0 && r.bursts["dave"][0].at.Before(d.streamEnd)
+	d.mu.Unlock()
+	r.api = d.fake.snapshot()
+	r.limit = fmt.Sprintf("%g req/s, burst %d", d.fake.rate, d.fake.burst)
+	maxPeak := d.fake.burst + int(math.Ceil(d.fake.rate))
+
+	today, _ := time.Parse(dateLayout, demoToday)
+	correct := true
+	r.nextUp = make(map[string]string)
+	for _, u := range demoUsers {
+		tasks := d.fake.userTasks(u)
+		if len(changed(tasks, plan(tasks, today))) > 0 {
+			correct = false
+		}
+		for _, t := range tasks {
+			if t.Rank == 1 {
+				r.nextUp[u] = fmt.Sprintf("%s %q, done %s", t.ID, t.Title, t.Projected)
+			}
+		}
+	}
+	r.checks = []check{
+		{"no user processed twice at once", overlaps == 0},
+		{"every user's ranks and projected dates match their final tasks", correct},
+		{"events coalesced: fewer runs than events for every user", coalesced(r)},
+		{"bob edited during his run and was run again", r.runs["bob"] >= 2},
+		{"dave, never quiet, was queued by max-wait while still editing", servedWhileBusy},
+		{"unknown user dropped, not retried", r.dropped["mallory"] != nil && r.runs["mallory"] == 1},
+		{"carol's failed query retried and then served", r.retries["carol"] >= 1 && r.written["carol"] > 0},
+		{"webhook answered 401, 400 and 413 once each", r.statuses[401] == 1 && r.statuses[400] == 1 && r.statuses[413] == 1},
+		{"no 429 after warm-up", r.api.ThrottledWarm == 0},
+		{fmt.Sprintf("peak rate within burst + 1 s of refill (<= %d in 1 s)", maxPeak), r.api.Peak <= maxPeak},
+	}
+}
+
+func coalesced(r *report) bool {
+	for _, u := range demoUsers {
+		if r.runs[u] == 0 || r.runs[u] >= r.events[u] {
+			return false
+		}
+	}
+	return true
+}
+
+// ok reports whether every check held.
+func (r *report) ok() bool {
+	for _, c := range r.checks {
+		if !c.ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *report) print(w io.Writer) {
+	var b strings.Builder
+	queued, runs := 0, 0
+	users := append(slices.Clone(demoUsers), demoStrangers...)
+	for _, u := range users {
+		queued += r.events[u]
+		runs += r.runs[u]
+	}
+	fmt.Fprintf(&b, "webhooks: %d events queued, %d skipped (no assignee), %d rejected (%d bad signature, %d bad JSON, %d too large)\n",
+		queued, r.statuses[202]-queued, r.statuses[401]+r.statuses[400]+r.statuses[413], r.statuses[401], r.statuses[400], r.statuses[413])
+	fmt.Fprintf(&b, "per user: %d events -> %d runs (events -> debounced bursts -> handler calls)\n", queued, runs)
+	for _, u := range users {
+		fmt.Fprintf(&b, "  %-8s %2d -> %d -> %d, %d tasks written", u, r.events[u], len(r.bursts[u]), r.runs[u], r.written[u])
+		if n := r.retries[u]; n > 0 {
+			fmt.Fprintf(&b, ", %d retried", n)
+		}
+		if u == "dave" && len(r.bursts[u]) > 0 {
+			fmt.Fprintf(&b, "; never quiet for %v, first burst after %v (max-wait %v)",
+				r.stream.Round(10*time.Millisecond), r.bursts[u][0].waited.Round(10*time.Millisecond), r.maxWait)
+		}
+		if err := r.dropped[u]; err != nil {
+			fmt.Fprintf(&b, ", dropped: %v", err)
+		}
+		if s := r.nextUp[u]; s != "" {
+			fmt.Fprintf(&b, "; next up %s", s)
+		}
+		b.WriteString("\n")
+	}
+	a := r.api
+	fmt.Fprintf(&b, "task API (%s): %d calls (%d queries, %d updates, %d failed with 500), 429s: %d (%d after warm-up)\n",
+		r.limit, a.Calls, a.Queries, a.Updates, a.Failed, a.Throttled, a.ThrottledWarm)
+	fmt.Fprintf(&b, "request rate: peak %d in 1 s, sustained %.2f/s\n", a.Peak, a.Sustained)
+	b.WriteString("checks:\n")
+	for _, c := range r.checks {
+		mark := "ok  "
+		if !c.ok {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(&b, "  %s %s\n", mark, c.name)
+	}
+	fmt.Fprintf(&b, "took %v\n", r.took.Round(10*time.Millisecond))
+	io.WriteString(w, b.String())
+}

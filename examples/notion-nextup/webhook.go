@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// maxBody is the largest webhook body accepted; larger ones get 413.
+const maxBody = 1 << 20
+
+// An Event is one task change announced by the webhook.
+type Event struct {
+	Type     string    `json:"type"`
+	TaskID   string    `json:"task_id"`
+	Assignee string    `json:"assignee"`
+	At       time.Time `json:"-"` // when it was received
+}
+
+// A webhook is the HTTP endpoint that receives task events and hands each
+// one that names an assignee to enqueue. It answers 202 once the event is
+// queued (or skipped for want of an assignee), 400 for a body that is not an
+// event, 401 for a bad signature when a secret is set, 405 for a method other
+// than POST, 413 for a body over 1 MiB and 503 when enqueue fails (shutting
+// down). It is safe for concurrent use.
+type webhook struct {
+	secret  []byte // empty: signatures are not checked
+	enqueue func(user string, ev Event) error
+	now     func() time.Time
+	log     *slog.Logger
+
+	received atomic.Int64 // events queued
+	skipped  atomic.Int64 // events without an assignee
+	rejected atomic.Int64 // requests answered 4xx or 5xx
+}
+
+func (h *webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	status, msg := h.serve(w, r)
+	if status >= 400 {
+		h.rejected.Add(1)
+		http.Error(w, msg, status)
+		return
+	}
+	w.WriteHeader(status)
+}
+
+func (h *webhook) serve(w http.ResponseWriter, r *http.Request) (status int, msg string) {
+	if r.Method != http.MethodPost {
+		return http.StatusMethodNotAllowed, "POST only"
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return http.StatusRequestEntityTooLarge, "body over 1 MiB"
+	case err != nil:
+		return http.StatusBadRequest, "reading body: " + err.Error()
+	}
+	if len(h.secret) > 0 && !validSignature(h.secret, body, r.Header.Get(signatureHeader)) {
+		return http.StatusUnauthorized, "bad signature"
+	}
+	var ev Event
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return http.StatusBadRequest, "bad JSON: " + err.Error()
+	}
+	if ev.Assignee == "" {
+		h.skipped.Add(1)
+		h.log.Info("webhook: event without assignee skipped", "type", ev.Type, "task", ev.TaskID)
+		return http.StatusAccepted, ""
+	}
+	ev.At = h.now()
+	if err := h.enqueue(ev.Assignee, ev); err != nil {
+		return http.StatusServiceUnavailable, err.Error()
+	}
+	h.received.Add(1)
+	return http.StatusAccepted, ""
+}
