@@ -11,7 +11,7 @@ import (
 // next deadline.
 func (k *Keyed[K, V]) run(loopNow time.Time) (time.Time, bool) {
 	k.mu.Lock()
-	now := k.clk.Now().UnixNano()
+	now := k.nanos()
 	batch := append(k.batch[:0], k.ready...)
 	clear(k.ready)
 	k.ready = k.ready[:0]
@@ -46,10 +46,10 @@ func (k *Keyed[K, V]) run(loopNow time.Time) (time.Time, bool) {
 	if !ok {
 		return time.Time{}, false
 	}
-	// The loop arms its timer from loopNow, taken before this call; take off
-	// the time spent here so that a long batch does not delay the next one.
-	spent := k.clk.Now().Sub(loopNow)
-	return unixTime(at).Add(-spent), true
+	// The loop arms its timer at next.Sub(loopNow), with loopNow taken
+	// before this call: express the deadline relative to loopNow, less the
+	// time spent here, so a long batch does not delay the next one.
+	return loopNow.Add(time.Duration(at - k.nanos())), true
 }
 
 // collect pops the heap items due at now. A stale item (its burst got more

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/pacerkit/pacer/internal/sched"
 	"github.com/pacerkit/pacer/internal/timing"
@@ -25,6 +26,8 @@ type Keyed[K comparable, V any] struct {
 	maxItems int
 	leading  bool
 	clk      timing.Clock
+	realTime bool      // clk is the real clock: read it through epoch
+	epoch    time.Time // creation time, with its monotonic reading
 	fire     func(K, Burst[V])
 	loop     *sched.Loop
 	drained  chan struct{} // closed by the loop once Close's fires are done
@@ -85,6 +88,8 @@ func New[K comparable, V any](cfg Config, fire func(key K, b Burst[V])) (*Keyed[
 		drained:  make(chan struct{}),
 		entries:  make(map[K]*entry[V]),
 	}
+	_, k.realTime = k.clk.(timing.Real)
+	k.epoch = k.clk.Now()
 	k.loop = sched.Start(k.clk, k.run)
 	return k, nil
 }
@@ -100,7 +105,7 @@ func (k *Keyed[K, V]) Add(key K, v V) error {
 		k.mu.Unlock()
 		return ErrClosed
 	}
-	now := k.clk.Now().UnixNano()
+	now := k.nanos()
 	wake := false
 	e := k.entries[key]
 	if e == nil {
@@ -149,7 +154,7 @@ func (k *Keyed[K, V]) Flush(key K) bool {
 	}
 	fired := len(e.vals) > 0
 	if fired {
-		k.handOver(key, e, k.clk.Now().UnixNano())
+		k.handOver(key, e, k.nanos())
 	} else {
 		k.end(e)
 	}
@@ -219,6 +224,16 @@ func (k *Keyed[K, V]) Close(ctx context.Context, flush bool) error {
 	}
 	k.loop.Stop()
 	return nil
+}
+
+// nanos returns the current time in Unix nanoseconds. On the real clock it
+// is the creation time plus the monotonic time since, which reads the clock
+// once instead of twice and is immune to steps of the wall clock.
+func (k *Keyed[K, V]) nanos() int64 {
+	if k.realTime {
+		return k.epoch.UnixNano() + int64(time.Since(k.epoch))
+	}
+	return k.clk.Now().UnixNano()
 }
 
 // handOver ends e's burst and queues it to fire at once.

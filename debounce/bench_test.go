@@ -1,0 +1,149 @@
+package debounce
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+var benchKeys = []int{1, 1_000_000}
+
+// heapAlloc returns the live heap after a full collection.
+func heapAlloc() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// BenchmarkKeyedAdd measures Add on keys that already have an open burst,
+// and, as B/key, the heap each open burst holds. Wait is long so nothing
+// fires.
+func BenchmarkKeyedAdd(b *testing.B) {
+	for _, keys := range benchKeys {
+		b.Run(fmt.Sprintf("keys=%d", keys), func(b *testing.B) {
+			k, err := New(Config{Wait: time.Hour}, func(int, Burst[struct{}]) {})
+			if err != nil {
+				b.Fatal(err)
+			}
+			before := heapAlloc()
+			for i := range keys {
+				_ = k.Add(i, struct{}{})
+			}
+			perKey := float64(heapAlloc()-before) / float64(keys)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				_ = k.Add(i, struct{}{})
+				if i++; i == keys {
+					i = 0
+				}
+			}
+			b.StopTimer()
+			if keys > 1 { // reported after b.Loop, which clears metrics
+				b.ReportMetric(perKey, "B/key")
+			}
+			_ = k.Close(context.Background(), false)
+		})
+	}
+}
+
+// timerMap is the plain approach BenchmarkKeyedAdd is compared with: a
+// *time.Timer per key, stopped and replaced on every event.
+type timerMap struct {
+	mu     sync.Mutex
+	timers map[int]*time.Timer
+}
+
+func (m *timerMap) add(key int, wait time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t := m.timers[key]; t != nil {
+		t.Stop()
+	}
+	m.timers[key] = time.AfterFunc(wait, func() {
+		m.mu.Lock()
+		delete(m.timers, key)
+		m.mu.Unlock()
+	})
+}
+
+func BenchmarkTimerMapAdd(b *testing.B) {
+	for _, keys := range benchKeys {
+		b.Run(fmt.Sprintf("keys=%d", keys), func(b *testing.B) {
+			m := &timerMap{timers: make(map[int]*time.Timer)}
+			before := heapAlloc()
+			for i := range keys {
+				m.add(i, time.Hour)
+			}
+			perKey := float64(heapAlloc()-before) / float64(keys)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				m.add(i, time.Hour)
+				if i++; i == keys {
+					i = 0
+				}
+			}
+			b.StopTimer()
+			if keys > 1 { // reported after b.Loop, which clears metrics
+				b.ReportMetric(perKey, "B/key")
+			}
+			m.mu.Lock()
+			for _, t := range m.timers {
+				t.Stop()
+			}
+			m.mu.Unlock()
+		})
+	}
+}
+
+// BenchmarkTimeNow is the cost of reading the clock, for reference: Add
+// reads it once.
+func BenchmarkTimeNow(b *testing.B) {
+	for b.Loop() {
+		_ = time.Now()
+	}
+}
+
+// BenchmarkFireLateness schedules 100,000 keys due within the same 100 ms
+// on the real clock and reports how late fire runs after each deadline.
+func BenchmarkFireLateness(b *testing.B) {
+	const (
+		keys = 100_000
+		wait = 200 * time.Millisecond
+		span = 100 * time.Millisecond
+	)
+	var all []time.Duration
+	for b.Loop() {
+		late := make([]time.Duration, 0, keys)
+		done := make(chan struct{})
+		k, err := New(Config{Wait: wait}, func(_ int, bu Burst[struct{}]) {
+			late = append(late, time.Since(bu.Last.Add(wait)))
+			if len(late) == keys {
+				close(done)
+			}
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		const step = 1000
+		for i := range keys {
+			if i%step == 0 {
+				time.Sleep(time.Until(start.Add(span * time.Duration(i) / keys)))
+			}
+			_ = k.Add(i, struct{}{})
+		}
+		<-done
+		_ = k.Close(context.Background(), false)
+		all = append(all, late...)
+	}
+	slices.Sort(all)
+	b.ReportMetric(float64(all[len(all)/2]), "p50-ns")
+	b.ReportMetric(float64(all[len(all)*99/100]), "p99-ns")
+}
