@@ -1,0 +1,190 @@
+package ratelimit_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/ratelimit"
+)
+
+func newKeyed[K comparable](t *testing.T, cfg ratelimit.KeyedConfig) *ratelimit.Keyed[K] {
+	t.Helper()
+	k, err := ratelimit.NewKeyed[K](cfg)
+	require.NoError(t, err)
+	return k
+}
+
+func TestKeyedConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  ratelimit.KeyedConfig
+		want string
+	}{
+		{ratelimit.KeyedConfig{}, "ratelimit: KeyedConfig.Rate must be in (0, 1e9], got 0"},
+		{ratelimit.KeyedConfig{Rate: 2e9}, "KeyedConfig.Rate"},
+		{ratelimit.KeyedConfig{Rate: 1, Burst: -1}, "KeyedConfig.Burst"},
+		{ratelimit.KeyedConfig{Rate: 1, IdleTTL: -1}, "KeyedConfig.IdleTTL"},
+	} {
+		_, err := ratelimit.NewKeyed[string](tc.cfg)
+		require.ErrorContains(t, err, tc.want)
+	}
+}
+
+// keyModel is the reference: a float token bucket per key, refilled
+// lazily, emptied by a pause.
+type keyModel struct {
+	tokens float64
+	last   time.Time
+	pause  time.Time
+}
+
+// TestKeyedModel drives AllowAt and PauseKey with random operations on a
+// few keys and compares every answer with the reference model.
+func TestKeyedModel(t *testing.T) {
+	for seed := range uint64(20) {
+		synctest.Test(t, func(t *testing.T) { keyedModelRun(t, seed) })
+	}
+}
+
+func keyedModelRun(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	rate := float64(1 + rng.IntN(50))
+	burst := 1 + rng.IntN(5)
+	k := newKeyed[int](t, ratelimit.KeyedConfig{Rate: rate, Burst: burst, IdleTTL: time.Duration(1+rng.IntN(3)) * time.Second})
+	interval := time.Duration(math.Round(1e9 / rate)) // Keyed's token interval
+	models := map[int]*keyModel{}
+	model := func(key int, now time.Time) *keyModel {
+		m := models[key]
+		if m == nil {
+			m = &keyModel{tokens: float64(burst), last: now}
+			models[key] = m
+		}
+		m.tokens = min(float64(burst), m.tokens+float64(now.Sub(m.last))/float64(interval))
+		m.last = now
+		return m
+	}
+	for step := range 2000 {
+		time.Sleep(time.Duration(rng.IntN(int(2 * interval))))
+		now := time.Now()
+		key := rng.IntN(4)
+		if rng.IntN(20) == 0 {
+			d := time.Duration(rng.IntN(int(5 * interval)))
+			k.PauseKey(key, d)
+			m := model(key, now)
+			if d > 0 && now.Add(d).After(m.pause) {
+				m.pause, m.tokens = now.Add(d), 0
+			}
+			continue
+		}
+		n := 1 + rng.IntN(burst+1)
+		m := model(key, now)
+		want := !now.Before(m.pause) && m.tokens >= float64(n)-1e-9
+		if want {
+			m.tokens -= float64(n)
+		}
+		require.Equal(t, want, k.AllowAt(key, now, n), "seed %d step %d key %d n %d tokens %v", seed, step, key, n, m.tokens)
+	}
+}
+
+func TestKeyedWaitPacesEachKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		k := newKeyed[string](t, ratelimit.KeyedConfig{Rate: 10, Burst: 2})
+		var wg sync.WaitGroup
+		for _, key := range []string{"a", "b", "c"} {
+			wg.Go(func() {
+				start := time.Now()
+				for range 12 {
+					require.NoError(t, k.Wait(context.Background(), key))
+				}
+				require.Equal(t, time.Second, time.Since(start), key)
+			})
+		}
+		wg.Wait()
+	})
+}
+
+func TestKeyedPauseKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		k := newKeyed[string](t, ratelimit.KeyedConfig{Rate: 1, Burst: 1})
+		require.True(t, k.Allow("a"))
+		var wg sync.WaitGroup
+		var sleeper, newcomer, other time.Duration
+		waitAt(t, &wg, k.For("a"), 0, &sleeper) // due at 1s
+		time.Sleep(500 * time.Millisecond)
+		k.For("a").PauseFor(3 * time.Second) // until 3.5s
+		k.PauseKey("a", time.Second)         // earlier: ignored
+		waitAt(t, &wg, k.For("a"), 1500*time.Millisecond, &newcomer)
+		waitAt(t, &wg, k.For("b"), 0, &other)
+		wg.Wait()
+		require.Zero(t, other, "a pause of one key held another")
+		require.ElementsMatch(t, []time.Duration{3500 * time.Millisecond, 4500 * time.Millisecond},
+			[]time.Duration{sleeper, newcomer + 500*time.Millisecond})
+	})
+}
+
+func TestKeyedCancelAndDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		k := newKeyed[string](t, ratelimit.KeyedConfig{Rate: 1, Burst: 1})
+		require.True(t, k.Allow("a"))
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { require.ErrorIs(t, k.Wait(ctx, "a"), context.Canceled) })
+		time.Sleep(500 * time.Millisecond)
+		cancel()
+		wg.Wait()
+
+		dctx, dcancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer dcancel()
+		require.ErrorContains(t, k.Wait(dctx, "a"), "would exceed context deadline")
+
+		time.Sleep(500 * time.Millisecond)
+		require.True(t, k.Allow("a"), "a cancelled or failed wait kept its token")
+		require.False(t, k.Allow("a"))
+	})
+}
+
+// TestKeyedMemoryFollowsActiveKeys touches a million keys once; after
+// IdleTTL passes, only the keys still in use have a bucket and the memory of
+// the others is given back.
+func TestKeyedMemoryFollowsActiveKeys(t *testing.T) {
+	const many, hot = 1_000_000, 1000
+	mock := clock.NewMock()
+	k := newKeyed[int](t, ratelimit.KeyedConfig{Rate: 10, Burst: 2, IdleTTL: time.Minute, Clock: mock})
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	base := heap()
+	for i := range many {
+		require.True(t, k.Allow(i))
+	}
+	require.Equal(t, many, k.Len())
+	full := heap()
+	require.Greater(t, full-base, uint64(many*32), "a million buckets should take memory")
+
+	// 59s: still within IdleTTL of being full again (at 0.1s).
+	mock.Add(59 * time.Second)
+	require.Equal(t, many, k.Len())
+
+	mock.Add(2 * time.Second)
+	for i := range hot {
+		require.True(t, k.Allow(i))
+	}
+	require.Equal(t, hot, k.Len())
+	after := heap()
+	require.Less(t, after-min(after, base), (full-base)/10, "idle buckets were dropped but their memory was kept")
+
+	mock.Add(2 * time.Minute)
+	require.Zero(t, k.Len())
+	runtime.KeepAlive(k)
+}
