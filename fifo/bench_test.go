@@ -2,6 +2,7 @@ package fifo
 
 import (
 	"context"
+	"sync"
 	"testing"
 )
 
@@ -40,5 +41,63 @@ func BenchmarkGroupsCycle(b *testing.B) {
 			b.Fatal(err)
 		}
 		g.Ack(l)
+	}
+}
+
+// naiveQueue is the textbook layout of a de-duplicated work queue, kept
+// here only as a yardstick for BenchmarkQueueCycle: a slice that is
+// shifted on every Get, a set per state, and a sync.Cond.
+type naiveQueue struct {
+	mu                sync.Mutex
+	cond              sync.Cond
+	queue             []int
+	dirty, processing map[int]struct{}
+}
+
+func (q *naiveQueue) add(k int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, ok := q.dirty[k]; ok {
+		return
+	}
+	q.dirty[k] = struct{}{}
+	if _, ok := q.processing[k]; ok {
+		return
+	}
+	q.queue = append(q.queue, k)
+	q.cond.Signal()
+}
+
+func (q *naiveQueue) get() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.queue) == 0 {
+		q.cond.Wait()
+	}
+	k := q.queue[0]
+	q.queue = q.queue[1:]
+	q.processing[k] = struct{}{}
+	delete(q.dirty, k)
+	return k
+}
+
+func (q *naiveQueue) done(k int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.processing, k)
+	if _, ok := q.dirty[k]; ok {
+		q.queue = append(q.queue, k)
+		q.cond.Signal()
+	}
+}
+
+// BenchmarkNaiveQueueCycle is BenchmarkQueueCycle on naiveQueue.
+func BenchmarkNaiveQueueCycle(b *testing.B) {
+	q := &naiveQueue{dirty: map[int]struct{}{}, processing: map[int]struct{}{}}
+	q.cond.L = &q.mu
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		q.add(i)
+		q.done(q.get())
 	}
 }

@@ -56,7 +56,7 @@ type Groups[K comparable, M any] struct {
 	maxBatch int
 	groups   map[K]*group[M]
 	free     []*group[M] // recycled group records
-	ready    ring[K]
+	ready    ring[readyKey[K, M]]
 	waiters  waitList
 	delay    delayer[K]
 	waiting  int // messages not leased
@@ -65,6 +65,14 @@ type Groups[K comparable, M any] struct {
 	shut     bool
 	drained  chan struct{}
 	drainEnd bool
+}
+
+// readyKey is an entry of the ready order. It carries the group so that
+// Get needs no map lookup; a ready group stays in the map until its lease
+// ends, so the pointer is current.
+type readyKey[K comparable, M any] struct {
+	key K
+	gr  *group[M]
 }
 
 // group is the state of one key that has messages or a lease.
@@ -101,15 +109,16 @@ func NewGroups[K comparable, M any](cfg GroupsConfig) (*Groups[K, M], error) {
 
 // Put appends msgs to key, behind its earlier messages. A key that had no
 // messages becomes ready at the tail; a leased, delayed or held key keeps
-// its place and state. Put returns ErrShutDown after shutdown.
+// its place and state. Put with no messages does nothing. Put returns
+// ErrShutDown after shutdown.
 func (g *Groups[K, M]) Put(key K, msgs ...M) error {
-	if len(msgs) == 0 {
-		return nil
-	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.shut {
 		return ErrShutDown
+	}
+	if len(msgs) == 0 {
+		return nil
 	}
 	gr := g.groups[key]
 	if gr == nil {
@@ -133,7 +142,7 @@ func (g *Groups[K, M]) newGroup() *group[M] {
 
 func (g *Groups[K, M]) makeReady(key K, gr *group[M]) {
 	gr.state = stateReady
-	g.ready.push(key)
+	g.ready.push(readyKey[K, M]{key, gr})
 	g.waiters.wakeOne()
 }
 
@@ -153,8 +162,8 @@ func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
 	}
 	g.mu.Lock()
 	for {
-		if key, ok := g.ready.pop(); ok {
-			gr := g.groups[key]
+		if r, ok := g.ready.pop(); ok {
+			key, gr := r.key, r.gr
 			n := len(gr.msgs)
 			if g.maxBatch > 0 && n > g.maxBatch {
 				n = g.maxBatch

@@ -36,6 +36,8 @@ type Queue[K comparable] struct {
 	mu         sync.Mutex
 	keys       map[K]keyState
 	ready      ring[K]
+	pushed     uint64 // keys ever pushed to ready
+	popped     uint64 // keys ever popped from ready
 	processing int
 	waiters    waitList
 	delay      delayer[K]
@@ -44,16 +46,19 @@ type Queue[K comparable] struct {
 	drainDone  bool
 }
 
+// keyState is the state of a key that is queued or delayed. A queued key
+// is waiting while its position in the ready ring has not been popped yet,
+// and processing after, so Get need not touch the map at all.
 type keyState struct {
+	pos   uint64 // value of pushed when the key was pushed, with flagQueued
+	due   int64  // deadline of a pending AddAfter, with flagDelayed
 	flags uint8
-	due   int64 // deadline of a pending AddAfter, with flagDelayed
 }
 
 const (
-	flagWaiting uint8 = 1 << iota
-	flagProcessing
-	flagDirty
-	flagDelayed
+	flagQueued  uint8 = 1 << iota // waiting or processing
+	flagDirty                     // processing and added again
+	flagDelayed                   // an AddAfter is pending
 )
 
 // NewQueue returns an empty Queue. It starts no goroutine until the first
@@ -81,20 +86,24 @@ func (q *Queue[K]) Add(key K) bool {
 func (q *Queue[K]) add(key K) bool {
 	s := q.keys[key]
 	switch {
-	case s.flags&flagWaiting != 0:
-		return false
-	case s.flags&flagProcessing != 0:
-		if s.flags&flagDirty != 0 {
-			return false
-		}
-		s.flags |= flagDirty
+	case s.flags&flagQueued == 0:
+		s.flags |= flagQueued
+		s.pos = q.push(key)
+	case s.pos >= q.popped || s.flags&flagDirty != 0:
+		return false // waiting, or processing and already dirty
 	default:
-		s.flags |= flagWaiting
-		q.ready.push(key)
-		q.waiters.wakeOne()
+		s.flags |= flagDirty
 	}
 	q.keys[key] = s
 	return true
+}
+
+// push appends key to the ready ring and returns its position.
+func (q *Queue[K]) push(key K) uint64 {
+	q.ready.push(key)
+	q.pushed++
+	q.waiters.wakeOne()
+	return q.pushed - 1
 }
 
 // AddAfter adds key once d has passed, on the queue's clock. A d <= 0 adds
@@ -159,9 +168,7 @@ func (q *Queue[K]) Get(ctx context.Context) (K, error) {
 	q.mu.Lock()
 	for {
 		if key, ok := q.ready.pop(); ok {
-			s := q.keys[key]
-			s.flags = s.flags&^flagWaiting | flagProcessing
-			q.keys[key] = s
+			q.popped++
 			q.processing++
 			q.mu.Unlock()
 			return key, nil
@@ -183,16 +190,16 @@ func (q *Queue[K]) Get(ctx context.Context) (K, error) {
 func (q *Queue[K]) Done(key K) {
 	q.mu.Lock()
 	s, ok := q.keys[key]
-	if !ok || s.flags&flagProcessing == 0 {
+	if !ok || s.flags&flagQueued == 0 || s.pos >= q.popped {
 		q.mu.Unlock()
 		panic("fifo: Queue.Done of a key that is not processing")
 	}
 	q.processing--
-	s.flags &^= flagProcessing
 	if s.flags&flagDirty != 0 {
-		s.flags = s.flags&^flagDirty | flagWaiting
-		q.ready.push(key)
-		q.waiters.wakeOne()
+		s.flags &^= flagDirty
+		s.pos = q.push(key)
+	} else {
+		s.flags &^= flagQueued
 	}
 	if s.flags == 0 {
 		delete(q.keys, key)

@@ -12,11 +12,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+const (
+	modelWaiting uint8 = 1 << iota
+	modelProcessing
+	modelDirty
+)
+
 // queueModel is the reference for Queue: plain slices and maps driven by one
 // goroutine, with exact expected outputs.
 type queueModel struct {
 	ready   []int
-	state   map[int]uint8 // flagWaiting, flagProcessing, flagDirty
+	state   map[int]uint8
 	delayed map[int][2]int64
 	seq     int64
 	now     int64
@@ -29,15 +35,15 @@ func (m *queueModel) add(k int) bool {
 	}
 	s := m.state[k]
 	switch {
-	case s&flagWaiting != 0:
+	case s&modelWaiting != 0:
 		return false
-	case s&flagProcessing != 0:
-		if s&flagDirty != 0 {
+	case s&modelProcessing != 0:
+		if s&modelDirty != 0 {
 			return false
 		}
-		m.state[k] = s | flagDirty
+		m.state[k] = s | modelDirty
 	default:
-		m.state[k] = s | flagWaiting
+		m.state[k] = s | modelWaiting
 		m.ready = append(m.ready, k)
 	}
 	return true
@@ -83,13 +89,13 @@ func (m *queueModel) advance(d time.Duration) {
 func (m *queueModel) get() int {
 	k := m.ready[0]
 	m.ready = m.ready[1:]
-	m.state[k] = flagProcessing | m.state[k]&flagDirty
+	m.state[k] = modelProcessing | m.state[k]&modelDirty
 	return k
 }
 
 func (m *queueModel) done(k int) {
-	if m.state[k]&flagDirty != 0 {
-		m.state[k] = flagWaiting
+	if m.state[k]&modelDirty != 0 {
+		m.state[k] = modelWaiting
 		m.ready = append(m.ready, k)
 		return
 	}
@@ -99,7 +105,7 @@ func (m *queueModel) done(k int) {
 func (m *queueModel) processing() []int {
 	var keys []int
 	for k, s := range m.state {
-		if s&flagProcessing != 0 {
+		if s&modelProcessing != 0 {
 			keys = append(keys, k)
 		}
 	}
