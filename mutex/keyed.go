@@ -3,23 +3,7 @@ package mutex
 import (
 	"context"
 	"hash/maphash"
-	"sync"
 )
-
-// numShards is the number of independently locked parts of a Keyed. A key's
-// shard is chosen by its hash, so operations on different keys rarely touch
-// the same internal lock. It must be a power of two.
-const numShards = 32
-
-// shrinkPeak is the size from which an emptied shard drops its map instead of
-// keeping it for reuse. Go maps never shrink, so without this a burst of
-// many keys would pin its memory for the life of the Keyed; below it, the map
-// is kept so steady-state locking does not allocate.
-const shrinkPeak = 64
-
-// seed hashes keys to shards. One seed serves every Keyed, which keeps the
-// zero value ready to use.
-var seed = maphash.MakeSeed()
 
 // Keyed is a mutual exclusion lock per key: one holder per key at a time,
 // while different keys never block each other.
@@ -43,17 +27,6 @@ type Keyed[K comparable] struct {
 	shards [numShards]shard[K]
 }
 
-// shard holds the state of the keys whose hash falls in it.
-type shard[K comparable] struct {
-	mu sync.Mutex
-	// held maps every held key to its waiters; a key is present exactly
-	// while it is held, since Unlock hands a waited-for key over instead of
-	// releasing it.
-	held map[K]queue
-	peak int // largest len(held) since the map was made
-	_    [64 - 24]byte
-}
-
 // Lock locks key. If the key is already locked, Lock blocks until it is the
 // caller's turn: waiters acquire in the order they called.
 func (m *Keyed[K]) Lock(key K) {
@@ -72,7 +45,7 @@ func (m *Keyed[K]) TryLock(key K) bool {
 	s := m.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, held := s.held[key]; held {
+	if _, _, held := s.find(key); held {
 		return false
 	}
 	s.insert(key)
@@ -111,9 +84,9 @@ func (m *Keyed[K]) LockContext(ctx context.Context, key K) error {
 		// this waiter had left before its turn.
 		s.release(key)
 	} else {
-		q := s.held[key]
+		i, q, _ := s.find(key)
 		q.remove(w)
-		s.held[key] = q
+		s.store(i, key, q)
 	}
 	s.mu.Unlock()
 	return ctx.Err()
@@ -151,7 +124,7 @@ func (m *Keyed[K]) Len() int {
 	for i := range m.shards {
 		s := &m.shards[i]
 		s.mu.Lock()
-		n += len(s.held)
+		n += s.len()
 		s.mu.Unlock()
 	}
 	return n
@@ -159,50 +132,4 @@ func (m *Keyed[K]) Len() int {
 
 func (m *Keyed[K]) shard(key K) *shard[K] {
 	return &m.shards[maphash.Comparable(seed, key)%numShards]
-}
-
-// acquireOrWait takes key if it is free and returns nil, or appends a new
-// waiter to the key's queue and returns it. s.mu must be held.
-func (s *shard[K]) acquireOrWait(key K) *waiter {
-	q, held := s.held[key]
-	if !held {
-		s.insert(key)
-		return nil
-	}
-	// Allocating here is fine: it happens only under contention, where
-	// the caller is about to block anyway. Waiters are not pooled because
-	// their channels would then cross testing/synctest bubbles.
-	w := &waiter{ready: make(chan struct{})}
-	q.push(w)
-	s.held[key] = q
-	return w
-}
-
-// insert marks the free key as held. s.mu must be held.
-func (s *shard[K]) insert(key K) {
-	if s.held == nil {
-		s.held = make(map[K]queue)
-	}
-	s.held[key] = queue{}
-	s.peak = max(s.peak, len(s.held))
-}
-
-// release hands key to its first waiter, or frees it when nobody waits.
-// It reports false if key was not held. s.mu must be held.
-func (s *shard[K]) release(key K) bool {
-	q, held := s.held[key]
-	if !held {
-		return false
-	}
-	if w := q.pop(); w != nil {
-		s.held[key] = q
-		w.granted = true
-		close(w.ready)
-		return true
-	}
-	delete(s.held, key)
-	if len(s.held) == 0 && s.peak >= shrinkPeak {
-		s.held, s.peak = nil, 0
-	}
-	return true
 }
