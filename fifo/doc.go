@@ -1,22 +1,54 @@
 // Package fifo provides two in-memory ready-queues that serve keys first
 // come, first served and never hand out one key twice at once.
 //
-// Queue is a de-duplicated queue of keys with the contract of client-go's
-// workqueue: a key waits at most once, a key being processed is not handed
-// out again until Done, and a key added while it is processed runs again
-// afterwards, at the tail. Use it when the key alone says what to do (for
-// example "recompute user U").
+// # Queue: de-duplicated keys
 //
-// Groups holds ordered messages per key and hands them out as leases: at
-// most one lease per key, messages in Put order, never skipped except by
-// Drop. A failed lease is retried after a delay, dropped, or held until
-// released. GroupsConfig.MaxBatch 1 delivers strictly one message at a time;
-// 0 coalesces everything waiting for the key into one lease.
+// Queue follows the contract of client-go's workqueue. Use it when the key
+// alone says what to do, as in "recompute user U".
 //
-// Both are safe for concurrent use by any number of producers and
-// consumers. Delayed adds and retries share one timer goroutine per queue,
-// started on first use and stopped by ShutDown. After ShutDown new work is
-// refused, pending delays are dropped, and Get hands out what is ready, then
-// returns ErrShutDown; ShutDownWithDrain also waits for the consumers to
-// finish it.
+//   - A key is waiting at most once; Add of a waiting key is a no-op.
+//   - A key handed out by Get is processing until Done and is not handed
+//     out again before. Add of a processing key marks it dirty, and Done
+//     appends it at the tail: events that arrive during processing make the
+//     key run again afterwards, behind the keys that were already waiting.
+//   - Keys come out in the order they became waiting, across any number of
+//     consumers. AddAfter makes a key waiting once a delay has passed.
+//
+// # Groups: ordered messages per key
+//
+// Groups holds messages partitioned by key and hands them out as leases.
+//
+//   - A key has at most one lease at a time.
+//   - The messages of a key are leased in Put order and never skipped
+//     except by Drop. Retry keeps them at the head of the key for a delay
+//     and counts Lease.Attempt up; Hold keeps them there until Release.
+//   - Keys are served in the order their head became ready: put into an
+//     empty key, left behind an ended lease, past a retry delay, released.
+//   - GroupsConfig.MaxBatch 1 leases one message at a time (strict FIFO);
+//     0 coalesces everything waiting for the key into one lease.
+//
+// # Concurrency and shutdown
+//
+// Both types are safe for concurrent use by any number of producers and
+// consumers. Get blocks until work is ready, shutdown or the end of its
+// context. Delayed adds and retries share one heap, one timer and one
+// goroutine per Queue or Groups, started on first use. ShutDown stops
+// intake (Add is a no-op, Put returns ErrShutDown), drops pending delays
+// and waits for the timer goroutine; Get keeps handing out what is ready,
+// then returns ErrShutDown. ShutDownWithDrain also waits until consumers
+// have finished everything that was ready or in progress, or its context
+// ends. Both are idempotent.
+//
+// # Performance
+//
+// Get, Done, Ack and the other hot paths take one mutex and do not allocate
+// when work is ready; Get touches no map. Measured on a shared, loaded
+// 2-core VM with go test -bench (best of several runs):
+//
+//	BenchmarkQueueCycle       Add+Get+Done of a new key     88 ns/op  0 B/op  0 allocs/op
+//	BenchmarkGroupsCycle      Put+Get+Ack of a new key     109 ns/op  8 B/op  1 allocs/op
+//	BenchmarkNaiveQueueCycle  the same on slice+sets+Cond  155 ns/op  8 B/op  1 allocs/op
+//
+// The one allocation of a Groups cycle is the message slice of a new key,
+// which the lease hands to the caller.
 package fifo
