@@ -18,8 +18,8 @@ func (k *Keyed[K, V]) run(loopNow time.Time) (time.Time, bool) {
 	batch = k.collect(batch, now)
 	k.mu.Unlock()
 
-	// Hand-overs and heap items interleave by deadline; both are mostly
-	// sorted already.
+	// Hand-overs, heap and fifo items interleave by deadline; each part is
+	// mostly sorted already.
 	slices.SortFunc(batch, func(a, b due[K, V]) int {
 		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq))
 	})
@@ -42,7 +42,7 @@ func (k *Keyed[K, V]) run(loopNow time.Time) (time.Time, bool) {
 	if len(k.ready) > 0 {
 		return loopNow, true
 	}
-	_, at, ok := k.heap.Peek()
+	at, ok := k.next()
 	if !ok {
 		return time.Time{}, false
 	}
@@ -52,33 +52,77 @@ func (k *Keyed[K, V]) run(loopNow time.Time) (time.Time, bool) {
 	return loopNow.Add(time.Duration(at - k.nanos())), true
 }
 
-// collect pops the heap items due at now. A stale item (its burst got more
-// Adds since it was pushed) goes back at the burst's real deadline; a due
-// burst is removed from entries and appended to batch.
+// next returns the earliest item's deadline.
+func (k *Keyed[K, V]) next() (int64, bool) {
+	_, hat, hok := k.heap.Peek()
+	_, fat, fok := k.fifoHead()
+	switch {
+	case hok && fok:
+		return min(hat, fat), true
+	case hok:
+		return hat, true
+	default:
+		return fat, fok
+	}
+}
+
+// fifoHead returns the first live fifo item and its deadline, dropping the
+// orphans before it.
+func (k *Keyed[K, V]) fifoHead() (key K, at int64, ok bool) {
+	for k.fifo.len() > 0 {
+		key = k.fifo.peek()
+		if e := k.entries[key]; e != nil && e.state&inHeap == 0 {
+			return key, e.first + k.wait, true
+		}
+		k.fifo.pop()
+	}
+	return key, 0, false
+}
+
+// collect takes the items due at now from the heap and from fifo, and
+// appends the bursts that are due to batch.
 func (k *Keyed[K, V]) collect(batch []due[K, V], now int64) []due[K, V] {
 	for {
 		key, at, ok := k.heap.Peek()
 		if !ok || at > now {
-			return batch
+			break
 		}
 		k.heap.Pop()
-		e := k.entries[key]
-		if e.seq != 0 {
-			if d := k.deadline(e); d > now {
-				k.heap.Push(key, d)
-				continue
-			}
-			if len(e.vals) > 0 {
-				batch = append(batch, due[K, V]{at: k.deadline(e), seq: e.seq, key: key, b: k.burst(e)})
-			}
-			k.open--
-		}
-		delete(k.entries, key)
-		if len(k.entries) == 0 && k.peak > 1024 {
-			// Maps keep their buckets after deletes; give them back when idle.
-			k.entries, k.peak = make(map[K]*entry[V]), 0
-		}
+		batch = k.expire(batch, key, now)
 	}
+	for {
+		key, at, ok := k.fifoHead()
+		if !ok || at > now {
+			return batch
+		}
+		k.fifo.pop()
+		batch = k.expire(batch, key, now)
+	}
+}
+
+// expire handles key's item coming due at now. If the burst got Adds since
+// the item was scheduled, the item goes to the heap at the real deadline
+// (lazy update); otherwise the entry is dropped and its burst, if it has
+// values, appended to batch.
+func (k *Keyed[K, V]) expire(batch []due[K, V], key K, now int64) []due[K, V] {
+	e := k.entries[key]
+	if seq := e.seq(); seq != 0 {
+		if d := k.deadline(e); d > now {
+			e.state |= inHeap
+			k.heap.Push(key, d)
+			return batch
+		}
+		if len(e.vals) > 0 {
+			batch = append(batch, due[K, V]{at: k.deadline(e), seq: seq, key: key, b: k.burst(e)})
+		}
+		k.open--
+	}
+	delete(k.entries, key)
+	if len(k.entries) == 0 && k.peak > 1024 {
+		// Maps keep their buckets after deletes; give them back when idle.
+		k.entries, k.peak = make(map[K]*entry[V]), 0
+	}
+	return batch
 }
 
 // call runs fire, recovering a panic so the loop lives on.

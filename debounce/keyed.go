@@ -3,6 +3,7 @@ package debounce
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"time"
 
@@ -32,15 +33,17 @@ type Keyed[K comparable, V any] struct {
 	loop     *sched.Loop
 	drained  chan struct{} // closed by the loop once Close's fires are done
 
-	mu      sync.Mutex
-	entries map[K]*entry[V]
-	peak    int           // largest len(entries) since the map was last made
-	heap    sched.Heap[K] // one entry per key of entries, lazily updated
-	ready   []due[K, V]   // handed over, waiting for the loop
-	seq     uint64        // scheduling order, for ties between equal deadlines
-	open    int           // keys with an open burst
-	closed  bool
-	isDrain bool // drained is closed
+	mu       sync.Mutex
+	entries  map[K]*entry[V]
+	peak     int           // largest len(entries) since the map was last made
+	fifo     keyQueue[K]   // first deadlines of new entries, in order
+	fifoLast int64         // deadline of the last key pushed to fifo
+	heap     sched.Heap[K] // later deadlines, lazily updated
+	ready    []due[K, V]   // handed over, waiting for the loop
+	seq      uint64        // scheduling order, for ties between equal deadlines
+	open     int           // keys with an open burst
+	closed   bool
+	isDrain  bool // drained is closed
 
 	batch []due[K, V] // reused by the loop goroutine only
 }
@@ -48,17 +51,28 @@ type Keyed[K comparable, V any] struct {
 // entry is the state of one key. Times are Unix nanoseconds; the deadline is
 // derived from first and last rather than stored.
 //
+// Every entry has exactly one schedule item: in fifo at first+Wait when it
+// was created, or in the heap (inHeap set) once that item turned out stale
+// and was pushed again at the real deadline. Items only ever come early.
+//
 // An entry outlives its burst when the burst ends early (Flush, Cancel, a
-// full MaxItems burst): it stays, with seq 0, until its heap item pops, so
-// that the key never has more than one heap item. That item is never later
-// than the deadline of a burst that reopens the entry, which keeps the lazy
-// heap correct.
+// full MaxItems burst): it stays, with a zero seq, until its item comes due,
+// so a key never has two live items. A burst that reopens it keeps the item
+// if it is in the heap (it is no later than the new deadline); a fifo item,
+// whose deadline is derived from first, is left behind as an orphan, which
+// the loop skips, and the entry moves to the heap.
 type entry[V any] struct {
 	vals  []V
 	first int64
 	last  int64
-	seq   uint64 // scheduling order of the open burst; 0 when none is open
+	state uint64 // scheduling order of the open burst (0 when none is open) | inHeap
 }
+
+// inHeap marks an entry whose schedule item is in the heap.
+const inHeap = 1 << 63
+
+// seq returns the scheduling order of e's open burst, or 0 if none is open.
+func (e *entry[V]) seq() uint64 { return e.state &^ inHeap }
 
 // due is a burst ready to fire, ordered by (at, seq).
 type due[K comparable, V any] struct {
@@ -87,6 +101,7 @@ func New[K comparable, V any](cfg Config, fire func(key K, b Burst[V])) (*Keyed[
 		fire:     fire,
 		drained:  make(chan struct{}),
 		entries:  make(map[K]*entry[V]),
+		fifoLast: math.MinInt64,
 	}
 	_, k.realTime = k.clk.(timing.Real)
 	k.epoch = k.clk.Now()
@@ -108,19 +123,24 @@ func (k *Keyed[K, V]) Add(key K, v V) error {
 	now := k.nanos()
 	wake := false
 	e := k.entries[key]
-	if e == nil {
+	switch {
+	case e == nil:
 		e = &entry[V]{}
 		k.entries[key] = e
 		k.peak = max(k.peak, len(k.entries))
+		wake = k.schedule(key, e, now+k.wait)
+	case e.state == 0: // reopening an entry whose item is in fifo
+		e.state = inHeap
 		wake = k.heap.Push(key, now+k.wait)
 	}
-	if e.seq == 0 {
+	if e.seq() == 0 {
 		k.seq++
-		e.seq, e.first = k.seq, now
+		e.state |= k.seq
+		e.first = now
 		k.open++
 		if k.leading {
 			e.last = now
-			k.ready = append(k.ready, due[K, V]{at: now, seq: e.seq, key: key,
+			k.ready = append(k.ready, due[K, V]{at: now, seq: k.seq, key: key,
 				b: Burst[V]{Values: []V{v}, First: unixTime(now), Last: unixTime(now), Count: 1}})
 			k.mu.Unlock()
 			k.loop.Wake()
@@ -148,7 +168,7 @@ func (k *Keyed[K, V]) Add(key K, v V) error {
 func (k *Keyed[K, V]) Flush(key K) bool {
 	k.mu.Lock()
 	e := k.entries[key]
-	if e == nil || e.seq == 0 {
+	if e == nil || e.seq() == 0 {
 		k.mu.Unlock()
 		return false
 	}
@@ -171,7 +191,7 @@ func (k *Keyed[K, V]) Cancel(key K) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	e := k.entries[key]
-	if e == nil || e.seq == 0 {
+	if e == nil || e.seq() == 0 {
 		return false
 	}
 	k.end(e)
@@ -202,13 +222,14 @@ func (k *Keyed[K, V]) Close(ctx context.Context, flush bool) error {
 		k.closed = true
 		if flush {
 			for key, e := range k.entries {
-				if e.seq != 0 && len(e.vals) > 0 {
-					k.ready = append(k.ready, due[K, V]{at: k.deadline(e), seq: e.seq, key: key, b: k.burst(e)})
+				if e.seq() != 0 && len(e.vals) > 0 {
+					k.ready = append(k.ready, due[K, V]{at: k.deadline(e), seq: e.seq(), key: key, b: k.burst(e)})
 				}
 			}
 		}
 		k.entries = nil
 		k.heap = sched.Heap[K]{}
+		k.fifo = keyQueue[K]{}
 		k.open = 0
 	}
 	k.mu.Unlock()
@@ -236,6 +257,18 @@ func (k *Keyed[K, V]) nanos() int64 {
 	return k.clk.Now().UnixNano()
 }
 
+// schedule gives a new entry its item at its first deadline: in fifo
+// unless the clock went back, and reports whether the loop must be woken.
+func (k *Keyed[K, V]) schedule(key K, e *entry[V], at int64) bool {
+	if at >= k.fifoLast {
+		k.fifo.push(key)
+		k.fifoLast = at
+		return k.fifo.len() == 1
+	}
+	e.state = inHeap
+	return k.heap.Push(key, at)
+}
+
 // handOver ends e's burst and queues it to fire at once.
 func (k *Keyed[K, V]) handOver(key K, e *entry[V], now int64) {
 	k.seq++
@@ -245,6 +278,7 @@ func (k *Keyed[K, V]) handOver(key K, e *entry[V], now int64) {
 
 // end closes e's burst; e stays until its heap item pops.
 func (k *Keyed[K, V]) end(e *entry[V]) {
-	e.vals, e.seq = nil, 0
+	e.vals = nil
+	e.state &= inHeap
 	k.open--
 }
