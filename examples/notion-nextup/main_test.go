@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/pacerkit/pacer"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// handlerTransport serves requests with h in process: no sockets, so the
+// whole demo runs inside a synctest bubble on fake time.
+type handlerTransport struct{ h http.Handler }
+
+func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	in := r.Clone(r.Context())
+	if in.Body == nil {
+		in.Body = http.NoBody
+	}
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, in)
+	in.Body.Close()
+	return rec.Result(), nil
+}
+
+// runDemoInProcess plays the demo on fake time with the production
+// durations, the fake API and the webhook reached in process.
+func runDemoInProcess(t *testing.T, workers int) *report {
+	t.Helper()
+	fake := newDemoAPI(3, 3, time.Now)
+	today, err := time.Parse(dateLayout, demoToday)
+	require.NoError(t, err)
+	cfg := appConfig{
+		APIURL: "http://tasks.invalid", Secret: []byte("s3cret"),
+		Rate: 3, Burst: 3, Debounce: 5 * time.Second, MaxWait: 15 * time.Second, Workers: workers,
+		Today: func() time.Time { return today },
+		Base:  handlerTransport{fake},
+	}
+	a, err := newApp(cfg)
+	require.NoError(t, err)
+	hook := &http.Client{Transport: handlerTransport{routes(a)}}
+	d := &demo{fake: fake, app: a, secret: cfg.Secret, debounce: cfg.Debounce, maxWait: cfg.MaxWait,
+		post: postJSON(hook, "http://nextup.invalid/webhook")}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	rep, err := d.run(ctx)
+	require.NoError(t, err)
+	return rep
+}
+
+func TestDemo(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		t.Run(map[int]string{1: "one worker", 2: "two workers"}[workers], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rep := runDemoInProcess(t, workers)
+				var out bytes.Buffer
+				rep.print(&out)
+				t.Log("\n" + out.String())
+				for _, c := range rep.checks {
+					require.True(t, c.ok, "check failed: %s\n%s", c.name, out.String())
+				}
+				require.True(t, rep.ok())
+
+				require.Equal(t, map[string]int{"alice": 5, "bob": 5, "carol": 3, "dave": 13, "mallory": 1}, rep.events)
+				require.Equal(t, 27+2, rep.statuses[202], "27 events queued, 2 without an assignee")
+				require.Equal(t, 1, rep.runs["alice"], "alice's burst coalesced into one run")
+				require.Equal(t, 2, rep.runs["carol"], "one failed query, one retry")
+				require.Equal(t, 1, rep.retries["carol"])
+				require.Equal(t, 1, rep.runs["mallory"])
+				require.ErrorContains(t, rep.dropped["mallory"], "404")
+				require.Equal(t, 1, rep.api.Throttled, "only the warm-up request is throttled")
+				require.Zero(t, rep.api.ThrottledWarm)
+				require.Equal(t, 1, rep.api.Failed)
+				require.Contains(t, out.String(), "429s: 1 (0 after warm-up)")
+				// dave edits every 2.5 s for 30 s: the 15 s max-wait queues
+				// him at least twice while he is still typing.
+				require.GreaterOrEqual(t, len(rep.bursts["dave"]), 2)
+				require.Equal(t, 15*time.Second, rep.bursts["dave"][0].waited)
+			})
+		})
+	}
+}
+
+func TestPlan(t *testing.T) {
+	// 2026-11-20 is a Friday.
+	start, _ := time.Parse(dateLayout, "2026-11-20")
+	tasks := []Task{
+		{ID: "late", Priority: 2, Due: "2026-12-01", Estimate: 1},
+		{ID: "undated", Priority: 2, Estimate: 2},
+		{ID: "urgent", Priority: 1, Estimate: 1},
+		{ID: "soon", Priority: 2, Due: "2026-11-25", Estimate: 3},
+		{ID: "done", Priority: 1, Done: true, Rank: 4, Projected: "2026-11-01"},
+		{ID: "zero", Priority: 3, Estimate: 0},
+	}
+	want := []Update{
+		{ID: "urgent", Rank: 1, Projected: "2026-11-20"},  // Fri
+		{ID: "soon", Rank: 2, Projected: "2026-11-25"},    // Mon, Tue, Wed
+		{ID: "late", Rank: 3, Projected: "2026-11-26"},    // Thu
+		{ID: "undated", Rank: 4, Projected: "2026-11-30"}, // Fri, Mon
+		{ID: "zero", Rank: 5, Projected: "2026-12-01"},    // counts as 1 day
+		{ID: "done"},
+	}
+	require.Equal(t, want, plan(tasks, start))
+
+	// Starting on a Sunday starts on Monday.
+	sunday, _ := time.Parse(dateLayout, "2026-11-22")
+	require.Equal(t, "2026-11-23", plan([]Task{{ID: "x", Estimate: 1}}, sunday)[0].Projected)
+}
+
+func TestChangedWritesOnlyDifferences(t *testing.T) {
+	tasks := []Task{
+		{ID: "a", Rank: 1, Projected: "2026-11-20"},
+		{ID: "b", Rank: 3, Projected: "2026-11-23"},
+		{ID: "c", Done: true},
+	}
+	want := []Update{{ID: "a", Rank: 1, Projected: "2026-11-20"}, {ID: "b", Rank: 2, Projected: "2026-11-23"}, {ID: "c"}}
+	require.Equal(t, []Update{{ID: "b", Rank: 2, Projected: "2026-11-23"}}, changed(tasks, want))
+}
+
+func TestAddBusinessDays(t *testing.T) {
+	fri, _ := time.Parse(dateLayout, "2026-11-20")
+	for n, want := range []string{"2026-11-20", "2026-11-23", "2026-11-24", "2026-11-25", "2026-11-26", "2026-11-27", "2026-11-30"} {
+		require.Equal(t, want, addBusinessDays(fri, n).Format(dateLayout), "n=%d", n)
+	}
+	sat := fri.AddDate(0, 0, 1)
+	require.Equal(t, "2026-11-23", addBusinessDays(sat, 0).Format(dateLayout))
+	require.Equal(t, "2026-11-24", addBusinessDays(sat, 1).Format(dateLayout))
+}
+
+func TestWebhook(t *testing.T) {
+	secret := []byte("s3cret")
+	good := []byte(`{"type":"task.updated","task_id":"a1","assignee":"alice"}`)
+	cases := []struct {
+		name    string
+		method  string
+		body    []byte
+		sig     string
+		closed  bool
+		status  int
+		queued  bool
+		skipped bool
+	}{
+		{name: "queued", body: good, sig: sign(secret, good), status: 202, queued: true},
+		{name: "no assignee", body: []byte(`{"type":"task.updated","task_id":"a1"}`), sig: sign(secret, []byte(`{"type":"task.updated","task_id":"a1"}`)), status: 202, skipped: true},
+		{name: "wrong signature", body: good, sig: sign([]byte("other"), good), status: 401},
+		{name: "missing signature", body: good, status: 401},
+		{name: "signature not hex", body: good, sig: "sha256=zz", status: 401},
+		{name: "bad JSON", body: []byte("{"), sig: sign(secret, []byte("{")), status: 400},
+		{name: "too large", body: bytes.Repeat([]byte(" "), maxBody+1), status: 413},
+		{name: "GET", method: http.MethodGet, status: 405},
+		{name: "closed", body: good, sig: sign(secret, good), closed: true, status: 503},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			h := &webhook{secret: secret, now: time.Now, log: discard(),
+				enqueue: func(user string, ev Event) error {
+					if c.closed {
+						return pacer.ErrClosed
+					}
+					got = append(got, user+"/"+ev.TaskID)
+					return nil
+				}}
+			method := c.method
+			if method == "" {
+				method = http.MethodPost
+			}
+			req := httptest.NewRequest(method, "/webhook", bytes.NewReader(c.body))
+			if c.sig != "" {
+				req.Header.Set(signatureHeader, c.sig)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			require.Equal(t, c.status, rec.Code, rec.Body.String())
+			if c.queued {
+				require.Equal(t, []string{"alice/a1"}, got)
+			} else {
+				require.Empty(t, got)
+			}
+			require.Equal(t, c.skipped, h.skipped.Load() == 1)
+		})
+	}
+	// Without a secret, signatures are not checked.
+	h := &webhook{now: time.Now, log: discard(), enqueue: func(string, Event) error { return nil }}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(good)))
+	require.Equal(t, 202, rec.Code)
+}
+
+func TestFakeAPIRateLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeAPI(3, 3, false, time.Now)
+		f.put(Task{ID: "t1", Assignee: "alice"})
+		call := func() *httptest.ResponseRecorder {
+			rec := httptest.NewRecorder()
+			f.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/tasks/query", strings.NewReader(`{"assignee":"alice"}`)))
+			return rec
+		}
+		for range 3 {
+			require.Equal(t, 200, call().Code, "the burst passes")
+		}
+		rec := call()
+		require.Equal(t, 429, rec.Code, "a fourth at once is too many")
+		require.Equal(t, "1", rec.Header().Get("Retry-After"))
+		time.Sleep(time.Second / 3)
+		require.Equal(t, 200, call().Code, "one more after a third of a second")
+		require.Equal(t, 429, call().Code)
+		s := f.snapshot()
+		require.Equal(t, 2, s.Throttled)
+		require.Equal(t, 6, s.Calls)
+		require.Equal(t, 6, s.Peak)
+	})
+}
+
+func TestFakeAPIDrainedStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeAPI(3, 3, true, time.Now)
+		f.put(Task{ID: "t1", Assignee: "alice"})
+		rec := httptest.NewRecorder()
+		time.Sleep(time.Minute) // the budget is spent when the first request comes, however late
+		f.ServeHTTP(rec, httptest.NewRequest(http.MethodPatch, "/v1/tasks/t1", strings.NewReader(`{"rank":1}`)))
+		require.Equal(t, 429, rec.Code)
+		require.Equal(t, 0, f.snapshot().ThrottledWarm, "a 429 before any success is warm-up")
+	})
+}
+
+func TestPeakPerSecond(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(ms ...int) []time.Time {
+		var out []time.Time
+		for _, m := range ms {
+			out = append(out, t0.Add(time.Duration(m)*time.Millisecond))
+		}
+		return out
+	}
+	require.Equal(t, 0, peakPerSecond(nil))
+	require.Equal(t, 3, peakPerSecond(at(0, 0, 0, 1000, 2000)))
+	require.Equal(t, 4, peakPerSecond(at(0, 0, 0, 999, 2000)))
+	require.Equal(t, 3, peakPerSecond(at(0, 500, 999, 1600)))
+}
+
+func TestClassify(t *testing.T) {
+	status := func(code int, retryAfter string) error {
+		h := http.Header{}
+		if retryAfter != "" {
+			h.Set("Retry-After", retryAfter)
+		}
+		return &statusError{Status: code, Header: h}
+	}
+	var other error = errors.New("connection reset")
+	require.Same(t, other, classify(other), "network errors are transient")
+	require.Equal(t, status(500, ""), classify(status(500, "")), "5xx is transient")
+	require.ErrorContains(t, classify(status(404, "")), "permanent")
+	require.ErrorContains(t, classify(status(401, "")), "permanent")
+	require.ErrorContains(t, classify(status(429, "2")), "retry after 2s")
+	require.Equal(t, status(429, ""), classify(status(429, "")), "429 without Retry-After backs off")
+}
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
