@@ -265,8 +265,8 @@ func TestGroupsShutDownWithDrainContext(t *testing.T) {
 }
 
 // TestGroupsConcurrent runs producers and consumers at once, with random
-// retries, and checks that no key is leased twice at once, that messages
-// of a key arrive in order, and that none is lost or acked twice.
+// retries and drops, and checks that no key is leased twice at once, that
+// messages of a key arrive in order, and that none is lost or ended twice.
 func TestGroupsConcurrent(t *testing.T) {
 	for _, maxBatch := range []int{0, 1, 3} {
 		synctest.Test(t, func(t *testing.T) {
@@ -314,13 +314,18 @@ func testGroupsConcurrent(t *testing.T, maxBatch int) {
 					disorder.Add(1)
 				}
 				busy[k].Store(false)
-				if rng.IntN(4) == 0 {
+				switch rng.IntN(8) {
+				case 0, 1:
 					g.Retry(l, time.Duration(rng.IntN(3))*time.Millisecond)
-					continue
+				case 2:
+					next[k] += len(l.Messages)
+					acked.Add(int64(len(l.Messages)))
+					g.Drop(l)
+				default:
+					next[k] += len(l.Messages)
+					acked.Add(int64(len(l.Messages)))
+					g.Ack(l)
 				}
-				next[k] += len(l.Messages)
-				acked.Add(int64(len(l.Messages)))
-				g.Ack(l)
 			}
 		})
 	}
