@@ -22,7 +22,8 @@ import (
 // goroutines.
 //
 // As with sync.Mutex, a locked key is not tied to a goroutine: one goroutine
-// may Lock a key and another Unlock it.
+// may Lock a key and another Unlock it. Keys are compared with ==, as map
+// keys are: a floating-point NaN key can be locked but never unlocked.
 type Keyed[K comparable] struct {
 	shards [numShards]shard[K]
 }

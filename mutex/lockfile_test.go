@@ -132,6 +132,10 @@ func TestLockFileReleasedWhenHolderIsKilled(t *testing.T) {
 	stdout, err := child.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, child.Start())
+	defer func() { // reap the child even if the test fails early
+		_ = child.Process.Kill()
+		_ = child.Wait()
+	}()
 	lines := bufio.NewScanner(stdout)
 	for lines.Scan() && lines.Text() != "locked" {
 	}
