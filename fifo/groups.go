@@ -49,8 +49,9 @@ type Lease[K comparable, M any] struct {
 //     behind it, when its retry delay passed, or when released. A key that
 //     just ran therefore goes to the tail, behind keys that were waiting.
 //
-// Groups is safe for concurrent use. Create it with NewGroups; call ShutDown
-// or ShutDownWithDrain to stop its timer goroutine.
+// Groups is safe for concurrent use. The zero value is not usable: create a
+// Groups with NewGroups, and end it with ShutDown or ShutDownWithDrain,
+// which stop the timer goroutine that Retry starts.
 type Groups[K comparable, M any] struct {
 	mu       sync.Mutex
 	maxBatch int
@@ -294,7 +295,8 @@ func (g *Groups[K, M]) Hold(l Lease[K, M]) {
 }
 
 // Release returns a held key to the ready order, at the tail, with its
-// Attempt count started over. It reports whether key was held.
+// Attempt count started over. It reports whether key was held. It works
+// after ShutDown too: Get then hands the key out as long as it is ready.
 func (g *Groups[K, M]) Release(key K) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()

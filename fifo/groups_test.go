@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/require"
 )
 
@@ -104,6 +105,31 @@ func TestGroupsRetry(t *testing.T) {
 		require.Equal(t, 1, l.Attempt, "a new head starts over")
 		g.Ack(l)
 	})
+}
+
+// TestGroupsRetryMockClock checks Retry delays follow the configured clock.
+func TestGroupsRetryMockClock(t *testing.T) {
+	mock := clock.NewMock()
+	g, err := NewGroups[string, int](GroupsConfig{Clock: mock})
+	require.NoError(t, err)
+	defer g.ShutDown()
+	require.NoError(t, g.Put("a", 1))
+	start := mock.Now()
+	g.Retry(mustLease(t, g), 5*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan Lease[string, int], 1)
+	go func() {
+		l, _ := g.Get(ctx)
+		got <- l
+	}()
+	for len(got) == 0 {
+		mock.Add(time.Second) // sleeps a millisecond of real time, so the timer goroutine runs
+	}
+	cancel()
+	require.GreaterOrEqual(t, mock.Now().Sub(start), 5*time.Second)
+	l := <-got
+	require.Equal(t, 2, l.Attempt)
+	g.Ack(l)
 }
 
 // TestGroupsRetryCoalesces checks that with MaxBatch 0 a retried batch

@@ -30,8 +30,9 @@ type QueueConfig struct {
 //     number of consumers.
 //
 // Every key returned by Get must be passed to Done. A Queue is safe for
-// concurrent use. Create it with NewQueue; if AddAfter was used, call
-// ShutDown or ShutDownWithDrain to stop its timer goroutine.
+// concurrent use. The zero value is not usable: create a Queue with
+// NewQueue, and end it with ShutDown or ShutDownWithDrain, which stop the
+// timer goroutine that AddAfter starts.
 type Queue[K comparable] struct {
 	mu         sync.Mutex
 	keys       map[K]keyState
