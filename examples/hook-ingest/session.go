@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/pacerkit/pacer/mutex"
+)
+
+// event is one hook invocation recorded in a session's state.
+type event struct {
+	ID string    `json:"id"`
+	At time.Time `json:"at"`
+}
+
+// state is what one session keeps on disk between processes.
+//
+// Pending holds the events not yet claimed, First and Last the arrival of
+// the oldest and newest of them (the debounce deadlines derive from these).
+// InFlight is the batch a processor has claimed and not yet finished: it is
+// empty except while a processor runs, or after one crashed mid-batch, in
+// which case the next processor delivers it again.
+type state struct {
+	Pending  []event   `json:"pending,omitempty"`
+	First    time.Time `json:"first,omitzero"`
+	Last     time.Time `json:"last,omitzero"`
+	InFlight *claim    `json:"in_flight,omitempty"`
+}
+
+// claim is a batch taken for processing.
+type claim struct {
+	Run    string  `json:"run"`
+	Reason string  `json:"reason"`
+	Events []event `json:"events"`
+}
+
+// due returns when the pending events must be processed: once the session
+// has been quiet for quiet, but no later than maxWait after the first one.
+// It also names the deadline that applies.
+func (s *state) due(quiet, maxWait time.Duration) (time.Time, string) {
+	q := s.Last.Add(quiet)
+	if maxWait > 0 {
+		if m := s.First.Add(maxWait); m.Before(q) {
+			return m, reasonMaxWait
+		}
+	}
+	return q, reasonQuiet
+}
+
+func (s *state) pending(id string) bool {
+	return slices.ContainsFunc(s.Pending, func(e event) bool { return e.ID == id })
+}
+
+// Why a batch was processed.
+const (
+	reasonQuiet     = "quiet"
+	reasonMaxWait   = "max-wait"
+	reasonRecovered = "recovered"
+)
+
+// session names the files of one session in the state directory:
+//
+//	NAME.lock        flock held for every read-modify-write of the state
+//	NAME.state.json  the state, replaced atomically (temp file + rename)
+//	NAME.run.lock    flock held by the one process that processes the session
+//	NAME.runs.jsonl  append-only log of processing runs (start and end)
+//
+// The lock files are never removed (see mutex.LockFile).
+type session struct {
+	id   string
+	base string // dir + file-safe name
+}
+
+var safeName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$`)
+
+func newSession(dir, id string) session {
+	name := id
+	if !safeName.MatchString(id) {
+		sum := sha256.Sum256([]byte(id))
+		name = "h-" + hex.EncodeToString(sum[:16])
+	}
+	return session{id: id, base: filepath.Join(dir, name)}
+}
+
+func (s session) statePath() string { return s.base + ".state.json" }
+func (s session) logPath() string   { return s.base + ".runs.jsonl" }
+
+// update runs fn on the session's state under the state lock and writes the
+// result back atomically when fn reports a change.
+func (s session) update(ctx context.Context, fn func(st *state) (changed bool, err error)) error {
+	unlock, err := mutex.LockFile(ctx, s.base+".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := s.load()
+	if err != nil {
+		return err
+	}
+	changed, err := fn(&st)
+	if err != nil || !changed {
+		return err
+	}
+	return s.save(st)
+}
+
+// lockRun takes the session's processing lock, waiting for the current
+// processor to finish.
+func (s session) lockRun(ctx context.Context) (unlock func() error, err error) {
+	return mutex.LockFile(ctx, s.base+".run.lock")
+}
+
+func (s session) load() (state, error) {
+	var st state
+	b, err := os.ReadFile(s.statePath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("session %s: %w", s.id, err)
+	}
+	return st, nil
+}
+
+// save replaces the state file atomically: a reader or a crash sees the old
+// state or the new one, never a torn write.
+func (s session) save(st state) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(s.statePath(), b)
+}
+
+// writeFileAtomic writes b to a temporary file in path's directory, syncs
+// it and renames it over path.
+func writeFileAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
