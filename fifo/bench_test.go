@@ -3,6 +3,7 @@ package fifo
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -42,6 +43,51 @@ func BenchmarkGroupsCycle(b *testing.B) {
 		}
 		g.Ack(l)
 	}
+}
+
+// BenchmarkQueueParallel runs Add+Get+Done cycles from GOMAXPROCS
+// goroutines at once on one Queue.
+func BenchmarkQueueParallel(b *testing.B) {
+	q := NewQueue[int64](QueueConfig{})
+	defer q.ShutDown()
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			q.Add(next.Add(1))
+			k, err := q.Get(ctx)
+			if err != nil {
+				panic(err)
+			}
+			q.Done(k)
+		}
+	})
+}
+
+// BenchmarkGroupsParallel runs Put+Get+Ack cycles from GOMAXPROCS
+// goroutines at once on one Groups.
+func BenchmarkGroupsParallel(b *testing.B) {
+	g, err := NewGroups[int64, int](GroupsConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.ShutDown()
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			if err := g.Put(next.Add(1), 1); err != nil {
+				panic(err)
+			}
+			l, err := g.Get(ctx)
+			if err != nil {
+				panic(err)
+			}
+			g.Ack(l)
+		}
+	})
 }
 
 // naiveQueue is the textbook layout of a de-duplicated work queue, kept
