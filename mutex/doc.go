@@ -15,7 +15,8 @@
 //     no trace and keep the other waiters' order.
 //   - Idle costs nothing: a key's state is removed when nobody holds or waits
 //     for it, and Len returns to 0.
-//   - The zero value is ready to use; safe for concurrent use.
+//   - The zero value is ready to use; safe for concurrent use. Keyed owns no
+//     goroutines and needs no Close.
 //
 // Unlock of a key that is not locked panics ("mutex: Unlock of unlocked
 // key"), as sync.Mutex does.
@@ -36,14 +37,18 @@
 // (one waiter and one channel). The fixed shard table makes a Keyed about
 // 5 KB for string keys.
 //
-// Measured with go test -run '^$' -bench . -benchmem -count 3 on a shared,
-// heavily loaded 2-core amd64 VM (medians; wall-clock times on that machine
-// run well above CPU time, so compare the ratios):
+// Measured with go test -run '^$' -bench . -benchmem -count 5 on a shared
+// 2-core amd64 VM under a load average of about 17, medians (wall-clock
+// times on that machine run well above CPU time, about 37 ns for keys=1 by
+// profile, so compare ratios):
 //
-//	BenchmarkKeyedLock/keys=1               TODO
-//	BenchmarkKeyedLock/keys=10000/parallel  TODO
-//	BenchmarkKeyedLockContended             TODO
+//	BenchmarkKeyedLock/keys=1               98 ns/op     0 B/op   0 allocs/op
+//	BenchmarkKeyedLock/keys=10000/parallel  76 ns/op     0 B/op   0 allocs/op
+//	BenchmarkKeyedLockContended            383 ns/op   143 B/op   1 allocs/op
 //
 // BenchmarkRefcountLocker runs the same workload on the common design of a
-// global mutex over a map of reference-counted mutexes: TODO.
+// global mutex over a map of reference-counted per-key mutexes allocated on
+// first use: 299 ns/op and 16 B/op for keys=1, 195 ns/op for
+// keys=10000/parallel in the same run, so Keyed takes about a third of the
+// time and allocates nothing.
 package mutex
