@@ -32,8 +32,8 @@
 // Keyed spreads keys over 32 internal shards by hash, so goroutines locking
 // different keys rarely contend; each shard keeps its first held keys in
 // inline slots and only spills into a map when crowded. Locking a free key
-// and unlocking it takes no map operation in the common case and never
-// allocates; a goroutine that has to wait allocates its place in the queue
+// and unlocking it takes no map operation in the common case and does not
+// allocate in steady state; a goroutine that has to wait allocates its place in the queue
 // (one waiter and one channel). The fixed shard table makes a Keyed about
 // 5 KB for string keys.
 //
