@@ -33,9 +33,9 @@
 // different keys rarely contend; each shard keeps its first held keys in
 // inline slots and only spills into a map when crowded. Locking a free key
 // and unlocking it takes no map operation in the common case and does not
-// allocate in steady state; a goroutine that has to wait allocates its place in the queue
-// (one waiter and one channel). The fixed shard table makes a Keyed about
-// 5 KB for string keys.
+// allocate in steady state; a goroutine that has to wait allocates its
+// place in the queue (one waiter and one channel). The fixed shard table
+// makes a Keyed about 5 KB for string keys.
 //
 // Measured with go test -run '^$' -bench . -benchmem -count 5 on a shared
 // 2-core amd64 VM under a load average of about 17, medians (wall-clock
