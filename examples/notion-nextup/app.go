@@ -61,7 +61,15 @@ func newApp(cfg appConfig) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := &http.Client{Transport: &ratelimit.Transport{Base: cfg.Base, Limiter: bucket, MaxRetries: 3}}
+	// The transport pauses the bucket on a 429 with Retry-After, so every
+	// user backs off, and retries the request itself. With an adaptive
+	// debounce it does not retry: the 429 reaches the Runner as a RetryAfter
+	// error, which lengthens the debounce, and the user's run starts over.
+	retries := 3
+	if cfg.Adaptive > cfg.Debounce {
+		retries = -1
+	}
+	hc := &http.Client{Transport: &ratelimit.Transport{Base: cfg.Base, Limiter: bucket, MaxRetries: retries}}
 	a := &app{
 		bucket:  bucket,
 		pipe:    newPipeline(&client{base: cfg.APIURL, token: cfg.Token, hc: hc}, cfg.Today, cfg.Logger),

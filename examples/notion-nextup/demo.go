@@ -31,17 +31,16 @@ type demo struct {
 func (d *demo) run(ctx context.Context) (*report, error) {
 	start := time.Now()
 	d.rep = newReport()
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	done := make(chan error, 1)
-	go func() { done <- d.app.runner.Run(runCtx) }()
-
 	var once sync.Once
 	d.app.pipe.started = func(user string) {
 		if user == "bob" {
 			once.Do(func() { d.editTask(ctx, duringRunEdit) })
 		}
 	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- d.app.runner.Run(runCtx) }()
 
 	var wg sync.WaitGroup
 	wg.Go(func() { d.stream(ctx) })

@@ -14,7 +14,7 @@ type gcra struct {
 }
 
 // gcraSlack is how much earlier than its slot a request may arrive.
-const gcraSlack = 100 * time.Millisecond
+const gcraSlack = 200 * time.Millisecond
 
 func newGCRA(rate float64, burst int, now time.Time) gcra {
 	interval := time.Duration(float64(time.Second) / rate)

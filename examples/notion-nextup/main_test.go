@@ -269,3 +269,37 @@ func TestClassify(t *testing.T) {
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func TestAdaptiveDebounceGrowsOn429(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The API allows less than the client sends: 429s are certain.
+		fake := newFakeAPI(1, 1, false, time.Now)
+		for _, task := range demoTasks() {
+			fake.put(task)
+		}
+		cfg := appConfig{
+			APIURL: "http://tasks.invalid", Rate: 3, Burst: 3,
+			Debounce: 5 * time.Second, MaxWait: 15 * time.Second, Adaptive: time.Minute,
+			Base: handlerTransport{fake},
+		}
+		a, err := newApp(cfg)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- a.runner.Run(ctx) }()
+		for _, u := range demoUsers {
+			require.NoError(t, a.runner.Add(u, Event{Type: "task.updated", Assignee: u}))
+		}
+		longest := time.Duration(0)
+		for !a.idle() {
+			time.Sleep(time.Second)
+			longest = max(longest, a.runner.Stats().Debounce)
+		}
+		require.Positive(t, fake.snapshot().Throttled)
+		require.Greater(t, longest, cfg.Debounce, "429s lengthened the debounce")
+		require.NoError(t, a.runner.Shutdown(ctx))
+		cancel()
+		<-done
+	})
+}
