@@ -29,9 +29,10 @@ const (
 // Location again near a transition.
 type resolver struct {
 	loc *time.Location
-	off int64 // UTC offset, in seconds, of the period [lo-margin, hi)
-	// Instants u in [lo, hi) are inside that period and at least margin after
-	// its start, so no earlier instant shows a wall clock as late as u's.
+	off int64 // UTC offset, in seconds, of the period [lo-off-margin, hi-off)
+	// Wall times w in [lo, hi) are shown by the instant w-off inside that
+	// period, at least margin after its start, so no earlier instant shows a
+	// wall clock as late as w.
 	lo, hi int64
 }
 
@@ -43,10 +44,10 @@ func newResolver(t time.Time, loc *time.Location) (r resolver, wall int64) {
 	start, end := t.ZoneBounds()
 	r = resolver{loc: loc, off: int64(off), lo: math.MinInt64, hi: math.MaxInt64}
 	if !start.IsZero() {
-		r.lo = start.Unix() + margin
+		r.lo = start.Unix() + margin + r.off
 	}
 	if !end.IsZero() {
-		r.hi = end.Unix()
+		r.hi = end.Unix() + r.off
 	}
 	return r, t.Unix() + r.off
 }
@@ -54,10 +55,10 @@ func newResolver(t time.Time, loc *time.Location) (r resolver, wall int64) {
 // instant returns the first instant, in Unix seconds, whose wall clock reads
 // w or later.
 func (r *resolver) instant(w int64) int64 {
-	if u := w - r.off; r.lo <= u && u < r.hi {
-		return u
+	if w < r.lo || w >= r.hi {
+		return firstAtOrAfter(r.loc, w)
 	}
-	return firstAtOrAfter(r.loc, w)
+	return w - r.off
 }
 
 // firstAtOrAfter walks the zone periods of loc from margin before w and
@@ -86,7 +87,11 @@ func firstAtOrAfter(loc *time.Location, w int64) int64 {
 // weekday returns the weekday of the day that starts at wall second
 // day*secondsPerDay (day 0 is Thursday, 1970-01-01).
 func weekday(day int64) time.Weekday {
-	return time.Weekday(((day+4)%7 + 7) % 7)
+	wd := (day + 4) % 7
+	if wd < 0 {
+		wd += 7
+	}
+	return time.Weekday(wd)
 }
 
 // floorDiv returns a/b rounded toward negative infinity, for b > 0.

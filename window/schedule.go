@@ -111,8 +111,8 @@ func (s Schedule) Location() *time.Location {
 
 // Contains reports whether t lies in one of the spans of s.
 func (s Schedule) Contains(t time.Time) bool {
-	sp, ok := s.locate(t)
-	return ok && sp.sec < sp.close
+	var sp located
+	return s.locate(t, &sp) && sp.sec < sp.close
 }
 
 // EndAt returns the close of the span that contains t, in the Schedule's
@@ -126,8 +126,8 @@ func (s Schedule) Contains(t time.Time) bool {
 // a fan-out fired after its window closed sends nothing. For the zero
 // Schedule EndAt returns t.
 func (s Schedule) EndAt(t time.Time) time.Time {
-	sp, ok := s.locate(t)
-	if !ok {
+	var sp located
+	if !s.locate(t, &sp) {
 		return t
 	}
 	if sp.sec < sp.close {
@@ -150,8 +150,8 @@ func (s Schedule) EndAt(t time.Time) time.Time {
 // which s opens, in the Schedule's location. It returns the zero Time if s
 // never opens (the zero Schedule).
 func (s Schedule) NextOpen(t time.Time) time.Time {
-	sp, ok := s.locate(t)
-	if !ok {
+	var sp located
+	if !s.locate(t, &sp) {
 		return time.Time{}
 	}
 	if sp.sec < sp.close {
@@ -178,35 +178,40 @@ type located struct {
 // locate finds the latest span of s that opened at or before t. Spans are
 // disjoint and ordered, so t is in a span iff it is before that span's close.
 // It reports false only when s has no days.
-func (s Schedule) locate(t time.Time) (located, bool) {
+func (s *Schedule) locate(t time.Time, sp *located) bool {
 	if s.days == 0 {
-		return located{}, false
+		return false
 	}
-	r, wall := newResolver(t, s.loc)
-	sec := t.Unix()
+	var wall int64
+	sp.r, wall = newResolver(t, s.loc)
+	sp.sec = t.Unix()
 	today := floorDiv(wall, secondsPerDay)
 	// A fall-back across midnight can put tomorrow's start before t. Every
 	// span opening before today opened before t, and one of them opens
 	// within a week, so the loop always finds one.
+	wd := weekday(today + 1)
 	for d := today + 1; d >= today-7; d-- {
-		if !s.opensOn(d) {
-			continue
+		if s.days>>wd&1 != 0 {
+			if open := sp.r.instant(d*secondsPerDay + int64(s.start)*60); open <= sp.sec {
+				sp.day, sp.open, sp.close = d, open, s.closeOf(&sp.r, d)
+				return true
+			}
 		}
-		if open := r.instant(d*secondsPerDay + int64(s.start)*60); open <= sec {
-			return located{r: r, sec: sec, day: d, open: open, close: s.closeOf(&r, d)}, true
+		if wd--; wd < 0 {
+			wd = time.Saturday
 		}
 	}
-	return located{}, false
+	return false
 }
 
-func (s Schedule) opensOn(day int64) bool { return s.days&(1<<weekday(day)) != 0 }
+func (s *Schedule) opensOn(day int64) bool { return s.days&(1<<weekday(day)) != 0 }
 
 // span returns the span opening on day, in Unix seconds.
-func (s Schedule) span(r *resolver, day int64) (open, close int64) {
+func (s *Schedule) span(r *resolver, day int64) (open, close int64) {
 	return r.instant(day*secondsPerDay + int64(s.start)*60), s.closeOf(r, day)
 }
 
-func (s Schedule) closeOf(r *resolver, day int64) int64 {
+func (s *Schedule) closeOf(r *resolver, day int64) int64 {
 	if s.end < s.start {
 		day++ // crosses midnight
 	}
