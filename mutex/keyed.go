@@ -80,15 +80,7 @@ func (m *Keyed[K]) LockContext(ctx context.Context, key K) error {
 	case <-done:
 	}
 	s.mu.Lock()
-	if w.granted {
-		// The key was handed over while ctx ended. Pass it on, as if
-		// this waiter had left before its turn.
-		s.release(key)
-	} else {
-		i, q, _ := s.find(key)
-		q.remove(w)
-		s.store(i, key, q)
-	}
+	s.leave(key, w)
 	s.mu.Unlock()
 	return ctx.Err()
 }

@@ -133,3 +133,15 @@ func (s *shard[K]) release(key K) bool {
 	s.remove(i, key)
 	return true
 }
+
+// leave withdraws waiter w of key, which gave up. If the key was handed to
+// w in the meantime, it is passed on, as if w had left before its turn.
+func (s *shard[K]) leave(key K, w *waiter) {
+	if w.granted {
+		s.release(key)
+		return
+	}
+	i, q, _ := s.find(key)
+	q.remove(w)
+	s.store(i, key, q)
+}
