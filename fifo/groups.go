@@ -28,8 +28,9 @@ type GroupsConfig struct {
 type Lease[K comparable, M any] struct {
 	// Key is the key the messages were put under.
 	Key K
-	// Messages are the key's oldest messages, in Put order. The slice
-	// belongs to the caller; Groups never writes to it.
+	// Messages are the key's oldest messages, in Put order. Groups never
+	// writes to the slice, and appending to it never touches the messages
+	// behind it; a lease after Retry or Release shares its elements.
 	Messages []M
 	// Attempt counts the leases of these head messages: 1 the first time,
 	// one more after each Retry. Ack, Drop and Release start it over at 1.

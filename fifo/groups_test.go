@@ -368,3 +368,21 @@ func testGroupsConcurrent(t *testing.T, maxBatch int) {
 		require.Equal(t, perKey, next[k])
 	}
 }
+
+// TestGroupsLeaseSliceIsolated checks that a caller appending to or
+// keeping a lease's slice cannot disturb the messages behind it.
+func TestGroupsLeaseSliceIsolated(t *testing.T) {
+	g := newGroups[string, int](t, 1)
+	require.NoError(t, g.Put("a", 1, 2, 3))
+	l1 := mustLease(t, g)
+	_ = append(l1.Messages, 99)
+	g.Ack(l1)
+	l2 := mustLease(t, g)
+	require.Equal(t, []int{2}, l2.Messages)
+	g.Ack(l2)
+	require.NoError(t, g.Put("a", 4))
+	l3 := mustLease(t, g)
+	require.Equal(t, []int{3}, l3.Messages)
+	require.Equal(t, []int{1}, l1.Messages, "an ended lease keeps its messages")
+	g.Ack(l3)
+}

@@ -211,7 +211,8 @@ func (q *Queue[K]) Done(key K) {
 	q.mu.Unlock()
 }
 
-// Len returns the number of waiting keys: neither processing nor delayed.
+// Len returns the number of waiting keys. Keys that are processing, dirty
+// or only pending an AddAfter are not counted.
 func (q *Queue[K]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
