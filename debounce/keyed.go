@@ -123,6 +123,12 @@ func (k *Keyed[K, V]) Add(key K, v V) error {
 	now := k.nanos()
 	wake := false
 	e := k.entries[key]
+	if e != nil && e.seq() != 0 && k.deadline(e) <= now {
+		// The burst is due and the loop has not taken it yet: it is over
+		// all the same, so hand it over and open a new one.
+		k.handOver(key, e, k.deadline(e), e.seq())
+		wake = true
+	}
 	switch {
 	case e == nil:
 		e = &entry[V]{}
@@ -150,7 +156,8 @@ func (k *Keyed[K, V]) Add(key K, v V) error {
 	e.vals = append(e.vals, v)
 	e.last = now
 	if k.maxItems > 0 && len(e.vals) >= k.maxItems {
-		k.handOver(key, e, now)
+		k.seq++
+		k.handOver(key, e, now, k.seq)
 		wake = true
 	}
 	k.mu.Unlock()
@@ -174,7 +181,8 @@ func (k *Keyed[K, V]) Flush(key K) bool {
 	}
 	fired := len(e.vals) > 0
 	if fired {
-		k.handOver(key, e, k.nanos())
+		k.seq++
+		k.handOver(key, e, k.nanos(), k.seq)
 	} else {
 		k.end(e)
 	}
@@ -208,9 +216,10 @@ func (k *Keyed[K, V]) Pending() int {
 }
 
 // Close stops intake: Add returns ErrClosed from then on. With flush, every
-// open burst fires at once, in deadline order; without, they are discarded.
-// Bursts already handed over (by Flush, a full MaxItems burst or a Leading
-// value) fire either way. Close waits until those fires have returned and
+// open burst fires at once, in deadline order; without, the bursts whose
+// deadline has not come yet are discarded. Bursts that are due, or were
+// handed over by Flush, a full MaxItems burst or a Leading value, fire
+// either way. Close waits until those fires have returned and
 // the goroutine has exited, or returns ctx.Err() if ctx ends first, in which
 // case the fires go on and a later Close waits again.
 //
@@ -220,11 +229,10 @@ func (k *Keyed[K, V]) Close(ctx context.Context, flush bool) error {
 	k.mu.Lock()
 	if !k.closed {
 		k.closed = true
-		if flush {
-			for key, e := range k.entries {
-				if e.seq() != 0 && len(e.vals) > 0 {
-					k.ready = append(k.ready, due[K, V]{at: k.deadline(e), seq: e.seq(), key: key, b: k.burst(e)})
-				}
+		now := k.nanos()
+		for key, e := range k.entries {
+			if d := k.deadline(e); e.seq() != 0 && (flush || d <= now) {
+				k.handOver(key, e, d, e.seq())
 			}
 		}
 		k.entries = nil
@@ -269,10 +277,11 @@ func (k *Keyed[K, V]) schedule(key K, e *entry[V], at int64) bool {
 	return k.heap.Push(key, at)
 }
 
-// handOver ends e's burst and queues it to fire at once.
-func (k *Keyed[K, V]) handOver(key K, e *entry[V], now int64) {
-	k.seq++
-	k.ready = append(k.ready, due[K, V]{at: now, seq: k.seq, key: key, b: k.burst(e)})
+// handOver ends e's burst and queues it to fire, ordered by (at, seq).
+func (k *Keyed[K, V]) handOver(key K, e *entry[V], at int64, seq uint64) {
+	if len(e.vals) > 0 {
+		k.ready = append(k.ready, due[K, V]{at: at, seq: seq, key: key, b: k.burst(e)})
+	}
 	k.end(e)
 }
 

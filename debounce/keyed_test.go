@@ -394,3 +394,63 @@ func TestNewValidates(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, k.Close(context.Background(), false))
 }
+
+// TestAddAfterDeadlineStartsNewBurst holds the loop up in fire so that a
+// burst is overdue when the next Add comes: that Add opens a new burst
+// instead of extending the overdue one.
+func TestAddAfterDeadlineStartsNewBurst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		release := make(chan struct{})
+		k, err := New(Config{Wait: time.Second}, func(key string, b Burst[int]) {
+			r.fire(key, b)
+			if key == "block" {
+				<-release
+			}
+		})
+		require.NoError(t, err)
+		defer closeKeyed(t, k)
+		require.NoError(t, k.Add("block", 0))
+		time.Sleep(500 * ms)
+		require.NoError(t, k.Add("a", 1))
+		time.Sleep(1100 * ms) // a was due at 1.5 s; the loop is stuck since 1 s
+		require.NoError(t, k.Add("a", 2))
+		close(release)
+		time.Sleep(5 * time.Second)
+		require.Equal(t, []fired{
+			{At: time.Second, Key: "block", Values: []int{0}, First: 0, Last: 0, Count: 1},
+			{At: 1600 * ms, Key: "a", Values: []int{1}, First: 500 * ms, Last: 500 * ms, Count: 1},
+			{At: 2600 * ms, Key: "a", Values: []int{2}, First: 1600 * ms, Last: 1600 * ms, Count: 1},
+		}, r.take())
+	})
+}
+
+// TestCloseWithoutFlushFiresOverdue: a burst whose deadline has passed
+// fires even if Close discards the rest, however late the loop is.
+func TestCloseWithoutFlushFiresOverdue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		release := make(chan struct{})
+		k, err := New(Config{Wait: time.Second}, func(key string, b Burst[int]) {
+			r.fire(key, b)
+			if key == "block" {
+				<-release
+			}
+		})
+		require.NoError(t, err)
+		require.NoError(t, k.Add("block", 0))
+		time.Sleep(500 * ms)
+		require.NoError(t, k.Add("overdue", 1))
+		time.Sleep(1100 * ms) // overdue since 1.5 s; the loop is stuck since 1 s
+		require.NoError(t, k.Add("early", 2))
+		closed := make(chan error)
+		go func() { closed <- k.Close(context.Background(), false) }()
+		synctest.Wait()
+		close(release)
+		require.NoError(t, <-closed)
+		require.Equal(t, []fired{
+			{At: time.Second, Key: "block", Values: []int{0}, First: 0, Last: 0, Count: 1},
+			{At: 1600 * ms, Key: "overdue", Values: []int{1}, First: 500 * ms, Last: 500 * ms, Count: 1},
+		}, r.take())
+	})
+}
