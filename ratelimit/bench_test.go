@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,30 +55,70 @@ func BenchmarkXRateWait(b *testing.B) {
 	}
 }
 
-// BenchmarkKeyedWait waits on keys drawn at random from a set of the given
-// size, all of which already have a bucket (steady state).
+// BenchmarkKeyedWait waits on keys that all have a bucket already (steady
+// state), cycling through them in order as go-limiter's benchmarks do, or
+// in a random order.
 func BenchmarkKeyedWait(b *testing.B) {
-	for _, n := range []int{100_000} {
-		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
+	for _, bc := range []struct {
+		n      int
+		random bool
+	}{{100, false}, {100_000, false}, {100_000, true}} {
+		name := fmt.Sprintf("keys=%d", bc.n)
+		if bc.random {
+			name += ",random"
+		}
+		b.Run(name, func(b *testing.B) {
 			k, _ := ratelimit.NewKeyed[string](ratelimit.KeyedConfig{Rate: 1e9, Burst: 1 << 20, IdleTTL: time.Hour})
-			keys := make([]string, n)
-			for i := range keys {
-				keys[i] = fmt.Sprintf("account-%d", i)
-			}
+			keys := benchKeys(bc.n, bc.random)
 			ctx := context.Background()
 			for _, key := range keys {
 				_ = k.Wait(ctx, key)
 			}
-			order := rand.Perm(n)
 			i := 0
 			for b.Loop() {
-				if err := k.Wait(ctx, keys[order[i]]); err != nil {
+				if err := k.Wait(ctx, keys[i]); err != nil {
 					b.Fatal(err)
 				}
-				if i++; i == n {
+				if i++; i == len(keys) {
 					i = 0
 				}
 			}
 		})
 	}
+}
+
+// BenchmarkKeyedFloor is what any keyed limiter must pay on this machine:
+// read the clock, lock, look the key up in a map of pointers. Compare
+// BenchmarkKeyedWait with it.
+func BenchmarkKeyedFloor(b *testing.B) {
+	b.Run("keys=100000", func(b *testing.B) {
+		type state struct{ at int64 }
+		keys := benchKeys(100_000, false)
+		m := make(map[string]*state, len(keys))
+		for _, key := range keys {
+			m[key] = &state{}
+		}
+		var mu sync.Mutex
+		i := 0
+		for b.Loop() {
+			now := time.Now().UnixNano()
+			mu.Lock()
+			m[keys[i]].at = now
+			mu.Unlock()
+			if i++; i == len(keys) {
+				i = 0
+			}
+		}
+	})
+}
+
+func benchKeys(n int, shuffled bool) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("account-%d", i)
+	}
+	if shuffled {
+		rand.Shuffle(n, func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	}
+	return keys
 }

@@ -191,3 +191,54 @@ func TestKeyedMemoryFollowsActiveKeys(t *testing.T) {
 	require.Zero(t, k.Len())
 	runtime.KeepAlive(k)
 }
+
+// TestKeyedHammer: concurrent waits, pauses and sweeps on a few keys. No
+// key passes more than its burst plus its rate, or during its pause.
+func TestKeyedHammer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rate, burst = 10, 2
+		k := newKeyed[int](t, ratelimit.KeyedConfig{Rate: rate, Burst: burst, IdleTTL: 300 * time.Millisecond})
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var mu sync.Mutex
+		passes := map[int][]time.Time{}
+		pauses := map[int][][2]time.Time{}
+		var wg sync.WaitGroup
+		for w := range 12 {
+			wg.Go(func() {
+				key := w % 3
+				for i := 0; ; i++ {
+					if (w+i)%17 == 0 {
+						mu.Lock()
+						d := time.Duration(w*31+i*7) * time.Millisecond % 500
+						k.PauseKey(key, d)
+						pauses[key] = append(pauses[key], [2]time.Time{time.Now(), time.Now().Add(d)})
+						mu.Unlock()
+					}
+					if i%5 == 0 {
+						time.Sleep(time.Duration(i) * 10 * time.Millisecond)
+						_ = k.Len()
+					}
+					if k.Wait(ctx, key) != nil {
+						return
+					}
+					mu.Lock()
+					passes[key] = append(passes[key], time.Now())
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		elapsed := time.Since(start).Seconds()
+		for key, ps := range passes {
+			require.LessOrEqual(t, float64(len(ps)), burst+rate*elapsed+1e-6, "key %d", key)
+			require.Greater(t, len(ps), 5, "key %d", key)
+			for _, p := range ps {
+				for _, pz := range pauses[key] {
+					require.False(t, p.After(pz[0]) && p.Before(pz[1]), "key %d passed at %v during a pause", key, p.Sub(start))
+				}
+			}
+		}
+	})
+}
