@@ -85,7 +85,11 @@ func (d *demo) burst(ctx context.Context) {
 			d.send(ctx, eventBody("workspace.updated", "", ""), true, "")
 		case 1:
 			for _, b := range badRequests() {
-				d.send(ctx, []byte(b.body), b.sign, "")
+				if got := d.send(ctx, []byte(b.body), b.sign, ""); got != b.status {
+					d.mu.Lock()
+					d.rep.wrongAnswers = append(d.rep.wrongAnswers, fmt.Sprintf("%s: got %d, want %d", b.name, got, b.status))
+					d.mu.Unlock()
+				}
 			}
 		case 2:
 			d.send(ctx, eventBody("comment.created", "c1", ""), true, "")
@@ -120,8 +124,9 @@ func (d *demo) editTask(ctx context.Context, e edit) {
 	d.send(ctx, eventBody("task.updated", e.task, user), true, user)
 }
 
-// send posts one webhook request, signed or not, and counts its outcome.
-func (d *demo) send(ctx context.Context, body []byte, signed bool, user string) {
+// send posts one webhook request, signed or not, counts its outcome and
+// returns its status (0 when it could not be posted).
+func (d *demo) send(ctx context.Context, body []byte, signed bool, user string) int {
 	sig := ""
 	if signed && len(d.secret) > 0 {
 		sig = sign(d.secret, body)
@@ -133,12 +138,13 @@ func (d *demo) send(ctx context.Context, body []byte, signed bool, user string) 
 		if d.postErr == nil {
 			d.postErr = fmt.Errorf("posting webhook: %w", err)
 		}
-		return
+		return 0
 	}
 	d.rep.statuses[status]++
 	if status == 202 && user != "" {
 		d.rep.events[user]++
 	}
+	return status
 }
 
 // waitIdle waits until no user is pending, queued or being processed.
