@@ -1,8 +1,62 @@
 // Package window provides daily delivery windows in a time zone.
 //
 // A Schedule says when work may run, e.g. "Mon-Fri 09:00-17:30
-// Europe/Paris". Build one with Daily or Parse. Contains, NextOpen and EndAt
-// answer for any instant without reading a clock; Wait blocks until the
-// window opens and Context gives a context that ends, with cause ErrClosed,
-// when the window closes.
+// Europe/Paris" or "22:00-06:00 Asia/Kolkata". Build one with Daily or
+// Parse; String and MarshalText print it back in the form Parse reads.
+//
+// # Spans
+//
+// Each opening day of a Schedule holds one span [open, close). A window whose
+// end is not after its start crosses midnight; its span belongs to the day it
+// opens on, and the Schedule's days filter opening days only: "Fri
+// 22:00-06:00" is open on Saturday until 06:00, and Saturday 22:00 is not an
+// opening.
+//
+// Daylight saving follows one rule for start and end alike: a wall time
+// resolves to the first instant whose wall clock reads that time or later.
+// So a wall time skipped by a spring-forward gap opens (or closes) at the
+// first instant after the gap, and a wall time that occurs twice at a
+// fall-back means its first occurrence; in the repeated hour the wall clock
+// passes a start or end a second time without effect. A span whose both ends
+// fall in one gap is empty that day. Spans never overlap.
+//
+// # Queries
+//
+// Contains, NextOpen and EndAt take the instant as an argument and read no
+// clock, like the ...At forms of golang.org/x/time/rate:
+//
+//   - Contains(t) reports whether t is in a span.
+//   - NextOpen(t) is t when Contains(t), else the next open.
+//   - EndAt(t) is the close of t's span, or, when t is in none, the instant
+//     the window last closed, never after t: work fired too late and given
+//     EndAt as its deadline does nothing.
+//
+// Context and Wait read the Schedule's clock, the real one unless set with
+// WithClock (a *clock.Mock in tests; the real clock also runs on the fake
+// time of a testing/synctest bubble). Context(ctx) ends at the close of the
+// current span with cause ErrClosed, at once if the window is closed; Wait(ctx)
+// returns when the window is open.
+//
+// A Schedule is an immutable value, safe for concurrent use. The zero
+// Schedule is never open.
+//
+// # Speed
+//
+// Contains, NextOpen and EndAt do not allocate. They ask the Location for the
+// offset and the bounds of the zone period around t (two lookups) and then
+// work in plain wall-clock arithmetic, falling back to walking zone periods
+// only within two days after a transition. Measured with go test -bench
+// -benchmem on a shared, loaded 2-core linux/amd64 machine, Go 1.26 (best of
+// five; the medians ran about 1.5 times higher):
+//
+//	BenchmarkScheduleContains/now              53 ns/op   0 B/op   0 allocs/op
+//	BenchmarkScheduleContains/summer          108 ns/op   0 B/op   0 allocs/op
+//	BenchmarkScheduleContains/afterTransition 154 ns/op   0 B/op   0 allocs/op
+//	BenchmarkScheduleNextOpen                 110 ns/op   0 B/op   0 allocs/op
+//	BenchmarkScheduleEndAt                     81 ns/op   0 B/op   0 allocs/op
+//	BenchmarkTimeDate (one time.Date call)     20 ns/op   0 B/op   0 allocs/op
+//
+// "now" is an instant in the zone period current when the Location was
+// loaded, which the Location caches; "summer" is in another period, which it
+// binary-searches.
 package window

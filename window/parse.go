@@ -10,7 +10,7 @@ import (
 //
 //	[DAYS] HH:MM-HH:MM [ZONE]
 //
-// separated by spaces, where
+// separated by spaces, or "never" for the zero Schedule, where
 //
 //   - DAYS is a comma-separated list of days and day ranges: "Mon-Fri",
 //     "Mon,Wed,Fri", "Mon-Wed,Sat". Days are English names or their
@@ -29,6 +29,9 @@ func Parse(text string) (Schedule, error) {
 	fields := strings.Fields(text)
 	if len(fields) == 0 {
 		return Schedule{}, fmt.Errorf("window: empty schedule; want \"[DAYS] HH:MM-HH:MM [ZONE]\"")
+	}
+	if len(fields) == 1 && fields[0] == "never" {
+		return Schedule{}, nil
 	}
 	var days []time.Weekday
 	if c := fields[0][0]; c < '0' || c > '9' {
@@ -115,4 +118,20 @@ func dayList(mask uint8) string {
 		parts = append(parts, part)
 	}
 	return strings.Join(parts, ",")
+}
+
+// MarshalText returns s.String(), so a Schedule can be a configuration field
+// or, with flag.TextVar, a command-line flag.
+func (s Schedule) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText sets s to Parse(text), keeping the clock set by WithClock.
+// On error s is unchanged.
+func (s *Schedule) UnmarshalText(text []byte) error {
+	parsed, err := Parse(string(text))
+	if err != nil {
+		return err
+	}
+	parsed.clk = s.clk
+	*s = parsed
+	return nil
 }

@@ -101,6 +101,9 @@ func (s Schedule) WithClock(c clock.Clock) Schedule {
 	return s
 }
 
+// IsZero reports whether s is the zero Schedule, which is never open.
+func (s Schedule) IsZero() bool { return s.days == 0 }
+
 // Location returns the time zone of s (UTC for the zero Schedule).
 func (s Schedule) Location() *time.Location {
 	if s.loc == nil {
@@ -119,12 +122,13 @@ func (s Schedule) Contains(t time.Time) bool {
 // location.
 //
 // If t lies outside every span, EndAt returns the instant the window last
-// closed: the close of the latest non-empty span that ended at or before t
-// (the day's close when t is after it, the previous opening day's close when
-// t is before the day's start or on a day that is not an opening day). The
-// result is then never after t, so work given it as a deadline does nothing:
-// a fan-out fired after its window closed sends nothing. For the zero
-// Schedule EndAt returns t.
+// closed: the close of the latest non-empty span that ended at or before t.
+// For "Mon-Fri 06:00-18:00", at 19:00 on a Tuesday that is Tuesday 18:00; at
+// 05:00 on Tuesday, Monday 18:00; on Sunday, Friday 18:00. For "22:00-06:00"
+// at 12:00 it is 06:00 that day, the close of the previous evening's span.
+// The result is then never after t, so work given it as a deadline does
+// nothing: a fan-out fired after its window closed sends nothing. For the
+// zero Schedule EndAt returns t.
 func (s Schedule) EndAt(t time.Time) time.Time {
 	var sp located
 	if !s.locate(t, &sp) {
@@ -219,9 +223,9 @@ func (s *Schedule) closeOf(r *resolver, day int64) int64 {
 }
 
 // String returns s in the form Parse reads, e.g. "Mon-Fri 09:00-17:30
-// Europe/Paris": days are left out when s opens every day. It round-trips
-// through Parse when the location came from time.LoadLocation (or is
-// time.UTC or time.Local). The zero Schedule prints as "never".
+// Europe/Paris": days are left out when s opens every day, and the zero
+// Schedule is "never". It round-trips through Parse when the location came
+// from time.LoadLocation (or is time.UTC or time.Local).
 func (s Schedule) String() string {
 	if s.days == 0 {
 		return "never"

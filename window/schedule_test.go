@@ -4,7 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/internal/timing"
 )
 
 func mustParse(t testing.TB, text string) Schedule {
@@ -176,6 +179,42 @@ func TestZeroSchedule(t *testing.T) {
 	require.Equal(t, at, s.EndAt(at))
 	require.Equal(t, "never", s.String())
 	require.Equal(t, time.UTC, s.Location())
+	require.True(t, s.IsZero())
+	require.False(t, mustParse(t, "09:00-17:00").IsZero())
+	back, err := Parse("never")
+	require.NoError(t, err)
+	require.Equal(t, s, back)
+}
+
+func TestText(t *testing.T) {
+	var s Schedule
+	require.NoError(t, s.UnmarshalText([]byte("Sat-Mon 22:00-06:00 Europe/Paris")))
+	require.Equal(t, mustParse(t, "Sat-Mon 22:00-06:00 Europe/Paris"), s)
+	text, err := s.MarshalText()
+	require.NoError(t, err)
+	require.Equal(t, "Sat-Mon 22:00-06:00 Europe/Paris", string(text))
+
+	require.EqualError(t, s.UnmarshalText([]byte("Sat-Mon 22:00")), `window: bad times "22:00": want HH:MM-HH:MM`)
+	require.Equal(t, mustParse(t, "Sat-Mon 22:00-06:00 Europe/Paris"), s, "unchanged on error")
+
+	mock := clock.NewMock()
+	s = s.WithClock(mock)
+	require.NoError(t, s.UnmarshalText([]byte("never")))
+	require.True(t, s.IsZero())
+	require.Equal(t, timing.From(mock), s.clock(), "keeps its clock")
+}
+
+// TestExtremeInstants checks the invariants at the ends of time.Time's range
+// and in the local mean time of 1900, whose offsets are not whole minutes.
+func TestExtremeInstants(t *testing.T) {
+	s := mustParse(t, "Tue 23:30-00:15 Europe/Paris")
+	for _, at := range []time.Time{{}, utc(1900, 6, 6, 12, 0), utc(9999, 12, 28, 0, 0)} {
+		next, end := s.NextOpen(at), s.EndAt(at)
+		require.True(t, s.Contains(next), "NextOpen(%v) = %v", at, next)
+		require.True(t, next.After(at), "NextOpen(%v) = %v", at, next)
+		require.False(t, end.After(at), "EndAt(%v) = %v", at, end)
+		require.True(t, s.Contains(end.Add(-time.Second)), "EndAt(%v) = %v", at, end)
+	}
 }
 
 // TestScheduleModel checks the invariants that tie the three queries
