@@ -24,7 +24,8 @@ type GroupsConfig struct {
 }
 
 // A Lease is the exclusive right to process the first Messages of a key.
-// End it with exactly one of Groups.Ack, Retry, Drop or Hold.
+// End it with exactly one of Ack, Retry, Drop or Hold of the Groups that
+// handed it out; ending it twice panics.
 type Lease[K comparable, M any] struct {
 	// Key is the key the messages were put under.
 	Key K
