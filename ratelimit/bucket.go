@@ -125,6 +125,28 @@ func (b *Bucket) TokensAt(t time.Time) float64 {
 	return b.lim.Load().TokensAt(t)
 }
 
+// ReadyAt returns the earliest time, not before t, at which n events could
+// happen if no one else took tokens meanwhile: after any pause, once the
+// bucket holds n tokens. It takes nothing. ok is false if n exceeds the
+// burst, so the events could never happen at once.
+func (b *Bucket) ReadyAt(t time.Time, n int) (at time.Time, ok bool) {
+	if n > b.cfg.Burst && !math.IsInf(b.cfg.Rate, 1) {
+		return time.Time{}, false
+	}
+	if end := b.pause.Load(); t.UnixNano() < end {
+		t = time.Unix(0, end)
+	}
+	lim := b.lim.Load()
+	if lim.Limit() == rate.Inf {
+		return t, true
+	}
+	missing := float64(n) - lim.TokensAt(t)
+	if missing <= 0 {
+		return t, true
+	}
+	return t.Add(time.Duration(math.Ceil(missing / float64(lim.Limit()) * 1e9))), true
+}
+
 // Wait is shorthand for WaitN(ctx, 1).
 func (b *Bucket) Wait(ctx context.Context) error { return b.WaitN(ctx, 1) }
 

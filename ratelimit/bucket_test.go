@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -295,5 +296,49 @@ func TestBucketHammer(t *testing.T) {
 				require.False(t, p.After(pz[0]) && p.Before(pz[1]), "passed at %v during pause %v", p.Sub(start), pz)
 			}
 		}
+	})
+}
+
+func TestBucketReadyAt(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mock := clock.NewMock()
+	mock.Set(t0)
+	b := newBucket(t, ratelimit.BucketConfig{Rate: 4, Burst: 2, Clock: mock})
+	ready := func(at time.Duration, n int) time.Duration {
+		r, ok := b.ReadyAt(t0.Add(at), n)
+		require.True(t, ok)
+		return r.Sub(t0)
+	}
+	require.Equal(t, time.Duration(0), ready(0, 2))
+	require.True(t, b.AllowN(t0, 2))
+	require.Equal(t, 250*time.Millisecond, ready(0, 1))
+	require.Equal(t, 500*time.Millisecond, ready(0, 2))
+	require.Equal(t, 500*time.Millisecond, ready(100*time.Millisecond, 2))
+	require.Equal(t, 600*time.Millisecond, ready(600*time.Millisecond, 2))
+	_, ok := b.ReadyAt(t0, 3)
+	require.False(t, ok)
+	b.PauseUntil(t0.Add(time.Second)) // empties the bucket at t0
+	require.Equal(t, time.Second, ready(0, 2))
+	require.Equal(t, time.Second, ready(0, 1))
+	require.Equal(t, 2*time.Second, ready(2*time.Second, 1))
+	require.Equal(t, 0.0, b.TokensAt(t0.Add(999*time.Millisecond)))
+	require.Equal(t, 2.0, b.TokensAt(t0.Add(time.Second)))
+}
+
+func TestBucketInfiniteRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBucket(t, ratelimit.BucketConfig{Rate: math.Inf(1), Burst: 1})
+		for range 100 {
+			require.True(t, b.Allow())
+		}
+		require.NoError(t, b.WaitN(context.Background(), 5))
+		at, ok := b.ReadyAt(time.Now(), 5)
+		require.True(t, ok)
+		require.Equal(t, time.Now(), at)
+		b.PauseFor(time.Second)
+		require.False(t, b.Allow())
+		start := time.Now()
+		require.NoError(t, b.Wait(context.Background()))
+		require.Equal(t, time.Second, time.Since(start))
 	})
 }
