@@ -110,39 +110,74 @@ func BenchmarkTimeNow(b *testing.B) {
 	}
 }
 
+const (
+	latenessKeys = 100_000
+	latenessWait = 200 * time.Millisecond
+	latenessSpan = 100 * time.Millisecond
+)
+
 // BenchmarkFireLateness schedules 100,000 keys due within the same 100 ms
 // on the real clock and reports how late fire runs after each deadline.
 func BenchmarkFireLateness(b *testing.B) {
-	const (
-		keys = 100_000
-		wait = 200 * time.Millisecond
-		span = 100 * time.Millisecond
-	)
 	var all []time.Duration
 	for b.Loop() {
-		late := make([]time.Duration, 0, keys)
+		late := make([]time.Duration, 0, latenessKeys)
 		done := make(chan struct{})
-		k, err := New(Config{Wait: wait}, func(_ int, bu Burst[struct{}]) {
-			late = append(late, time.Since(bu.Last.Add(wait)))
-			if len(late) == keys {
+		k, err := New(Config{Wait: latenessWait}, func(_ int, bu Burst[struct{}]) {
+			late = append(late, time.Since(bu.Last.Add(latenessWait)))
+			if len(late) == latenessKeys {
 				close(done)
 			}
 		})
 		if err != nil {
 			b.Fatal(err)
 		}
-		start := time.Now()
-		const step = 1000
-		for i := range keys {
-			if i%step == 0 {
-				time.Sleep(time.Until(start.Add(span * time.Duration(i) / keys)))
-			}
-			_ = k.Add(i, struct{}{})
-		}
+		addPaced(func(i int) { _ = k.Add(i, struct{}{}) })
 		<-done
 		_ = k.Close(context.Background(), false)
 		all = append(all, late...)
 	}
+	reportLateness(b, all)
+}
+
+// BenchmarkTimerMapLateness is BenchmarkFireLateness for the plain
+// approach, a time.AfterFunc per key, as a reference on the same machine.
+func BenchmarkTimerMapLateness(b *testing.B) {
+	var all []time.Duration
+	for b.Loop() {
+		var mu sync.Mutex
+		late := make([]time.Duration, 0, latenessKeys)
+		done := make(chan struct{})
+		addPaced(func(i int) {
+			due := time.Now().Add(latenessWait)
+			time.AfterFunc(latenessWait, func() {
+				mu.Lock()
+				defer mu.Unlock()
+				late = append(late, time.Since(due))
+				if len(late) == latenessKeys {
+					close(done)
+				}
+			})
+		})
+		<-done
+		all = append(all, late...)
+	}
+	reportLateness(b, all)
+}
+
+// addPaced calls add for latenessKeys keys spread evenly over latenessSpan.
+func addPaced(add func(i int)) {
+	const step = 1000
+	start := time.Now()
+	for i := range latenessKeys {
+		if i%step == 0 {
+			time.Sleep(time.Until(start.Add(latenessSpan * time.Duration(i) / latenessKeys)))
+		}
+		add(i)
+	}
+}
+
+func reportLateness(b *testing.B, all []time.Duration) {
 	slices.Sort(all)
 	b.ReportMetric(float64(all[len(all)/2]), "p50-ns")
 	b.ReportMetric(float64(all[len(all)*99/100]), "p99-ns")

@@ -19,7 +19,9 @@
 //     once, in its key's burst and in Add order, unless Cancel or
 //     Close(ctx, false) discards its burst first.
 //   - A burst's deadline is its last Add plus Wait, but no later than its
-//     first Add plus MaxWait. fire is called at or after the deadline.
+//     first Add plus MaxWait. fire is called at or after the deadline. Once
+//     the deadline has passed the burst is over, even if fire has not run
+//     yet: a later Add opens a new burst.
 //   - Flush, a burst that reaches MaxItems and the leading value of a
 //     Leading burst fire at once: their deadline is the moment of the call.
 //   - fire runs on the debouncer's own goroutine, one call at a time, in
@@ -30,8 +32,9 @@
 //   - A panic in fire is recovered; that burst is lost and the debouncer
 //     carries on.
 //   - All methods are safe for concurrent use.
-//   - Close stops intake (Add returns ErrClosed), fires or discards the open
-//     bursts, and waits for the goroutine to exit.
+//   - Close stops intake (Add returns ErrClosed), fires the bursts that are
+//     due or handed over, fires or discards (flush or not) those that are not
+//     due yet, and waits for the fires to return and the goroutine to exit.
 //
 // # Cost
 //

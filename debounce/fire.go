@@ -30,10 +30,10 @@ func (k *Keyed[K, V]) run(loopNow time.Time) (time.Time, bool) {
 
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if cap(batch) <= 4096 {
-		k.batch = batch[:0]
+	if cap(batch) > 4096 && k.fifo.len() == 0 && k.heap.Len() == 0 {
+		k.batch = nil // idle: give a large batch back
 	} else {
-		k.batch = nil
+		k.batch = batch[:0]
 	}
 	if k.closed && len(k.ready) == 0 && !k.isDrain {
 		k.isDrain = true
@@ -55,7 +55,8 @@ func (k *Keyed[K, V]) run(loopNow time.Time) (time.Time, bool) {
 // next returns the earliest item's deadline.
 func (k *Keyed[K, V]) next() (int64, bool) {
 	_, hat, hok := k.heap.Peek()
-	_, fat, fok := k.fifoHead()
+	_, fe, fat := k.fifoHead()
+	fok := fe != nil
 	switch {
 	case hok && fok:
 		return min(hat, fat), true
@@ -68,15 +69,15 @@ func (k *Keyed[K, V]) next() (int64, bool) {
 
 // fifoHead returns the first live fifo item and its deadline, dropping the
 // orphans before it.
-func (k *Keyed[K, V]) fifoHead() (key K, at int64, ok bool) {
+func (k *Keyed[K, V]) fifoHead() (key K, e *entry[V], at int64) {
 	for k.fifo.len() > 0 {
 		key = k.fifo.peek()
-		if e := k.entries[key]; e != nil && e.state&inHeap == 0 {
-			return key, e.first + k.wait, true
+		if e = k.entries[key]; e != nil && e.state&inHeap == 0 {
+			return key, e, e.first + k.wait
 		}
 		k.fifo.pop()
 	}
-	return key, 0, false
+	return key, nil, 0
 }
 
 // collect takes the items due at now from the heap and from fifo, and
@@ -88,24 +89,23 @@ func (k *Keyed[K, V]) collect(batch []due[K, V], now int64) []due[K, V] {
 			break
 		}
 		k.heap.Pop()
-		batch = k.expire(batch, key, now)
+		batch = k.expire(batch, key, k.entries[key], now)
 	}
 	for {
-		key, at, ok := k.fifoHead()
-		if !ok || at > now {
+		key, e, at := k.fifoHead()
+		if e == nil || at > now {
 			return batch
 		}
 		k.fifo.pop()
-		batch = k.expire(batch, key, now)
+		batch = k.expire(batch, key, e, now)
 	}
 }
 
-// expire handles key's item coming due at now. If the burst got Adds since
+// expire handles the item of key, whose entry is e, coming due at now. If the burst got Adds since
 // the item was scheduled, the item goes to the heap at the real deadline
 // (lazy update); otherwise the entry is dropped and its burst, if it has
 // values, appended to batch.
-func (k *Keyed[K, V]) expire(batch []due[K, V], key K, now int64) []due[K, V] {
-	e := k.entries[key]
+func (k *Keyed[K, V]) expire(batch []due[K, V], key K, e *entry[V], now int64) []due[K, V] {
 	if seq := e.seq(); seq != 0 {
 		if d := k.deadline(e); d > now {
 			e.state |= inHeap
@@ -113,7 +113,7 @@ func (k *Keyed[K, V]) expire(batch []due[K, V], key K, now int64) []due[K, V] {
 			return batch
 		}
 		if len(e.vals) > 0 {
-			batch = append(batch, due[K, V]{at: k.deadline(e), seq: seq, key: key, b: k.burst(e)})
+			batch = append(batch, k.due(key, e, k.deadline(e), seq))
 		}
 		k.open--
 	}
@@ -128,7 +128,7 @@ func (k *Keyed[K, V]) expire(batch []due[K, V], key K, now int64) []due[K, V] {
 // call runs fire, recovering a panic so the loop lives on.
 func (k *Keyed[K, V]) call(d *due[K, V]) {
 	defer func() { _ = recover() }()
-	k.fire(d.key, d.b)
+	k.fire(d.key, Burst[V]{Values: d.vals, First: unixTime(d.first), Last: unixTime(d.last), Count: d.count})
 }
 
 // deadline is when e's burst fires: Wait after its last Add, but no later
@@ -141,13 +141,13 @@ func (k *Keyed[K, V]) deadline(e *entry[V]) int64 {
 	return d
 }
 
-// burst builds what fire receives from e.
-func (k *Keyed[K, V]) burst(e *entry[V]) Burst[V] {
+// due takes e's burst, to fire at at.
+func (k *Keyed[K, V]) due(key K, e *entry[V], at int64, seq uint64) due[K, V] {
 	n := len(e.vals)
 	if k.leading {
-		n++
+		n++ // the value that fired at the leading edge
 	}
-	return Burst[V]{Values: e.vals, First: unixTime(e.first), Last: unixTime(e.last), Count: n}
+	return due[K, V]{at: at, seq: seq, first: e.first, last: e.last, key: key, vals: e.vals, count: n}
 }
 
 func unixTime(ns int64) time.Time { return time.Unix(0, ns) }

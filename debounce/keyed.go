@@ -29,6 +29,7 @@ type Keyed[K comparable, V any] struct {
 	clk      timing.Clock
 	realTime bool      // clk is the real clock: read it through epoch
 	epoch    time.Time // creation time, with its monotonic reading
+	epochNs  int64     // epoch in Unix nanoseconds
 	fire     func(K, Burst[V])
 	loop     *sched.Loop
 	drained  chan struct{} // closed by the loop once Close's fires are done
@@ -74,12 +75,15 @@ const inHeap = 1 << 63
 // seq returns the scheduling order of e's open burst, or 0 if none is open.
 func (e *entry[V]) seq() uint64 { return e.state &^ inHeap }
 
-// due is a burst ready to fire, ordered by (at, seq).
+// due is a burst ready to fire, ordered by (at, seq). It becomes a Burst
+// only when fire is called, which keeps the loop's batches small.
 type due[K comparable, V any] struct {
-	at  int64
-	seq uint64
-	key K
-	b   Burst[V]
+	at          int64
+	seq         uint64
+	first, last int64
+	key         K
+	vals        []V
+	count       int
 }
 
 // New returns a debouncer that calls fire with each key's burst, and starts
@@ -105,6 +109,7 @@ func New[K comparable, V any](cfg Config, fire func(key K, b Burst[V])) (*Keyed[
 	}
 	_, k.realTime = k.clk.(timing.Real)
 	k.epoch = k.clk.Now()
+	k.epochNs = k.epoch.UnixNano()
 	k.loop = sched.Start(k.clk, k.run)
 	return k, nil
 }
@@ -113,7 +118,9 @@ func New[K comparable, V any](cfg Config, fire func(key K, b Burst[V])) (*Keyed[
 // the burst's deadline to now+Wait, but never past its first Add plus
 // MaxWait. With MaxItems, a burst that becomes full fires at once. With
 // Leading, the value that opens a burst fires at once as a burst of one.
-// Add never blocks on fire. It returns ErrClosed after Close.
+// A burst whose deadline has passed is over even if fire has not run yet,
+// so a late Add opens a new burst. Add never blocks on fire. It returns
+// ErrClosed after Close.
 func (k *Keyed[K, V]) Add(key K, v V) error {
 	k.mu.Lock()
 	if k.closed {
@@ -146,8 +153,8 @@ func (k *Keyed[K, V]) Add(key K, v V) error {
 		k.open++
 		if k.leading {
 			e.last = now
-			k.ready = append(k.ready, due[K, V]{at: now, seq: k.seq, key: key,
-				b: Burst[V]{Values: []V{v}, First: unixTime(now), Last: unixTime(now), Count: 1}})
+			k.ready = append(k.ready, due[K, V]{at: now, seq: k.seq, first: now, last: now,
+				key: key, vals: []V{v}, count: 1})
 			k.mu.Unlock()
 			k.loop.Wake()
 			return nil
@@ -260,7 +267,7 @@ func (k *Keyed[K, V]) Close(ctx context.Context, flush bool) error {
 // once instead of twice and is immune to steps of the wall clock.
 func (k *Keyed[K, V]) nanos() int64 {
 	if k.realTime {
-		return k.epoch.UnixNano() + int64(time.Since(k.epoch))
+		return k.epochNs + int64(time.Since(k.epoch))
 	}
 	return k.clk.Now().UnixNano()
 }
@@ -280,7 +287,7 @@ func (k *Keyed[K, V]) schedule(key K, e *entry[V], at int64) bool {
 // handOver ends e's burst and queues it to fire, ordered by (at, seq).
 func (k *Keyed[K, V]) handOver(key K, e *entry[V], at int64, seq uint64) {
 	if len(e.vals) > 0 {
-		k.ready = append(k.ready, due[K, V]{at: at, seq: seq, key: key, b: k.burst(e)})
+		k.ready = append(k.ready, k.due(key, e, at, seq))
 	}
 	k.end(e)
 }
