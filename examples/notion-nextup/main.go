@@ -32,6 +32,7 @@ func main() {
 		maxWait  = flag.Duration("max-wait", 15*time.Second, "longest a user waits while edits keep coming (demo: 1.5s unless set)")
 		adaptive = flag.Duration("adaptive", 0, "if > -debounce, let the debounce grow up to this under backlog or 429s")
 		workers  = flag.Int("workers", 1, "users processed at once")
+		fakeAddr = flag.String("fake-api", "", "only serve the demo's fake task API on this address, to try real mode locally")
 		verbose  = flag.Bool("v", false, "log more: every run in the demo, every event for real")
 	)
 	flag.Parse()
@@ -58,7 +59,10 @@ func main() {
 	defer stop()
 
 	var err error
-	if cfg.APIURL == "" {
+	switch {
+	case *fakeAddr != "":
+		err = serveFake(ctx, *fakeAddr, cfg.Rate, cfg.Burst)
+	case cfg.APIURL == "":
 		if !set["debounce"] {
 			cfg.Debounce = 400 * time.Millisecond
 		}
@@ -69,7 +73,7 @@ func main() {
 			*addr = "127.0.0.1:0"
 		}
 		err = runDemo(ctx, cfg, *addr)
-	} else {
+	default:
 		err = serve(ctx, cfg, *addr)
 	}
 	if err != nil {
@@ -147,4 +151,17 @@ func serve(ctx context.Context, cfg appConfig, addr string) error {
 		err = rerr
 	}
 	return err
+}
+
+// serveFake serves the demo's fake task API, loaded with the demo's tasks,
+// until SIGINT or SIGTERM.
+func serveFake(ctx context.Context, addr string, rate float64, burst int) error {
+	fake := newDemoAPI(rate, burst, time.Now)
+	srv, err := listen(addr, fake)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("fake task API at %s (users %v)\n", srv.url(), demoUsers)
+	<-ctx.Done()
+	return srv.shutdown(context.Background())
 }

@@ -35,6 +35,7 @@ func main() {
 		retry    = flag.Duration("retry", 500*time.Millisecond, "first retry wait of a failed page; it doubles up to -retry-max (demo: 200ms unless set)")
 		retryMax = flag.Duration("retry-max", time.Minute, "longest retry wait")
 		grace    = flag.Duration("grace", 30*time.Second, "how long a shutdown waits for the worker to drain the queue")
+		fakeAddr = flag.String("fake-api", "", "only serve the demo's fake page API on this address, to try real mode locally")
 		verbose  = flag.Bool("v", false, "log every sync")
 	)
 	flag.Parse()
@@ -54,7 +55,10 @@ func main() {
 	defer stop()
 
 	var err error
-	if cfg.APIURL == "" {
+	switch {
+	case *fakeAddr != "":
+		err = serveFake(ctx, *fakeAddr)
+	case cfg.APIURL == "":
 		if !set["listen"] {
 			*addr = "127.0.0.1:0"
 		}
@@ -66,7 +70,7 @@ func main() {
 		}
 		cfg.Backoff = backoff(*retry, *retryMax)
 		err = runDemo(ctx, cfg, *addr, *dir)
-	} else {
+	default:
 		if *dir == "" {
 			*dir = "ntnsync-data"
 		}
@@ -158,4 +162,15 @@ func serve(ctx context.Context, cfg appConfig, addr string, grace time.Duration)
 	}
 	cfg.Logger.Warn("committed", "pages", len(m.Pages), "commit", m.Commits)
 	return err
+}
+
+// serveFake serves the demo's fake page API until SIGINT or SIGTERM.
+func serveFake(ctx context.Context, addr string) error {
+	srv, err := listen(addr, newDemoNotion(30*time.Millisecond, 4, time.Now()))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("fake page API at %s (pages %v; every 4th fetch fails)\n", srv.url(), demoPages)
+	<-ctx.Done()
+	return srv.shutdown(context.Background())
 }

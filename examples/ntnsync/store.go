@@ -67,8 +67,8 @@ func openStore(dir string) (*store, error) {
 	return s, nil
 }
 
-// write stores the Markdown md of p unless a newer version of p is already
-// stored, and reports whether it wrote.
+// write stores the Markdown md of p unless that version of p or a newer one
+// is already stored, and reports whether it wrote.
 func (s *store) write(p page, md []byte, now time.Time) (bool, error) {
 	s.commitMu.RLock()
 	defer s.commitMu.RUnlock()
@@ -78,8 +78,8 @@ func (s *store) write(p page, md []byte, now time.Time) (bool, error) {
 	s.mu.Lock()
 	old, ok := s.manifest.Pages[p.ID]
 	s.mu.Unlock()
-	if ok && old.Version > p.Version {
-		return false, nil
+	if ok && old.Version >= p.Version {
+		return false, nil // already there, or newer
 	}
 	name := p.ID + ".md"
 	if err := writeFileAtomic(filepath.Join(s.dir, name), md); err != nil {
