@@ -2,7 +2,7 @@ package ratelimit
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"hash/maphash"
 	"math"
 	"sync"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/pacerkit/pacer/internal/timing"
 )
+
+var errKeyedDeadline = errors.New("ratelimit: Keyed.Wait would exceed context deadline")
 
 // numShards splits Keyed's map so that keys on different shards never
 // contend for one lock.
@@ -82,7 +84,7 @@ func NewKeyed[K comparable](cfg KeyedConfig) (*Keyed[K], error) {
 	return k, nil
 }
 
-// shardOf returns key's shard, locked, with due sweeps done at now.
+// lock returns key's shard, locked, after doing its sweep if one is due at now.
 func (k *Keyed[K]) lock(key K, now int64) *shard[K] {
 	s := &k.shards[maphash.Comparable(k.seed, key)%numShards]
 	s.mu.Lock()
@@ -261,7 +263,7 @@ func (k *Keyed[K]) await(ctx context.Context, key K, now int64, tk keyTicket) (k
 		}
 		if hasDeadline && tk.at > deadline.UnixNano() {
 			k.cancel(key, now, 1, tk)
-			return tk, fmt.Errorf("ratelimit: Wait(%v) would exceed context deadline", key)
+			return tk, errKeyedDeadline
 		}
 		d := time.Duration(tk.at - now)
 		if timer == nil {
