@@ -102,8 +102,31 @@ func (m *model) advance(d time.Duration) {
 	m.now = end
 }
 
-// TestModel runs random Adds, Flushes, Cancels and steps of fake time over a
-// few keys on a coarse time grid, so that deadlines often tie, and checks
+// close fires, with flush, every open burst that has values, in (deadline,
+// start) order, and forgets the rest.
+func (m *model) close(flush bool) {
+	var open []*modelBurst
+	keyOf := map[*modelBurst]string{}
+	for k, b := range m.bursts {
+		if flush && len(b.vals) > 0 {
+			open = append(open, b)
+			keyOf[b] = k
+		}
+	}
+	slices.SortFunc(open, func(a, b *modelBurst) int {
+		if da, db := m.deadline(a), m.deadline(b); da != db {
+			return int(da - db)
+		}
+		return a.seq - b.seq
+	})
+	for _, b := range open {
+		m.emit(keyOf[b], b)
+	}
+	m.bursts = map[string]*modelBurst{}
+}
+
+// TestModel runs random Adds, Flushes, Cancels and steps of fake time, then
+// a Close or a long wait, over a few keys on a coarse time grid, so that deadlines often tie, and checks
 // every fire (key, values, times, order) and every result against the model.
 func TestModel(t *testing.T) {
 	configs := []Config{
@@ -146,8 +169,15 @@ func TestModel(t *testing.T) {
 						synctest.Wait()
 						require.Equal(t, len(m.bursts), k.Pending(), "%v", log)
 					}
-					time.Sleep(time.Minute)
-					m.advance(time.Minute)
+					if flush := rng.IntN(2) == 0; rng.IntN(2) == 0 {
+						log = append(log, fmt.Sprint("close ", flush))
+						require.NoError(t, k.Close(t.Context(), flush))
+						m.close(flush)
+						require.ErrorIs(t, k.Add("a", -1), ErrClosed)
+					} else {
+						time.Sleep(time.Minute)
+						m.advance(time.Minute)
+					}
 					require.Equal(t, m.fires, r.take(), "%v", log)
 					require.True(t, slices.IsSortedFunc(m.fires, func(a, b fired) int { return int(a.At - b.At) }))
 				})
