@@ -127,3 +127,32 @@ func TestAllOtherLimiters(t *testing.T) {
 	require.EqualError(t, ratelimit.All(b, failing).Wait(context.Background()), "boom")
 	require.NoError(t, ratelimit.All().Wait(context.Background()))
 }
+
+// TestAllNotStarved: callers of All share a busy bucket with callers that
+// wait on it directly, and still get their turn: waiting on the
+// bottleneck's reservation keeps their place in its queue.
+func TestAllNotStarved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		global := newBucket(t, ratelimit.BucketConfig{Rate: 10, Burst: 1})
+		accounts := newKeyed[string](t, ratelimit.KeyedConfig{Rate: 100, Burst: 1})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				for global.Wait(ctx) == nil {
+				}
+			})
+		}
+		both := ratelimit.All(accounts.For("a"), global)
+		start := time.Now()
+		for range 10 {
+			require.NoError(t, both.Wait(ctx))
+		}
+		// Six callers share 10 events/s: ours gets one in six, so ten of
+		// them take about six seconds.
+		require.Less(t, time.Since(start), 7*time.Second)
+		cancel()
+		wg.Wait()
+	})
+}

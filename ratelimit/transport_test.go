@@ -269,3 +269,27 @@ func TestTransportContext(t *testing.T) {
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 	})
 }
+
+// TestTransportPausesOneKey: with a key of a Keyed limiter, a Retry-After
+// pauses that key only.
+func TestTransportPausesOneKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		accounts := newKeyed[string](t, ratelimit.KeyedConfig{Rate: 100, Burst: 5})
+		base := &script{statuses: []int{429}, retryIn: "2"}
+		tr := &ratelimit.Transport{Base: base, Limiter: accounts.For("alice")}
+		req, err := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+		require.NoError(t, err)
+		start := time.Now()
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			resp, err := tr.RoundTrip(req)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+		})
+		synctest.Wait()
+		require.False(t, accounts.Allow("alice"), "alice should be paused")
+		require.True(t, accounts.Allow("bob"), "bob should not be paused")
+		wg.Wait()
+		require.Equal(t, 2*time.Second, time.Since(start))
+	})
+}
