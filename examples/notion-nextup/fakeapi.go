@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -142,11 +143,12 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.warm = true
+	id, isTask := strings.CutPrefix(r.URL.Path, "/v1/tasks/")
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/tasks/query":
 		f.query(w, r)
-	case r.Method == http.MethodPatch && len(r.URL.Path) > len("/v1/tasks/") && r.URL.Path[:len("/v1/tasks/")] == "/v1/tasks/":
-		f.update(w, r, r.URL.Path[len("/v1/tasks/"):])
+	case r.Method == http.MethodPatch && isTask && id != "":
+		f.update(w, r, id)
 	default:
 		apiError(w, http.StatusNotFound, "invalid_request_url", "no such endpoint")
 	}

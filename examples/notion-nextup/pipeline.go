@@ -61,7 +61,11 @@ func (p *pipeline) handle(ctx context.Context, user string, events []Event) erro
 		p.written[user]++
 		p.mu.Unlock()
 	}
-	p.log.Info("recomputed", "user", user, "events", len(events), "tasks", len(tasks), "written", len(updates))
+	var since time.Duration
+	if len(events) > 0 {
+		since = time.Since(events[0].At).Round(time.Millisecond)
+	}
+	p.log.Info("recomputed", "user", user, "events", len(events), "since_first_event", since, "tasks", len(tasks), "written", len(updates))
 	return nil
 }
 
