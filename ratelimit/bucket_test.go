@@ -342,3 +342,27 @@ func TestBucketInfiniteRate(t *testing.T) {
 		require.Equal(t, time.Second, time.Since(start))
 	})
 }
+
+// TestBucketMockClock: a Bucket sleeps on the injected clock's timers.
+func TestBucketMockClock(t *testing.T) {
+	mock := clock.NewMock()
+	b := newBucket(t, ratelimit.BucketConfig{Rate: 1, Burst: 1, Clock: mock})
+	require.True(t, b.Allow())
+	b.PauseFor(5 * time.Second)
+	start := mock.Now()
+	done := make(chan time.Time)
+	go func() {
+		require.NoError(t, b.Wait(context.Background()))
+		done <- mock.Now()
+	}()
+	for {
+		select {
+		case at := <-done:
+			// at is read after the wake-up, so it may be a few steps late.
+			require.GreaterOrEqual(t, at.Sub(start), 5*time.Second)
+			return
+		default:
+			mock.Add(100 * time.Millisecond)
+		}
+	}
+}
