@@ -25,7 +25,9 @@ const numShards = 64
 // not every key ever seen. Dropping is lazy: each shard of the key space is
 // swept when a call touches it after its sweep time, and a shard whose map
 // has shrunk to a quarter of its peak is reallocated, since Go maps never
-// give memory back.
+// give memory back. A sweep visits every key of its shard (1/64 of the
+// keys) and runs at most once per IdleTTL/2 per shard; Len sweeps every
+// shard that is due.
 //
 // Each bucket is one small struct (the time it is full again, as in GCRA,
 // plus its pause), not a rate.Limiter. Token times are whole nanoseconds, so
@@ -51,9 +53,9 @@ type Keyed[K comparable] struct {
 type shard[K comparable] struct {
 	mu      sync.Mutex
 	m       map[K]*keyState
-	peak    int   // the most entries m held since it was made
-	sweepAt int64 // Unix nanoseconds of the next sweep; MaxInt64 when m is empty
-	_       [24]byte
+	peak    int      // the most entries m held since it was made
+	sweepAt int64    // Unix nanoseconds of the next sweep; MaxInt64 when m is empty
+	_       [32]byte // one shard per 64-byte cache line
 }
 
 // keyState is one key's bucket.
