@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/pacerkit/pacer"
+)
+
+// handle is the Runners' handler: one attempt at one message (MaxBatch 1).
+// It chooses the delay before the next attempt itself from the two-phase
+// schedule, by attempt number, and tells the Runner with pacer.RetryAfter;
+// the Runner dead-letters the message once Retry.Attempts are used up.
+func (d *dispatcher) handle(ctx context.Context, k key, batch []message) error {
+	m := batch[0]
+	attempt := pacer.Attempt(ctx)
+	d.track.started(k, m, attempt)
+	if d.beforeSend != nil {
+		d.beforeSend(m, attempt)
+	}
+	err := d.post(ctx, m)
+	if err == nil {
+		d.track.delivered(m)
+		return nil
+	}
+	if attempt >= d.retry.attempts() {
+		return err // the last attempt: the Runner dead-letters m
+	}
+	return pacer.RetryAfter(err, d.retry.delay(attempt))
+}
+
+// post sends m to its subscription once, signed, and returns an error
+// unless the receiver answered 2xx.
+func (d *dispatcher) post(ctx context.Context, m message) error {
+	body, err := json.Marshal(delivery{Subscription: m.Sub, Sequence: m.Seq, Event: m.Event})
+	if err != nil {
+		return pacer.Permanent(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.urls[m.Sub], bytes.NewReader(body))
+	if err != nil {
+		return pacer.Permanent(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Hook0-Event-Id", m.Event.ID)
+	req.Header.Set("X-Hook0-Sequence", strconv.FormatUint(m.Seq, 10))
+	if len(d.secret) > 0 {
+		req.Header.Set(signatureHeader, sign(d.secret, time.Now(), body))
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s answered %s", m.Sub, resp.Status)
+	}
+	return nil
+}

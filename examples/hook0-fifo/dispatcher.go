@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/ratelimit"
+)
+
+// dispatcherConfig configures a dispatcher.
+type dispatcherConfig struct {
+	Subs        []subscription
+	Retry       schedule
+	FIFOWorkers int           // deliveries at once to FIFO subscriptions (one per subscription)
+	Workers     int           // deliveries at once to concurrent subscriptions
+	Rate        float64       // deliveries per second over all subscriptions; 0 is unlimited
+	Burst       int           // with Rate
+	Secret      []byte        // signs every delivery (X-Hook0-Signature); empty sends none
+	Timeout     time.Duration // per HTTP attempt
+	Transport   http.RoundTripper
+	Logger      *slog.Logger
+}
+
+// A key names what a Runner serialises: a FIFO subscription (seq 0), or a
+// single message of a concurrent subscription.
+type key struct {
+	sub string
+	seq uint64
+}
+
+// A dispatcher fans every published event out to the subscriptions that
+// match it and delivers the messages through two pacer Runners:
+//
+//   - fifo, keyed by subscription with MaxBatch 1: a subscription's
+//     message N+1 is not sent before message N succeeded or was
+//     dead-lettered, and a failing head waits for its retry without
+//     holding a worker, so other subscriptions go on;
+//   - concurrent, keyed by subscription and message: every message is its
+//     own key, so a subscription's messages go out in parallel and retry
+//     independently.
+//
+// Separate Runners give each mode its own workers, so neither can starve
+// the other.
+type dispatcher struct {
+	subs       []subscription
+	urls       map[string]string
+	retry      schedule
+	fifo       *pacer.Runner[key, message]
+	concurrent *pacer.Runner[key, message]
+	track      *tracker
+	client     *http.Client
+	secret     []byte
+	log        *slog.Logger
+
+	// beforeSend, when set, runs at the start of every attempt; the demo
+	// makes it panic once to show that the Runner recovers.
+	beforeSend func(m message, attempt int)
+
+	mu  sync.Mutex
+	seq map[string]uint64
+}
+
+func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
+	if err := cfg.Retry.validate(); err != nil {
+		return nil, err
+	}
+	urls := map[string]string{}
+	for _, s := range cfg.Subs {
+		if _, ok := urls[s.Name]; ok {
+			return nil, fmt.Errorf("subscription %q defined twice", s.Name)
+		}
+		urls[s.Name] = s.URL
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	d := &dispatcher{
+		subs:   cfg.Subs,
+		urls:   urls,
+		retry:  cfg.Retry,
+		track:  newTracker(cfg.Subs),
+		client: &http.Client{Transport: cfg.Transport, Timeout: cfg.Timeout},
+		secret: cfg.Secret,
+		log:    cfg.Logger,
+		seq:    map[string]uint64{},
+	}
+	var limiter ratelimit.Limiter
+	if cfg.Rate > 0 {
+		b, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: cfg.Rate, Burst: cfg.Burst})
+		if err != nil {
+			return nil, err
+		}
+		// Hide the Bucket's PauseFor: the Runner would pause it for every
+		// subscription whenever a handler returns RetryAfter, but our
+		// retry delays concern one receiver only.
+		limiter = struct{ ratelimit.Limiter }{b}
+	}
+	base := pacer.Config[key, message]{
+		MaxBatch: 1,
+		// The handler picks its delays with pacer.RetryAfter; this
+		// backoff only paces a handler that panicked.
+		Retry:   pacer.Backoff{Initial: max(cfg.Retry.FastDelay, time.Millisecond), Max: max(cfg.Retry.SlowDelay, cfg.Retry.FastDelay, time.Millisecond), Attempts: cfg.Retry.attempts()},
+		Limiter: limiter,
+		Logger:  cfg.Logger,
+		OnEvent: d.track.event,
+		OnDrop:  d.deadLetter,
+	}
+	fifoCfg, concCfg := base, base
+	fifoCfg.Workers, concCfg.Workers = cfg.FIFOWorkers, cfg.Workers
+	var err error
+	if d.fifo, err = pacer.New(fifoCfg, d.handle); err != nil {
+		return nil, err
+	}
+	if d.concurrent, err = pacer.New(concCfg, d.handle); err != nil {
+		_ = d.fifo.Shutdown(context.Background())
+		return nil, err
+	}
+	return d, nil
+}
+
+// publish queues ev for every subscription that matches its type and
+// returns how many.
+func (d *dispatcher) publish(ev Event) (int, error) {
+	now := time.Now()
+	d.mu.Lock() // numbering and queueing in one step keeps Add order = Seq order
+	defer d.mu.Unlock()
+	n := 0
+	for _, s := range d.subs {
+		if !s.matches(ev.Type) {
+			continue
+		}
+		d.seq[s.Name]++
+		m := message{Sub: s.Name, Seq: d.seq[s.Name], Event: ev, Published: now}
+		d.track.published(m)
+		r, k := d.concurrent, key{s.Name, m.Seq}
+		if s.FIFO {
+			r, k = d.fifo, key{sub: s.Name}
+		}
+		if err := r.Add(k, m); err != nil {
+			d.track.lost(m)
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// run runs both Runners until ctx ends or shutdown has drained them.
+func (d *dispatcher) run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	var ferr, cerr error
+	wg.Go(func() { ferr = d.fifo.Run(ctx) })
+	wg.Go(func() { cerr = d.concurrent.Run(ctx) })
+	wg.Wait()
+	return errors.Join(ferr, cerr)
+}
+
+// shutdown stops intake and delivers what is queued, retries included,
+// unless ctx ends first: what is left then goes to the dead letters.
+func (d *dispatcher) shutdown(ctx context.Context) error {
+	var wg sync.WaitGroup
+	var ferr, cerr error
+	wg.Go(func() { ferr = d.fifo.Shutdown(ctx) })
+	wg.Go(func() { cerr = d.concurrent.Shutdown(ctx) })
+	wg.Wait()
+	return errors.Join(ferr, cerr)
+}
+
+// deadLetter is the Runners' OnDrop: a message that used up its attempts
+// (or that a cut-short shutdown left) joins the dead-letter list. For a
+// FIFO subscription it runs before the next message is sent.
+func (d *dispatcher) deadLetter(k key, batch []message, err error) {
+	for _, m := range batch {
+		d.track.dead(m, err)
+		d.log.Warn("dead-lettered", "subscription", m.Sub, "seq", m.Seq, "event", m.Event.ID, "err", err)
+	}
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// receiverConfig configures the demo's fake webhook receiver.
+type receiverConfig struct {
+	Secret   []byte                   // verify X-Hook0-Signature; empty accepts unsigned requests
+	FailRate float64                  // share of requests answered 500, drawn per (subscription, sequence, try) from Seed
+	Seed     uint64                   // makes the failures repeatable
+	Latency  time.Duration            // time taken to answer each request
+	Down     map[string]time.Duration // subscription → answers 503 for this long after the receiver starts
+	Broken   map[string]bool          // subscription → always answers 500
+}
+
+// A receiver plays every subscription's endpoint at /hooks/NAME. It
+// verifies signatures, fails as configured, and records for each
+// subscription the sequence number of every request, in arrival order,
+// and how many were in flight at once: the evidence that FIFO
+// subscriptions were served one message at a time, in order.
+type receiver struct {
+	cfg   receiverConfig
+	start time.Time
+
+	mu     sync.Mutex
+	inbox  map[string]*inbox
+	badSig int
+	badReq int
+}
+
+// An inbox is what one subscription's endpoint saw.
+type inbox struct {
+	requests    []uint64 // the sequence of every request, retries included
+	accepted    []uint64 // the sequence of every request answered 2xx
+	tries       map[uint64]int
+	inFlight    int
+	maxInFlight int
+}
+
+func newReceiver(cfg receiverConfig) *receiver {
+	return &receiver{cfg: cfg, start: time.Now(), inbox: map[string]*inbox{}}
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name, ok := strings.CutPrefix(r.URL.Path, "/hooks/")
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	var d delivery
+	if r.Method != http.MethodPost || !ok || err != nil || json.Unmarshal(body, &d) != nil || d.Subscription != name {
+		rc.count(&rc.badReq)
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	if len(rc.cfg.Secret) > 0 && !verify(rc.cfg.Secret, r.Header.Get(signatureHeader), body) {
+		rc.count(&rc.badSig)
+		http.Error(w, "bad signature", http.StatusUnauthorized)
+		return
+	}
+	try := rc.enter(name, d.Sequence)
+	defer rc.leave(name)
+	select {
+	case <-time.After(rc.cfg.Latency):
+	case <-r.Context().Done():
+		return
+	}
+	status := rc.decide(name, d.Sequence, try)
+	if status == http.StatusOK {
+		rc.mu.Lock()
+		rc.inbox[name].accepted = append(rc.inbox[name].accepted, d.Sequence)
+		rc.mu.Unlock()
+	}
+	w.WriteHeader(status)
+}
+
+// decide answers the try-th request for message seq of subscription name.
+func (rc *receiver) decide(name string, seq uint64, try int) int {
+	switch {
+	case rc.cfg.Broken[name]:
+		return http.StatusInternalServerError
+	case time.Since(rc.start) < rc.cfg.Down[name]:
+		return http.StatusServiceUnavailable
+	case draw(rc.cfg.Seed, name, seq, try) < rc.cfg.FailRate:
+		return http.StatusInternalServerError
+	}
+	return http.StatusOK
+}
+
+// draw returns a number in [0, 1) that depends only on its arguments, so a
+// run fails the same requests whatever the scheduling.
+func draw(seed uint64, name string, seq uint64, try int) float64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s/%d/%d", seed, name, seq, try)
+	// FNV barely moves its high bits when only the last byte changes:
+	// finish with splitmix64's mixer.
+	x := h.Sum64()
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return float64(x>>11) / (1 << 53)
+}
+
+func (rc *receiver) enter(name string, seq uint64) (try int) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	b := rc.inbox[name]
+	if b == nil {
+		b = &inbox{tries: map[uint64]int{}}
+		rc.inbox[name] = b
+	}
+	b.requests = append(b.requests, seq)
+	b.tries[seq]++
+	b.inFlight++
+	b.maxInFlight = max(b.maxInFlight, b.inFlight)
+	return b.tries[seq]
+}
+
+func (rc *receiver) leave(name string) {
+	rc.mu.Lock()
+	rc.inbox[name].inFlight--
+	rc.mu.Unlock()
+}
+
+func (rc *receiver) count(n *int) {
+	rc.mu.Lock()
+	*n++
+	rc.mu.Unlock()
+}
+
+// snapshot returns a copy of every inbox and the number of requests
+// refused for a bad signature or a malformed body.
+func (rc *receiver) snapshot() (boxes map[string]inbox, badSig, badReq int) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	boxes = map[string]inbox{}
+	for name, b := range rc.inbox {
+		c := *b
+		c.requests = append([]uint64(nil), b.requests...)
+		c.accepted = append([]uint64(nil), b.accepted...)
+		c.tries = nil
+		boxes[name] = c
+	}
+	return boxes, rc.badSig, rc.badReq
+}
+
+// fifoViolation returns what breaks FIFO delivery in b, or "": a request
+// overlapped another, a request went back to an earlier message, or an
+// accepted message did not follow the one accepted before it.
+func (b inbox) fifoViolation() string {
+	if b.maxInFlight > 1 {
+		return fmt.Sprintf("%d requests in flight at once", b.maxInFlight)
+	}
+	for i := 1; i < len(b.requests); i++ {
+		if b.requests[i] < b.requests[i-1] {
+			return fmt.Sprintf("request for #%d after #%d", b.requests[i], b.requests[i-1])
+		}
+	}
+	for i := 1; i < len(b.accepted); i++ {
+		if b.accepted[i] <= b.accepted[i-1] {
+			return fmt.Sprintf("#%d accepted after #%d", b.accepted[i], b.accepted[i-1])
+		}
+	}
+	return ""
+}
+
+// reordered counts the accepted messages that arrived after a later one.
+func (b inbox) reordered() int {
+	n := 0
+	var top uint64
+	for _, s := range b.accepted {
+		if s < top {
+			n++
+		}
+		top = max(top, s)
+	}
+	return n
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pacerkit/pacer"
+)
+
+// A report says what happened to every subscription and whether the
+// guarantees held. Without a receiver (a real run) it has no checks.
+type report struct {
+	took    time.Duration
+	retry   schedule
+	snap    snapshot
+	boxes   map[string]inbox // nil without a receiver
+	badSig  int
+	badReq  int
+	checks  []check
+	blocker string // the FIFO subscription blocked longest
+}
+
+type check struct {
+	ok   bool
+	text string
+}
+
+func newReport(d *dispatcher, rc *receiver, took time.Duration) *report {
+	r := &report{took: took, retry: d.retry, snap: d.track.snapshot()}
+	if rc != nil {
+		r.boxes, r.badSig, r.badReq = rc.snapshot()
+		r.check()
+	}
+	return r
+}
+
+func (r *report) add(ok bool, format string, args ...any) {
+	r.checks = append(r.checks, check{ok, fmt.Sprintf(format, args...)})
+}
+
+func (r *report) ok() bool {
+	for _, c := range r.checks {
+		if !c.ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *report) check() {
+	r.checkOrder()
+	r.checkNoLoss()
+	r.checkDeadLetters()
+	r.checkIsolation()
+	r.checkPanics()
+	r.add(r.badSig == 0 && r.badReq == 0, "every delivery was signed and well-formed (%d bad signatures, %d bad requests)", r.badSig, r.badReq)
+}
+
+// checkOrder: the receiver saw every FIFO subscription's requests one at
+// a time and in sequence order, exhausted messages skipped.
+func (r *report) checkOrder() {
+	var bad []string
+	n := 0
+	for _, s := range r.snap.subs {
+		if !s.sub.FIFO {
+			continue
+		}
+		n++
+		if v := r.boxes[s.sub.Name].fifoViolation(); v != "" {
+			bad = append(bad, s.sub.Name+": "+v)
+		}
+	}
+	r.add(len(bad) == 0, "every FIFO subscription got one request at a time, in sequence order (%d of %d)%s", n-len(bad), n, list(bad))
+}
+
+// checkNoLoss: every message was accepted exactly once or dead-lettered.
+func (r *report) checkNoLoss() {
+	var bad []string
+	total := 0
+	for _, s := range r.snap.subs {
+		total += s.published
+		acc := r.boxes[s.sub.Name].accepted
+		uniq := slices.Compact(slices.Sorted(slices.Values(acc)))
+		switch {
+		case s.delivered+s.dead != s.published:
+			bad = append(bad, fmt.Sprintf("%s: %d published, %d delivered, %d dead", s.sub.Name, s.published, s.delivered, s.dead))
+		case len(acc) != s.delivered || len(uniq) != len(acc):
+			bad = append(bad, fmt.Sprintf("%s: %d delivered, receiver accepted %d (%d distinct)", s.sub.Name, s.delivered, len(acc), len(uniq)))
+		}
+	}
+	r.add(len(bad) == 0, "every one of %d messages was delivered exactly once or dead-lettered%s", total, list(bad))
+}
+
+// checkDeadLetters: nothing was given up before its last attempt.
+func (r *report) checkDeadLetters() {
+	var bad []string
+	for _, l := range r.snap.letters {
+		if l.Attempts != r.retry.attempts() {
+			bad = append(bad, fmt.Sprintf("%s #%d after %d attempts", l.Sub, l.Seq, l.Attempts))
+		}
+	}
+	r.add(len(bad) == 0, "every dead letter used all %d attempts (%d dead letters)%s", r.retry.attempts(), len(r.snap.letters), list(bad))
+}
+
+// checkIsolation: while the most blocked FIFO subscription was stuck on a
+// failing message, the others kept being delivered without waiting for it.
+func (r *report) checkIsolation() {
+	var worst *subStats
+	for i, s := range r.snap.subs {
+		if s.sub.FIFO && (worst == nil || s.blocked > worst.blocked) {
+			worst = &r.snap.subs[i]
+		}
+	}
+	if worst == nil || worst.blocked == 0 {
+		r.add(true, "no FIFO subscription was blocked, so none could hold up the others")
+		return
+	}
+	r.blocker = worst.sub.Name
+	var wait time.Duration
+	for _, s := range r.snap.subs {
+		if s.sub.Name != worst.sub.Name {
+			wait = max(wait, s.maxWait)
+		}
+	}
+	meanwhile := 0
+	for _, o := range r.snap.outcomes {
+		if o.sub != worst.sub.Name && slices.ContainsFunc(worst.blockedSpans, func(sp span) bool {
+			return !o.at.Before(sp.from) && !o.at.After(sp.to)
+		}) {
+			meanwhile++
+		}
+	}
+	r.add(wait < worst.blocked/4 && meanwhile > 0,
+		"%s was blocked for %v, yet the others completed %d messages meanwhile and none waited over %v for a worker",
+		worst.sub.Name, round(worst.blocked), meanwhile, round(wait))
+}
+
+// checkPanics: a message whose handler panicked was tried again.
+func (r *report) checkPanics() {
+	if len(r.snap.panics) == 0 {
+		return
+	}
+	var bad, ids []string
+	for _, p := range r.snap.panics {
+		ids = append(ids, fmt.Sprintf("%s #%d", p.sub, p.seq))
+		if !slices.Contains(r.boxes[p.sub].requests, p.seq) {
+			bad = append(bad, fmt.Sprintf("%s #%d never sent", p.sub, p.seq))
+		}
+	}
+	r.add(len(bad) == 0, "%d handler panic(s) recovered and the message retried (%s)%s", len(r.snap.panics), strings.Join(ids, ", "), list(bad))
+}
+
+func (r *report) print(w io.Writer) {
+	fmt.Fprintf(w, "\nper subscription (depth: most messages waiting; blocked: time a failing head held the queue; wait: longest a ready message waited to be sent):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  subscription\tmode\ttypes\tmsgs\tdelivered\tdead\tretries\tdepth\tblocked\twait\tin flight\torder")
+	for _, s := range r.snap.subs {
+		blocked, order, inFlight := "-", "-", "-"
+		if s.sub.FIFO {
+			blocked = round(s.blocked).String()
+		}
+		if b, ok := r.boxes[s.sub.Name]; ok {
+			inFlight = fmt.Sprint(b.maxInFlight)
+			switch v := b.fifoViolation(); {
+			case !s.sub.FIFO:
+				order = fmt.Sprintf("any (%d overtaken)", b.reordered())
+			case v != "":
+				order = "BROKEN: " + v
+			default:
+				order = "in order"
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%v\t%s\t%s\n", s.sub.Name, s.sub.mode(), strings.Join(s.sub.Types, "|"),
+			s.published, s.delivered, s.dead, s.retries, s.maxDepth, blocked, round(s.maxWait), inFlight, order)
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\ndead letters (%d):\n", len(r.snap.letters))
+	for i, l := range r.snap.letters {
+		if i == maxLetters {
+			fmt.Fprintf(w, "  ... and %d more\n", len(r.snap.letters)-i)
+			break
+		}
+		why := l.Err.Error()
+		if errors.Is(l.Err, pacer.ErrClosed) {
+			why = "not delivered before shutdown"
+		}
+		fmt.Fprintf(w, "  %-9s #%-3d %s %-16s after %d attempts, at %v: %s\n", l.Sub, l.Seq, l.Event.ID, l.Event.Type, l.Attempts, round(l.At), why)
+	}
+	if len(r.checks) > 0 {
+		fmt.Fprintf(w, "\nchecks:\n")
+		for _, c := range r.checks {
+			mark := "ok  "
+			if !c.ok {
+				mark = "FAIL"
+			}
+			fmt.Fprintf(w, "  %s %s\n", mark, c.text)
+		}
+	}
+	fmt.Fprintf(w, "\ntook %v\n", round(r.took))
+}
+
+// maxLetters is the most dead letters print lists.
+const maxLetters = 20
+
+func round(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+
+func list(items []string) string {
+	if len(items) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(items, "; ")
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"sync/atomic"
+	"time"
+)
+
+// A server is an http.Server on a listener it opened itself.
+type server struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+func listen(addr string, h http.Handler) (*server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, ln: ln}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+func (s *server) url() string { return "http://" + s.ln.Addr().String() }
+
+func (s *server) shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
+
+// serve runs the dispatcher for real: POST /events with {"type": ...,
+// "payload": ...} publishes an event, GET /stats shows the per-subscription
+// figures. On SIGINT or SIGTERM it stops taking events, delivers what is
+// queued (up to 30 s), and prints the figures.
+func serve(ctx context.Context, cfg dispatcherConfig, addr string) error {
+	d, err := newDispatcher(cfg)
+	if err != nil {
+		return err
+	}
+	var ids atomic.Uint64
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /events", func(w http.ResponseWriter, r *http.Request) {
+		var ev Event
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&ev); err != nil || ev.Type == "" {
+			http.Error(w, `want {"type": "...", "payload": {...}}`, http.StatusBadRequest)
+			return
+		}
+		if ev.ID == "" {
+			ev.ID = fmt.Sprintf("evt_%d_%d", time.Now().Unix(), ids.Add(1))
+		}
+		n, err := d.publish(ev)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusAccepted)
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": ev.ID, "deliveries": n})
+	})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		newReport(d, nil, 0).print(w)
+	})
+	srv, err := listen(addr, mux)
+	if err != nil {
+		return err
+	}
+	cfg.Logger.Warn("listening", "events", srv.url()+"/events", "subscriptions", len(cfg.Subs))
+	runCtx, stopRun := context.WithCancel(context.Background())
+	defer stopRun()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- d.run(runCtx) }()
+
+	<-ctx.Done()
+	cfg.Logger.Warn("shutting down: delivering what is queued")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = srv.shutdown(shutCtx)
+	if serr := d.shutdown(shutCtx); err == nil {
+		err = serr
+	}
+	stopRun()
+	if rerr := <-done; err == nil && rerr != nil && !errors.Is(rerr, context.Canceled) {
+		err = rerr
+	}
+	newReport(d, nil, time.Since(start)).print(os.Stdout)
+	return err
+}
+
+// serveReceiver runs only the fake receiver until SIGINT or SIGTERM, then
+// prints what each endpoint saw.
+func serveReceiver(ctx context.Context, rc *receiver, addr string) error {
+	srv, err := listen(addr, rc)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("fake receiver at %s/hooks/NAME; %.0f%% of requests fail; Ctrl-C prints what it saw\n", srv.url(), 100*rc.cfg.FailRate)
+	<-ctx.Done()
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = srv.shutdown(shutCtx)
+	boxes, badSig, badReq := rc.snapshot()
+	names := make([]string, 0, len(boxes))
+	for name := range boxes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		b := boxes[name]
+		order := "requests one at a time and in sequence order (as FIFO requires)"
+		if v := b.fifoViolation(); v != "" {
+			order = "not FIFO: " + v
+		}
+		fmt.Printf("  %s: %d requests, %d accepted, at most %d in flight; %s\n", name, len(b.requests), len(b.accepted), b.maxInFlight, order)
+	}
+	fmt.Printf("  %d bad signatures, %d bad requests\n", badSig, badReq)
+	return err
+}

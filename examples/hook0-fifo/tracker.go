@@ -1,0 +1,206 @@
+package main
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/pacerkit/pacer"
+)
+
+// A tracker follows every message from publish to its outcome, on the
+// dispatcher's side, and keeps per-subscription figures: queue depth,
+// retries, blocked time (a FIFO subscription's head failing while the
+// messages behind it wait) and the longest time a ready message waited
+// to be sent, which is where one subscription holding up another would
+// show.
+type tracker struct {
+	mu       sync.Mutex
+	start    time.Time
+	names    []string // subscriptions in configuration order
+	subs     map[string]*subStats
+	msgs     map[msgID]*msgState
+	current  map[key]*msgState // the message each Runner key is handling
+	letters  []deadLetter
+	outcomes []outcome
+	panics   []msgID
+	open     int // messages published and without an outcome yet
+}
+
+type msgID struct {
+	sub string
+	seq uint64
+}
+
+type msgState struct {
+	m         message
+	ready     time.Time // when it could start: published, or its retry was due
+	firstFail time.Time // start of its first failed attempt
+	attempts  int
+}
+
+type subStats struct {
+	sub                                 subscription
+	published, delivered, dead, retries int
+	depth, maxDepth                     int
+	blocked                             time.Duration
+	blockedSpans                        []span
+	maxWait                             time.Duration
+	lastDone                            time.Time // the previous message's outcome, for FIFO
+	firstDeadAt                         time.Time
+}
+
+type span struct{ from, to time.Time }
+
+// A deadLetter is a message that was given up.
+type deadLetter struct {
+	Sub      string
+	Seq      uint64
+	Event    Event
+	Attempts int
+	Err      error
+	At       time.Duration // since the tracker started
+}
+
+type outcome struct {
+	sub string
+	at  time.Time
+}
+
+func newTracker(subs []subscription) *tracker {
+	t := &tracker{
+		start:   time.Now(),
+		subs:    map[string]*subStats{},
+		msgs:    map[msgID]*msgState{},
+		current: map[key]*msgState{},
+	}
+	for _, s := range subs {
+		t.names = append(t.names, s.Name)
+		t.subs[s.Name] = &subStats{sub: s}
+	}
+	return t
+}
+
+func (t *tracker) published(m message) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.msgs[msgID{m.Sub, m.Seq}] = &msgState{m: m, ready: m.Published}
+	s := t.subs[m.Sub]
+	s.published++
+	s.depth++
+	s.maxDepth = max(s.maxDepth, s.depth)
+	t.open++
+}
+
+// started records an attempt beginning on the Runner key k.
+func (t *tracker) started(k key, m message, attempt int) {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := t.msgs[msgID{m.Sub, m.Seq}]
+	t.current[k] = st
+	st.attempts = attempt
+	s := t.subs[m.Sub]
+	ready := st.ready
+	if s.sub.FIFO && s.lastDone.After(ready) {
+		ready = s.lastDone // it could not go before the message ahead of it
+	}
+	s.maxWait = max(s.maxWait, now.Sub(ready))
+}
+
+// event is the Runners' OnEvent: it sees retries, including those of a
+// handler that panicked.
+func (t *tracker) event(ev pacer.Event[key]) {
+	if ev.Kind != pacer.EventRetry {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := t.current[ev.Key]
+	if st == nil {
+		return
+	}
+	t.subs[st.m.Sub].retries++
+	if st.firstFail.IsZero() {
+		st.firstFail = ev.Time.Add(-ev.Duration)
+	}
+	st.ready = ev.Time.Add(ev.Delay)
+	var p *pacer.PanicError
+	if errors.As(ev.Err, &p) {
+		t.panics = append(t.panics, msgID{st.m.Sub, st.m.Seq})
+	}
+}
+
+func (t *tracker) delivered(m message) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.subs[m.Sub].delivered++
+	t.finish(m, time.Now())
+}
+
+func (t *tracker) dead(m message, err error) {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.subs[m.Sub]
+	s.dead++
+	if s.firstDeadAt.IsZero() {
+		s.firstDeadAt = now
+	}
+	attempts := 0
+	if st := t.msgs[msgID{m.Sub, m.Seq}]; st != nil {
+		attempts = st.attempts
+	}
+	t.letters = append(t.letters, deadLetter{Sub: m.Sub, Seq: m.Seq, Event: m.Event, Attempts: attempts, Err: err, At: now.Sub(t.start)})
+	t.finish(m, now)
+}
+
+// lost records a message the dispatcher could not queue (it was shutting
+// down) as dead.
+func (t *tracker) lost(m message) { t.dead(m, pacer.ErrClosed) }
+
+func (t *tracker) finish(m message, now time.Time) {
+	id := msgID{m.Sub, m.Seq}
+	st := t.msgs[id]
+	delete(t.msgs, id)
+	s := t.subs[m.Sub]
+	s.depth--
+	s.lastDone = now
+	if st != nil && !st.firstFail.IsZero() {
+		s.blocked += now.Sub(st.firstFail)
+		s.blockedSpans = append(s.blockedSpans, span{st.firstFail, now})
+	}
+	t.outcomes = append(t.outcomes, outcome{m.Sub, now})
+	t.open--
+}
+
+// pending returns the number of messages without an outcome yet.
+func (t *tracker) pending() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.open
+}
+
+// A snapshot is a copy of what a tracker knows.
+type snapshot struct {
+	subs     []subStats // in configuration order
+	letters  []deadLetter
+	outcomes []outcome
+	panics   []msgID
+}
+
+func (t *tracker) snapshot() snapshot {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := snapshot{
+		letters:  append([]deadLetter(nil), t.letters...),
+		outcomes: append([]outcome(nil), t.outcomes...),
+		panics:   append([]msgID(nil), t.panics...),
+	}
+	for _, name := range t.names {
+		c := *t.subs[name]
+		c.blockedSpans = append([]span(nil), c.blockedSpans...)
+		s.subs = append(s.subs, c)
+	}
+	return s
+}
