@@ -292,7 +292,7 @@ func (k *Keyed[K, V]) handOver(key K, e *entry[V], at int64, seq uint64) {
 	k.end(e)
 }
 
-// end closes e's burst; e stays until its heap item pops.
+// end closes e's burst; e stays until its schedule item comes due.
 func (k *Keyed[K, V]) end(e *entry[V]) {
 	e.vals = nil
 	e.state &= inHeap
