@@ -92,16 +92,16 @@ func (d *demo) run(ctx context.Context) (*report, error) {
 	defer stopRun()
 	running := make(chan struct{})
 	go func() { defer close(running); a.worker.run(runCtx) }()
-	for n := -1; n != 0; n, err = a.q.len() {
-		if err != nil {
-			return nil, err
-		}
+	for a.worker.snapshot().Synced < rep.leftover {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("waiting for the restart to sync leftovers: %w", ctx.Err())
 		}
 		time.Sleep(d.gap)
 	}
 	rep.restartSynced = a.worker.snapshot().Synced
+	if rep.restartQueue, err = a.q.len(); err != nil {
+		return nil, err
+	}
 
 	// 3. A burst of edits, each announced by webhook, plus requests the
 	// webhook must refuse or ignore.
@@ -188,7 +188,7 @@ func (d *demo) fill(rep *report, crashed, a *app, m manifest) {
 		}
 	}
 	rep.checks = []check{
-		{"the restart synced every change the crashed run had queued", rep.leftover == len(crashPages) && rep.restartSynced == len(crashPages)},
+		{"the restart synced every change the crashed run had queued", rep.leftover == len(crashPages) && rep.restartSynced == len(crashPages) && rep.restartQueue == 0},
 		{"every page's file and manifest entry hold its latest version", current},
 		{"rapid updates coalesced: fewer fetches than accepted changes", rep.fetches < int(rep.accepted)},
 		{"failed fetches stayed queued and were retried", rep.failed > 0 && rep.worker.Retries >= rep.failed},

@@ -13,6 +13,7 @@ type report struct {
 	pages            int
 	leftover         int // queue items the crashed run left
 	restartSynced    int // pages synced by the restart before the burst
+	restartQueue     int // queue length once they were synced
 	accepted         int64
 	ignored          int64
 	unauthorized     int
