@@ -17,19 +17,22 @@ import (
 //  1. Reserve one token from every limiter, each on its own clock.
 //  2. If all are due now, the event passes.
 //  3. Otherwise give back every token except the one that is due last (the
-//     bottleneck's), and wait for the bottleneck's token; that
-//     wait is a place in the bottleneck's queue, so callers of All are not
-//     starved by callers that wait on the bottleneck directly.
+//     bottleneck's), and wait for that one. The wait keeps a place in the
+//     bottleneck's queue, so callers of All are not starved by callers that
+//     wait on the bottleneck directly.
 //  4. Reserve from the others again; if one of them now delays, give back
 //     the bottleneck's token too and go on from step 3 with the new
 //     bottleneck.
 //
 // A token given back after someone else reserved behind it is lost, which
-// makes the combination slower than its slowest member under contention,
-// never faster. Limiters made by this package (Bucket, Keyed.For) take part
-// in this protocol. Any other Limiter is waited on first, in order, before
-// the others are tried, so it holds its token while they wait; pass at most
-// one such limiter. Nil limiters are ignored.
+// can make the combination slower under contention, never faster than any
+// member allows. Wait fails early when ctx's deadline comes before the
+// bottleneck's token, and returns ctx.Err() when ctx ends, holding nothing.
+//
+// Limiters made by this package (Bucket, Keyed.For) take part in this
+// protocol. Any other Limiter is waited on first, in order, before the
+// others are tried, so it holds its token while they wait; pass at most one
+// such limiter. Nil limiters are ignored.
 //
 // The result is safe for concurrent use if its members are. It is not a
 // Pauser: pause the member a Retry-After is about.
