@@ -173,10 +173,10 @@ func (s Schedule) NextOpen(t time.Time) time.Time {
 
 // located is the latest span that opened at or before an instant.
 type located struct {
-	r           resolver
-	sec         int64 // the instant, in Unix seconds (rounded down)
-	day         int64 // the opening day of the span, in days since 1970-01-01
-	open, close int64 // the span, in Unix seconds
+	r     resolver
+	sec   int64 // the instant, in Unix seconds (rounded down)
+	day   int64 // the opening day of the span, in days since 1970-01-01
+	close int64 // the close of the span, in Unix seconds
 }
 
 // locate finds the latest span of s that opened at or before t. Spans are
@@ -196,8 +196,8 @@ func (s *Schedule) locate(t time.Time, sp *located) bool {
 	wd := weekday(today + 1)
 	for d := today + 1; d >= today-7; d-- {
 		if s.days>>wd&1 != 0 {
-			if open := sp.r.instant(d*secondsPerDay + int64(s.start)*60); open <= sp.sec {
-				sp.day, sp.open, sp.close = d, open, s.closeOf(&sp.r, d)
+			if s.openOf(&sp.r, d) <= sp.sec {
+				sp.day, sp.close = d, s.closeOf(&sp.r, d)
 				return true
 			}
 		}
@@ -212,7 +212,11 @@ func (s *Schedule) opensOn(day int64) bool { return s.days&(1<<weekday(day)) != 
 
 // span returns the span opening on day, in Unix seconds.
 func (s *Schedule) span(r *resolver, day int64) (open, close int64) {
-	return r.instant(day*secondsPerDay + int64(s.start)*60), s.closeOf(r, day)
+	return s.openOf(r, day), s.closeOf(r, day)
+}
+
+func (s *Schedule) openOf(r *resolver, day int64) int64 {
+	return r.instant(day*secondsPerDay + int64(s.start)*60)
 }
 
 func (s *Schedule) closeOf(r *resolver, day int64) int64 {
