@@ -70,7 +70,7 @@ func playDemo(ctx context.Context, d *dispatcher, rc *receiver, dc demoConfig) (
 
 	err := publishDemo(ctx, d, dc)
 	if err == nil {
-		err = waitIdle(ctx, d.track)
+		err = d.track.waitIdle(ctx)
 	}
 	if serr := d.shutdown(ctx); err == nil {
 		err = serr
@@ -99,18 +99,6 @@ func publishDemo(ctx context.Context, d *dispatcher, dc demoConfig) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(gap):
-		}
-	}
-	return nil
-}
-
-// waitIdle waits until every published message has an outcome.
-func waitIdle(ctx context.Context, t *tracker) error {
-	for t.pending() > 0 {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %d deliveries: %w", t.pending(), ctx.Err())
-		case <-time.After(5 * time.Millisecond):
 		}
 	}
 	return nil

@@ -34,39 +34,15 @@ func (s *server) url() string { return "http://" + s.ln.Addr().String() }
 
 func (s *server) shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
 
-// serve runs the dispatcher for real: POST /events with {"type": ...,
-// "payload": ...} publishes an event, GET /stats shows the per-subscription
-// figures. On SIGINT or SIGTERM it stops taking events, delivers what is
-// queued (up to 30 s), and prints the figures.
+// serve runs the dispatcher for real, serving routes at addr. On SIGINT or
+// SIGTERM it stops taking events, delivers what is queued (up to 30 s),
+// and prints the figures.
 func serve(ctx context.Context, cfg dispatcherConfig, addr string) error {
 	d, err := newDispatcher(cfg)
 	if err != nil {
 		return err
 	}
-	var ids atomic.Uint64
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /events", func(w http.ResponseWriter, r *http.Request) {
-		var ev Event
-		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&ev); err != nil || ev.Type == "" {
-			http.Error(w, `want {"type": "...", "payload": {...}}`, http.StatusBadRequest)
-			return
-		}
-		if ev.ID == "" {
-			ev.ID = fmt.Sprintf("evt_%d_%d", time.Now().Unix(), ids.Add(1))
-		}
-		n, err := d.publish(ev)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusAccepted)
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": ev.ID, "deliveries": n})
-	})
-	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
-		newReport(d, nil, 0).print(w)
-	})
-	srv, err := listen(addr, mux)
+	srv, err := listen(addr, routes(d))
 	if err != nil {
 		return err
 	}
@@ -121,4 +97,34 @@ func serveReceiver(ctx context.Context, rc *receiver, addr string) error {
 	}
 	fmt.Printf("  %d bad signatures, %d bad requests\n", badSig, badReq)
 	return err
+}
+
+// routes serves the dispatcher's HTTP API: POST /events with {"type": ...,
+// "payload": ...} (and an optional "id") publishes an event and answers
+// 202 with the number of deliveries; GET /stats shows the figures.
+func routes(d *dispatcher) http.Handler {
+	var ids atomic.Uint64
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /events", func(w http.ResponseWriter, r *http.Request) {
+		var ev Event
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&ev); err != nil || ev.Type == "" {
+			http.Error(w, `want {"type": "...", "payload": {...}}`, http.StatusBadRequest)
+			return
+		}
+		if ev.ID == "" {
+			ev.ID = fmt.Sprintf("evt_%d_%d", time.Now().Unix(), ids.Add(1))
+		}
+		n, err := d.publish(ev)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusAccepted)
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": ev.ID, "deliveries": n})
+	})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		newReport(d, nil, 0).print(w)
+	})
+	return mux
 }

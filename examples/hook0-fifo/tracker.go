@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -24,7 +26,8 @@ type tracker struct {
 	letters  []deadLetter
 	outcomes []outcome
 	panics   []msgID
-	open     int // messages published and without an outcome yet
+	open     int           // messages published and without an outcome yet
+	changed  chan struct{} // closed and replaced at every outcome
 }
 
 type msgID struct {
@@ -73,6 +76,7 @@ func newTracker(subs []subscription) *tracker {
 		subs:    map[string]*subStats{},
 		msgs:    map[msgID]*msgState{},
 		current: map[key]*msgState{},
+		changed: make(chan struct{}),
 	}
 	for _, s := range subs {
 		t.names = append(t.names, s.Name)
@@ -172,13 +176,25 @@ func (t *tracker) finish(m message, now time.Time) {
 	}
 	t.outcomes = append(t.outcomes, outcome{m.Sub, now})
 	t.open--
+	close(t.changed)
+	t.changed = make(chan struct{})
 }
 
-// pending returns the number of messages without an outcome yet.
-func (t *tracker) pending() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.open
+// waitIdle waits until every published message has an outcome.
+func (t *tracker) waitIdle(ctx context.Context) error {
+	for {
+		t.mu.Lock()
+		open, changed := t.open, t.changed
+		t.mu.Unlock()
+		if open == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %d messages: %w", open, ctx.Err())
+		case <-changed:
+		}
+	}
 }
 
 // A snapshot is a copy of what a tracker knows.

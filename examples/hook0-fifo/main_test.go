@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// handlerTransport serves requests with h in process: no sockets, so a
+// whole run fits in a synctest bubble, on fake time.
+type handlerTransport struct{ h http.Handler }
+
+func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	in := r.Clone(r.Context())
+	if in.Body == nil {
+		in.Body = http.NoBody
+	}
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, in)
+	in.Body.Close()
+	if err := r.Context().Err(); err != nil {
+		return nil, err // as a real transport would, on a timeout
+	}
+	return rec.Result(), nil
+}
+
+var demoDefaults = demoConfig{Events: 60, EventRate: 100, FailRate: 0.2, DownFor: 400 * time.Millisecond, Latency: 10 * time.Millisecond, Seed: 1, Panic: true}
+
+// runInProcess plays the demo with the receiver reached in process. Call
+// it inside a synctest bubble.
+func runInProcess(t *testing.T, retry schedule, dc demoConfig) *report {
+	t.Helper()
+	secret := []byte("s3cret")
+	rc := newReceiver(demoReceiver(dc, secret))
+	d, err := newDispatcher(dispatcherConfig{
+		Subs: demoSubscriptions("http://hooks.invalid"), Retry: retry,
+		FIFOWorkers: 4, Workers: 8, Secret: secret, Timeout: time.Second,
+		Transport: handlerTransport{rc},
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 24*time.Hour)
+	defer cancel()
+	rep, err := playDemo(ctx, d, rc, dc)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	rep.print(&out)
+	t.Log("\n" + out.String())
+	for _, c := range rep.checks {
+		require.True(t, c.ok, "check failed: %s", c.text)
+	}
+	require.True(t, rep.ok())
+	return rep
+}
+
+func stats(rep *report, name string) subStats {
+	for _, s := range rep.snap.subs {
+		if s.sub.Name == name {
+			return s
+		}
+	}
+	panic("no subscription " + name)
+}
+
+func TestDemo(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		retry schedule
+	}{
+		{"demo schedule", schedule{Fast: 3, FastDelay: 25 * time.Millisecond, Slow: 2, SlowDelay: 250 * time.Millisecond}},
+		{"production schedule", schedule{Fast: 3, FastDelay: 3 * time.Second, Slow: 5, SlowDelay: 10 * time.Minute}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rep := runInProcess(t, tc.retry, demoDefaults)
+				require.Len(t, rep.checks, 6)
+
+				want := map[string]int{"orders": 32, "billing": 28, "audit": 60, "warehouse": 16, "legacy": 4, "crm": 24, "analytics": 60}
+				for name, n := range want {
+					s := stats(rep, name)
+					require.Equal(t, n, s.published, name)
+					require.Zero(t, s.depth, name)
+					if name == "legacy" {
+						continue
+					}
+					require.Equal(t, n, s.delivered, "%s: with 6 attempts at 20%% failure nothing else is lost", name)
+				}
+				// legacy always fails: each message takes every attempt,
+				// one after the other, and ends in the dead letters.
+				legacy := stats(rep, "legacy")
+				require.Equal(t, 4, legacy.dead)
+				require.Equal(t, 4*(tc.retry.attempts()-1), legacy.retries)
+				require.GreaterOrEqual(t, legacy.blocked, 4*(tc.retry.span()+time.Duration(tc.retry.attempts())*demoDefaults.Latency))
+				require.Len(t, rep.snap.letters, 4)
+				for i, l := range rep.snap.letters {
+					require.Equal(t, "legacy", l.Sub)
+					require.EqualValues(t, i+1, l.Seq, "dead-lettered in order")
+					require.ErrorContains(t, l.Err, "500")
+				}
+				require.Equal(t, "legacy", rep.blocker)
+				// warehouse was down at first: it retried, kept its order,
+				// and lost nothing.
+				require.Positive(t, stats(rep, "warehouse").retries)
+				require.Positive(t, stats(rep, "warehouse").blocked)
+				// The panic was recovered and its message delivered later.
+				require.Equal(t, []msgID{{"audit", 3}}, rep.snap.panics)
+				require.Equal(t, 1, countOf(rep.boxes["audit"].accepted, 3))
+
+				// The receiver proves FIFO: one request at a time, in order...
+				for _, s := range rep.snap.subs {
+					if s.sub.FIFO {
+						require.Equal(t, 1, rep.boxes[s.sub.Name].maxInFlight, s.sub.Name)
+					}
+				}
+				// ...and the check is not vacuous: concurrent subscriptions,
+				// whose retries go out beside later messages, fail it.
+				require.NotEmpty(t, rep.boxes["analytics"].fifoViolation())
+				require.Positive(t, rep.boxes["analytics"].reordered())
+			})
+		})
+	}
+}
+
+func countOf(xs []uint64, x uint64) int {
+	n := 0
+	for _, v := range xs {
+		if v == x {
+			n++
+		}
+	}
+	return n
+}

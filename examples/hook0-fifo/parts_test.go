@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSchedule(t *testing.T) {
+	s := schedule{Fast: 3, FastDelay: 25 * time.Millisecond, Slow: 2, SlowDelay: 250 * time.Millisecond}
+	require.Equal(t, 6, s.attempts())
+	var got []time.Duration
+	for n := 1; n < s.attempts(); n++ {
+		got = append(got, s.delay(n))
+	}
+	ms := time.Millisecond
+	require.Equal(t, []time.Duration{25 * ms, 50 * ms, 100 * ms, 250 * ms, 250 * ms}, got)
+	require.Equal(t, 675*ms, s.span())
+	require.NoError(t, s.validate())
+	require.Error(t, schedule{Fast: 1}.validate())
+	require.Error(t, schedule{Slow: -1}.validate())
+	require.NoError(t, schedule{}.validate(), "no retries at all is valid")
+}
+
+func TestSignature(t *testing.T) {
+	secret, body := []byte("s3cret"), []byte(`{"sequence":1}`)
+	at := time.Unix(1700000000, 0)
+	h := sign(secret, at, body)
+	require.True(t, strings.HasPrefix(h, "t=1700000000,v1="), h)
+	require.True(t, verify(secret, h, body))
+	require.False(t, verify(secret, h, []byte(`{"sequence":2}`)), "tampered body")
+	require.False(t, verify([]byte("other"), h, body), "wrong secret")
+	require.False(t, verify(secret, strings.Replace(h, "t=1700000000", "t=1700000001", 1), body), "tampered timestamp")
+	require.False(t, verify(secret, "", body))
+}
+
+func TestParseSubscription(t *testing.T) {
+	s, err := parseSubscription("billing,https://example.com/hook,invoice.*|order.paid,fifo")
+	require.NoError(t, err)
+	require.Equal(t, subscription{Name: "billing", URL: "https://example.com/hook", Types: []string{"invoice.*", "order.paid"}, FIFO: true}, s)
+	for typ, want := range map[string]bool{"invoice.paid": true, "invoice.": true, "order.paid": true, "order.created": false, "invoices.x": false, "invoice": false} {
+		require.Equal(t, want, s.matches(typ), typ)
+	}
+	all, err := parseSubscription("all,http://127.0.0.1:9000/hooks/all,*,concurrent")
+	require.NoError(t, err)
+	require.False(t, all.FIFO)
+	require.True(t, all.matches("anything"))
+
+	for _, bad := range []string{
+		"billing,https://example.com/hook,invoice.*",      // no mode
+		"billing,https://example.com/hook,invoice.*,lifo", // bad mode
+		",https://example.com/hook,*,fifo",                // no name
+		"bill/ing,https://example.com/hook,*,fifo",        // slash in name
+		"billing,example.com/hook,*,fifo",                 // not absolute
+		"billing,https://example.com/hook,a||b,fifo",      // empty type
+	} {
+		_, err := parseSubscription(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestFIFOViolation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		box  inbox
+		want string
+	}{
+		{"in order, with retries and a skipped message", inbox{requests: []uint64{1, 2, 2, 3, 3, 4}, accepted: []uint64{1, 2, 4}, maxInFlight: 1}, ""},
+		{"nothing", inbox{}, ""},
+		{"overlap", inbox{requests: []uint64{1, 2}, accepted: []uint64{1, 2}, maxInFlight: 2}, "2 requests in flight at once"},
+		{"went back", inbox{requests: []uint64{1, 2, 1}, accepted: []uint64{2}, maxInFlight: 1}, "request for #1 after #2"},
+		{"accepted twice", inbox{requests: []uint64{1, 1}, accepted: []uint64{1, 1}, maxInFlight: 1}, "#1 accepted after #1"},
+	} {
+		require.Equal(t, tc.want, tc.box.fifoViolation(), tc.name)
+	}
+	require.Equal(t, 2, inbox{accepted: []uint64{2, 1, 4, 3, 5}}.reordered())
+}
+
+// TestIsolationCheck shows that the isolation check fails when others
+// waited long for a worker while a subscription was blocked, or when
+// nothing else was delivered meanwhile.
+func TestIsolationCheck(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	blocked := subStats{sub: subscription{Name: "legacy", FIFO: true}, blocked: time.Second, blockedSpans: []span{{t0, t0.Add(time.Second)}}}
+	other := subStats{sub: subscription{Name: "orders", FIFO: true}, maxWait: 10 * time.Millisecond}
+	during := []outcome{{"orders", t0.Add(500 * time.Millisecond)}}
+	for _, tc := range []struct {
+		name     string
+		wait     time.Duration
+		outcomes []outcome
+		ok       bool
+	}{
+		{"isolated", 10 * time.Millisecond, during, true},
+		{"others waited", 600 * time.Millisecond, during, false},
+		{"nothing else delivered meanwhile", 10 * time.Millisecond, []outcome{{"orders", t0.Add(2 * time.Second)}, {"legacy", t0.Add(500 * time.Millisecond)}}, false},
+	} {
+		o := other
+		o.maxWait = tc.wait
+		r := &report{snap: snapshot{subs: []subStats{blocked, o}, outcomes: tc.outcomes}}
+		r.checkIsolation()
+		require.Len(t, r.checks, 1)
+		require.Equal(t, tc.ok, r.checks[0].ok, "%s: %s", tc.name, r.checks[0].text)
+		require.Equal(t, "legacy", r.blocker)
+	}
+}
+
+// TestRoutes publishes through the HTTP API of a real run and checks the
+// deliveries arrive, signed, at the matching subscriptions only.
+func TestRoutes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		secret := []byte("s3cret")
+		rc := newReceiver(receiverConfig{Secret: secret, Latency: time.Millisecond})
+		base := "http://hooks.invalid/hooks/"
+		d, err := newDispatcher(dispatcherConfig{
+			Subs: []subscription{
+				{Name: "orders", URL: base + "orders", Types: []string{"order.*"}, FIFO: true},
+				{Name: "all", URL: base + "all", Types: []string{"*"}},
+			},
+			Retry:  schedule{Fast: 1, FastDelay: time.Second},
+			Secret: secret, Transport: handlerTransport{rc},
+		})
+		require.NoError(t, err)
+		h := routes(d)
+		post := func(body string) *httptest.ResponseRecorder {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/events", strings.NewReader(body)))
+			return w
+		}
+		w := post(`{"id":"e1","type":"order.paid","payload":{"total":3}}`)
+		require.Equal(t, http.StatusAccepted, w.Code)
+		require.JSONEq(t, `{"id":"e1","deliveries":2}`, w.Body.String())
+		w = post(`{"type":"user.created"}`)
+		require.Equal(t, http.StatusAccepted, w.Code)
+		require.Contains(t, w.Body.String(), `"deliveries":1`)
+		require.Equal(t, http.StatusBadRequest, post(`{"payload":{}}`).Code, "no type")
+		require.Equal(t, http.StatusBadRequest, post(`not json`).Code)
+
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- d.run(ctx) }()
+		require.NoError(t, d.track.waitIdle(t.Context()))
+		require.NoError(t, d.shutdown(t.Context()))
+		cancel()
+		require.NoError(t, <-done)
+
+		boxes, badSig, badReq := rc.snapshot()
+		require.Zero(t, badSig)
+		require.Zero(t, badReq)
+		require.Equal(t, []uint64{1}, boxes["orders"].accepted)
+		require.ElementsMatch(t, []uint64{1, 2}, boxes["all"].accepted)
+
+		stats := httptest.NewRecorder()
+		h.ServeHTTP(stats, httptest.NewRequest(http.MethodGet, "/stats", nil))
+		require.Contains(t, stats.Body.String(), "orders")
+		require.Equal(t, http.StatusServiceUnavailable, post(`{"type":"order.paid"}`).Code, "after shutdown")
+	})
+}
+
+// TestReceiverRefusesBadSignatures checks that the demo would notice a
+// dispatcher signing with the wrong secret.
+func TestReceiverRefusesBadSignatures(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := newReceiver(receiverConfig{Secret: []byte("right")})
+		d, err := newDispatcher(dispatcherConfig{
+			Subs:   []subscription{{Name: "a", URL: "http://hooks.invalid/hooks/a", Types: []string{"*"}, FIFO: true}},
+			Retry:  schedule{Fast: 1, FastDelay: time.Second},
+			Secret: []byte("wrong"), Transport: handlerTransport{rc},
+		})
+		require.NoError(t, err)
+		_, err = d.publish(Event{ID: "e1", Type: "x"})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- d.run(ctx) }()
+		require.NoError(t, d.track.waitIdle(t.Context()))
+		require.NoError(t, d.shutdown(t.Context()))
+		cancel()
+		require.NoError(t, <-done)
+		rep := newReport(d, rc, 0)
+		require.False(t, rep.ok())
+		require.Equal(t, 2, rep.badSig, "the first attempt and its one retry")
+		require.Len(t, rep.snap.letters, 1)
+		require.ErrorContains(t, rep.snap.letters[0].Err, "401")
+	})
+}
