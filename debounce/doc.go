@@ -27,8 +27,11 @@
 //   - fire runs on the debouncer's own goroutine, one call at a time, in
 //     deadline order; bursts with equal deadlines fire in the order they were
 //     scheduled (a burst is scheduled when it opens, an immediate fire when
-//     it is requested). fire may call Add, Flush, Cancel and Pending; it must
-//     not block, for it holds up every other key, and must not call Close.
+//     it is requested). Immediate fires run there too: Add and Flush only
+//     hand the burst over and wake the goroutine, so fire may not have run
+//     yet when they return, and a fire never runs on the caller's goroutine.
+//   - fire may call Add, Flush, Cancel and Pending. It must not block, for
+//     it holds up every other key, and must not call Close.
 //   - A panic in fire is recovered; that burst is lost and the debouncer
 //     carries on.
 //   - All methods are safe for concurrent use.
@@ -38,12 +41,13 @@
 //
 // # Cost
 //
-// One goroutine and one timer serve every key. A key holds memory only while
-// it has an open burst: its state is dropped when the burst fires. Add does
-// not touch the schedule when it only pushes a deadline back; the loop
-// finds out when the old deadline comes (lazy update). New bursts' first
-// deadlines queue in a FIFO, since with a single Wait they come in order;
-// only deadlines that moved go to a heap.
+// One goroutine and one timer serve every key; no goroutine or timer is
+// made per key. A key holds memory only while it has an open burst: its
+// state is dropped when the burst fires. Add does not touch the schedule
+// when it only pushes a deadline back; the goroutine finds out when the old
+// deadline comes and reschedules (lazy update). First deadlines queue in a
+// FIFO, since with one Wait for all keys they come in order; only deadlines
+// that moved go to a heap.
 //
 // Benchmarks (go test -run '^$' -bench . -benchmem -count 3, V is
 // struct{}, Wait one hour; 2 shared vCPUs with a load average of 15-20

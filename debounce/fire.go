@@ -13,8 +13,12 @@ func (k *Keyed[K, V]) run(loopNow time.Time) (time.Time, bool) {
 	k.mu.Lock()
 	now := k.nanos()
 	batch := append(k.batch[:0], k.ready...)
-	clear(k.ready)
-	k.ready = k.ready[:0]
+	if cap(k.ready) > 4096 {
+		k.ready = nil // a burst of hand-overs is over: give it back
+	} else {
+		clear(k.ready)
+		k.ready = k.ready[:0]
+	}
 	batch = k.collect(batch, now)
 	k.mu.Unlock()
 
