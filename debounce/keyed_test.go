@@ -462,3 +462,41 @@ func TestCloseWithoutFlushFiresOverdue(t *testing.T) {
 		}, r.take())
 	})
 }
+
+// TestIdleKeysHoldNothing checks that once every burst has fired or been
+// cancelled and its deadline has passed, no per-key state is left.
+func TestIdleKeysHoldNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		k, err := New(Config{Wait: time.Second}, func(int, Burst[int]) {})
+		require.NoError(t, err)
+		defer func() { require.NoError(t, k.Close(context.Background(), false)) }()
+		for i := range 5000 {
+			require.NoError(t, k.Add(i, i))
+			require.NoError(t, k.Add(i, i)) // a second value
+		}
+		time.Sleep(500 * ms)
+		for i := range 2000 {
+			require.NoError(t, k.Add(i, i)) // rescheduled: moves to the heap
+		}
+		for i := 4000; i < 5000; i++ {
+			require.True(t, k.Cancel(i))
+		}
+		synctest.Wait()
+		k.mu.Lock()
+		require.Equal(t, 5000, len(k.entries)) // cancelled ones wait for their deadline
+		k.mu.Unlock()
+		require.Equal(t, 4000, k.Pending())
+
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		require.Empty(t, k.entries)
+		require.Zero(t, k.peak, "the map was not replaced")
+		require.Zero(t, k.fifo.len())
+		require.Nil(t, k.fifo.items)
+		require.Zero(t, k.heap.Len())
+		require.Empty(t, k.ready)
+		require.Zero(t, k.open)
+	})
+}
