@@ -47,7 +47,7 @@ func (s Schedule) Context(parent context.Context) (ctx context.Context, cancel c
 	}
 	// The timer starts here, not in the goroutine, so a mock clock moved
 	// right after Context returns cannot outrun it.
-	timer := clk.NewTimer(end.Sub(now))
+	timer := newTimerAt(clk, now, end)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -93,12 +93,31 @@ func (s Schedule) Wait(ctx context.Context) error {
 		}
 		// Re-check after the timer: a moved mock clock may have jumped
 		// past the whole span.
-		timer := clk.NewTimer(next.Sub(now))
+		timer := newTimerAt(clk, now, next)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
 			return ctx.Err()
 		case <-timer.C():
 		}
+	}
+}
+
+// newTimerAt starts a timer of clk that fires at at, given now, a reading of
+// clk. Another goroutine moving a mock clock between that reading and the
+// start would make the timer late by the move, so for clocks other than the
+// real one the reading is checked after the start and the timer restarted.
+func newTimerAt(clk timing.Clock, now, at time.Time) timing.Timer {
+	for {
+		timer := clk.NewTimer(at.Sub(now))
+		if _, real := clk.(timing.Real); real {
+			return timer
+		}
+		later := clk.Now()
+		if later.Equal(now) {
+			return timer
+		}
+		timer.Stop()
+		now = later
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/internal/timing"
 )
 
 // Inside a synctest bubble time starts at 2000-01-01 00:00 UTC, a Saturday.
@@ -184,4 +186,45 @@ func TestConcurrentUse(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// movingClock is a mock clock that another goroutine moves by step just
+// before each of the next moves timers is made.
+type movingClock struct {
+	mock  *clock.Mock
+	step  time.Duration
+	moves int
+}
+
+func (c *movingClock) Now() time.Time { return c.mock.Now() }
+
+func (c *movingClock) NewTimer(d time.Duration) timing.Timer {
+	if c.moves > 0 {
+		c.moves--
+		c.mock.Add(c.step)
+	}
+	return timing.From(c.mock).NewTimer(d)
+}
+
+// TestTimerAtMovedClock: a timer for 09:00 read at 07:00 still fires at
+// 09:00 when the clock moves to 07:30 while the timer is being made.
+func TestTimerAtMovedClock(t *testing.T) {
+	mock := clock.NewMock()
+	mock.Set(utc(2026, 11, 23, 7, 0))
+	clk := &movingClock{mock: mock, step: 30 * time.Minute, moves: 1}
+	timer := newTimerAt(clk, clk.Now(), utc(2026, 11, 23, 9, 0))
+	defer timer.Stop()
+	mock.Add(90*time.Minute - time.Second)
+	select {
+	case <-timer.C():
+		t.Fatal("fired before 09:00")
+	default:
+	}
+	mock.Add(time.Second)
+	select {
+	case at := <-timer.C():
+		require.Equal(t, utc(2026, 11, 23, 9, 0), at.UTC())
+	default:
+		t.Fatal("not fired at 09:00")
+	}
 }
