@@ -87,28 +87,62 @@ func BenchmarkKeyedWait(b *testing.B) {
 	}
 }
 
-// BenchmarkKeyedFloor is what any keyed limiter must pay on this machine:
-// read the clock, lock, look the key up in a map of pointers. Compare
-// BenchmarkKeyedWait with it.
-func BenchmarkKeyedFloor(b *testing.B) {
+// BenchmarkKeyedVsFloor compares Keyed.Wait on 100000 keys, cycled in
+// order, with the floor any keyed limiter pays on this machine (read the
+// clock, lock, look the key up in a map of pointers, store) and with
+// time.Now alone, in alternating chunks of 1000 calls so that all three see
+// the same machine load. It reports each one's ns/op and keyed/floor.
+func BenchmarkKeyedVsFloor(b *testing.B) {
 	b.Run("keys=100000", func(b *testing.B) {
-		type state struct{ at int64 }
+		const chunk = 1000
 		keys := benchKeys(100_000, false)
+		ctx := context.Background()
+		k, _ := ratelimit.NewKeyed[string](ratelimit.KeyedConfig{Rate: 1e9, Burst: 1 << 20, IdleTTL: time.Hour})
+		type state struct{ at int64 }
 		m := make(map[string]*state, len(keys))
 		for _, key := range keys {
+			_ = k.Wait(ctx, key)
 			m[key] = &state{}
 		}
 		var mu sync.Mutex
-		i := 0
+		var sink int64
+		ki, fi := 0, 0
+		var keyed, floor, now time.Duration
 		for b.Loop() {
-			now := time.Now().UnixNano()
-			mu.Lock()
-			m[keys[i]].at = now
-			mu.Unlock()
-			if i++; i == len(keys) {
-				i = 0
+			start := time.Now()
+			for range chunk {
+				if err := k.Wait(ctx, keys[ki]); err != nil {
+					b.Fatal(err)
+				}
+				if ki++; ki == len(keys) {
+					ki = 0
+				}
 			}
+			t1 := time.Now()
+			for range chunk {
+				at := time.Now().UnixNano()
+				mu.Lock()
+				m[keys[fi]].at = at
+				mu.Unlock()
+				if fi++; fi == len(keys) {
+					fi = 0
+				}
+			}
+			t2 := time.Now()
+			for range chunk {
+				sink += time.Now().UnixNano()
+			}
+			keyed += t1.Sub(start)
+			floor += t2.Sub(t1)
+			now += time.Since(t2)
 		}
+		calls := float64(b.N * chunk)
+		b.ReportMetric(0, "ns/op")
+		b.ReportMetric(float64(keyed)/calls, "keyed-ns/op")
+		b.ReportMetric(float64(floor)/calls, "floor-ns/op")
+		b.ReportMetric(float64(now)/calls, "now-ns/op")
+		b.ReportMetric(float64(keyed)/float64(floor), "ratio")
+		_ = sink
 	})
 }
 
@@ -121,4 +155,60 @@ func benchKeys(n int, shuffled bool) []string {
 		rand.Shuffle(n, func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
 	}
 	return keys
+}
+
+// BenchmarkBucketVsXRate runs Bucket and x/time/rate in alternating chunks
+// of 1000 calls (taking turns going first), so that both see the same
+// machine load, and reports each one's ns/op and their ratio (bucket/xrate).
+func BenchmarkBucketVsXRate(b *testing.B) {
+	ctx := context.Background()
+	for _, bc := range []struct {
+		name   string
+		bucket func(*ratelimit.Bucket) bool
+		xrate  func(*rate.Limiter) bool
+	}{
+		{"Allow", (*ratelimit.Bucket).Allow, (*rate.Limiter).Allow},
+		{"Wait",
+			func(bk *ratelimit.Bucket) bool { return bk.Wait(ctx) == nil },
+			func(l *rate.Limiter) bool { return l.Wait(ctx) == nil }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			bk, _ := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: benchRate, Burst: benchBurst})
+			lim := rate.NewLimiter(benchRate, benchBurst)
+			const chunk = 1000
+			var ours, theirs time.Duration
+			runBucket := func() time.Duration {
+				start := time.Now()
+				for range chunk {
+					if !bc.bucket(bk) {
+						b.Fatal("not allowed")
+					}
+				}
+				return time.Since(start)
+			}
+			runXRate := func() time.Duration {
+				start := time.Now()
+				for range chunk {
+					if !bc.xrate(lim) {
+						b.Fatal("not allowed")
+					}
+				}
+				return time.Since(start)
+			}
+			for i := 0; b.Loop(); i++ {
+				if i%2 == 0 { // alternate which goes first
+					ours += runBucket()
+					theirs += runXRate()
+				} else {
+					theirs += runXRate()
+					ours += runBucket()
+				}
+			}
+			calls := float64(b.N * chunk)
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(float64(ours)/calls, "bucket-ns/op")
+			b.ReportMetric(float64(theirs)/calls, "xrate-ns/op")
+			b.ReportMetric(float64(ours)/float64(theirs), "ratio")
+		})
+	}
 }
