@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -87,65 +88,6 @@ func BenchmarkKeyedWait(b *testing.B) {
 	}
 }
 
-// BenchmarkKeyedVsFloor compares Keyed.Wait on 100000 keys, cycled in
-// order, with the floor any keyed limiter pays on this machine (read the
-// clock, lock, look the key up in a map of pointers, store) and with
-// time.Now alone, in alternating chunks of 1000 calls so that all three see
-// the same machine load. It reports each one's ns/op and keyed/floor.
-func BenchmarkKeyedVsFloor(b *testing.B) {
-	b.Run("keys=100000", func(b *testing.B) {
-		const chunk = 1000
-		keys := benchKeys(100_000, false)
-		ctx := context.Background()
-		k, _ := ratelimit.NewKeyed[string](ratelimit.KeyedConfig{Rate: 1e9, Burst: 1 << 20, IdleTTL: time.Hour})
-		type state struct{ at int64 }
-		m := make(map[string]*state, len(keys))
-		for _, key := range keys {
-			_ = k.Wait(ctx, key)
-			m[key] = &state{}
-		}
-		var mu sync.Mutex
-		var sink int64
-		ki, fi := 0, 0
-		var keyed, floor, now time.Duration
-		for b.Loop() {
-			start := time.Now()
-			for range chunk {
-				if err := k.Wait(ctx, keys[ki]); err != nil {
-					b.Fatal(err)
-				}
-				if ki++; ki == len(keys) {
-					ki = 0
-				}
-			}
-			t1 := time.Now()
-			for range chunk {
-				at := time.Now().UnixNano()
-				mu.Lock()
-				m[keys[fi]].at = at
-				mu.Unlock()
-				if fi++; fi == len(keys) {
-					fi = 0
-				}
-			}
-			t2 := time.Now()
-			for range chunk {
-				sink += time.Now().UnixNano()
-			}
-			keyed += t1.Sub(start)
-			floor += t2.Sub(t1)
-			now += time.Since(t2)
-		}
-		calls := float64(b.N * chunk)
-		b.ReportMetric(0, "ns/op")
-		b.ReportMetric(float64(keyed)/calls, "keyed-ns/op")
-		b.ReportMetric(float64(floor)/calls, "floor-ns/op")
-		b.ReportMetric(float64(now)/calls, "now-ns/op")
-		b.ReportMetric(float64(keyed)/float64(floor), "ratio")
-		_ = sink
-	})
-}
-
 func benchKeys(n int, shuffled bool) []string {
 	keys := make([]string, n)
 	for i := range keys {
@@ -157,58 +99,99 @@ func benchKeys(n int, shuffled bool) []string {
 	return keys
 }
 
-// BenchmarkBucketVsXRate runs Bucket and x/time/rate in alternating chunks
-// of 1000 calls (taking turns going first), so that both see the same
-// machine load, and reports each one's ns/op and their ratio (bucket/xrate).
+// BenchmarkBucketVsXRate runs Bucket and x/time/rate side by side; see
+// compare.
 func BenchmarkBucketVsXRate(b *testing.B) {
 	ctx := context.Background()
-	for _, bc := range []struct {
-		name   string
-		bucket func(*ratelimit.Bucket) bool
-		xrate  func(*rate.Limiter) bool
-	}{
-		{"Allow", (*ratelimit.Bucket).Allow, (*rate.Limiter).Allow},
-		{"Wait",
-			func(bk *ratelimit.Bucket) bool { return bk.Wait(ctx) == nil },
-			func(l *rate.Limiter) bool { return l.Wait(ctx) == nil }},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			bk, _ := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: benchRate, Burst: benchBurst})
-			lim := rate.NewLimiter(benchRate, benchBurst)
-			const chunk = 1000
-			var ours, theirs time.Duration
-			runBucket := func() time.Duration {
-				start := time.Now()
-				for range chunk {
-					if !bc.bucket(bk) {
-						b.Fatal("not allowed")
-					}
+	b.Run("Allow", func(b *testing.B) {
+		bk, _ := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: benchRate, Burst: benchBurst})
+		lim := rate.NewLimiter(benchRate, benchBurst)
+		compare(b, []string{"bucket", "xrate"},
+			func() bool { return bk.Allow() },
+			func() bool { return lim.Allow() })
+	})
+	b.Run("Wait", func(b *testing.B) {
+		bk, _ := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: benchRate, Burst: benchBurst})
+		lim := rate.NewLimiter(benchRate, benchBurst)
+		compare(b, []string{"bucket", "xrate"},
+			func() bool { return bk.Wait(ctx) == nil },
+			func() bool { return lim.Wait(ctx) == nil })
+	})
+}
+
+// BenchmarkKeyedVsFloor runs Keyed.Wait on 100000 keys, cycled in order,
+// side by side with the floor any keyed limiter pays on this machine: read
+// the clock, lock, look the key up in a map of pointers, store. See compare.
+func BenchmarkKeyedVsFloor(b *testing.B) {
+	b.Run("keys=100000", func(b *testing.B) {
+		keys := benchKeys(100_000, false)
+		ctx := context.Background()
+		k, _ := ratelimit.NewKeyed[string](ratelimit.KeyedConfig{Rate: 1e9, Burst: 1 << 20, IdleTTL: time.Hour})
+		type state struct{ at int64 }
+		m := make(map[string]*state, len(keys))
+		for _, key := range keys {
+			_ = k.Wait(ctx, key)
+			m[key] = &state{}
+		}
+		var mu sync.Mutex
+		ki, fi := 0, 0
+		compare(b, []string{"keyed", "floor"},
+			func() bool {
+				err := k.Wait(ctx, keys[ki])
+				if ki++; ki == len(keys) {
+					ki = 0
 				}
-				return time.Since(start)
-			}
-			runXRate := func() time.Duration {
-				start := time.Now()
-				for range chunk {
-					if !bc.xrate(lim) {
-						b.Fatal("not allowed")
-					}
+				return err == nil
+			},
+			func() bool {
+				at := time.Now().UnixNano()
+				mu.Lock()
+				m[keys[fi]].at = at
+				mu.Unlock()
+				if fi++; fi == len(keys) {
+					fi = 0
 				}
-				return time.Since(start)
+				return true
+			})
+	})
+}
+
+// compare runs two implementations in alternating chunks of 100 calls,
+// taking turns going first, so that both see the same machine load. It
+// reports each one's ns/op (from the totals) and "ratio", the median over
+// rounds of first/second, which ignores rounds hit by preemption.
+func compare(b *testing.B, names []string, first, second func() bool) {
+	const chunk = 100
+	run := func(f func() bool) time.Duration {
+		start := time.Now()
+		for range chunk {
+			if !f() {
+				b.Fatal("not allowed")
 			}
-			for i := 0; b.Loop(); i++ {
-				if i%2 == 0 { // alternate which goes first
-					ours += runBucket()
-					theirs += runXRate()
-				} else {
-					theirs += runXRate()
-					ours += runBucket()
-				}
-			}
-			calls := float64(b.N * chunk)
-			b.ReportMetric(0, "ns/op")
-			b.ReportMetric(float64(ours)/calls, "bucket-ns/op")
-			b.ReportMetric(float64(theirs)/calls, "xrate-ns/op")
-			b.ReportMetric(float64(ours)/float64(theirs), "ratio")
-		})
+		}
+		return time.Since(start)
 	}
+	ratios := make([]float64, 0, 1<<20)
+	var d1, d2 time.Duration
+	for i := 0; b.Loop(); i++ {
+		var x, y time.Duration
+		if i%2 == 0 {
+			x = run(first)
+			y = run(second)
+		} else {
+			y = run(second)
+			x = run(first)
+		}
+		d1 += x
+		d2 += y
+		if len(ratios) < cap(ratios) {
+			ratios = append(ratios, float64(x)/float64(y))
+		}
+	}
+	slices.Sort(ratios)
+	calls := float64(b.N * chunk)
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(d1)/calls, names[0]+"-ns/op")
+	b.ReportMetric(float64(d2)/calls, names[1]+"-ns/op")
+	b.ReportMetric(ratios[len(ratios)/2], "ratio")
 }
