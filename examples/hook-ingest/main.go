@@ -68,6 +68,8 @@ func hook(ctx context.Context, cmd string, args []string) (int, error) {
 		return 2, nil
 	}
 	switch {
+	case fs.NArg() > 0:
+		return 2, fmt.Errorf("unexpected arguments %q", fs.Args())
 	case *sessionID == "":
 		return 2, errors.New("-session is required")
 	case *quiet <= 0:
@@ -119,6 +121,9 @@ func demo(ctx context.Context, args []string) (int, error) {
 	fs.DurationVar(&cfg.Timeout, "timeout", 30*time.Second, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return 2, nil
+	}
+	if fs.NArg() > 0 {
+		return 2, fmt.Errorf("unknown command %q (want event, drain or demo)", fs.Arg(0))
 	}
 	if cfg.Quiet <= 0 || cfg.MaxWait < cfg.Quiet {
 		return 2, fmt.Errorf("need 0 < -quiet <= -max-wait, got %v and %v", cfg.Quiet, cfg.MaxWait)

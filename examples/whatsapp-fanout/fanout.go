@@ -91,7 +91,7 @@ func (f *fanout) sendLocked(ctx context.Context, i int, r reminder) (res result)
 		// Fired outside its window: nothing is sent now.
 		res.Closed, res.Status = true, f.resolve(i, true)
 		if res.Status == statusPaused {
-			res.NextOpen = sched.NextOpen(res.Start)
+			res.NextOpen = nextOpen(sched, res.Start)
 		}
 		return res
 	}
@@ -120,21 +120,25 @@ func (f *fanout) sendLocked(ctx context.Context, i int, r reminder) (res result)
 		})
 	}
 	eg.Wait()
-	if ctx.Err() == nil && f.tally(i).Pending > 0 {
-		// Groups stop early only when their next message could not go
-		// out before the window closes: the close is at most one token
-		// away. Wait for it, so the run ends when the window does.
-		<-wctx.Done()
-	}
-	res.Closed = errors.Is(context.Cause(wctx), window.ErrClosed)
+	// Groups leave parts pending only when ctx ended, or when the window
+	// closed or will close before their next message may go out.
+	res.Closed = ctx.Err() == nil && (errors.Is(context.Cause(wctx), window.ErrClosed) || f.tally(i).Pending > 0)
 	res.Status = f.resolve(i, res.Closed)
 	if res.Status == "" {
 		res.Status = statusInterrupted
 	}
 	if res.Status == statusPaused {
-		res.NextOpen = sched.NextOpen(clk.Now())
+		res.NextOpen = nextOpen(sched, clk.Now())
 	}
 	return res
+}
+
+// nextOpen returns when s opens after the span that contains now, if any.
+func nextOpen(s window.Schedule, now time.Time) time.Time {
+	if s.Contains(now) {
+		now = s.EndAt(now)
+	}
+	return s.NextOpen(now)
 }
 
 // group sends the parts of group j that are not sent yet, in order.

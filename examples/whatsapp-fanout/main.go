@@ -58,6 +58,9 @@ func start(ctx context.Context, args []string, out io.Writer) (int, error) {
 	if err := fs.Parse(args); err != nil {
 		return 2, nil
 	}
+	if fs.NArg() > 0 {
+		return 2, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -283,4 +286,60 @@ func TestOneFanOutPerAccount(t *testing.T) {
 		}
 		require.True(t, b.Start.Before(first.End) && first.Start.Before(b.End), "account b runs alongside account a")
 	})
+}
+
+// The HTTP sender speaks the gateway protocol and sorts its answers into
+// success, retry-after, permanent and transient errors.
+func TestHTTPSender(t *testing.T) {
+	var mu sync.Mutex
+	var got []message
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer tok" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		if r.URL.Path == "/media" {
+			fmt.Fprint(w, `{"handle":"h1"}`)
+			return
+		}
+		var m message
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		got = append(got, m)
+		mu.Unlock()
+		switch m.Group {
+		case "busy":
+			w.Header().Set("Retry-After", "7")
+			w.WriteHeader(http.StatusTooManyRequests)
+		case "gone":
+			http.Error(w, "not a member", http.StatusForbidden)
+		case "flaky":
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	}))
+	defer srv.Close()
+	s := &httpSender{client: srv.Client(), base: srv.URL, token: "tok"}
+	ctx := t.Context()
+
+	h, err := s.PrepareMedia(ctx, "a", "flyer.jpg")
+	require.NoError(t, err)
+	require.Equal(t, "h1", h)
+	require.NoError(t, s.Send(ctx, message{Account: "a", Group: "ok", Part: 1, Media: h}))
+
+	err = s.Send(ctx, message{Account: "a", Group: "busy"})
+	var ra *retryAfterError
+	require.ErrorAs(t, err, &ra)
+	require.Equal(t, 7*time.Second, ra.wait)
+
+	require.True(t, isPermanent(s.Send(ctx, message{Account: "a", Group: "gone"})))
+	err = s.Send(ctx, message{Account: "a", Group: "flaky"})
+	require.Error(t, err)
+	require.False(t, isPermanent(err))
+
+	bad := &httpSender{client: srv.Client(), base: srv.URL, token: "wrong"}
+	require.True(t, isPermanent(bad.Send(ctx, message{Account: "a", Group: "ok"})))
+	require.Equal(t, message{Account: "a", Group: "ok", Part: 1, Media: "h1"}, got[0])
 }
