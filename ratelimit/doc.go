@@ -43,13 +43,29 @@
 //
 // # Performance
 //
-// go test -run '^$' -bench . -benchmem -count 3 ./ratelimit/ on a loaded
-// 2-core VM (kvm-clock; time.Now alone costs about 80 ns there). Ratios
-// within one run matter more than the absolute numbers:
+// Measured with go test -run '^$' -bench . -benchmem -count 3 ./ratelimit/
+// (Go 1.26, linux/amd64) on a 2-core VM with a load average of about 15,
+// where reading the clock (kvm-clock) alone costs about 100 ns. Absolute
+// figures there swing by 2x from run to run, so the comparisons come from
+// paired benchmarks that alternate the two sides in chunks of 100 calls and
+// report the median ratio over rounds. Every benchmark allocates nothing
+// (0 B/op, 0 allocs/op).
 //
-//	BenchmarkBucketAllow            see below
-//	BenchmarkXRateAllow             (x/time/rate, same rate and burst)
-//	BenchmarkBucketWait
-//	BenchmarkXRateWait
-//	BenchmarkKeyedWait/keys=100000
+//	benchmark                           ns/op (3 runs)      paired ratio
+//	BenchmarkBucketAllow                 440, 480, 377
+//	BenchmarkXRateAllow                  399, 290, 424      Bucket/x/time/rate Allow: 1.05
+//	BenchmarkBucketWait                  350, 392, 322
+//	BenchmarkXRateWait                   335, 396, 381      Bucket/x/time/rate Wait:  0.90
+//	BenchmarkKeyedWait/keys=100          274, 393, 318
+//	BenchmarkKeyedWait/keys=100000       1165, 862, 529     Keyed/floor:              1.08
+//	BenchmarkKeyedWait/keys=100000,random 1156, 779, 751
+//
+// The Bucket benchmarks use a huge rate and burst, so no call sleeps; they
+// measure the bookkeeping on top of x/time/rate's. The Keyed benchmarks
+// cycle through keys that all have a bucket already (steady state).
+// Keyed's "floor" (BenchmarkKeyedVsFloor) is what any keyed limiter pays on
+// this machine before doing any token math: read the clock, lock a mutex,
+// find the key in a map of 100000 pointers; it measured 670-960 ns in the
+// same runs, so on this loaded VM the 100000-key case is bound by cache
+// misses in the map, and Keyed adds about 8% to it.
 package ratelimit
