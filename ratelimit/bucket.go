@@ -110,8 +110,11 @@ func (b *Bucket) Allow() bool { return b.AllowN(b.clk.Now(), 1) }
 // tokens. It is false during a pause. Use it to drop or skip events; use
 // Wait to delay them.
 func (b *Bucket) AllowN(t time.Time, n int) bool {
-	b.recover(t)
-	if b.pausedAt(t) {
+	tn := t.UnixNano()
+	if tn >= b.next.Load() {
+		b.recover(t)
+	}
+	if tn < b.pause.Load() {
 		return false
 	}
 	return b.lim.Load().AllowN(t, n)
@@ -161,8 +164,11 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 	default:
 	}
 	now := b.clk.Now()
-	b.recover(now)
-	if b.pausedAt(now) {
+	nn := now.UnixNano()
+	if nn >= b.next.Load() {
+		b.recover(now)
+	}
+	if nn < b.pause.Load() {
 		_, _, err := b.sleep(ctx, now, n, nil, nil)
 		return err
 	}

@@ -51,14 +51,14 @@
 // report the median ratio over rounds. Every benchmark allocates nothing
 // (0 B/op, 0 allocs/op).
 //
-//	benchmark                           ns/op (3 runs)      paired ratio
-//	BenchmarkBucketAllow                 440, 480, 377
-//	BenchmarkXRateAllow                  399, 290, 424      Bucket/x/time/rate Allow: 1.05
-//	BenchmarkBucketWait                  350, 392, 322
-//	BenchmarkXRateWait                   335, 396, 381      Bucket/x/time/rate Wait:  0.90
-//	BenchmarkKeyedWait/keys=100          274, 393, 318
-//	BenchmarkKeyedWait/keys=100000       1165, 862, 529     Keyed/floor:              1.08
-//	BenchmarkKeyedWait/keys=100000,random 1156, 779, 751
+//	benchmark                              ns/op (3 runs)    paired ratio
+//	BenchmarkBucketAllow                   440, 480, 377
+//	BenchmarkXRateAllow                    399, 290, 424     Bucket/x/time/rate Allow: 1.04
+//	BenchmarkBucketWait                    350, 392, 322
+//	BenchmarkXRateWait                     335, 396, 381     Bucket/x/time/rate Wait:  0.88
+//	BenchmarkKeyedWait/keys=100            274, 393, 318
+//	BenchmarkKeyedWait/keys=100000         1165, 862, 529    Keyed/floor:              1.08
+//	BenchmarkKeyedWait/keys=100000,random  1156, 779, 751
 //
 // The Bucket benchmarks use a huge rate and burst, so no call sleeps; they
 // measure the bookkeeping on top of x/time/rate's. The Keyed benchmarks
