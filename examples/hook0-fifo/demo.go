@@ -75,10 +75,12 @@ func playDemo(ctx context.Context, d *dispatcher, rc *receiver, dc demoConfig) (
 	if serr := d.shutdown(ctx); err == nil {
 		err = serr
 	}
-	stop()
+	// Shutdown has stopped the Runners, so Run returns now. Only then end
+	// its ctx: Run may return a ctx cancelled right after Shutdown as its error.
 	if rerr := <-done; err == nil && rerr != nil {
 		err = rerr
 	}
+	stop()
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -32,6 +33,14 @@ type dispatcherConfig struct {
 type key struct {
 	sub string
 	seq uint64
+}
+
+// String names k in logs: "orders" or "analytics#12".
+func (k key) String() string {
+	if k.seq == 0 {
+		return k.sub
+	}
+	return k.sub + "#" + strconv.FormatUint(k.seq, 10)
 }
 
 // A dispatcher fans every published event out to the subscriptions that
@@ -151,13 +160,20 @@ func (d *dispatcher) publish(ev Event) (int, error) {
 	return n, nil
 }
 
-// run runs both Runners until ctx ends or shutdown has drained them.
+// run runs both Runners until ctx ends or shutdown has drained them. A
+// shutdown that came first makes it return nil at once.
 func (d *dispatcher) run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var ferr, cerr error
 	wg.Go(func() { ferr = d.fifo.Run(ctx) })
 	wg.Go(func() { cerr = d.concurrent.Run(ctx) })
 	wg.Wait()
+	if errors.Is(ferr, pacer.ErrClosed) {
+		ferr = nil
+	}
+	if errors.Is(cerr, pacer.ErrClosed) {
+		cerr = nil
+	}
 	return errors.Join(ferr, cerr)
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -146,8 +147,8 @@ func TestRoutes(t *testing.T) {
 		go func() { done <- d.run(ctx) }()
 		require.NoError(t, d.track.waitIdle(t.Context()))
 		require.NoError(t, d.shutdown(t.Context()))
-		cancel()
 		require.NoError(t, <-done)
+		cancel()
 
 		boxes, badSig, badReq := rc.snapshot()
 		require.Zero(t, badSig)
@@ -180,12 +181,42 @@ func TestReceiverRefusesBadSignatures(t *testing.T) {
 		go func() { done <- d.run(ctx) }()
 		require.NoError(t, d.track.waitIdle(t.Context()))
 		require.NoError(t, d.shutdown(t.Context()))
-		cancel()
 		require.NoError(t, <-done)
+		cancel()
 		rep := newReport(d, rc, 0)
 		require.False(t, rep.ok())
 		require.Equal(t, 2, rep.badSig, "the first attempt and its one retry")
 		require.Len(t, rep.snap.letters, 1)
 		require.ErrorContains(t, rep.snap.letters[0].Err, "401")
 	})
+}
+
+// TestReceiverPrint feeds the receiver by hand, as -receive would be fed,
+// and checks its summary tells FIFO from not.
+func TestReceiverPrint(t *testing.T) {
+	secret := []byte("s3cret")
+	rc := newReceiver(receiverConfig{Secret: secret})
+	send := func(sub string, seq uint64, sig string) int {
+		body := fmt.Sprintf(`{"subscription":%q,"sequence":%d,"event":{"id":"e","type":"x"}}`, sub, seq)
+		if sig == "" {
+			sig = sign(secret, time.Now(), []byte(body))
+		}
+		r := httptest.NewRequest(http.MethodPost, "/hooks/"+sub, strings.NewReader(body))
+		r.Header.Set(signatureHeader, sig)
+		w := httptest.NewRecorder()
+		rc.ServeHTTP(w, r)
+		return w.Code
+	}
+	for _, seq := range []uint64{1, 2, 3} {
+		require.Equal(t, http.StatusOK, send("a", seq, ""))
+	}
+	for _, seq := range []uint64{2, 1} {
+		require.Equal(t, http.StatusOK, send("b", seq, ""))
+	}
+	require.Equal(t, http.StatusUnauthorized, send("a", 4, "t=1,v1=00"))
+	var out strings.Builder
+	rc.print(&out)
+	require.Equal(t, "  a: 3 requests, 3 accepted, at most 1 in flight; one request at a time, in sequence order (FIFO held)\n"+
+		"  b: 2 requests, 2 accepted, at most 1 in flight; not FIFO: request for #1 after #2\n"+
+		"  1 bad signatures, 0 bad requests\n", out.String())
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -180,4 +182,18 @@ func (b inbox) reordered() int {
 		top = max(top, s)
 	}
 	return n
+}
+
+// print writes what each endpoint saw, for -receive.
+func (rc *receiver) print(w io.Writer) {
+	boxes, badSig, badReq := rc.snapshot()
+	for _, name := range slices.Sorted(maps.Keys(boxes)) {
+		b := boxes[name]
+		order := "one request at a time, in sequence order (FIFO held)"
+		if v := b.fifoViolation(); v != "" {
+			order = "not FIFO: " + v
+		}
+		fmt.Fprintf(w, "  %s: %d requests, %d accepted, at most %d in flight; %s\n", name, len(b.requests), len(b.accepted), b.maxInFlight, order)
+	}
+	fmt.Fprintf(w, "  %d bad signatures, %d bad requests\n", badSig, badReq)
 }

@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"sort"
 	"sync/atomic"
 	"time"
 )
@@ -61,10 +59,10 @@ func serve(ctx context.Context, cfg dispatcherConfig, addr string) error {
 	if serr := d.shutdown(shutCtx); err == nil {
 		err = serr
 	}
-	stopRun()
-	if rerr := <-done; err == nil && rerr != nil && !errors.Is(rerr, context.Canceled) {
+	if rerr := <-done; err == nil && rerr != nil {
 		err = rerr
 	}
+	stopRun()
 	newReport(d, nil, time.Since(start)).print(os.Stdout)
 	return err
 }
@@ -81,21 +79,7 @@ func serveReceiver(ctx context.Context, rc *receiver, addr string) error {
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err = srv.shutdown(shutCtx)
-	boxes, badSig, badReq := rc.snapshot()
-	names := make([]string, 0, len(boxes))
-	for name := range boxes {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		b := boxes[name]
-		order := "requests one at a time and in sequence order (as FIFO requires)"
-		if v := b.fifoViolation(); v != "" {
-			order = "not FIFO: " + v
-		}
-		fmt.Printf("  %s: %d requests, %d accepted, at most %d in flight; %s\n", name, len(b.requests), len(b.accepted), b.maxInFlight, order)
-	}
-	fmt.Printf("  %d bad signatures, %d bad requests\n", badSig, badReq)
+	rc.print(os.Stdout)
 	return err
 }
 
