@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
 // params are the settings of an event or drain process.
 type params struct {
-	Dir     string
 	Quiet   time.Duration // process once the session was quiet this long
 	MaxWait time.Duration // but no later than this after its first pending event; 0 = no bound
 	Deliver deliverFunc   // processes one batch
@@ -76,9 +74,12 @@ func process(ctx context.Context, p params, s session, own string) error {
 			continue
 		}
 		if p.CrashOnce && firstCrash(s) {
-			// Die the hard way: no deferred unlock runs, the kernel
-			// drops the flock.
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			// Die the hard way (SIGKILL): no deferred unlock runs,
+			// the kernel drops the flock.
+			if self, err := os.FindProcess(os.Getpid()); err == nil && self.Kill() == nil {
+				<-ctx.Done() // the signal may take a moment to land
+				return ctx.Err()
+			}
 		}
 		derr := p.Deliver(ctx, s.id, *c)
 		if err := finish(ctx, s, *c, derr); err != nil {

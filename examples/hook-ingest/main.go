@@ -80,7 +80,7 @@ func hook(ctx context.Context, cmd string, args []string) (int, error) {
 	if err := os.MkdirAll(*dir, 0o700); err != nil {
 		return 1, err
 	}
-	p := params{Dir: *dir, Quiet: *quiet, MaxWait: *maxWait, CrashOnce: *crashOnce, Deliver: printDeliver(os.Stdout)}
+	p := params{Quiet: *quiet, MaxWait: *maxWait, CrashOnce: *crashOnce, Deliver: printDeliver(os.Stdout)}
 	if *url != "" {
 		p.Deliver = httpDeliver(&http.Client{Timeout: deliverTimeout}, *url, *token)
 	}

@@ -117,8 +117,9 @@ func hookEvent(t *testing.T, p params, s session, id string) {
 func TestEventDuringProcessing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{hold: make(chan struct{}), started: make(chan struct{}, 2)}
-		p := params{Dir: t.TempDir(), Quiet: 2 * time.Second, MaxWait: 2 * time.Second, Deliver: rec.deliver}
-		s := newSession(p.Dir, "s")
+		dir := t.TempDir()
+		p := params{Quiet: 2 * time.Second, MaxWait: 2 * time.Second, Deliver: rec.deliver}
+		s := newSession(dir, "s")
 		var wg sync.WaitGroup
 		wg.Go(func() { hookEvent(t, p, s, "1") })
 		wg.Go(func() { time.Sleep(time.Second); hookEvent(t, p, s, "2") })
@@ -152,20 +153,21 @@ func TestEventDuringProcessing(t *testing.T) {
 func TestQuietAndMaxWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		p := params{Dir: t.TempDir(), Quiet: 2 * time.Second, MaxWait: 5 * time.Second, Deliver: rec.deliver}
+		dir := t.TempDir()
+		p := params{Quiet: 2 * time.Second, MaxWait: 5 * time.Second, Deliver: rec.deliver}
 		var wg sync.WaitGroup
 		start := time.Now()
 		// quiet: three events 500 ms apart; busy: an event every second for 12 s.
 		for i := range 3 {
 			wg.Go(func() {
 				time.Sleep(time.Duration(i) * 500 * time.Millisecond)
-				hookEvent(t, p, newSession(p.Dir, "quiet"), string(rune('a'+i)))
+				hookEvent(t, p, newSession(dir, "quiet"), string(rune('a'+i)))
 			})
 		}
 		for i := range 12 {
 			wg.Go(func() {
 				time.Sleep(time.Duration(i) * time.Second)
-				hookEvent(t, p, newSession(p.Dir, "busy"), string(rune('a'+i)))
+				hookEvent(t, p, newSession(dir, "busy"), string(rune('a'+i)))
 			})
 		}
 		wg.Wait()
@@ -196,8 +198,9 @@ func TestQuietAndMaxWait(t *testing.T) {
 func TestRecoverDeadProcessor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		p := params{Dir: t.TempDir(), Quiet: time.Second, MaxWait: 2 * time.Second, Deliver: rec.deliver}
-		s := newSession(p.Dir, "s")
+		dir := t.TempDir()
+		p := params{Quiet: time.Second, MaxWait: 2 * time.Second, Deliver: rec.deliver}
+		s := newSession(dir, "s")
 		require.NoError(t, record(t.Context(), s, "1"))
 		time.Sleep(time.Second)
 		// A processor claims the batch and dies: its locks were
@@ -226,7 +229,8 @@ func TestDeliveryFailureRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		fails := 2
-		p := params{Dir: t.TempDir(), Quiet: time.Second, MaxWait: 2 * time.Second}
+		dir := t.TempDir()
+		p := params{Quiet: time.Second, MaxWait: 2 * time.Second}
 		p.Deliver = func(ctx context.Context, session string, c claim) error {
 			if fails > 0 {
 				fails--
@@ -234,7 +238,7 @@ func TestDeliveryFailureRetries(t *testing.T) {
 			}
 			return rec.deliver(ctx, session, c)
 		}
-		s := newSession(p.Dir, "s")
+		s := newSession(dir, "s")
 		hookEvent(t, p, s, "1")
 		require.Len(t, rec.batches, 1)
 		require.Equal(t, []string{"1"}, ids(rec.batches[0]))
