@@ -272,6 +272,9 @@ func (b *Bucket) PauseFor(d time.Duration) {
 // that begins while no other is in effect cuts the rate.
 func (b *Bucket) PauseUntil(t time.Time) {
 	now := b.clk.Now()
+	if t.After(maxTime) {
+		t = maxTime
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !t.After(now) || !t.After(b.pauseEnd) {
@@ -281,7 +284,7 @@ func (b *Bucket) PauseUntil(t time.Time) {
 		if !now.Before(b.pauseEnd) { // a new pause, not an extension
 			b.rate = max(b.rate*b.cfg.Decrease, b.cfg.MinRate)
 		}
-		b.next.Store(t.Add(b.cfg.RecoverEvery).UnixNano())
+		b.next.Store(addNanos(t.UnixNano(), int64(b.cfg.RecoverEvery)))
 	}
 	lim := rate.NewLimiter(limitOf(b.rate), b.cfg.Burst)
 	lim.ReserveN(now, b.cfg.Burst) // empty at now; refills from here

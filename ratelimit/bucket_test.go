@@ -413,3 +413,21 @@ func bucketModelRun(t *testing.T, seed uint64) {
 		}
 	}
 }
+
+// TestBucketHugePause: a pause beyond the year 2262 saturates instead of
+// wrapping around into the past.
+func TestBucketHugePause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBucket(t, ratelimit.BucketConfig{Rate: 1, Burst: 1, Adaptive: true})
+		b.PauseFor(math.MaxInt64)
+		require.False(t, b.Allow())
+		b.PauseUntil(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
+		require.False(t, b.Allow())
+		time.Sleep(100 * 365 * 24 * time.Hour)
+		require.False(t, b.Allow())
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		require.ErrorContains(t, b.Wait(ctx), "would exceed context deadline")
+		require.Equal(t, 0.5, b.Stats().Rate, "one cut, no recovery during the pause")
+	})
+}

@@ -88,7 +88,7 @@ func (c BucketConfig) withDefaults() (BucketConfig, error) {
 // KeyedConfig configures a Keyed limiter: one bucket per key, all alike.
 type KeyedConfig struct {
 	// Rate is the number of events per second each key's bucket refills,
-	// in (0, 1e9].
+	// in [1e-9, 1e9].
 	Rate float64
 	// Burst is the size of each key's bucket. The default is 1.
 	Burst int
@@ -101,14 +101,17 @@ type KeyedConfig struct {
 }
 
 func (c KeyedConfig) withDefaults() (KeyedConfig, error) {
-	if !(c.Rate > 0 && c.Rate <= 1e9) {
-		return c, fmt.Errorf("ratelimit: KeyedConfig.Rate must be in (0, 1e9], got %v", c.Rate)
+	if !(c.Rate >= 1e-9 && c.Rate <= 1e9) {
+		return c, fmt.Errorf("ratelimit: KeyedConfig.Rate must be in [1e-9, 1e9], got %v", c.Rate)
 	}
 	if c.Burst < 0 {
 		return c, fmt.Errorf("ratelimit: KeyedConfig.Burst must be >= 0, got %d", c.Burst)
 	}
 	if c.Burst == 0 {
 		c.Burst = 1
+	}
+	if float64(c.Burst)/c.Rate > 1<<62/1e9 { // a full refill must fit in int64 nanoseconds
+		return c, fmt.Errorf("ratelimit: KeyedConfig.Burst must be at most Rate*%.0fs, got %d", 1<<62/1e9, c.Burst)
 	}
 	if c.IdleTTL < 0 {
 		return c, fmt.Errorf("ratelimit: KeyedConfig.IdleTTL must be >= 0, got %v", c.IdleTTL)

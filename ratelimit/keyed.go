@@ -107,7 +107,7 @@ func (k *Keyed[K]) state(s *shard[K], key K, now int64) *keyState {
 		s.m[key] = e
 		s.peak = max(s.peak, len(s.m))
 		if s.sweepAt == math.MaxInt64 {
-			s.sweepAt = now + k.ttl
+			s.sweepAt = addNanos(now, k.ttl)
 		}
 	}
 	return e
@@ -116,7 +116,7 @@ func (k *Keyed[K]) state(s *shard[K], key K, now int64) *keyState {
 // sweep drops the idle buckets of s and shrinks its map.
 func (k *Keyed[K]) sweep(s *shard[K], now int64) {
 	for key, e := range s.m {
-		if max(e.full, e.pause)+k.ttl <= now {
+		if addNanos(max(e.full, e.pause), k.ttl) <= now {
 			delete(s.m, key)
 		}
 	}
@@ -131,7 +131,7 @@ func (k *Keyed[K]) sweep(s *shard[K], now int64) {
 		}
 		s.m, s.peak = m, n
 	}
-	s.sweepAt = now + max(k.ttl/2, 1)
+	s.sweepAt = addNanos(now, max(k.ttl/2, 1))
 }
 
 // Len returns the number of keys that have a bucket, after dropping the
@@ -263,7 +263,7 @@ func (k *Keyed[K]) await(ctx context.Context, key K, now int64, tk keyTicket) (k
 				}
 			}
 		}
-		if hasDeadline && tk.at > deadline.UnixNano() {
+		if hasDeadline && tk.at > unixNanos(deadline) {
 			k.cancel(key, now, 1, tk)
 			return tk, errKeyedDeadline
 		}
@@ -294,7 +294,7 @@ func (k *Keyed[K]) PauseKey(key K, d time.Duration) {
 	s := k.lock(key, now)
 	defer s.mu.Unlock()
 	e := k.state(s, key, now)
-	end := now + int64(d)
+	end := addNanos(now, int64(d))
 	if end <= e.pause {
 		return
 	}

@@ -28,7 +28,9 @@ func TestKeyedConfigErrors(t *testing.T) {
 		cfg  ratelimit.KeyedConfig
 		want string
 	}{
-		{ratelimit.KeyedConfig{}, "ratelimit: KeyedConfig.Rate must be in (0, 1e9], got 0"},
+		{ratelimit.KeyedConfig{}, "ratelimit: KeyedConfig.Rate must be in [1e-9, 1e9], got 0"},
+		{ratelimit.KeyedConfig{Rate: 1e-12}, "KeyedConfig.Rate"},
+		{ratelimit.KeyedConfig{Rate: 1e-6, Burst: 1e9}, "KeyedConfig.Burst must be at most"},
 		{ratelimit.KeyedConfig{Rate: 2e9}, "KeyedConfig.Rate"},
 		{ratelimit.KeyedConfig{Rate: 1, Burst: -1}, "KeyedConfig.Burst"},
 		{ratelimit.KeyedConfig{Rate: 1, IdleTTL: -1}, "KeyedConfig.IdleTTL"},
@@ -240,5 +242,27 @@ func TestKeyedHammer(t *testing.T) {
 				}
 			}
 		}
+	})
+}
+
+// TestKeyedHugeDurations: durations and deadlines beyond the year 2262
+// saturate instead of wrapping around.
+func TestKeyedHugeDurations(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		k := newKeyed[string](t, ratelimit.KeyedConfig{Rate: 1, Burst: 1, IdleTTL: math.MaxInt64})
+		k.PauseKey("a", math.MaxInt64)
+		require.False(t, k.Allow("a"))
+		k.PauseKey("a", time.Second) // earlier: ignored
+		require.False(t, k.Allow("a"))
+		require.True(t, k.Allow("b"))
+		time.Sleep(time.Hour)
+		require.Equal(t, 2, k.Len(), "a huge IdleTTL wrapped around")
+
+		far, cancel := context.WithDeadline(context.Background(), time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC))
+		defer cancel()
+		require.True(t, k.Allow("c"))
+		start := time.Now()
+		require.NoError(t, k.Wait(far, "c"))
+		require.Equal(t, time.Second, time.Since(start))
 	})
 }
