@@ -2,13 +2,14 @@ package debounce
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 )
 
-// run is the loop's step: it collects every burst that is due, fires them
-// in (deadline, scheduling order) without holding the lock, and returns the
-// next deadline.
+// run is the loop's step: it collects the bursts that are due, a chunk at a
+// time, fires them in (deadline, scheduling order) without holding the
+// lock, and returns the next deadline.
 func (k *Keyed[K, V]) run(loopNow time.Time) (time.Time, bool) {
 	k.mu.Lock()
 	now := k.nanos()
@@ -19,7 +20,7 @@ func (k *Keyed[K, V]) run(loopNow time.Time) (time.Time, bool) {
 		clear(k.ready)
 		k.ready = k.ready[:0]
 	}
-	batch = k.collect(batch, now)
+	batch = k.collect(batch, now, k.chunk)
 	k.mu.Unlock()
 
 	// Hand-overs, heap and fifo items interleave by deadline; each part is
@@ -58,17 +59,8 @@ func (k *Keyed[K, V]) run(loopNow time.Time) (time.Time, bool) {
 
 // next returns the earliest item's deadline.
 func (k *Keyed[K, V]) next() (int64, bool) {
-	_, hat, hok := k.heap.Peek()
-	_, fe, fat := k.fifoHead()
-	fok := fe != nil
-	switch {
-	case hok && fok:
-		return min(hat, fat), true
-	case hok:
-		return hat, true
-	default:
-		return fat, fok
-	}
+	_, at, _, ok := k.earliest()
+	return at, ok
 }
 
 // fifoHead returns the first live fifo item and its deadline, dropping the
@@ -84,25 +76,49 @@ func (k *Keyed[K, V]) fifoHead() (key K, e *entry[V], at int64) {
 	return key, nil, 0
 }
 
-// collect takes the items due at now from the heap and from fifo, and
-// appends the bursts that are due to batch.
-func (k *Keyed[K, V]) collect(batch []due[K, V], now int64) []due[K, V] {
-	for {
-		key, at, ok := k.heap.Peek()
-		if !ok || at > now {
-			break
-		}
-		k.heap.Pop()
-		batch = k.expire(batch, key, k.entries[key], now)
+// collect takes the items due at now from the heap and fifo, earliest
+// first, and appends the bursts that are due to batch, which may already
+// hold hand-overs. It stops after limit bursts, so that Adds are not held up
+// and batches stay small, but only once the next item is due later than
+// every burst in batch: a stale item may turn out due earlier than its
+// place in the schedule, so everything in batch must be ahead of whatever
+// is left for fire order to be exact.
+func (k *Keyed[K, V]) collect(batch []due[K, V], now int64, limit int) []due[K, V] {
+	latest := int64(math.MinInt64)
+	for i := range batch {
+		latest = max(latest, batch[i].at)
 	}
+	n := 0
 	for {
-		key, e, at := k.fifoHead()
-		if e == nil || at > now {
+		key, at, fromHeap, ok := k.earliest()
+		if !ok || at > now || (n >= limit && at > latest) {
 			return batch
 		}
-		k.fifo.pop()
-		batch = k.expire(batch, key, e, now)
+		if fromHeap {
+			k.heap.Pop()
+		} else {
+			k.fifo.pop()
+		}
+		before := len(batch)
+		batch = k.expire(batch, key, k.entries[key], now)
+		if len(batch) > before {
+			n++
+			latest = max(latest, batch[before].at)
+		}
 	}
+}
+
+// earliest returns the earliest item of the heap and fifo.
+func (k *Keyed[K, V]) earliest() (key K, at int64, fromHeap, ok bool) {
+	hkey, hat, hok := k.heap.Peek()
+	fkey, fe, fat := k.fifoHead()
+	switch {
+	case hok && (fe == nil || hat <= fat):
+		return hkey, hat, true, true
+	case fe != nil:
+		return fkey, fat, false, true
+	}
+	return key, 0, false, false
 }
 
 // expire handles the item of key, whose entry is e, coming due at now. If the burst got Adds since

@@ -31,6 +31,7 @@ type Keyed[K comparable, V any] struct {
 	epoch    time.Time // creation time, with its monotonic reading
 	epochNs  int64     // epoch in Unix nanoseconds
 	fire     func(K, Burst[V])
+	chunk    int // bursts taken per round of the loop, at least
 	loop     *sched.Loop
 	drained  chan struct{} // closed by the loop once Close's fires are done
 
@@ -106,6 +107,7 @@ func New[K comparable, V any](cfg Config, fire func(key K, b Burst[V])) (*Keyed[
 		drained:  make(chan struct{}),
 		entries:  make(map[K]*entry[V]),
 		fifoLast: math.MinInt64,
+		chunk:    256,
 	}
 	_, k.realTime = k.clk.(timing.Real)
 	k.epoch = k.clk.Now()

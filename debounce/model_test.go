@@ -136,7 +136,7 @@ func TestModel(t *testing.T) {
 		{Wait: time.Second, Leading: true},
 		{Wait: time.Second, MaxWait: time.Second, MaxItems: 4, Leading: true},
 	}
-	keys := []string{"a", "b", "c", "d"}
+	keys := []string{"a", "b", "c", "d", "e", "f"}
 	for ci, cfg := range configs {
 		t.Run(fmt.Sprintf("%+v", cfg), func(t *testing.T) {
 			for seed := range uint64(40) {
@@ -145,6 +145,9 @@ func TestModel(t *testing.T) {
 					r := newRecorder()
 					k := newKeyed(t, cfg, r)
 					defer closeKeyed(t, k)
+					k.mu.Lock()
+					k.chunk = []int{1, 2, 256}[rng.IntN(3)] // small chunks split rounds
+					k.mu.Unlock()
 					m := &model{cfg: cfg, bursts: map[string]*modelBurst{}}
 					var log []string // operations, printed on failure
 					for op := range 300 {
