@@ -110,7 +110,7 @@ func (b *Bucket) Allow() bool { return b.AllowN(b.clk.Now(), 1) }
 // tokens. It is false during a pause. Use it to drop or skip events; use
 // Wait to delay them.
 func (b *Bucket) AllowN(t time.Time, n int) bool {
-	tn := t.UnixNano()
+	tn := unixNanos(t)
 	if tn >= b.next.Load() {
 		b.recover(t)
 	}
@@ -136,7 +136,7 @@ func (b *Bucket) ReadyAt(t time.Time, n int) (at time.Time, ok bool) {
 	if n > b.cfg.Burst && !math.IsInf(b.cfg.Rate, 1) {
 		return time.Time{}, false
 	}
-	if end := b.pause.Load(); t.UnixNano() < end {
+	if end := b.pause.Load(); unixNanos(t) < end {
 		t = time.Unix(0, end)
 	}
 	lim := b.lim.Load()
@@ -190,7 +190,7 @@ func (b *Bucket) burstError(n int) error {
 
 // pausedAt reports whether a pause holds events at t.
 func (b *Bucket) pausedAt(t time.Time) bool {
-	return t.UnixNano() < b.pause.Load()
+	return unixNanos(t) < b.pause.Load()
 }
 
 // sleep is the slow path of WaitN. r is the reservation taken on lim, or nil
@@ -298,23 +298,24 @@ func (b *Bucket) PauseUntil(t time.Time) {
 
 // recover applies the adaptive recovery steps due at t.
 func (b *Bucket) recover(t time.Time) {
-	if t.UnixNano() < b.next.Load() {
+	tn := unixNanos(t)
+	if tn < b.next.Load() {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	next := b.next.Load()
-	if t.UnixNano() < next {
+	if tn < next {
 		return
 	}
 	every := int64(b.cfg.RecoverEvery)
-	steps := 1 + (t.UnixNano()-next)/every
+	steps := 1 + (tn-next)/every
 	b.rate = min(b.cfg.Rate, b.rate+float64(steps)*b.cfg.RecoverStep)
 	b.lim.Load().SetLimitAt(t, limitOf(b.rate))
 	if b.rate >= b.cfg.Rate {
 		b.next.Store(math.MaxInt64)
 	} else {
-		b.next.Store(next + steps*every)
+		b.next.Store(addNanos(next, steps*every))
 	}
 }
 
