@@ -59,8 +59,8 @@ func (k *Keyed[K, V]) run(loopNow time.Time) (time.Time, bool) {
 
 // next returns the earliest item's deadline.
 func (k *Keyed[K, V]) next() (int64, bool) {
-	_, at, _, ok := k.earliest()
-	return at, ok
+	_, e, at, _ := k.earliest()
+	return at, e != nil
 }
 
 // fifoHead returns the first live fifo item and its deadline, dropping the
@@ -90,8 +90,8 @@ func (k *Keyed[K, V]) collect(batch []due[K, V], now int64, limit int) []due[K, 
 	}
 	n := 0
 	for {
-		key, at, fromHeap, ok := k.earliest()
-		if !ok || at > now || (n >= limit && at > latest) {
+		key, e, at, fromHeap := k.earliest()
+		if e == nil || at > now || (n >= limit && at > latest) {
 			return batch
 		}
 		if fromHeap {
@@ -100,7 +100,7 @@ func (k *Keyed[K, V]) collect(batch []due[K, V], now int64, limit int) []due[K, 
 			k.fifo.pop()
 		}
 		before := len(batch)
-		batch = k.expire(batch, key, k.entries[key], now)
+		batch = k.expire(batch, key, e, now)
 		if len(batch) > before {
 			n++
 			latest = max(latest, batch[before].at)
@@ -108,17 +108,18 @@ func (k *Keyed[K, V]) collect(batch []due[K, V], now int64, limit int) []due[K, 
 	}
 }
 
-// earliest returns the earliest item of the heap and fifo.
-func (k *Keyed[K, V]) earliest() (key K, at int64, fromHeap, ok bool) {
+// earliest returns the earliest item of the heap and fifo, with its entry;
+// e is nil if there is none.
+func (k *Keyed[K, V]) earliest() (key K, e *entry[V], at int64, fromHeap bool) {
 	hkey, hat, hok := k.heap.Peek()
 	fkey, fe, fat := k.fifoHead()
 	switch {
 	case hok && (fe == nil || hat <= fat):
-		return hkey, hat, true, true
+		return hkey, k.entries[hkey], hat, true
 	case fe != nil:
-		return fkey, fat, false, true
+		return fkey, fe, fat, false
 	}
-	return key, 0, false, false
+	return key, nil, 0, false
 }
 
 // expire handles the item of key, whose entry is e, coming due at now. If the burst got Adds since
