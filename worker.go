@@ -124,9 +124,10 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 	permanent, after, hasAfter := classify(err)
 	switch {
 	case permanent:
-		more := r.store.Drop(l)
+		// OnDrop runs before the key's next values may start, so a
+		// dead-letter hook sees a key's drops in order.
 		r.drop(l.Key, l.Values, l.Attempt, err, took)
-		r.rerun(l, more)
+		r.rerun(l, r.store.Drop(l))
 	case r.cfg.Retry.Attempts > 0 && l.Attempt >= r.cfg.Retry.Attempts:
 		r.exhausted(l, err, took)
 	default:
@@ -155,9 +156,8 @@ func (r *Runner[K, V]) exhausted(l store.Lease[K, V], err error, took time.Durat
 		r.logf(slog.LevelWarn, "pacer: attempts used up, key held", l.Key, slog.Int("size", len(l.Values)), slog.Int("attempt", l.Attempt), slog.Any("err", err))
 		return
 	}
-	more := r.store.Drop(l)
 	r.drop(l.Key, l.Values, l.Attempt, err, took)
-	r.rerun(l, more)
+	r.rerun(l, r.store.Drop(l))
 }
 
 // rerun reports a key that went back to the queue with values left.
