@@ -49,20 +49,28 @@
 // FIFO, since with one Wait for all keys they come in order; only deadlines
 // that moved go to a heap.
 //
-// Benchmarks (go test -run '^$' -bench . -benchmem -count 3, V is
-// struct{}, Wait one hour; 2 shared vCPUs with a load average of 15-20
-// from other work, so read the ratios rather than the absolute figures):
+// Benchmarks (go test -run '^$' -bench . -benchmem -count 3; medians; V is
+// struct{} and Wait one hour, so nothing fires). The machine has 2 vCPUs
+// shared with other work (load average 11-15), so ns/op counts time spent
+// waiting for a CPU: cpu-ns/op, the process's CPU time per Add, and the
+// ratios within one run are the steadier figures.
 //
-//	benchmark                        ns/op   B/op  allocs/op  B/key
-//	KeyedAdd/keys=1                  TODO
-//	KeyedAdd/keys=1000000            TODO
-//	TimerMapAdd/keys=1               TODO
-//	TimerMapAdd/keys=1000000         TODO
-//	TimeNow (one clock read)         TODO
+//	benchmark                  ns/op  cpu-ns/op  B/op  allocs/op  B/key
+//	KeyedAdd/keys=1              125         59     0          0
+//	KeyedAdd/keys=1000000        354        310     0          0   94.2
+//	TimerMapAdd/keys=1           464        378   136          2
+//	TimerMapAdd/keys=1000000    1362       1025   136          2  173.8
+//	TimeNow (one clock read)      56         56     0          0
 //
 // TimerMapAdd is the plain approach: a map of *time.Timer, with Stop and
-// AfterFunc on every event. B/key is the live heap held per open burst.
+// AfterFunc on every event. With a million open bursts Add takes a quarter
+// of its time (0.26 of ns/op, 0.30 of CPU) and half its memory. B/key is the
+// live heap held per open burst: about 38 bytes of map, 48 of entry and 9 of
+// FIFO.
 //
 // BenchmarkFireLateness schedules 100,000 keys due within the same 100 ms on
-// the real clock and measures how late fire runs: p50 TODO, p99 TODO.
+// the real clock and measures how late fire runs after each deadline: p50
+// 0.65 ms, p99 2.1 ms (p99 1.4-5.4 ms over the runs, depending on the load).
+// BenchmarkTimerMapLateness, a time.AfterFunc per key in the same run: p50
+// 8.6 ms, p99 259 ms.
 package debounce
