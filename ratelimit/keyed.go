@@ -21,7 +21,8 @@ const numShards = 64
 // burst: a per-account or per-user limit.
 //
 // A key's bucket is made on first use, full, and dropped once it has been
-// full again (and unpaused) for IdleTTL, so memory follows the keys in use,
+// full again (and unpaused, with no one waiting on it) for IdleTTL, so
+// memory follows the keys in use,
 // not every key ever seen. Dropping is lazy: each shard of the key space is
 // swept when a call touches it after its sweep time, and a shard whose map
 // has shrunk to a quarter of its peak is reallocated, since Go maps never
@@ -60,9 +61,10 @@ type shard[K comparable] struct {
 
 // keyState is one key's bucket.
 type keyState struct {
-	full  int64  // Unix nanoseconds at which the bucket is full again
-	pause int64  // Unix nanoseconds until which the key is paused
-	gen   uint64 // bumped by every pause, which voids the tokens of sleepers
+	full    int64  // Unix nanoseconds at which the bucket is full again
+	pause   int64  // Unix nanoseconds until which the key is paused
+	gen     uint32 // bumped by every pause, which voids the tokens of sleepers
+	waiters int32  // sleeping Waits; the bucket is not dropped while there are any
 }
 
 // NewKeyed returns a Keyed limiter made from cfg, or an error naming the
@@ -116,7 +118,7 @@ func (k *Keyed[K]) state(s *shard[K], key K, now int64) *keyState {
 // sweep drops the idle buckets of s and shrinks its map.
 func (k *Keyed[K]) sweep(s *shard[K], now int64) {
 	for key, e := range s.m {
-		if addNanos(max(e.full, e.pause), k.ttl) <= now {
+		if e.waiters == 0 && addNanos(max(e.full, e.pause), k.ttl) <= now {
 			delete(s.m, key)
 		}
 	}
@@ -178,7 +180,7 @@ type keyTicket struct {
 	at   int64
 	held bool
 	full int64
-	gen  uint64
+	gen  uint32
 }
 
 // reserve takes n tokens of key at now, or, while the key is paused, takes
@@ -239,8 +241,21 @@ func (k *Keyed[K]) Wait(ctx context.Context, key K) error {
 	return err
 }
 
+// sleeping counts a sleeping Wait of key in or out. A key with a sleeper
+// has a bucket: its reservation or pause keeps it from being dropped
+// between reserve and the count going up, and the count does after that.
+func (k *Keyed[K]) sleeping(key K, now int64, delta int32) {
+	s := k.lock(key, now)
+	defer s.mu.Unlock()
+	if e := s.m[key]; e != nil {
+		e.waiters += delta
+	}
+}
+
 // await sleeps until tk is due, reserving again when a pause voided it.
 func (k *Keyed[K]) await(ctx context.Context, key K, now int64, tk keyTicket) (keyTicket, error) {
+	k.sleeping(key, now, +1)
+	defer func() { k.sleeping(key, k.clk.Now().UnixNano(), -1) }()
 	deadline, hasDeadline := ctx.Deadline()
 	var timer timing.Timer
 	defer func() {

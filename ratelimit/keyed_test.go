@@ -266,3 +266,60 @@ func TestKeyedHugeDurations(t *testing.T) {
 		require.Equal(t, time.Second, time.Since(start))
 	})
 }
+
+// TestKeyedSleepersKeepTheirBucket: a key with sleeping waiters keeps its
+// bucket even when IdleTTL is tiny and a pause plus cancelled waiters leave
+// a gap before the next sleeper wakes, so newcomers cannot get a fresh,
+// full bucket next to the sleepers and together exceed the rate.
+func TestKeyedSleepersKeepTheirBucket(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		k := newKeyed[string](t, ratelimit.KeyedConfig{Rate: 1, Burst: 1, IdleTTL: time.Nanosecond})
+		start := time.Now()
+		var mu sync.Mutex
+		var passes []time.Duration
+		pass := func() {
+			mu.Lock()
+			passes = append(passes, time.Since(start))
+			mu.Unlock()
+		}
+		var wg sync.WaitGroup
+		ctx, cancel := context.WithCancel(context.Background())
+		for i := range 10 { // due at 0s, 1s, ..., 9s
+			wctx := context.Background()
+			if i >= 1 && i <= 5 {
+				wctx = ctx
+			}
+			wg.Go(func() {
+				if k.Wait(wctx, "a") == nil {
+					pass()
+				}
+			})
+			synctest.Wait() // reserve in order
+		}
+		time.Sleep(200 * time.Millisecond)
+		cancel() // the waiters due at 1s..5s leave; 6s..9s sleep on
+		time.Sleep(300 * time.Millisecond)
+		k.PauseKey("a", 100*time.Millisecond) // empties the bucket at 0.5s
+		time.Sleep(1100 * time.Millisecond)   // 1.6s
+		k.Len()                               // a sweep is due
+		time.Sleep(100 * time.Millisecond)
+		wg.Go(func() { // newcomers from 1.7s to 10s
+			for time.Since(start) < 10*time.Second {
+				require.NoError(t, k.Wait(context.Background(), "a"))
+				pass()
+			}
+		})
+		wg.Wait()
+		for _, p := range passes {
+			n := 0
+			for _, q := range passes {
+				if q >= 500*time.Millisecond && q <= p {
+					n++
+				}
+			}
+			if p >= 500*time.Millisecond {
+				require.LessOrEqual(t, float64(n), 1+(p-500*time.Millisecond).Seconds()+1e-9, "rate exceeded at %v: %v", p, passes)
+			}
+		}
+	})
+}
