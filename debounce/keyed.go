@@ -19,8 +19,8 @@ var ErrClosed = errors.New("debounce: closed")
 // Config.MaxWait, Config.MaxItems and Config.Leading).
 //
 // All keys share one goroutine and one timer; a key's state exists only
-// while it has an open burst. Its methods are safe for concurrent use. Create
-// it with New and stop it with Close.
+// while it has an open burst. Its methods are safe for concurrent use. The
+// zero value is not usable: create it with New, and stop it with Close.
 type Keyed[K comparable, V any] struct {
 	wait     int64 // Config.Wait in nanoseconds
 	maxWait  int64 // Config.MaxWait in nanoseconds, 0 for none
