@@ -22,13 +22,12 @@ const numShards = 64
 //
 // A key's bucket is made on first use, full, and dropped once it has been
 // full again (and unpaused, with no one waiting on it) for IdleTTL, so
-// memory follows the keys in use,
-// not every key ever seen. Dropping is lazy: each shard of the key space is
-// swept when a call touches it after its sweep time, and a shard whose map
-// has shrunk to a quarter of its peak is reallocated, since Go maps never
-// give memory back. A sweep visits every key of its shard (1/64 of the
-// keys) and runs at most once per IdleTTL/2 per shard; Len sweeps every
-// shard that is due.
+// memory follows the keys in use, not every key ever seen. Dropping is
+// lazy: each shard of the key space is swept when a call touches it after
+// its sweep time, and a shard whose map has shrunk to a quarter of its peak
+// is reallocated, since Go maps never give memory back. A sweep visits every
+// key of its shard (1/64 of the keys) and runs at most once per IdleTTL/2
+// per shard; Len sweeps every shard that is due.
 //
 // Each bucket is one small struct (the time it is full again, as in GCRA,
 // plus its pause), not a rate.Limiter. Token times are whole nanoseconds, so
