@@ -122,10 +122,10 @@ func (k *Keyed[K, V]) earliest() (key K, e *entry[V], at int64, fromHeap bool) {
 	return key, nil, 0, false
 }
 
-// expire handles the item of key, whose entry is e, coming due at now. If the burst got Adds since
-// the item was scheduled, the item goes to the heap at the real deadline
-// (lazy update); otherwise the entry is dropped and its burst, if it has
-// values, appended to batch.
+// expire handles the item of key, whose entry is e, coming due at now. If
+// the burst got Adds since the item was scheduled, the item goes to the
+// heap at the real deadline (lazy update); otherwise the entry is dropped
+// and its burst, if it has values, appended to batch.
 func (k *Keyed[K, V]) expire(batch []due[K, V], key K, e *entry[V], now int64) []due[K, V] {
 	if seq := e.seq(); seq != 0 {
 		if d := k.deadline(e); d > now {

@@ -53,9 +53,10 @@ type Keyed[K comparable, V any] struct {
 // entry is the state of one key. Times are Unix nanoseconds; the deadline is
 // derived from first and last rather than stored.
 //
-// Every entry has exactly one schedule item: in fifo at first+Wait when it
-// was created, or in the heap (inHeap set) once that item turned out stale
-// and was pushed again at the real deadline. Items only ever come early.
+// Every entry has exactly one live schedule item: in fifo at first+Wait
+// when it was created, or in the heap (inHeap set) once that item turned
+// out stale and was pushed again at the real deadline. Items only ever come
+// early, never late.
 //
 // An entry outlives its burst when the burst ends early (Flush, Cancel, a
 // full MaxItems burst): it stays, with a zero seq, until its item comes due,
