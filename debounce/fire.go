@@ -51,10 +51,9 @@ func (k *Keyed[K, V]) run(loopNow time.Time) (time.Time, bool) {
 	if !ok {
 		return time.Time{}, false
 	}
-	// The loop arms its timer at next.Sub(loopNow), with loopNow taken
-	// before this call: express the deadline relative to loopNow, less the
-	// time spent here, so a long batch does not delay the next one.
-	return loopNow.Add(time.Duration(at - k.nanos())), true
+	// Deadlines are on the debouncer's own monotonic nanos; loopNow and now
+	// are the same instant on both scales.
+	return loopNow.Add(time.Duration(at - now)), true
 }
 
 // next returns the earliest item's deadline.

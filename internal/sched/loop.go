@@ -63,7 +63,8 @@ func (l *Loop) loop() {
 		}
 		var fire <-chan time.Time
 		if ok {
-			timer.Reset(max(next.Sub(now), 0))
+			// Measured after run, so time spent in run does not delay next.
+			timer.Reset(max(next.Sub(l.clk.Now()), 0))
 			armed = true
 			fire = timer.C()
 		}
