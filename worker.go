@@ -25,15 +25,25 @@ func (r *Runner[K, V]) work(ctx context.Context) {
 
 // process handles one leased batch and ends the lease.
 func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
-	leased := r.clk.Now()
+	// Reading the clock is a good part of the cost of a batch: only do it
+	// when someone looks at the durations.
+	timed := r.cfg.OnEvent != nil || r.log.Enabled(ctx, slog.LevelWarn)
+	var leased, start time.Time
+	if timed {
+		leased = r.clk.Now()
+	}
 	if !r.admit(ctx, l) {
 		// The Runner is stopping: nothing ran, so no attempt was used.
 		r.store.Defer(l, 0)
 		return
 	}
-	start := r.clk.Now()
-	r.emit(EventStarted, l.Key, l.Attempt, len(l.Values), start.Sub(leased), 0, nil)
-	r.logf(slog.LevelDebug, "pacer: batch started", l.Key, slog.Int("size", len(l.Values)), slog.Int("attempt", l.Attempt))
+	if timed {
+		start = r.clk.Now()
+		r.emit(EventStarted, l.Key, l.Attempt, len(l.Values), start.Sub(leased), 0, nil)
+		if r.log.Enabled(ctx, slog.LevelDebug) {
+			r.logf(slog.LevelDebug, "pacer: batch started", l.Key, slog.Int("size", len(l.Values)), slog.Int("attempt", l.Attempt))
+		}
+	}
 
 	hctx := context.WithValue(ctx, attemptKey{}, l.Attempt)
 	cancel := context.CancelFunc(func() {})
@@ -43,7 +53,10 @@ func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
 	err := r.call(hctx, l)
 	windowClosed := errors.Is(context.Cause(hctx), window.ErrClosed)
 	cancel()
-	took := r.clk.Now().Sub(start)
+	var took time.Duration
+	if timed {
+		took = r.clk.Now().Sub(start)
+	}
 	r.c.batches.Add(1)
 	r.finish(ctx, l, err, took, windowClosed)
 }
@@ -101,7 +114,9 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 		more := r.store.Ack(l)
 		r.c.handled.Add(uint64(n))
 		r.emit(EventFinished, l.Key, l.Attempt, n, 0, took, nil)
-		r.logf(slog.LevelDebug, "pacer: batch finished", l.Key, slog.Int("size", n), slog.Duration("took", took))
+		if r.log.Enabled(ctx, slog.LevelDebug) {
+			r.logf(slog.LevelDebug, "pacer: batch finished", l.Key, slog.Int("size", n), slog.Duration("took", took))
+		}
 		r.rerun(l, more)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -31,6 +32,7 @@ type Memory[K comparable, V any] struct {
 	counts   map[K]int      // values stored per key, leased included
 	total    int            // sum of counts
 	tries    map[K]int      // attempts used by the head of a retried key
+	retried  atomic.Int64   // len(tries), read without the lock by Get
 	due      map[K]int64    // retry deadline of a delayed key
 	held     map[K]struct{} // keys held until Release
 	heldVals int            // values of held keys
@@ -68,17 +70,19 @@ func (m *Memory[K, V]) Put(key K, vs ...V) error {
 		return ErrStopped
 	}
 	m.count(key, len(vs))
-	// Put under m.mu so that Stop, which takes m.mu first, cannot slip
-	// between the count and the Put.
-	err := m.g.Put(key, vs...)
-	if err != nil {
-		m.count(key, -len(vs))
-	}
 	m.mu.Unlock()
-	if errors.Is(err, fifo.ErrShutDown) {
-		return ErrStopped
+	// Counted first: a lease of key that ends meanwhile sees the values
+	// coming and reports more.
+	if err := m.g.Put(key, vs...); err != nil {
+		m.mu.Lock()
+		m.count(key, -len(vs))
+		m.mu.Unlock()
+		if errors.Is(err, fifo.ErrShutDown) {
+			return ErrStopped
+		}
+		return err
 	}
-	return err
+	return nil
 }
 
 // count adds n values to key. The caller holds m.mu.
@@ -106,11 +110,13 @@ func (m *Memory[K, V]) Get(ctx context.Context) (Lease[K, V], error) {
 		return Lease[K, V]{}, err
 	}
 	attempt := 1
-	m.mu.Lock()
-	if n, ok := m.tries[l.Key]; ok {
-		attempt = n + 1
+	if m.retried.Load() > 0 {
+		m.mu.Lock()
+		if n, ok := m.tries[l.Key]; ok {
+			attempt = n + 1
+		}
+		m.mu.Unlock()
 	}
-	m.mu.Unlock()
 	return Lease[K, V]{Key: l.Key, Values: l.Messages, Attempt: attempt, mem: l}, nil
 }
 
@@ -129,7 +135,7 @@ func (m *Memory[K, V]) Drop(l Lease[K, V]) bool {
 func (m *Memory[K, V]) removed(l Lease[K, V]) (more bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.tries, l.Key)
+	m.forget(l.Key)
 	return m.count(l.Key, -len(l.Values)) > 0
 }
 
@@ -149,6 +155,7 @@ func (m *Memory[K, V]) wait(l Lease[K, V], after time.Duration, tries int) {
 	m.g.Hold(l.mem)
 	m.mu.Lock()
 	m.tries[l.Key] = tries
+	m.retried.Store(int64(len(m.tries)))
 	if m.stopped {
 		// No timer runs after Stop: the key stays parked, and Close hands
 		// it back.
@@ -193,11 +200,19 @@ func (m *Memory[K, V]) fire(now time.Time) (time.Time, bool) {
 	}
 }
 
+// forget drops key's attempt count. The caller holds m.mu.
+func (m *Memory[K, V]) forget(key K) {
+	if len(m.tries) > 0 {
+		delete(m.tries, key)
+		m.retried.Store(int64(len(m.tries)))
+	}
+}
+
 // Hold implements Store.
 func (m *Memory[K, V]) Hold(l Lease[K, V]) {
 	m.g.Hold(l.mem)
 	m.mu.Lock()
-	delete(m.tries, l.Key)
+	m.forget(l.Key)
 	m.held[l.Key] = struct{}{}
 	m.heldVals += m.counts[l.Key]
 	m.mu.Unlock()

@@ -1,0 +1,72 @@
+package pacer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer"
+)
+
+// readyDelays returns the Delay of the EventReady events for key.
+func (rc *recorder) readyDelays(key string) []time.Duration {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var ds []time.Duration
+	for _, e := range rc.events {
+		if e.Kind == pacer.EventReady && e.Key == key {
+			ds = append(ds, e.Delay)
+		}
+	}
+	return ds
+}
+
+// With Adaptive the quiet period grows with the backlog and after a
+// rate-limit pause, and decays back when the pressure is gone.
+func TestAdaptiveDebounce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
+			if key == "429" && pacer.Attempt(ctx) <= 2 {
+				return pacer.RetryAfter(errors.New("429"), time.Second)
+			}
+			return nil
+		})
+		cfg := pacer.Config[string, int]{
+			Debounce: time.Second,
+			Adaptive: pacer.Adaptive{Max: 4 * time.Second, Backlog: 10, HalfLife: time.Minute},
+		}
+		r := newRunner(t, cfg, rc)
+		for i := range 10 { // not running yet: a backlog of 10 builds up
+			require.NoError(t, r.Add(fmt.Sprint("k", i), i))
+		}
+		time.Sleep(2 * time.Second)
+		require.Equal(t, 10, r.Stats().Queued)
+		require.NoError(t, r.Add("x", 1))
+		require.Equal(t, 4*time.Second, r.Stats().Debounce)
+		time.Sleep(5 * time.Second)
+		require.Equal(t, []time.Duration{4 * time.Second}, rc.readyDelays("x"))
+
+		stop := start(t, r)
+		time.Sleep(10 * time.Minute) // backlog gone, the pressure decays
+		require.NoError(t, r.Add("y", 1))
+		time.Sleep(5 * time.Second)
+		require.Equal(t, []time.Duration{time.Second}, rc.readyDelays("y"))
+
+		// Each 429 raises the quiet period half-way to Max; two take it
+		// there (it has decayed a little, one second later).
+		require.NoError(t, r.Add("429", 1))
+		time.Sleep(2500 * time.Millisecond) // ready after 1 s, fails at 1 s and 2 s
+		level := (0.5*math.Exp2(-1.0/60) + 0.5) * math.Exp2(-0.5/60)
+		require.InDelta(t, 1+3*level, r.Stats().Debounce.Seconds(), 1e-6)
+		require.NoError(t, r.Add("z", 1))
+		time.Sleep(5 * time.Second)
+		require.Equal(t, []time.Duration{4 * time.Second}, rc.readyDelays("z"))
+		stop()
+	})
+}

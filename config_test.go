@@ -1,0 +1,48 @@
+package pacer_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer"
+)
+
+func TestConfigValidation(t *testing.T) {
+	type cfg = pacer.Config[string, int]
+	for _, tc := range []struct {
+		cfg cfg
+		err string
+	}{
+		{cfg{Debounce: -1}, "pacer: Config.Debounce must be >= 0, got -1ns"},
+		{cfg{MaxWait: time.Second}, "pacer: Config.MaxWait needs Config.Debounce > 0, got MaxWait 1s"},
+		{cfg{Debounce: 2 * time.Second, MaxWait: time.Second}, "pacer: Config.MaxWait must be 0 or >= Config.Debounce (2s), got 1s"},
+		{cfg{MaxBatch: -1}, "pacer: Config.MaxBatch must be >= 0, got -1"},
+		{cfg{Workers: -2}, "pacer: Config.Workers must be >= 0, got -2"},
+		{cfg{Exhausted: 7}, "pacer: Config.Exhausted must be ExhaustedDrop or ExhaustedHold, got 7"},
+		{cfg{Retry: pacer.Backoff{Initial: -1}}, "pacer: Config.Retry.Initial must be >= 0, got -1ns"},
+		{cfg{Retry: pacer.Backoff{Multiplier: 0.5}}, "pacer: Config.Retry.Multiplier must be >= 1, got 0.5"},
+		{cfg{Retry: pacer.Backoff{Jitter: 2}}, "pacer: Config.Retry.Jitter must be in [0, 1], got 2"},
+		{cfg{Retry: pacer.Backoff{Attempts: -1}}, "pacer: Config.Retry.Attempts must be >= 0, got -1"},
+		{cfg{Adaptive: pacer.Adaptive{Max: time.Second}}, "pacer: Config.Adaptive needs Config.Debounce > 0, got 0s"},
+		{cfg{Debounce: 2 * time.Second, Adaptive: pacer.Adaptive{Max: time.Second}}, "pacer: Config.Adaptive.Max must be >= Config.Debounce (2s), got 1s"},
+	} {
+		_, err := pacer.New(tc.cfg, func(context.Context, string, []int) error { return nil })
+		require.EqualError(t, err, tc.err)
+	}
+	require.PanicsWithValue(t, "pacer: New with a nil Handler", func() { _, _ = pacer.New(cfg{}, nil) })
+}
+
+func TestErrorsWrap(t *testing.T) {
+	base := context.DeadlineExceeded
+	require.Nil(t, pacer.Permanent(nil))
+	require.Nil(t, pacer.RetryAfter(nil, time.Second))
+	require.ErrorIs(t, pacer.Permanent(base), base)
+	require.ErrorIs(t, pacer.RetryAfter(base, time.Second), base)
+	require.EqualError(t, pacer.RetryAfter(base, time.Second), "retry after 1s: context deadline exceeded")
+	require.Zero(t, pacer.Attempt(context.Background()))
+	require.Equal(t, "retry", pacer.EventRetry.String())
+	require.Equal(t, "unknown", pacer.EventKind(99).String())
+}

@@ -1,0 +1,178 @@
+package pacer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer"
+)
+
+// A graceful Shutdown flushes the pending debounces at once, handles
+// everything, drops nothing, and refuses values afterwards.
+func TestShutdownDrains(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := newRecorder(func(context.Context, string, []int) error {
+			time.Sleep(100 * time.Millisecond)
+			return nil
+		})
+		r := newRunner(t, pacer.Config[string, int]{Debounce: time.Minute, Workers: 2}, rc)
+		stop := start(t, r)
+		for i := range 100 {
+			require.NoError(t, r.Add(fmt.Sprint("k", i%20), i))
+		}
+		st := r.Stats()
+		require.Equal(t, 20, st.Pending)
+		require.Equal(t, uint64(100), st.Received)
+		stop()
+		var got []int
+		for _, c := range rc.Calls() {
+			got = append(got, c.Batch...)
+			require.Less(t, c.At, time.Minute, "flushed, not debounced")
+		}
+		require.ElementsMatch(t, seq(0, 100), got)
+		require.Len(t, rc.Calls(), 20)
+		require.Empty(t, rc.Drops())
+		require.ErrorIs(t, r.Add("k0", 1), pacer.ErrClosed)
+		require.Equal(t, pacer.Stats{Debounce: time.Minute, Received: 100, Handled: 100, Batches: 20}, r.Stats())
+		require.NoError(t, r.Shutdown(context.Background()), "idempotent")
+	})
+}
+
+// A graceful Shutdown waits for a batch whose retry is pending.
+func TestShutdownWaitsForRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := newRecorder(func(ctx context.Context, _ string, _ []int) error {
+			if pacer.Attempt(ctx) == 1 {
+				return errors.New("transient")
+			}
+			return nil
+		})
+		r := newRunner(t, pacer.Config[string, int]{Retry: pacer.Backoff{Initial: 10 * time.Second}}, rc)
+		stop := start(t, r)
+		require.NoError(t, r.Add("k", 1))
+		time.Sleep(time.Second)
+		stop()
+		require.Equal(t, []call{{"k", []int{1}, 0, 1}, {"k", []int{1}, 10 * time.Second, 2}}, rc.Calls())
+		require.Equal(t, 10*time.Second, time.Since(rc.t0))
+	})
+}
+
+// With DropPendingOnShutdown the bursts still debouncing go to OnDrop.
+func TestShutdownDropsPending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := newRecorder(nil)
+		r := newRunner(t, pacer.Config[string, int]{Debounce: time.Second, DropPendingOnShutdown: true}, rc)
+		stop := start(t, r)
+		require.NoError(t, r.Add("a", 1))
+		require.NoError(t, r.Add("a", 2))
+		stop()
+		require.Empty(t, rc.Calls())
+		require.Equal(t, []call{{Key: "a", Batch: []int{1, 2}}}, rc.Drops())
+		require.ErrorIs(t, rc.dropErr[0], pacer.ErrClosed)
+	})
+}
+
+// Add before Run buffers; Shutdown before Run hands the buffered values to
+// OnDrop; Run after Shutdown returns ErrClosed.
+func TestShutdownBeforeRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := newRecorder(nil)
+		r := newRunner(t, pacer.Config[string, int]{MaxBatch: 1}, rc)
+		require.NoError(t, r.Add("a", 1))
+		require.NoError(t, r.Add("a", 2))
+		require.Equal(t, 2, r.Stats().Queued)
+		require.NoError(t, r.Shutdown(context.Background()))
+		require.ErrorIs(t, r.Run(context.Background()), pacer.ErrClosed)
+		require.Empty(t, rc.Calls())
+		require.Equal(t, []call{{Key: "a", Batch: []int{1}}, {Key: "a", Batch: []int{2}}}, rc.Drops())
+		require.ErrorIs(t, rc.dropErr[1], pacer.ErrClosed)
+	})
+}
+
+// Run may be called only once.
+func TestRunTwice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRunner(t, pacer.Config[string, int]{}, newRecorder(nil))
+		stop := start(t, r)
+		require.ErrorIs(t, r.Run(context.Background()), pacer.ErrRunning)
+		stop()
+		require.ErrorIs(t, r.Run(context.Background()), pacer.ErrClosed)
+	})
+}
+
+// A Shutdown whose ctx expires cancels the running handler (cause
+// ErrClosed), hands what is left to OnDrop and returns ctx.Err().
+func TestShutdownGivesUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var cause error
+		rc := newRecorder(func(ctx context.Context, _ string, _ []int) error {
+			<-ctx.Done()
+			cause = context.Cause(ctx)
+			return ctx.Err()
+		})
+		r := newRunner(t, pacer.Config[string, int]{Retry: pacer.Backoff{Attempts: 1}}, rc)
+		done := make(chan error, 1)
+		go func() { done <- r.Run(context.Background()) }()
+		require.NoError(t, r.Add("a", 1))
+		require.NoError(t, r.Add("b", 2))
+		synctest.Wait()
+
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		require.ErrorIs(t, r.Shutdown(ctx), context.DeadlineExceeded)
+		require.NoError(t, <-done)
+		require.ErrorIs(t, cause, pacer.ErrClosed)
+		require.Equal(t, []call{{"a", []int{1}, 0, 1}}, rc.Calls())
+		require.ElementsMatch(t, []call{{Key: "a", Batch: []int{1}, At: 5 * time.Second}, {Key: "b", Batch: []int{2}, At: 5 * time.Second}}, rc.Drops())
+		for _, err := range rc.dropErr {
+			require.ErrorIs(t, err, pacer.ErrClosed)
+		}
+		require.NoError(t, r.Shutdown(context.Background()))
+	})
+}
+
+// When Run's ctx ends, Run stops the Runner: handlers are cancelled, what
+// is left goes to OnDrop, Add is refused, and Run returns ctx.Err().
+func TestRunContextEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := newRecorder(func(ctx context.Context, _ string, _ []int) error {
+			<-ctx.Done()
+			return ctx.Err()
+		})
+		r := newRunner(t, pacer.Config[string, int]{Debounce: time.Second}, rc)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		require.NoError(t, r.Add("a", 1))
+		time.Sleep(2 * time.Second)
+		require.NoError(t, r.Add("b", 2)) // still debouncing
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled)
+		require.ErrorIs(t, r.Add("c", 3), pacer.ErrClosed)
+		require.ElementsMatch(t, []call{{Key: "a", Batch: []int{1}, At: 2 * time.Second}, {Key: "b", Batch: []int{2}, At: 2 * time.Second}}, rc.Drops())
+		require.NoError(t, r.Shutdown(context.Background()))
+	})
+}
+
+// A graceful Shutdown does not wait for held keys; their values go to
+// OnDrop with ErrClosed.
+func TestShutdownReportsHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := newRecorder(func(context.Context, string, []int) error { return errors.New("down") })
+		r := newRunner(t, pacer.Config[string, int]{MaxBatch: 1, Retry: pacer.Backoff{Attempts: 1}, Exhausted: pacer.ExhaustedHold}, rc)
+		stop := start(t, r)
+		require.NoError(t, r.Add("a", 1))
+		require.NoError(t, r.Add("a", 2))
+		synctest.Wait()
+		require.Equal(t, 1, r.Stats().Held)
+		stop()
+		require.Equal(t, []call{{Key: "a", Batch: []int{1}}, {Key: "a", Batch: []int{2}}}, rc.Drops())
+		require.ErrorIs(t, rc.dropErr[0], pacer.ErrClosed)
+	})
+}
