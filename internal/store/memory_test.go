@@ -1,0 +1,91 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestMemoryLeases(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, err := NewMemory[string, int](1, nil)
+		require.NoError(t, err)
+		ctx := context.Background()
+		t0 := time.Now()
+		require.NoError(t, m.Put("a", 1, 2))
+		require.NoError(t, m.Put("b", 3))
+		require.Equal(t, 3, m.Active())
+
+		l, err := m.Get(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "a", l.Key)
+		require.Equal(t, []int{1}, l.Values)
+		require.Equal(t, 1, l.Attempt)
+		require.Equal(t, 1, m.Leased())
+		m.Retry(l, 10*time.Second)
+
+		l, err = m.Get(ctx) // b was waiting; a is delayed
+		require.NoError(t, err)
+		require.Equal(t, "b", l.Key)
+		require.False(t, m.Ack(l))
+
+		l, err = m.Get(ctx) // blocks until a's retry is due
+		require.NoError(t, err)
+		require.Equal(t, 10*time.Second, time.Since(t0))
+		require.Equal(t, []int{1}, l.Values)
+		require.Equal(t, 2, l.Attempt)
+		m.Defer(l, 0) // does not count
+		l, err = m.Get(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 2, l.Attempt)
+
+		m.Hold(l)
+		require.Equal(t, 1, m.Held())
+		require.Zero(t, m.Active())
+		require.NoError(t, m.Put("a", 4)) // waits behind the held head
+		require.Zero(t, m.Active())
+		require.False(t, m.Release("b"))
+		require.True(t, m.Release("a"))
+		require.Equal(t, 3, m.Active())
+		l, err = m.Get(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, l.Attempt, "released: attempts start over")
+		require.True(t, m.Drop(l), "2 and 4 are left")
+
+		// Close hands back ready, delayed and held values alike.
+		l, _ = m.Get(ctx)
+		m.Retry(l, time.Hour)
+		require.NoError(t, m.Put("c", 5))
+		l, _ = m.Get(ctx)
+		m.Hold(l)
+		left := map[string][]int{}
+		m.Close(func(key string, vs []int) { left[key] = append(left[key], vs...) })
+		require.Equal(t, map[string][]int{"a": {2, 4}, "c": {5}}, left)
+		require.ErrorIs(t, m.Put("d", 6), ErrStopped)
+		_, err = m.Get(ctx)
+		require.ErrorIs(t, err, ErrStopped)
+		m.Close(nil) // idempotent
+	})
+}
+
+func TestMemoryStopWakesGet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, err := NewMemory[string, int](0, nil)
+		require.NoError(t, err)
+		errc := make(chan error, 1)
+		go func() {
+			_, err := m.Get(context.Background())
+			errc <- err
+		}()
+		synctest.Wait()
+		m.Stop()
+		require.ErrorIs(t, <-errc, ErrStopped)
+		m.Close(nil)
+	})
+}
