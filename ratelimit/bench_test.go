@@ -156,12 +156,12 @@ func BenchmarkKeyedVsFloor(b *testing.B) {
 	})
 }
 
-// compare runs two implementations in alternating chunks of 100 calls,
+// compare runs two implementations in alternating chunks of 1000 calls,
 // taking turns going first, so that both see the same machine load. It
 // reports each one's ns/op (from the totals) and "ratio", the median over
 // rounds of first/second, which ignores rounds hit by preemption.
 func compare(b *testing.B, names []string, first, second func() bool) {
-	const chunk = 100
+	const chunk = 1000
 	run := func(f func() bool) time.Duration {
 		start := time.Now()
 		for range chunk {
