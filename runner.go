@@ -58,9 +58,11 @@ type Handler[K comparable, V any] func(ctx context.Context, key K, batch []V) er
 //
 // A Runner is safe for concurrent use.
 //
-// Overhead: with a no-op handler, no debounce and 10,000 keys the Runner
-// costs about 0.5 µs per value in strict mode and 0.3 µs per value in
-// coalesce mode (BenchmarkRunner on 2 cores).
+// Overhead (BenchmarkRunner: 1,000,000 values over 10,000 keys, no-op
+// handler, no debounce, 2 workers, 2 shared cores): about 0.4 µs and 2
+// allocations per value in strict mode (one call per value), about 0.25 µs
+// and 1-2 allocations per value in coalesce mode (about one call per four
+// values).
 type Runner[K comparable, V any] struct {
 	cfg    Config[K, V]
 	handle Handler[K, V]

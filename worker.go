@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pacerkit/pacer/internal/store"
+	"github.com/pacerkit/pacer/internal/timing"
 	"github.com/pacerkit/pacer/window"
 )
 
@@ -82,8 +83,12 @@ func (r *Runner[K, V]) admit(ctx context.Context, l store.Lease[K, V]) bool {
 				if ctx.Err() != nil {
 					return false
 				}
-				// A limiter that cannot serve in time (e.g. a deadline) is
-				// waited out on the next round rather than skipped.
+				// The Limiter cannot serve in time (e.g. before ctx's
+				// deadline): back off rather than spin, then ask again.
+				r.logf(slog.LevelWarn, "pacer: limiter refused", l.Key, slog.Any("err", err))
+				if !timing.Sleep(r.clk, r.cfg.Retry.Initial, ctx.Done()) {
+					return false
+				}
 				continue
 			}
 		}
