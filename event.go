@@ -21,7 +21,9 @@ const (
 	// went back to the tail of the ready queue (Size is the batch just done).
 	EventRerun
 	// EventRetry: the handler failed and the batch will be tried again
-	// (Err, Attempt of the failed call, Delay until the retry).
+	// (Err, Attempt of the failed call, Delay until the retry). It is also
+	// reported, without counting an attempt, for a batch whose call the
+	// window's close cut short: it runs again when the window opens.
 	EventRetry
 	// EventDropped: the batch was given up (Err says why: Permanent,
 	// attempts used up, or a Shutdown that could not finish it).

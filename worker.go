@@ -131,17 +131,17 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 		r.store.Defer(l, 0)
 		return
 	}
-	if windowClosed {
+	permanent, after, hasAfter := classify(err)
+	if windowClosed && !permanent {
 		// Cut short by the window: it runs again when the window opens, and
 		// the attempt does not count.
 		now := r.clk.Now()
-		after := r.window.NextOpen(now).Sub(now)
-		r.emit(EventRetry, l.Key, l.Attempt, n, after, took, err)
+		opens := r.window.NextOpen(now).Sub(now)
+		r.emit(EventRetry, l.Key, l.Attempt, n, opens, took, err)
 		r.logf(slog.LevelInfo, "pacer: window closed during batch", l.Key, slog.Int("size", n), slog.Any("err", err))
-		r.store.Defer(l, after)
+		r.store.Defer(l, opens)
 		return
 	}
-	permanent, after, hasAfter := classify(err)
 	switch {
 	case permanent:
 		// OnDrop runs before the key's next values may start, so a

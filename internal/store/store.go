@@ -81,7 +81,7 @@ type Store[K comparable, V any] interface {
 	// ErrStopped. Stop is idempotent.
 	Stop()
 	// Close stops the store and hands every value it still holds (ready,
-	// waiting for a retry, or held) to left, a batch at a time in key order,
-	// then frees its resources. No lease may be out. Close is idempotent.
+	// waiting for a retry, or held) to left, a batch at a time and in order
+	// within a key, then frees its resources. No lease may be out. Close is idempotent.
 	Close(left func(key K, vs []V))
 }
