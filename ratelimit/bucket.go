@@ -22,12 +22,12 @@ import (
 //
 // A pause (PauseUntil, PauseFor) holds every current and future event until
 // its end. A later pause extends it, an earlier one never shortens it.
-// Waiters already sleeping are woken and wait for the new end; waiters whose
-// token was due before the end do not keep it: every pause empties the
-// bucket, which then refills at the rate from the pause's start, so at most
-// min(Burst, Rate·pause) events pass at the pause's end and then the rate
-// applies again. In adaptive mode a pause also cuts the rate (see
-// BucketConfig.Adaptive).
+// Waiters already sleeping are woken and wait for the new end, and the
+// tokens they had reserved are void: every pause empties the bucket, which
+// then refills at the rate from the pause's start, and all waiters reserve
+// again at its end. So at most min(Burst, Rate·pause) events pass at the
+// pause's end, then the rate applies again. In adaptive mode a pause also
+// cuts the rate (see BucketConfig.Adaptive).
 //
 // A Bucket is safe for concurrent use. Use NewBucket; the zero value is not
 // usable. It owns no goroutines, so it needs no Close.

@@ -35,7 +35,8 @@
 //   - All never holds one limiter's token while sleeping for another's,
 //     except for the one it sleeps on; see All for the algorithm.
 //   - Memory: Keyed keeps a bucket only for keys used within IdleTTL of
-//     being full again, and gives the memory of dropped keys back.
+//     being full again (or paused, or waited on), and gives the memory of
+//     dropped keys back.
 //   - RetryAfter never yields a negative wait or one above its cap.
 //   - Concurrency: every type is safe for concurrent use. None owns a
 //     goroutine, so none needs Close; time comes from the Clock in each

@@ -121,3 +121,27 @@ func ExampleTransport() {
 	// Output:
 	// 200 after 2 calls
 }
+
+// A bucket per account: accounts do not slow each other down, a pause of
+// one holds only that one, and idle accounts cost no memory.
+func ExampleKeyed() {
+	clk := clock.NewMock()
+	accounts, err := ratelimit.NewKeyed[string](ratelimit.KeyedConfig{
+		Rate: 1, Burst: 2, IdleTTL: time.Minute, Clock: clk,
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(accounts.Allow("alice"), accounts.Allow("alice"), accounts.Allow("alice"))
+	accounts.PauseKey("bob", 30*time.Second) // bob's API answered 429
+	fmt.Println(accounts.Allow("bob"), accounts.Allow("carol"))
+	fmt.Println("buckets:", accounts.Len())
+
+	clk.Add(2 * time.Minute)
+	fmt.Println("buckets after two idle minutes:", accounts.Len())
+	// Output:
+	// true true false
+	// false true
+	// buckets: 3
+	// buckets after two idle minutes: 0
+}
