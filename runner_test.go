@@ -407,3 +407,29 @@ func seq(from, to int) []int {
 	}
 	return s
 }
+
+// The Limiter gives one token per handler call, retries included.
+func TestLimiterOneTokenPerCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bucket, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: 1, Burst: 1})
+		require.NoError(t, err)
+		rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
+			if key == "a" && pacer.Attempt(ctx) == 1 {
+				return errors.New("transient")
+			}
+			return nil
+		})
+		r := newRunner(t, pacer.Config[string, int]{Limiter: bucket, Workers: 3, Retry: pacer.Backoff{Initial: time.Millisecond}}, rc)
+		for _, k := range []string{"a", "b", "c"} {
+			require.NoError(t, r.Add(k, 1))
+		}
+		stop := start(t, r)
+		time.Sleep(time.Minute)
+		var ats []time.Duration
+		for _, c := range rc.Calls() {
+			ats = append(ats, c.At)
+		}
+		require.Equal(t, []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second}, ats)
+		stop()
+	})
+}
