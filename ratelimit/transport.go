@@ -26,8 +26,9 @@ import (
 // Retry-After is never retried.
 //
 // Waiting stops when the request's context ends, with its error. A
-// Transport is safe for concurrent use if its Base and Limiter are; its
-// zero value sends through http.DefaultTransport without pacing.
+// Transport is safe for concurrent use if its Base and Limiter are. Its
+// zero value sends through http.DefaultTransport without pacing and
+// retries a 429/503 with Retry-After up to 3 times.
 type Transport struct {
 	// Base sends the requests. The default is http.DefaultTransport.
 	Base http.RoundTripper
