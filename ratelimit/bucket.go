@@ -252,7 +252,7 @@ func (b *Bucket) sleep(ctx context.Context, start time.Time, n int, lim *rate.Li
 			if r != nil {
 				r.CancelAt(now)
 			}
-			return nil, nil, fmt.Errorf("ratelimit: Wait(n=%d) would exceed context deadline", n)
+			return nil, nil, ErrWouldExceedDeadline
 		}
 		if timer == nil {
 			timer = b.clk.NewTimer(at.Sub(now))

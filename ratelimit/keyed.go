@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"context"
-	"errors"
 	"hash/maphash"
 	"math"
 	"sync"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/pacerkit/pacer/internal/timing"
 )
-
-var errKeyedDeadline = errors.New("ratelimit: Keyed.Wait would exceed context deadline")
 
 // numShards splits Keyed's map so that keys on different shards never
 // contend for one lock.
@@ -279,7 +276,7 @@ func (k *Keyed[K]) await(ctx context.Context, key K, now int64, tk keyTicket) (k
 		}
 		if hasDeadline && tk.at > unixNanos(deadline) {
 			k.cancel(key, now, 1, tk)
-			return tk, errKeyedDeadline
+			return tk, ErrWouldExceedDeadline
 		}
 		d := time.Duration(tk.at - now)
 		if timer == nil {

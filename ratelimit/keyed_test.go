@@ -145,7 +145,7 @@ func TestKeyedCancelAndDeadline(t *testing.T) {
 
 		dctx, dcancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer dcancel()
-		require.ErrorContains(t, k.Wait(dctx, "a"), "would exceed context deadline")
+		require.ErrorIs(t, k.Wait(dctx, "a"), ratelimit.ErrWouldExceedDeadline)
 
 		time.Sleep(500 * time.Millisecond)
 		require.True(t, k.Allow("a"), "a cancelled or failed wait kept its token")

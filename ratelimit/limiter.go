@@ -2,14 +2,21 @@ package ratelimit
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
+
+// ErrWouldExceedDeadline is returned at once, with nothing taken, by a Wait
+// whose token would only come after its ctx's deadline. It wraps
+// context.DeadlineExceeded, so errors.Is(err, context.DeadlineExceeded)
+// holds for it.
+var ErrWouldExceedDeadline = fmt.Errorf("ratelimit: wait would exceed context deadline: %w", context.DeadlineExceeded)
 
 // Limiter paces events: Wait blocks until one event may happen.
 //
 // Wait returns nil when the event may happen, ctx.Err() when ctx ends first
 // (giving back anything it reserved), or an error when the event could never
-// happen in time (for example, before ctx's deadline).
+// happen in time (ErrWouldExceedDeadline when it could not come before ctx's deadline).
 type Limiter interface {
 	Wait(ctx context.Context) error
 }

@@ -257,7 +257,7 @@ func TestTransportContext(t *testing.T) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/", body)
 		require.NoError(t, err)
 		_, err = tr.RoundTrip(req)
-		require.ErrorContains(t, err, "would exceed context deadline")
+		require.ErrorIs(t, err, ratelimit.ErrWouldExceedDeadline)
 		require.True(t, body.closed, "the request body was not closed")
 		require.Empty(t, base.bodies)
 
