@@ -16,21 +16,29 @@ import (
 // handle is the Runners' handler: one attempt at one message (MaxBatch 1).
 // It chooses the delay before the next attempt itself from the two-phase
 // schedule, by attempt number, and tells the Runner with pacer.RetryAfter;
-// the Runner dead-letters the message once Retry.Attempts are used up.
+// after the last attempt it returns pacer.Permanent, and the Runner hands
+// the message to OnDrop, the dead-letter list.
+//
+// Attempts are the requests sent to the receiver, counted per message by
+// the tracker. pacer.Attempt(ctx) counts the Runner's handler calls for the
+// key's head, which also include calls that panicked; and at the time of
+// writing the Runner can start a strict key's next message with the count
+// of the message before it, when another worker leases the key between the
+// Ack and the reset of the count.
 func (d *dispatcher) handle(ctx context.Context, k key, batch []message) error {
 	m := batch[0]
-	attempt := pacer.Attempt(ctx)
-	d.track.started(k, m, attempt)
+	d.track.started(k, m)
 	if d.beforeSend != nil {
-		d.beforeSend(m, attempt)
+		d.beforeSend(m) // a panic here is the Runner's to recover: no request, no attempt used
 	}
+	attempt := d.track.sent(m)
 	err := d.post(ctx, m)
 	if err == nil {
 		d.track.delivered(m)
 		return nil
 	}
 	if attempt >= d.retry.attempts() {
-		return err // the last attempt: the Runner dead-letters m
+		return pacer.Permanent(err)
 	}
 	return pacer.RetryAfter(err, d.retry.delay(attempt))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,7 +16,7 @@ type demoConfig struct {
 	DownFor   time.Duration // how long the warehouse endpoint is down from the start
 	Latency   time.Duration // the receiver's time to answer
 	Seed      uint64        // which requests fail
-	Panic     bool          // make the handler panic once (audit #3, first attempt)
+	Panic     bool          // make the handler panic once (audit #3, first call)
 }
 
 // The demo's subscriptions: five FIFO, two concurrent. warehouse's endpoint
@@ -57,8 +58,9 @@ var demoTypes = []string{
 func playDemo(ctx context.Context, d *dispatcher, rc *receiver, dc demoConfig) (*report, error) {
 	start := time.Now()
 	if dc.Panic {
-		d.beforeSend = func(m message, attempt int) {
-			if m.Sub == "audit" && m.Seq == 3 && attempt == 1 {
+		var panicked atomic.Bool
+		d.beforeSend = func(m message) {
+			if m.Sub == "audit" && m.Seq == 3 && panicked.CompareAndSwap(false, true) {
 				panic("audit: template for " + m.Event.Type + " is nil")
 			}
 		}

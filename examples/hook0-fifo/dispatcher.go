@@ -69,7 +69,7 @@ type dispatcher struct {
 
 	// beforeSend, when set, runs at the start of every attempt; the demo
 	// makes it panic once to show that the Runner recovers.
-	beforeSend func(m message, attempt int)
+	beforeSend func(m message)
 
 	mu  sync.Mutex
 	seq map[string]uint64
@@ -112,9 +112,10 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 	}
 	base := pacer.Config[key, message]{
 		MaxBatch: 1,
-		// The handler picks its delays with pacer.RetryAfter; this
-		// backoff only paces a handler that panicked.
-		Retry:   pacer.Backoff{Initial: max(cfg.Retry.FastDelay, time.Millisecond), Max: max(cfg.Retry.SlowDelay, cfg.Retry.FastDelay, time.Millisecond), Attempts: cfg.Retry.attempts()},
+		// The handler picks its delays with pacer.RetryAfter and gives up
+		// with pacer.Permanent; this backoff, without a limit, only paces
+		// a handler that panicked.
+		Retry:   pacer.Backoff{Initial: max(cfg.Retry.FastDelay, time.Millisecond), Max: max(cfg.Retry.SlowDelay, cfg.Retry.FastDelay, time.Millisecond)},
 		Limiter: limiter,
 		Logger:  cfg.Logger,
 		OnEvent: d.track.event,

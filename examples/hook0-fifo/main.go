@@ -37,7 +37,7 @@ func main() {
 		burst     = flag.Int("burst", 10, "burst of -rate")
 		fast      = flag.Int("fast", 3, "fast retries, the delay doubling each time")
 		fastDelay = flag.Duration("fast-delay", 3*time.Second, "delay before the first fast retry (demo: 25ms unless set)")
-		slow      = flag.Int("slow", 5, "slow retries after the fast ones")
+		slow      = flag.Int("slow", 5, "slow retries after the fast ones (demo: 2 unless set)")
 		slowDelay = flag.Duration("slow-delay", 10*time.Minute, "delay before each slow retry (demo: 250ms unless set)")
 		timeout   = flag.Duration("timeout", 10*time.Second, "timeout of one delivery attempt (demo: 1s unless set)")
 		fifoW     = flag.Int("fifo-workers", 4, "deliveries at once to FIFO subscriptions (at most one per subscription)")
@@ -48,7 +48,7 @@ func main() {
 		downFor   = flag.Duration("down", 400*time.Millisecond, "demo: how long the warehouse endpoint is down at the start")
 		latency   = flag.Duration("latency", 10*time.Millisecond, "demo and -receive: the receiver's time to answer")
 		seed      = flag.Uint64("seed", 1, "demo and -receive: which requests fail")
-		verbose   = flag.Bool("v", false, "log every retry and dead letter")
+		verbose   = flag.Bool("v", false, "demo: log every retry and dead letter, as real runs do")
 	)
 	flag.Parse()
 	set := map[string]bool{}

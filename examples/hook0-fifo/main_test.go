@@ -128,13 +128,3 @@ func TestDemo(t *testing.T) {
 		})
 	}
 }
-
-func countOf(xs []uint64, x uint64) int {
-	n := 0
-	for _, v := range xs {
-		if v == x {
-			n++
-		}
-	}
-	return n
-}

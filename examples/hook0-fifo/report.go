@@ -96,15 +96,27 @@ func (r *report) checkNoLoss() {
 	r.add(len(bad) == 0, "every one of %d messages was delivered exactly once or dead-lettered%s", total, list(bad))
 }
 
-// checkDeadLetters: nothing was given up before its last attempt.
+// checkDeadLetters: nothing was given up before the receiver saw all its
+// attempts.
 func (r *report) checkDeadLetters() {
 	var bad []string
 	for _, l := range r.snap.letters {
-		if l.Attempts != r.retry.attempts() {
-			bad = append(bad, fmt.Sprintf("%s #%d after %d attempts", l.Sub, l.Seq, l.Attempts))
+		sent := countOf(r.boxes[l.Sub].requests, l.Seq)
+		if l.Attempts != r.retry.attempts() || sent != l.Attempts {
+			bad = append(bad, fmt.Sprintf("%s #%d after %d attempts, %d requests received", l.Sub, l.Seq, l.Attempts, sent))
 		}
 	}
-	r.add(len(bad) == 0, "every dead letter used all %d attempts (%d dead letters)%s", r.retry.attempts(), len(r.snap.letters), list(bad))
+	r.add(len(bad) == 0, "every dead letter was sent all %d attempts (%d dead letters)%s", r.retry.attempts(), len(r.snap.letters), list(bad))
+}
+
+func countOf(xs []uint64, x uint64) int {
+	n := 0
+	for _, v := range xs {
+		if v == x {
+			n++
+		}
+	}
+	return n
 }
 
 // checkIsolation: while the most blocked FIFO subscription was stuck on a
@@ -186,9 +198,12 @@ func (r *report) print(w io.Writer) {
 			fmt.Fprintf(w, "  ... and %d more\n", len(r.snap.letters)-i)
 			break
 		}
-		why := l.Err.Error()
+		why := l.Err
+		if u := errors.Unwrap(why); u != nil {
+			why = u // the last attempt's error, which pacer.Permanent wraps
+		}
 		if errors.Is(l.Err, pacer.ErrClosed) {
-			why = "not delivered before shutdown"
+			why = errors.New("not delivered before shutdown")
 		}
 		fmt.Fprintf(w, "  %-9s #%-3d %s %-16s after %d attempts, at %v: %s\n", l.Sub, l.Seq, l.Event.ID, l.Event.Type, l.Attempts, round(l.At), why)
 	}

@@ -37,6 +37,7 @@ type msgID struct {
 
 type msgState struct {
 	m         message
+	key       key       // the Runner key it is handled under
 	ready     time.Time // when it could start: published, or its retry was due
 	firstFail time.Time // start of its first failed attempt
 	attempts  int
@@ -96,20 +97,35 @@ func (t *tracker) published(m message) {
 	t.open++
 }
 
-// started records an attempt beginning on the Runner key k.
-func (t *tracker) started(k key, m message, attempt int) {
+// started records a handler call for m beginning on the Runner key k.
+func (t *tracker) started(k key, m message) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	st := t.msgs[msgID{m.Sub, m.Seq}]
+	if st == nil {
+		return // not published through this tracker
+	}
 	t.current[k] = st
-	st.attempts = attempt
+	st.key = k
 	s := t.subs[m.Sub]
 	ready := st.ready
 	if s.sub.FIFO && s.lastDone.After(ready) {
 		ready = s.lastDone // it could not go before the message ahead of it
 	}
 	s.maxWait = max(s.maxWait, now.Sub(ready))
+}
+
+// sent counts a request for m and returns its number: 1 for the first.
+func (t *tracker) sent(m message) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := t.msgs[msgID{m.Sub, m.Seq}]
+	if st == nil {
+		return 1
+	}
+	st.attempts++
+	return st.attempts
 }
 
 // event is the Runners' OnEvent: it sees retries, including those of a
@@ -155,7 +171,7 @@ func (t *tracker) dead(m message, err error) {
 	if st := t.msgs[msgID{m.Sub, m.Seq}]; st != nil {
 		attempts = st.attempts
 	}
-	t.letters = append(t.letters, deadLetter{Sub: m.Sub, Seq: m.Seq, Event: m.Event, Attempts: attempts, Err: err, At: now.Sub(t.start)})
+	t.letters = appendCapped(t.letters, deadLetter{Sub: m.Sub, Seq: m.Seq, Event: m.Event, Attempts: attempts, Err: err, At: now.Sub(t.start)})
 	t.finish(m, now)
 }
 
@@ -172,12 +188,27 @@ func (t *tracker) finish(m message, now time.Time) {
 	s.lastDone = now
 	if st != nil && !st.firstFail.IsZero() {
 		s.blocked += now.Sub(st.firstFail)
-		s.blockedSpans = append(s.blockedSpans, span{st.firstFail, now})
+		s.blockedSpans = appendCapped(s.blockedSpans, span{st.firstFail, now})
 	}
-	t.outcomes = append(t.outcomes, outcome{m.Sub, now})
+	if st != nil && t.current[st.key] == st {
+		delete(t.current, st.key)
+	}
+	t.outcomes = appendCapped(t.outcomes, outcome{m.Sub, now})
 	t.open--
 	close(t.changed)
 	t.changed = make(chan struct{})
+}
+
+// maxHistory bounds the lists a tracker keeps for the report (dead letters,
+// outcomes, blocked spans), so that a long real run does not grow without
+// end; the counters stay exact.
+const maxHistory = 100_000
+
+func appendCapped[T any](s []T, v T) []T {
+	if len(s) >= maxHistory {
+		return s
+	}
+	return append(s, v)
 }
 
 // waitIdle waits until every published message has an outcome.
