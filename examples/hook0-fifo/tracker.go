@@ -40,7 +40,7 @@ type msgState struct {
 	key       key       // the Runner key it is handled under
 	ready     time.Time // when it could start: published, or its retry was due
 	firstFail time.Time // start of its first failed attempt
-	attempts  int
+	attempts  int       // requests sent
 }
 
 type subStats struct {
