@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
 // A demo drives the embedded scenario: people edit tasks in the fake API and
@@ -129,7 +131,7 @@ func (d *demo) editTask(ctx context.Context, e edit) {
 func (d *demo) send(ctx context.Context, body []byte, signed bool, user string) int {
 	sig := ""
 	if signed && len(d.secret) > 0 {
-		sig = sign(d.secret, body)
+		sig = hookhttp.Sign(d.secret, body)
 	}
 	status, err := d.post(ctx, body, sig)
 	d.mu.Lock()

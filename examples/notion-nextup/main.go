@@ -18,6 +18,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
 func main() {
@@ -90,26 +92,26 @@ func runDemo(ctx context.Context, cfg appConfig, addr string) error {
 		cfg.Secret = []byte("demo-secret")
 	}
 	fake := newDemoAPI(cfg.Rate, cfg.Burst, time.Now)
-	apiSrv, err := listen("127.0.0.1:0", fake)
+	apiSrv, err := hookhttp.Listen("127.0.0.1:0", fake)
 	if err != nil {
 		return err
 	}
-	defer apiSrv.shutdown(context.Background())
-	cfg.APIURL = apiSrv.url()
+	defer apiSrv.Shutdown(context.Background())
+	cfg.APIURL = apiSrv.URL()
 	cfg.Today = func() time.Time { t, _ := time.Parse(dateLayout, demoToday); return t }
 	a, err := newApp(cfg)
 	if err != nil {
 		return err
 	}
-	hookSrv, err := listen(addr, routes(a))
+	hookSrv, err := hookhttp.Listen(addr, routes(a))
 	if err != nil {
 		return err
 	}
-	defer hookSrv.shutdown(context.Background())
+	defer hookSrv.Shutdown(context.Background())
 	fmt.Printf("notion-nextup demo: webhook at %s/webhook, fake task API at %s; debounce %v, max-wait %v, %d worker(s)\n",
-		hookSrv.url(), apiSrv.url(), cfg.Debounce, cfg.MaxWait, max(cfg.Workers, 1))
+		hookSrv.URL(), apiSrv.URL(), cfg.Debounce, cfg.MaxWait, max(cfg.Workers, 1))
 	d := &demo{fake: fake, app: a, secret: cfg.Secret, debounce: cfg.Debounce, maxWait: cfg.MaxWait,
-		post: postJSON(http.DefaultClient, hookSrv.url()+"/webhook")}
+		post: hookhttp.PostJSON(http.DefaultClient, hookSrv.URL()+"/webhook")}
 	rep, err := d.run(ctx)
 	if err != nil {
 		return err
@@ -128,11 +130,11 @@ func serve(ctx context.Context, cfg appConfig, addr string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := listen(addr, routes(a))
+	srv, err := hookhttp.Listen(addr, routes(a))
 	if err != nil {
 		return err
 	}
-	cfg.Logger.Warn("listening", "webhook", srv.url()+"/webhook", "api", cfg.APIURL)
+	cfg.Logger.Warn("listening", "webhook", srv.URL()+"/webhook", "api", cfg.APIURL)
 	runCtx, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
 	done := make(chan error, 1)
@@ -142,7 +144,7 @@ func serve(ctx context.Context, cfg appConfig, addr string) error {
 	cfg.Logger.Warn("shutting down")
 	shutCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err = srv.shutdown(shutCtx)
+	err = srv.Shutdown(shutCtx)
 	if serr := a.runner.Shutdown(shutCtx); err == nil {
 		err = serr
 	}
@@ -157,11 +159,11 @@ func serve(ctx context.Context, cfg appConfig, addr string) error {
 // until SIGINT or SIGTERM.
 func serveFake(ctx context.Context, addr string, rate float64, burst int) error {
 	fake := newDemoAPI(rate, burst, time.Now)
-	srv, err := listen(addr, fake)
+	srv, err := hookhttp.Listen(addr, fake)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("fake task API at %s (users %v)\n", srv.url(), demoUsers)
+	fmt.Printf("fake task API at %s (users %v)\n", srv.URL(), demoUsers)
 	<-ctx.Done()
-	return srv.shutdown(context.Background())
+	return srv.Shutdown(context.Background())
 }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -52,7 +53,7 @@ func runDemoInProcess(t *testing.T, workers int) *report {
 	require.NoError(t, err)
 	hook := &http.Client{Transport: handlerTransport{routes(a)}}
 	d := &demo{fake: fake, app: a, secret: cfg.Secret, debounce: cfg.Debounce, maxWait: cfg.MaxWait,
-		post: postJSON(hook, "http://nextup.invalid/webhook")}
+		post: hookhttp.PostJSON(hook, "http://nextup.invalid/webhook")}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	rep, err := d.run(ctx)
@@ -152,15 +153,15 @@ func TestWebhook(t *testing.T) {
 		queued  bool
 		skipped bool
 	}{
-		{name: "queued", body: good, sig: sign(secret, good), status: 202, queued: true},
-		{name: "no assignee", body: []byte(`{"type":"task.updated","task_id":"a1"}`), sig: sign(secret, []byte(`{"type":"task.updated","task_id":"a1"}`)), status: 202, skipped: true},
-		{name: "wrong signature", body: good, sig: sign([]byte("other"), good), status: 401},
+		{name: "queued", body: good, sig: hookhttp.Sign(secret, good), status: 202, queued: true},
+		{name: "no assignee", body: []byte(`{"type":"task.updated","task_id":"a1"}`), sig: hookhttp.Sign(secret, []byte(`{"type":"task.updated","task_id":"a1"}`)), status: 202, skipped: true},
+		{name: "wrong signature", body: good, sig: hookhttp.Sign([]byte("other"), good), status: 401},
 		{name: "missing signature", body: good, status: 401},
 		{name: "signature not hex", body: good, sig: "sha256=zz", status: 401},
-		{name: "bad JSON", body: []byte("{"), sig: sign(secret, []byte("{")), status: 400},
+		{name: "bad JSON", body: []byte("{"), sig: hookhttp.Sign(secret, []byte("{")), status: 400},
 		{name: "too large", body: bytes.Repeat([]byte(" "), maxBody+1), status: 413},
 		{name: "GET", method: http.MethodGet, status: 405},
-		{name: "closed", body: good, sig: sign(secret, good), closed: true, status: 503},
+		{name: "closed", body: good, sig: hookhttp.Sign(secret, good), closed: true, status: 503},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -179,7 +180,7 @@ func TestWebhook(t *testing.T) {
 			}
 			req := httptest.NewRequest(method, "/webhook", bytes.NewReader(c.body))
 			if c.sig != "" {
-				req.Header.Set(signatureHeader, c.sig)
+				req.Header.Set(hookhttp.SignatureHeader, c.sig)
 			}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)

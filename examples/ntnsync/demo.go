@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
 // A poster delivers one webhook request and returns the HTTP status.
@@ -153,7 +155,7 @@ func (d *demo) editPage(ctx context.Context, post poster, id string) {
 func (d *demo) send(ctx context.Context, post poster, body []byte, signed bool) {
 	sig := ""
 	if signed {
-		sig = sign(d.cfg.Secret, body)
+		sig = hookhttp.Sign(d.cfg.Secret, body)
 	}
 	status, err := post(ctx, body, sig)
 	d.mu.Lock()

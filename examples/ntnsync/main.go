@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
 func main() {
@@ -101,22 +103,22 @@ func runDemo(ctx context.Context, cfg appConfig, addr, dir string) error {
 		cfg.Secret = []byte("demo-secret")
 	}
 	fake := newDemoNotion(30*time.Millisecond, 4, time.Now())
-	apiSrv, err := listen("127.0.0.1:0", fake)
+	apiSrv, err := hookhttp.Listen("127.0.0.1:0", fake)
 	if err != nil {
 		return err
 	}
-	defer apiSrv.shutdown(context.Background())
-	cfg.APIURL = apiSrv.url()
+	defer apiSrv.Shutdown(context.Background())
+	cfg.APIURL = apiSrv.URL()
 
 	expose := func(a *app) (poster, func(context.Context) error, error) {
-		srv, err := listen(addr, routes(a))
+		srv, err := hookhttp.Listen(addr, routes(a))
 		if err != nil {
 			return nil, nil, err
 		}
-		return postJSON(http.DefaultClient, srv.url()+"/webhook"), srv.shutdown, nil
+		return hookhttp.PostJSON(http.DefaultClient, srv.URL()+"/webhook"), srv.Shutdown, nil
 	}
 	fmt.Printf("ntnsync demo in %s: %d pages, fake page API at %s paced at %g req/s (burst %d), every 4th fetch fails\n",
-		dir, len(demoPages), apiSrv.url(), cfg.Rate, cfg.Burst)
+		dir, len(demoPages), apiSrv.URL(), cfg.Rate, cfg.Burst)
 	d := &demo{cfg: cfg, fake: fake, expose: expose, gap: 20 * time.Millisecond}
 	rep, err := d.run(ctx)
 	if err != nil {
@@ -136,11 +138,11 @@ func serve(ctx context.Context, cfg appConfig, addr string, grace time.Duration)
 	if err != nil {
 		return err
 	}
-	srv, err := listen(addr, routes(a))
+	srv, err := hookhttp.Listen(addr, routes(a))
 	if err != nil {
 		return err
 	}
-	cfg.Logger.Warn("listening", "webhook", srv.url()+"/webhook", "api", cfg.APIURL, "queue", cfg.QueueDir, "pages", cfg.OutDir)
+	cfg.Logger.Warn("listening", "webhook", srv.URL()+"/webhook", "api", cfg.APIURL, "queue", cfg.QueueDir, "pages", cfg.OutDir)
 	runCtx, stopRun := context.WithCancel(context.Background())
 	running := make(chan struct{})
 	go func() { defer close(running); a.worker.run(runCtx) }()
@@ -149,7 +151,7 @@ func serve(ctx context.Context, cfg appConfig, addr string, grace time.Duration)
 	cfg.Logger.Warn("shutting down: intake stopped, draining the queue")
 	shutCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	err = srv.shutdown(shutCtx)
+	err = srv.Shutdown(shutCtx)
 	a.hook.stop()
 	stopRun()
 	<-running
@@ -166,11 +168,11 @@ func serve(ctx context.Context, cfg appConfig, addr string, grace time.Duration)
 
 // serveFake serves the demo's fake page API until SIGINT or SIGTERM.
 func serveFake(ctx context.Context, addr string) error {
-	srv, err := listen(addr, newDemoNotion(30*time.Millisecond, 4, time.Now()))
+	srv, err := hookhttp.Listen(addr, newDemoNotion(30*time.Millisecond, 4, time.Now()))
 	if err != nil {
 		return err
 	}
-	fmt.Printf("fake page API at %s (pages %v; every 4th fetch fails)\n", srv.url(), demoPages)
+	fmt.Printf("fake page API at %s (pages %v; every 4th fetch fails)\n", srv.URL(), demoPages)
 	<-ctx.Done()
-	return srv.shutdown(context.Background())
+	return srv.Shutdown(context.Background())
 }

@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -41,7 +42,7 @@ func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // is the webhook's own stop.
 func inProcess(a *app) (poster, func(context.Context) error, error) {
 	hc := &http.Client{Transport: handlerTransport{routes(a)}}
-	return postJSON(hc, "http://ntnsync.invalid/webhook"), func(context.Context) error { a.hook.stop(); return nil }, nil
+	return hookhttp.PostJSON(hc, "http://ntnsync.invalid/webhook"), func(context.Context) error { a.hook.stop(); return nil }, nil
 }
 
 func TestDemo(t *testing.T) {
@@ -163,14 +164,14 @@ func TestWebhook(t *testing.T) {
 		status  int
 		queued  bool
 	}{
-		{name: "page change", body: page, sig: sign(secret, page), status: 200, queued: true},
-		{name: "not a page", body: db, sig: sign(secret, db), status: 200},
+		{name: "page change", body: page, sig: hookhttp.Sign(secret, page), status: 200, queued: true},
+		{name: "not a page", body: db, sig: hookhttp.Sign(secret, db), status: 200},
 		{name: "handshake", body: []byte(`{"verification_token":"secret_abc"}`), status: 200},
-		{name: "bad signature", body: page, sig: sign([]byte("x"), page), status: 401},
+		{name: "bad signature", body: page, sig: hookhttp.Sign([]byte("x"), page), status: 401},
 		{name: "bad JSON", body: []byte("{"), status: 400},
-		{name: "bad page id", body: badID, sig: sign(secret, badID), status: 400},
+		{name: "bad page id", body: badID, sig: hookhttp.Sign(secret, badID), status: 400},
 		{name: "too large", body: bytes.Repeat([]byte(" "), maxBody+1), status: 413},
-		{name: "stopped", body: page, sig: sign(secret, page), stopped: true, status: 503},
+		{name: "stopped", body: page, sig: hookhttp.Sign(secret, page), stopped: true, status: 503},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -182,7 +183,7 @@ func TestWebhook(t *testing.T) {
 			}
 			req := httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(c.body))
 			if c.sig != "" {
-				req.Header.Set(signatureHeader, c.sig)
+				req.Header.Set(hookhttp.SignatureHeader, c.sig)
 			}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)

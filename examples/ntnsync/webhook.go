@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
 // maxBody is the largest webhook body accepted; larger ones get 413.
@@ -81,7 +83,7 @@ func (h *webhook) serve(w http.ResponseWriter, r *http.Request) (int, string) {
 		h.ignored.Add(1)
 		return http.StatusOK, ""
 	}
-	if len(h.secret) > 0 && !validSignature(h.secret, body, r.Header.Get(signatureHeader)) {
+	if len(h.secret) > 0 && !hookhttp.Verify(h.secret, body, r.Header.Get(hookhttp.SignatureHeader)) {
 		return http.StatusUnauthorized, "bad signature"
 	}
 	if n.Entity.Type != "page" {
