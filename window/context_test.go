@@ -228,3 +228,30 @@ func TestTimerAtMovedClock(t *testing.T) {
 		t.Fatal("not fired at 09:00")
 	}
 }
+
+// shiftedClock is the real clock read with an offset, as a program that
+// replays another time of day would use: never a mock, never still.
+type shiftedClock struct {
+	clock.Clock
+	offset time.Duration
+}
+
+func (c shiftedClock) Now() time.Time { return time.Now().Add(c.offset) }
+
+// TestContextOnRealSpeedClock: a clock that is not the real one but runs at
+// real speed (so it moves between any two readings) still gets its close
+// timer. It runs on the real clock on purpose: inside a bubble time stands
+// still between readings.
+func TestContextOnRealSpeedClock(t *testing.T) {
+	// Read the real clock as 07:00 UTC today, an hour before the close.
+	now := time.Now().UTC()
+	seven := time.Date(now.Year(), now.Month(), now.Day(), 7, 0, 0, 0, time.UTC)
+	clk := shiftedClock{Clock: clock.New(), offset: seven.Sub(now)}
+	s := mustParse(t, "06:00-08:00 UTC").WithClock(clk)
+	ctx, cancel := s.Context(context.Background())
+	defer cancel()
+	deadline, ok := ctx.Deadline()
+	require.True(t, ok)
+	require.Equal(t, seven.Add(time.Hour), deadline.UTC())
+	require.NoError(t, ctx.Err())
+}
