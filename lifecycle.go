@@ -33,11 +33,15 @@ func (r *Runner[K, V]) Run(ctx context.Context) error {
 
 	wg.Wait()
 	cancel(nil)
+	// Read ctx before closing stopped: that releases Shutdown, after which
+	// the caller may well cancel ctx, and Run must still report the
+	// Shutdown, not the cancellation.
+	err := ctx.Err()
 	r.mu.Lock()
 	r.phase = phaseStopped
 	r.mu.Unlock()
 	close(r.stopped)
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		_ = r.Shutdown(context.Background()) // no worker is left to wait for
 		return err
 	}

@@ -160,6 +160,26 @@ func TestRunContextEnds(t *testing.T) {
 	})
 }
 
+// Run reports a completed Shutdown as nil even when its ctx is cancelled
+// the moment Shutdown returns.
+func TestRunAfterShutdownThenCancel(t *testing.T) {
+	for range 200 {
+		synctest.Test(t, func(t *testing.T) {
+			rc := newRecorder(func(context.Context, string, []int) error { return nil })
+			r := newRunner(t, pacer.Config[string, int]{}, rc)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- r.Run(ctx) }()
+			require.NoError(t, r.Add("a", 1))
+			synctest.Wait()
+			require.NoError(t, r.Shutdown(context.Background()))
+			cancel()
+			require.NoError(t, <-done)
+			require.Len(t, rc.Calls(), 1)
+		})
+	}
+}
+
 // A graceful Shutdown does not wait for held keys; their values go to
 // OnDrop with ErrClosed.
 func TestShutdownReportsHeld(t *testing.T) {
