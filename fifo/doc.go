@@ -21,7 +21,10 @@
 //   - A key has at most one lease at a time.
 //   - The messages of a key are leased in Put order and never skipped
 //     except by Drop. Retry keeps them at the head of the key for a delay
-//     and counts Lease.Attempt up; Hold keeps them there until Release.
+//     and counts Lease.Attempt up; Defer does the same without counting
+//     (the messages did not get their chance); Hold keeps them there until
+//     Release. Ack and Drop report whether the key has messages left, and
+//     so went to the tail again.
 //   - Keys are served in the order their head became ready: put into an
 //     empty key, left behind an ended lease, past a retry delay, released.
 //   - GroupsConfig.MaxBatch 1 leases one message at a time (strict FIFO);
@@ -33,11 +36,18 @@
 // consumers. Get blocks until work is ready, shutdown or the end of its
 // context. Delayed adds and retries share one heap, one timer and one
 // goroutine per Queue or Groups, started on first use. ShutDown stops
-// intake (Add is a no-op, Put returns ErrShutDown), drops pending delays
-// and waits for the timer goroutine; Get keeps handing out what is ready,
-// then returns ErrShutDown. ShutDownWithDrain also waits until consumers
-// have finished everything that was ready or in progress, or its context
-// ends. Both are idempotent.
+// intake (Add is a no-op, Put returns ErrShutDown) and Get keeps handing
+// out what is ready, then returns ErrShutDown. ShutDownWithDrain also waits
+// until consumers have finished everything that was ready or in progress,
+// or its context ends. Both are idempotent.
+//
+// The two differ on pending delays. Queue.ShutDown drops them and waits for
+// the timer goroutine. Groups keeps them: a retried message still comes due
+// and is handed out, Get waits for it before it returns ErrShutDown, and
+// ShutDownWithDrain waits until only held keys are left. Groups.Close then
+// ends the timer goroutine and takes back every message still stored,
+// ready, delayed or held, in order within each key. Stats gives the counts
+// (stored, held, delayed) in one snapshot.
 //
 // # Performance
 //

@@ -3,6 +3,7 @@ package fifo_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/pacerkit/pacer/fifo"
 )
@@ -130,4 +131,44 @@ func ExampleGroups_Hold() {
 	// held: [sub-A] waiting: 2
 	// sub-B [B1]
 	// sub-A [A1] attempt 1
+}
+
+// Shutting down: pending retries still come due and are handed out, so
+// consumers drain them; Close then takes back what is left, here a held key
+// and the message put behind it, in batches of MaxBatch.
+func ExampleGroups_Close() {
+	g, _ := fifo.NewGroups[string, string](fifo.GroupsConfig{MaxBatch: 1})
+	ctx := context.Background()
+
+	_ = g.Put("sub-A", "A1", "A2")
+	_ = g.Put("sub-B", "B1")
+	g.Hold(mustGet(g)) // A1 exhausted its retries
+	g.Retry(mustGet(g), 10*time.Millisecond)
+	g.ShutDown()
+	for {
+		l, err := g.Get(ctx) // waits for B1's retry
+		if err != nil {
+			fmt.Println(err)
+			break
+		}
+		fmt.Println(l.Key, l.Messages, "attempt", l.Attempt, "more:", g.Ack(l))
+	}
+	fmt.Printf("%+v\n", g.Stats())
+	g.Close(func(key string, msgs []string) {
+		fmt.Println("left:", key, msgs)
+	})
+	// Output:
+	// sub-B [B1] attempt 2 more: false
+	// fifo: shut down
+	// {Messages:2 Waiting:2 Leases:0 Keys:1 Delayed:0 Held:1 HeldMessages:2}
+	// left: sub-A [A1]
+	// left: sub-A [A2]
+}
+
+func mustGet(g *fifo.Groups[string, string]) fifo.Lease[string, string] {
+	l, err := g.Get(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	return l
 }

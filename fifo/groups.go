@@ -8,6 +8,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/pacerkit/pacer/internal/sched"
 	"github.com/pacerkit/pacer/internal/timing"
 )
 
@@ -18,14 +19,14 @@ type GroupsConfig struct {
 	// them strictly one by one. It must be >= 0.
 	MaxBatch int
 
-	// Clock drives Retry delays. The default is clock.New(), the real
+	// Clock drives Retry and Defer delays. The default is clock.New(), the real
 	// clock, which also follows the fake time of testing/synctest bubbles.
 	Clock clock.Clock
 }
 
 // A Lease is the exclusive right to process the first Messages of a key.
-// End it with exactly one of Ack, Retry, Drop or Hold of the Groups that
-// handed it out; ending it twice panics.
+// End it with exactly one of Ack, Drop, Retry, Defer or Hold of the Groups
+// that handed it out; ending it twice panics.
 type Lease[K comparable, M any] struct {
 	// Key is the key the messages were put under.
 	Key K
@@ -34,7 +35,8 @@ type Lease[K comparable, M any] struct {
 	// behind it; a lease after Retry or Release shares its elements.
 	Messages []M
 	// Attempt counts the leases of these head messages: 1 the first time,
-	// one more after each Retry. Ack, Drop and Release start it over at 1.
+	// one more after each Retry; Defer keeps it. Ack, Drop and Release
+	// start it over at 1.
 	Attempt int
 
 	token uint64 // identifies the lease; 0 is never valid
@@ -52,8 +54,9 @@ type Lease[K comparable, M any] struct {
 //     just ran therefore goes to the tail, behind keys that were waiting.
 //
 // Groups is safe for concurrent use. The zero value is not usable: create a
-// Groups with NewGroups, and end it with ShutDown or ShutDownWithDrain,
-// which stop the timer goroutine that Retry starts.
+// Groups with NewGroups. A delayed Retry or Defer starts one timer
+// goroutine; ShutDown, ShutDownWithDrain and a Get that returns
+// ErrShutDown end it once no delay is pending, and Close always does.
 type Groups[K comparable, M any] struct {
 	mu       sync.Mutex
 	maxBatch int
@@ -63,11 +66,17 @@ type Groups[K comparable, M any] struct {
 	waiters  waitList
 	delay    delayer[K]
 	waiting  int // messages not leased
+	stored   int // messages, leased ones included
 	leases   int
+	delayed  int // keys in stateDelayed
+	held     int // keys in stateHeld
+	heldMsgs int // messages of held keys
 	token    uint64
 	shut     bool
 	drained  chan struct{}
 	drainEnd bool
+	closed   bool
+	left     func(key K, msgs []M) // Close's callback, for leases ended after it
 }
 
 // readyKey is an entry of the ready order. It carries the group so that
@@ -93,12 +102,12 @@ type groupState uint8
 const (
 	stateReady   groupState = iota // in the ready order
 	stateLeased                    // out on a lease
-	stateDelayed                   // waiting for its retry delay
+	stateDelayed                   // waiting for its Retry or Defer delay
 	stateHeld                      // held until Release
 )
 
 // NewGroups returns an empty Groups. It starts no goroutine until the first
-// Retry with a positive delay. It returns an error if cfg.MaxBatch < 0.
+// Retry or Defer with a positive delay. It returns an error if cfg.MaxBatch < 0.
 func NewGroups[K comparable, M any](cfg GroupsConfig) (*Groups[K, M], error) {
 	if cfg.MaxBatch < 0 {
 		return nil, fmt.Errorf("fifo: GroupsConfig.MaxBatch must be >= 0, got %d", cfg.MaxBatch)
@@ -128,9 +137,12 @@ func (g *Groups[K, M]) Put(key K, msgs ...M) error {
 		gr = g.newGroup()
 		g.groups[key] = gr
 		g.makeReady(key, gr)
+	} else if gr.state == stateHeld {
+		g.heldMsgs += len(msgs)
 	}
 	gr.msgs = append(gr.msgs, msgs...)
 	g.waiting += len(msgs)
+	g.stored += len(msgs)
 	return nil
 }
 
@@ -150,10 +162,11 @@ func (g *Groups[K, M]) makeReady(key K, gr *group[M]) {
 }
 
 // Get leases the head messages of the first ready key: all its messages, or
-// at most MaxBatch. The caller must end the lease with Ack, Retry, Drop or
-// Hold. Get blocks while no key is ready. Once Groups is shut down, Get
-// still hands out keys that are or become ready, then returns ErrShutDown
-// when none is. If ctx ends first, Get returns ctx.Err() and nothing changes.
+// at most MaxBatch. The caller must end the lease with Ack, Drop, Retry,
+// Defer or Hold. Get blocks while no key is ready. Once Groups is shut down,
+// Get still hands out keys that are or become ready, waiting for pending
+// delays, and returns ErrShutDown when no key is ready or delayed. If ctx
+// ends first, Get returns ctx.Err() and nothing changes.
 func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
 	done := ctx.Done()
 	if done != nil {
@@ -179,8 +192,12 @@ func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
 			g.mu.Unlock()
 			return l, nil
 		}
-		if g.shut {
+		if g.shut && g.delayed == 0 {
+			loop := g.idleLoop()
 			g.mu.Unlock()
+			if loop != nil {
+				loop.Stop()
+			}
 			return Lease[K, M]{}, ErrShutDown
 		}
 		if !g.waiters.wait(&g.mu, done) {
@@ -203,36 +220,47 @@ func (g *Groups[K, M]) end(l Lease[K, M], op string) *group[M] {
 }
 
 // Ack ends the lease and removes its messages. If more messages wait behind
-// them, the key becomes ready again, at the tail. Ack panics if l is not the
-// key's current lease.
-func (g *Groups[K, M]) Ack(l Lease[K, M]) {
-	g.mu.Lock()
-	g.remove(l.Key, g.end(l, "Ack"))
-	g.checkDrained()
-	g.mu.Unlock()
+// them, the key becomes ready again, at the tail, and Ack reports more.
+// Ack panics if l is not the key's current lease.
+func (g *Groups[K, M]) Ack(l Lease[K, M]) (more bool) {
+	return g.remove(l, "Ack")
 }
 
 // Drop ends the lease and gives up on its messages: they are removed as by
-// Ack, and the messages behind them proceed. Use it when the head cannot
-// succeed (dead-letter it first if needed). Drop panics if l is not the
-// key's current lease.
-func (g *Groups[K, M]) Drop(l Lease[K, M]) {
-	g.mu.Lock()
-	g.remove(l.Key, g.end(l, "Drop"))
-	g.checkDrained()
-	g.mu.Unlock()
+// Ack, the messages behind them proceed, and Drop reports more as Ack does.
+// Use it when the head cannot succeed (dead-letter it first if needed).
+// Drop panics if l is not the key's current lease.
+func (g *Groups[K, M]) Drop(l Lease[K, M]) (more bool) {
+	return g.remove(l, "Drop")
 }
 
-func (g *Groups[K, M]) remove(key K, gr *group[M]) {
+func (g *Groups[K, M]) remove(l Lease[K, M], op string) (more bool) {
+	g.mu.Lock()
+	gr := g.end(l, op)
 	// The leased messages stay in the lease's slice; never write over
 	// them, so reslice instead of shifting.
 	gr.msgs = gr.msgs[gr.leased:]
+	g.stored -= gr.leased
 	gr.leased = 0
 	gr.attempt = 1
-	if len(gr.msgs) > 0 {
-		g.makeReady(key, gr)
-		return
+	switch {
+	case len(gr.msgs) == 0:
+		g.forget(l.Key, gr)
+	case g.closed:
+		g.handBack(l.Key, gr)
+		return false
+	default:
+		g.makeReady(l.Key, gr)
+		more = true
 	}
+	g.checkDrained()
+	g.mu.Unlock()
+	return more
+}
+
+// forget deletes a key that has no lease and whose messages are gone or
+// taken, and recycles its record.
+func (g *Groups[K, M]) forget(key K, gr *group[M]) {
 	delete(g.groups, key)
 	gr.msgs = nil
 	if len(g.free) < 1024 {
@@ -240,24 +268,66 @@ func (g *Groups[K, M]) remove(key K, gr *group[M]) {
 	}
 }
 
+// handBack, once Groups is closed, takes the messages of a key whose lease
+// just ended, releases the lock and hands them to Close's callback.
+func (g *Groups[K, M]) handBack(key K, gr *group[M]) {
+	msgs := gr.msgs
+	g.waiting -= len(msgs)
+	g.stored -= len(msgs)
+	g.forget(key, gr)
+	left := g.left
+	g.mu.Unlock()
+	g.giveBack(left, key, msgs)
+}
+
+// giveBack hands msgs to left in batches of at most MaxBatch, as leases
+// would have carried them.
+func (g *Groups[K, M]) giveBack(left func(key K, msgs []M), key K, msgs []M) {
+	if left == nil {
+		return
+	}
+	for len(msgs) > 0 {
+		n := len(msgs)
+		if g.maxBatch > 0 && n > g.maxBatch {
+			n = g.maxBatch
+		}
+		left(key, msgs[:n:n])
+		msgs = msgs[n:]
+	}
+}
+
 // Retry ends the lease and keeps its messages at the head of the key. The
 // key is unavailable for after, then becomes ready at the tail; the next
-// lease has Attempt one higher. A Retry after shutdown parks the key for
-// good unless after <= 0. Retry panics if l is not the key's current lease.
+// lease has Attempt one higher. Delays keep running after ShutDown. Retry
+// panics if l is not the key's current lease.
 func (g *Groups[K, M]) Retry(l Lease[K, M], after time.Duration) {
+	g.again(l, after, "Retry", 1)
+}
+
+// Defer ends the lease like Retry, but the next lease keeps the same
+// Attempt: use it when the messages were not handled or were cut short
+// through no fault of their own (a closed window, a shutdown). Defer panics
+// if l is not the key's current lease.
+func (g *Groups[K, M]) Defer(l Lease[K, M], after time.Duration) {
+	g.again(l, after, "Defer", 0)
+}
+
+func (g *Groups[K, M]) again(l Lease[K, M], after time.Duration, op string, tries int) {
 	g.mu.Lock()
-	gr := g.end(l, "Retry")
+	gr := g.end(l, op)
 	g.keep(gr)
-	gr.attempt++
-	switch {
-	case after <= 0:
+	gr.attempt += tries
+	if g.closed {
+		g.handBack(l.Key, gr)
+		return
+	}
+	if after <= 0 {
 		g.makeReady(l.Key, gr)
-	default:
+	} else {
 		gr.state = stateDelayed
 		gr.due = g.delay.deadline(after)
-		if !g.shut {
-			g.delay.push(l.Key, gr.due, g.fire)
-		}
+		g.delayed++
+		g.delay.push(l.Key, gr.due, g.fire)
 	}
 	g.checkDrained()
 	g.mu.Unlock()
@@ -269,18 +339,25 @@ func (g *Groups[K, M]) keep(gr *group[M]) {
 	gr.leased = 0
 }
 
-// fire runs on the timer goroutine and readies the keys whose retry delay
-// is over.
+// fire runs on the timer goroutine and readies the keys whose delay is
+// over.
 func (g *Groups[K, M]) fire(now time.Time) (time.Time, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.delay.due(now, func(key K, at int64) {
+	next, ok := g.delay.due(now, func(key K, at int64) {
 		gr := g.groups[key]
-		if gr == nil || gr.state != stateDelayed || gr.due != at || g.shut {
+		if gr == nil || gr.state != stateDelayed || gr.due != at {
 			return
 		}
+		g.delayed--
 		g.makeReady(key, gr)
 	})
+	if g.shut && g.delayed == 0 {
+		// Gets waiting for the last delay return ErrShutDown if another
+		// took the key.
+		g.waiters.wakeAll()
+	}
+	return next, ok
 }
 
 // Hold ends the lease, keeps its messages at the head of the key and takes
@@ -291,7 +368,13 @@ func (g *Groups[K, M]) Hold(l Lease[K, M]) {
 	g.mu.Lock()
 	gr := g.end(l, "Hold")
 	g.keep(gr)
+	if g.closed {
+		g.handBack(l.Key, gr)
+		return
+	}
 	gr.state = stateHeld
+	g.held++
+	g.heldMsgs += len(gr.msgs)
 	g.checkDrained()
 	g.mu.Unlock()
 }
@@ -307,6 +390,8 @@ func (g *Groups[K, M]) Release(key K) bool {
 		return false
 	}
 	gr.attempt = 1
+	g.held--
+	g.heldMsgs -= len(gr.msgs)
 	g.makeReady(key, gr)
 	return true
 }
@@ -325,7 +410,7 @@ func (g *Groups[K, M]) Held() []K {
 }
 
 // Len returns the number of messages not out on a lease: ready, behind a
-// lease, waiting for a retry, or held.
+// lease, delayed, or held.
 func (g *Groups[K, M]) Len() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -346,12 +431,50 @@ func (g *Groups[K, M]) Keys() int {
 	return len(g.groups)
 }
 
-// ShutDown stops intake and waits for the timer goroutine to end. After it,
-// Put returns ErrShutDown and pending retries never fire; keys that are or
-// become ready (a lease acked with messages behind it, a Release) are still
-// handed out by Get, which returns ErrShutDown once none is ready. Callers
-// blocked in Get with nothing ready return ErrShutDown. Messages left
-// delayed or held stay counted by Len. ShutDown is idempotent.
+// GroupsStats is a snapshot of the counts of a Groups, taken at one instant.
+type GroupsStats struct {
+	// Messages counts every message stored, leased ones included.
+	Messages int
+	// Waiting counts the messages not out on a lease, as Len.
+	Waiting int
+	// Leases counts the leases not yet ended, as Leased.
+	Leases int
+	// Keys counts the keys that have messages or a lease, as Keys.
+	Keys int
+	// Delayed counts the keys waiting for a Retry or Defer delay.
+	Delayed int
+	// Held counts the held keys.
+	Held int
+	// HeldMessages counts the messages of held keys, those put behind
+	// the held head included. Messages - HeldMessages is the work that
+	// will be handed out without a Release.
+	HeldMessages int
+}
+
+// Stats returns the current counts. It takes the lock once and allocates
+// nothing.
+func (g *Groups[K, M]) Stats() GroupsStats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return GroupsStats{
+		Messages:     g.stored,
+		Waiting:      g.waiting,
+		Leases:       g.leases,
+		Keys:         len(g.groups),
+		Delayed:      g.delayed,
+		Held:         g.held,
+		HeldMessages: g.heldMsgs,
+	}
+}
+
+// ShutDown stops intake: Put returns ErrShutDown from now on. Everything
+// stored still flows: keys that are or become ready (a lease ended with
+// messages behind it, a delay that passed, a Release) are handed out by
+// Get, which waits while delays are pending and returns ErrShutDown once no
+// key is ready or delayed. Held keys stay held. If no delay is pending,
+// ShutDown also ends the timer goroutine and waits for it; otherwise a Get
+// that returns ErrShutDown, ShutDownWithDrain or Close does. ShutDown is
+// idempotent.
 func (g *Groups[K, M]) ShutDown() {
 	g.mu.Lock()
 	if !g.shut {
@@ -359,17 +482,30 @@ func (g *Groups[K, M]) ShutDown() {
 		g.waiters.wakeAll()
 		g.checkDrained()
 	}
-	loop := g.delay.loop
+	loop := g.idleLoop()
 	g.mu.Unlock()
 	if loop != nil {
 		loop.Stop()
 	}
 }
 
+// idleLoop detaches the timer loop once Groups is shut down and no delay is
+// pending, for the caller to stop after releasing the lock. A later delay
+// (a lease still out may Retry) starts a new one.
+func (g *Groups[K, M]) idleLoop() *sched.Loop {
+	if !g.shut || g.delayed > 0 {
+		return nil
+	}
+	loop := g.delay.loop
+	g.delay.loop = nil
+	return loop
+}
+
 // ShutDownWithDrain shuts down like ShutDown, then waits until no key is
-// ready and no lease is out: consumers must keep calling Get and ending
-// their leases until Get returns ErrShutDown. If ctx ends first it returns
-// ctx.Err(); Groups stays shut down and keeps draining.
+// ready or delayed and no lease is out, so only held keys are left:
+// consumers must keep calling Get and ending their leases until Get returns
+// ErrShutDown. It then ends the timer goroutine. If ctx ends first it
+// returns ctx.Err(); Groups stays shut down and keeps draining.
 func (g *Groups[K, M]) ShutDownWithDrain(ctx context.Context) error {
 	g.ShutDown()
 	g.mu.Lock()
@@ -381,17 +517,75 @@ func (g *Groups[K, M]) ShutDownWithDrain(ctx context.Context) error {
 	g.mu.Unlock()
 	select {
 	case <-ch:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	g.mu.Lock()
+	loop := g.idleLoop()
+	g.mu.Unlock()
+	if loop != nil {
+		loop.Stop()
+	}
+	return nil
 }
 
 // checkDrained closes drained once the shut-down Groups has nothing ready
-// and no lease out; after that only Release can make a key ready again.
+// or delayed and no lease out; after that only Release can make a key ready
+// again.
 func (g *Groups[K, M]) checkDrained() {
-	if g.shut && g.drained != nil && !g.drainEnd && g.ready.len() == 0 && g.leases == 0 {
+	if g.shut && g.drained != nil && !g.drainEnd && g.ready.len() == 0 && g.delayed == 0 && g.leases == 0 {
 		g.drainEnd = true
 		close(g.drained)
+	}
+}
+
+// Close shuts Groups down for good, ends its timer goroutine and waits for
+// it, and takes back every message not out on a lease, ready, delayed or
+// held: after the lock is released, left is called with each key's
+// messages in Put order, in batches of at most MaxBatch as Get would have
+// leased them; ready keys come first, in ready order, then the delayed and
+// held ones in no particular order. Get returns ErrShutDown from then on
+// and Release reports false. A lease still out may be ended afterwards: Ack
+// and Drop hand the messages behind it to left, Retry, Defer and Hold its
+// own messages too, on the caller's goroutine. left may be nil to discard
+// the messages. Close also ends a pending ShutDownWithDrain once no lease
+// is out. Close is idempotent; later calls take back nothing.
+func (g *Groups[K, M]) Close(left func(key K, msgs []M)) {
+	type rest struct {
+		key  K
+		msgs []M
+	}
+	var back []rest
+	take := func(key K, gr *group[M]) {
+		back = append(back, rest{key, gr.msgs})
+		g.waiting -= len(gr.msgs)
+		g.stored -= len(gr.msgs)
+		gr.attempt = 1 // a recycled record starts over
+		g.forget(key, gr)
+	}
+	g.mu.Lock()
+	if !g.closed {
+		g.closed, g.shut, g.left = true, true, left
+		for r, ok := g.ready.pop(); ok; r, ok = g.ready.pop() {
+			take(r.key, r.gr)
+		}
+		for key, gr := range g.groups {
+			if gr.state != stateLeased {
+				take(key, gr)
+			}
+		}
+		g.delay.heap = sched.Heap[K]{}
+		g.delayed, g.held, g.heldMsgs = 0, 0, 0
+		g.waiters.wakeAll()
+		g.checkDrained()
+	}
+	loop := g.delay.loop
+	g.delay.loop = nil
+	g.mu.Unlock()
+	if loop != nil {
+		loop.Stop()
+	}
+	for _, r := range back {
+		g.giveBack(left, r.key, r.msgs)
 	}
 }

@@ -20,6 +20,8 @@ type groupsModel struct {
 	seq      int64
 	now      int64
 	shut     bool
+	closed   bool
+	left     map[int][]int // handed back by Close
 }
 
 type modelGroup struct {
@@ -28,7 +30,6 @@ type modelGroup struct {
 	attempt int
 	state   groupState
 	due     [2]int64 // deadline and push order while delayed
-	pushed  bool     // the delay has a timer (false after shutdown)
 }
 
 func (m *groupsModel) put(k int, msgs []int) error {
@@ -57,41 +58,75 @@ func (m *groupsModel) get() (int, []int, int) {
 	return k, slices.Clone(g.msgs[:g.leased]), g.attempt
 }
 
-func (m *groupsModel) remove(k int) {
+// remove models Ack and Drop and returns what they report.
+func (m *groupsModel) remove(k int) (more bool) {
 	g := m.keys[k]
 	g.msgs = g.msgs[g.leased:]
 	g.leased, g.attempt = 0, 1
 	if len(g.msgs) == 0 {
 		delete(m.keys, k)
-		return
+		return false
+	}
+	if m.handBack(k) {
+		return false
 	}
 	g.state = stateReady
 	m.ready = append(m.ready, k)
+	return true
 }
 
-func (m *groupsModel) retry(k int, d time.Duration) {
+// handBack models a lease ending after Close.
+func (m *groupsModel) handBack(k int) bool {
+	if !m.closed {
+		return false
+	}
+	m.left[k] = append(m.left[k], m.keys[k].msgs...)
+	delete(m.keys, k)
+	return true
+}
+
+// retry models Retry (tries 1) and Defer (tries 0).
+func (m *groupsModel) retry(k int, d time.Duration, tries int) {
 	g := m.keys[k]
 	g.leased = 0
-	g.attempt++
+	g.attempt += tries
+	if m.handBack(k) {
+		return
+	}
 	if d <= 0 {
 		g.state = stateReady
 		m.ready = append(m.ready, k)
 		return
 	}
 	g.state = stateDelayed
-	g.pushed = !m.shut
 	m.seq++
 	g.due = [2]int64{m.now + int64(d), m.seq}
 }
 
+func (m *groupsModel) hold(k int) {
+	g := m.keys[k]
+	g.leased = 0
+	if !m.handBack(k) {
+		g.state = stateHeld
+	}
+}
+
+func (m *groupsModel) close() {
+	m.shut, m.closed = true, true
+	for k, g := range m.keys {
+		if g.state != stateLeased {
+			m.left[k] = append(m.left[k], g.msgs...)
+			delete(m.keys, k)
+		}
+	}
+	m.ready = nil
+}
+
 func (m *groupsModel) advance(d time.Duration) {
 	m.now += int64(d)
-	if m.shut {
-		return
-	}
 	var due []int
 	for k, g := range m.keys {
-		if g.state == stateDelayed && g.pushed && g.due[0] <= m.now {
+		if g.state == stateDelayed && g.due[0] <= m.now {
 			due = append(due, k)
 		}
 	}
@@ -105,23 +140,31 @@ func (m *groupsModel) advance(d time.Duration) {
 	}
 }
 
-func (m *groupsModel) counts() (waiting, leases int, held []int) {
+func (m *groupsModel) stats() (s GroupsStats, held []int) {
+	s.Keys = len(m.keys)
 	for k, g := range m.keys {
-		waiting += len(g.msgs) - g.leased
-		if g.state == stateLeased {
-			leases++
-		}
-		if g.state == stateHeld {
+		s.Messages += len(g.msgs)
+		s.Waiting += len(g.msgs) - g.leased
+		switch g.state {
+		case stateLeased:
+			s.Leases++
+		case stateDelayed:
+			s.Delayed++
+		case stateHeld:
+			s.Held++
+			s.HeldMessages += len(g.msgs)
 			held = append(held, k)
 		}
 	}
 	slices.Sort(held)
-	return waiting, leases, held
+	return s, held
 }
 
-// TestGroupsModel runs random operation sequences, with retries on fake
-// time, holds, releases and a shutdown part-way, against groupsModel, for
-// MaxBatch 0, 1 and 2.
+// TestGroupsModel runs random operation sequences, with retries and defers
+// on fake time, holds, releases, a shutdown part-way and a Close near the
+// end, against groupsModel, for MaxBatch 0, 1 and 2. Delays keep firing
+// after shutdown; Close hands back everything not leased at once and the
+// rest as its leases end.
 func TestGroupsModel(t *testing.T) {
 	for seed := range uint64(60) {
 		synctest.Test(t, func(t *testing.T) {
@@ -129,8 +172,15 @@ func TestGroupsModel(t *testing.T) {
 			maxBatch := int(seed % 3)
 			g, err := NewGroups[int, int](GroupsConfig{MaxBatch: maxBatch})
 			require.NoError(t, err)
-			defer g.ShutDown()
-			m := &groupsModel{maxBatch: maxBatch, keys: map[int]*modelGroup{}}
+			m := &groupsModel{maxBatch: maxBatch, keys: map[int]*modelGroup{}, left: map[int][]int{}}
+			left := map[int][]int{}
+			collect := func(k int, msgs []int) {
+				if maxBatch > 0 {
+					require.LessOrEqual(t, len(msgs), maxBatch, "Close hands back lease-sized batches")
+				}
+				left[k] = append(left[k], msgs...)
+			}
+			defer g.Close(collect)
 			leases := map[int]Lease[int, int]{}
 			var ended []Lease[int, int]
 			next := 0
@@ -162,25 +212,29 @@ func TestGroupsModel(t *testing.T) {
 					checkGroupsGet(t, g, m, leases, step)
 				case op < 62:
 					if l, ok := pick(); ok {
-						g.Ack(l)
-						m.remove(l.Key)
+						more := g.Ack(l)
+						require.Equal(t, m.remove(l.Key), more, "step %d: Ack", step)
 					}
 				case op < 67:
 					if l, ok := pick(); ok {
-						g.Drop(l)
-						m.remove(l.Key)
+						more := g.Drop(l)
+						require.Equal(t, m.remove(l.Key), more, "step %d: Drop", step)
 					}
 				case op < 77:
 					if l, ok := pick(); ok {
 						d := time.Duration(rng.IntN(3)) * time.Second
-						g.Retry(l, d)
-						m.retry(l.Key, d)
+						if rng.IntN(3) == 0 {
+							g.Defer(l, d)
+							m.retry(l.Key, d, 0)
+						} else {
+							g.Retry(l, d)
+							m.retry(l.Key, d, 1)
+						}
 					}
 				case op < 81:
 					if l, ok := pick(); ok {
 						g.Hold(l)
-						m.keys[l.Key].state = stateHeld
-						m.keys[l.Key].leased = 0
+						m.hold(l.Key)
 					}
 				case op < 86:
 					mg := m.keys[k]
@@ -201,20 +255,38 @@ func TestGroupsModel(t *testing.T) {
 						l := ended[rng.IntN(len(ended))]
 						require.Panics(t, func() { g.Ack(l) }, "step %d: stale lease", step)
 					}
-				default:
+				case op < 99:
 					if step > 200 {
 						g.ShutDown()
 						m.shut = true
 					}
+				default:
+					if step > 300 {
+						g.Close(collect)
+						m.close()
+					}
 				}
-				waiting, leased, held := m.counts()
-				require.Equal(t, waiting, g.Len(), "step %d: Len", step)
-				require.Equal(t, leased, g.Leased(), "step %d: Leased", step)
-				require.Equal(t, len(m.keys), g.Keys(), "step %d: Keys", step)
+				want, held := m.stats()
+				require.Equal(t, want, g.Stats(), "step %d: Stats", step)
+				require.Equal(t, want.Waiting, g.Len(), "step %d: Len", step)
+				require.Equal(t, want.Leases, g.Leased(), "step %d: Leased", step)
+				require.Equal(t, want.Keys, g.Keys(), "step %d: Keys", step)
 				gotHeld := g.Held()
 				slices.Sort(gotHeld)
 				require.Equal(t, held, gotHeld, "step %d: Held", step)
+				require.Equal(t, m.left, left, "step %d: handed back by Close", step)
 			}
+			// Close takes back everything left, and the leases still out
+			// hand back what is behind them.
+			g.Close(collect)
+			m.close()
+			for k, l := range leases {
+				g.Ack(l)
+				m.remove(k)
+			}
+			require.Zero(t, g.Keys())
+			require.Empty(t, m.keys)
+			require.Equal(t, m.left, left)
 		})
 	}
 }
@@ -231,7 +303,11 @@ func checkGroupsGet(t *testing.T, g *Groups[int, int], m *groupsModel, leases ma
 		leases[k] = l
 		return
 	}
-	if m.shut {
+	delayed := false
+	for _, mg := range m.keys {
+		delayed = delayed || mg.state == stateDelayed
+	}
+	if m.shut && !delayed {
 		_, err := g.Get(context.Background())
 		require.ErrorIs(t, err, ErrShutDown, "step %d", step)
 		return

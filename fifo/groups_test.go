@@ -17,7 +17,7 @@ func newGroups[K comparable, M any](t *testing.T, maxBatch int) *Groups[K, M] {
 	t.Helper()
 	g, err := NewGroups[K, M](GroupsConfig{MaxBatch: maxBatch})
 	require.NoError(t, err)
-	t.Cleanup(g.ShutDown)
+	t.Cleanup(func() { g.Close(nil) })
 	return g
 }
 
@@ -112,7 +112,7 @@ func TestGroupsRetryMockClock(t *testing.T) {
 	mock := clock.NewMock()
 	g, err := NewGroups[string, int](GroupsConfig{Clock: mock})
 	require.NoError(t, err)
-	defer g.ShutDown()
+	defer g.Close(nil)
 	require.NoError(t, g.Put("a", 1))
 	start := mock.Now()
 	g.Retry(mustLease(t, g), 5*time.Second)
@@ -224,12 +224,19 @@ func TestGroupsShutDown(t *testing.T) {
 		g.Ack(mustLease(t, g))
 		lc := mustLease(t, g)
 		require.Equal(t, "c", lc.Key)
+		start := time.Now()
 		g.Retry(lc, time.Second)
-		emptyGet := make(chan error, 1)
-		go func() {
-			_, err := g.Get(context.Background())
-			emptyGet <- err
-		}()
+		type result struct {
+			l   Lease[string, int]
+			err error
+		}
+		gets := make(chan result, 2)
+		for range 2 {
+			go func() {
+				l, err := g.Get(context.Background())
+				gets <- result{l, err}
+			}()
+		}
 		synctest.Wait()
 
 		drained := make(chan error, 1)
@@ -237,12 +244,26 @@ func TestGroupsShutDown(t *testing.T) {
 		synctest.Wait()
 		require.ErrorIs(t, g.Put("d", 1), ErrShutDown)
 		g.ShutDown() // idempotent
+		synctest.Wait()
+		require.Empty(t, gets, "blocked Gets wait for the pending retry")
+		// The retry of c still comes due: one Get takes it, the other
+		// returns as nothing is left ready or delayed.
+		r1, r2 := <-gets, <-gets
+		require.Equal(t, time.Second, time.Since(start))
+		if r1.err != nil {
+			r1, r2 = r2, r1
+		}
+		require.ErrorIs(t, r2.err, ErrShutDown)
+		require.NoError(t, r1.err)
+		lc = r1.l
+		require.Equal(t, Lease[string, int]{Key: "c", Messages: []int{20}, Attempt: 2, token: lc.token}, lc)
 		_, err := g.Get(context.Background())
-		require.ErrorIs(t, err, ErrShutDown, "nothing ready: a is leased, c is delayed")
-		require.ErrorIs(t, <-emptyGet, ErrShutDown, "a blocked Get returns at shutdown")
+		require.ErrorIs(t, err, ErrShutDown, "nothing ready or delayed: a and c are leased")
+		g.Hold(lc)
 		require.Len(t, drained, 0, "a is still leased")
 		g.Ack(la)
-		require.NoError(t, <-drained)
+		require.NoError(t, <-drained, "held keys do not hold up the drain")
+		require.Equal(t, []string{"c"}, g.Held())
 	})
 }
 
@@ -256,7 +277,7 @@ func TestGroupsShutDownWithDrain(t *testing.T) {
 		g.Ack(mustLease(t, g))
 		lc := mustLease(t, g)
 		require.Equal(t, "c", lc.Key)
-		g.Retry(lc, time.Second)
+		g.Retry(lc, time.Minute)
 
 		drained := make(chan error, 1)
 		go func() { drained <- g.ShutDownWithDrain(context.Background()) }()
@@ -266,12 +287,19 @@ func TestGroupsShutDownWithDrain(t *testing.T) {
 		require.Len(t, drained, 0, "a has a message left, ready")
 		la = mustLease(t, g)
 		require.Equal(t, []int{2}, la.Messages)
-		time.Sleep(time.Minute)
-		require.Len(t, drained, 0, "a is leased")
 		g.Ack(la)
-		require.NoError(t, <-drained, "the retry of c never fires after shutdown")
-		require.Equal(t, 1, g.Len())
-		require.Equal(t, 1, g.Keys())
+		synctest.Wait()
+		require.Len(t, drained, 0, "c is delayed")
+		lc = mustLease(t, g)
+		require.Equal(t, 2, lc.Attempt)
+		g.Defer(lc, time.Second)
+		synctest.Wait()
+		require.Len(t, drained, 0, "c is deferred")
+		lc = mustLease(t, g)
+		require.Equal(t, 2, lc.Attempt, "Defer keeps the attempt")
+		require.False(t, g.Ack(lc))
+		require.NoError(t, <-drained)
+		require.Zero(t, g.Keys())
 		_, err := g.Get(context.Background())
 		require.ErrorIs(t, err, ErrShutDown)
 	})
@@ -356,11 +384,9 @@ func testGroupsConcurrent(t *testing.T, maxBatch int) {
 		})
 	}
 	pw.Wait()
-	for g.Keys() > 0 {
-		time.Sleep(time.Millisecond) // fake time: lets pending retries fire
-	}
-	require.NoError(t, g.ShutDownWithDrain(context.Background()))
+	require.NoError(t, g.ShutDownWithDrain(context.Background()), "pending retries are drained too")
 	cw.Wait()
+	require.Zero(t, g.Keys())
 	require.Zero(t, overlaps.Load(), "a key was leased twice at once")
 	require.Zero(t, disorder.Load(), "messages out of order")
 	require.Equal(t, int64(keys*perKey), acked.Load())
@@ -385,4 +411,115 @@ func TestGroupsLeaseSliceIsolated(t *testing.T) {
 	require.Equal(t, []int{3}, l3.Messages)
 	require.Equal(t, []int{1}, l1.Messages, "an ended lease keeps its messages")
 	g.Ack(l3)
+}
+
+func TestGroupsAckDropReportMore(t *testing.T) {
+	g := newGroups[string, int](t, 1)
+	require.NoError(t, g.Put("a", 1, 2, 3))
+	require.True(t, g.Ack(mustLease(t, g)), "2 and 3 are left")
+	l := mustLease(t, g)
+	require.NoError(t, g.Put("b", 10))
+	require.True(t, g.Drop(l), "3 is left")
+	require.Equal(t, "b", mustLease(t, g).Key, "a went to the tail, behind b")
+	l = mustLease(t, g)
+	require.NoError(t, g.Put("a", 4))
+	require.True(t, g.Ack(l), "4 was put during the lease")
+	require.False(t, g.Ack(mustLease(t, g)))
+}
+
+func TestGroupsDefer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroups[string, int](t, 0)
+		start := time.Now()
+		require.NoError(t, g.Put("a", 1))
+		g.Retry(mustLease(t, g), 0)
+		l := mustLease(t, g)
+		require.Equal(t, 2, l.Attempt)
+		g.Defer(l, time.Second)
+		require.Equal(t, GroupsStats{Messages: 1, Waiting: 1, Keys: 1, Delayed: 1}, g.Stats())
+		l = mustLease(t, g)
+		require.Equal(t, time.Second, time.Since(start))
+		require.Equal(t, 2, l.Attempt, "Defer does not count an attempt")
+		g.Defer(l, 0)
+		l = mustLease(t, g)
+		require.Equal(t, 2, l.Attempt)
+		require.PanicsWithValue(t,
+			"fifo: Groups.Defer of a lease that is not current (already ended, or never handed out by Get)",
+			func() { g.Defer(Lease[string, int]{Key: "a"}, 0) })
+		g.Ack(l)
+	})
+}
+
+func TestGroupsStats(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroups[string, int](t, 1)
+		require.NoError(t, g.Put("a", 1, 2))
+		require.NoError(t, g.Put("b", 10))
+		require.NoError(t, g.Put("c", 20, 21, 22))
+		require.Equal(t, GroupsStats{Messages: 6, Waiting: 6, Keys: 3}, g.Stats())
+		la := mustLease(t, g)
+		require.Equal(t, GroupsStats{Messages: 6, Waiting: 5, Leases: 1, Keys: 3}, g.Stats())
+		g.Hold(la)
+		require.NoError(t, g.Put("a", 3))
+		require.Equal(t, GroupsStats{Messages: 7, Waiting: 7, Keys: 3, Held: 1, HeldMessages: 3}, g.Stats())
+		g.Retry(mustLease(t, g), time.Second)
+		require.Equal(t, GroupsStats{Messages: 7, Waiting: 7, Keys: 3, Delayed: 1, Held: 1, HeldMessages: 3}, g.Stats())
+		g.Ack(mustLease(t, g)) // c's head
+		require.Equal(t, GroupsStats{Messages: 6, Waiting: 6, Keys: 3, Delayed: 1, Held: 1, HeldMessages: 3}, g.Stats())
+		require.True(t, g.Release("a"))
+		require.Equal(t, GroupsStats{Messages: 6, Waiting: 6, Keys: 3, Delayed: 1}, g.Stats())
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, GroupsStats{Messages: 6, Waiting: 6, Keys: 3}, g.Stats())
+	})
+}
+
+// TestGroupsClose checks that Close hands back ready, delayed and held
+// messages in order, and the rest of a lease still out when it ends.
+func TestGroupsClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroups[string, int](t, 1)
+		require.NoError(t, g.Put("ready", 1, 2))
+		require.NoError(t, g.Put("delayed", 10, 11))
+		require.NoError(t, g.Put("held", 20))
+		require.NoError(t, g.Put("acked", 30, 31))
+		require.NoError(t, g.Put("retried", 40, 41))
+		require.Equal(t, "ready", mustLease(t, g).Key) // abandoned: must not come back
+		g.Retry(mustLease(t, g), time.Hour)
+		g.Hold(mustLease(t, g))
+		require.NoError(t, g.Put("held", 21))
+		lAcked := mustLease(t, g)
+		lRetried := mustLease(t, g)
+		require.NoError(t, g.Put("ready2", 50))
+		require.Equal(t, "ready2", mustLease(t, g).Key)
+
+		blocked := make(chan error, 1)
+		go func() {
+			_, err := g.Get(context.Background())
+			blocked <- err
+		}()
+		g.ShutDown()
+		synctest.Wait()
+		require.Len(t, blocked, 0, "a retry is pending")
+
+		left := map[string][]int{}
+		g.Close(func(key string, msgs []int) {
+			require.Len(t, msgs, 1, "batches of MaxBatch")
+			left[key] = append(left[key], msgs...)
+		})
+		require.ErrorIs(t, <-blocked, ErrShutDown)
+		require.Equal(t, map[string][]int{"delayed": {10, 11}, "held": {20, 21}}, left)
+		require.Equal(t, 3, g.Len(), "2, 31 and 41 wait behind leases")
+		require.False(t, g.Ack(lAcked))
+		g.Retry(lRetried, time.Second)
+		require.Equal(t, map[string][]int{
+			"delayed": {10, 11}, "held": {20, 21}, "acked": {31}, "retried": {40, 41},
+		}, left)
+		require.Equal(t, GroupsStats{Messages: 3, Waiting: 1, Leases: 2, Keys: 2}, g.Stats(), "ready and ready2 are still leased")
+		_, err := g.Get(context.Background())
+		require.ErrorIs(t, err, ErrShutDown)
+		require.ErrorIs(t, g.Put("x", 1), ErrShutDown)
+		require.Empty(t, g.Held())
+		g.Close(func(string, []int) { t.Error("a second Close takes nothing back") })
+	})
 }

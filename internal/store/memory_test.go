@@ -89,3 +89,34 @@ func TestMemoryStopWakesGet(t *testing.T) {
 		m.Close(nil)
 	})
 }
+
+// TestMemoryStopKeepsRetries checks that a stopped Memory still hands out a
+// pending retry, then reports ErrStopped with only held values left.
+func TestMemoryStopKeepsRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, err := NewMemory[string, int](0, nil)
+		require.NoError(t, err)
+		ctx := context.Background()
+		require.NoError(t, m.Put("a", 1))
+		require.NoError(t, m.Put("b", 2))
+		l, err := m.Get(ctx)
+		require.NoError(t, err)
+		m.Hold(l)
+		l, err = m.Get(ctx)
+		require.NoError(t, err)
+		m.Retry(l, time.Second)
+		m.Stop()
+		require.Equal(t, 1, m.Active(), "b waits for its retry")
+		l, err = m.Get(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "b", l.Key)
+		require.Equal(t, 2, l.Attempt)
+		require.False(t, m.Ack(l))
+		require.Zero(t, m.Active())
+		_, err = m.Get(ctx)
+		require.ErrorIs(t, err, ErrStopped)
+		var left []int
+		m.Close(func(_ string, vs []int) { left = append(left, vs...) })
+		require.Equal(t, []int{1}, left, "the held value")
+	})
+}

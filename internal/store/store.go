@@ -77,8 +77,10 @@ type Store[K comparable, V any] interface {
 	// Active returns the number of values that still have work ahead of
 	// them: every value except those of held keys.
 	Active() int
-	// Stop refuses further Puts; Get hands out what is ready, then returns
-	// ErrStopped. Stop is idempotent.
+	// Stop refuses further Puts; Get hands out what is or becomes ready,
+	// waiting for pending retries, then returns ErrStopped once nothing is
+	// ready or waiting for a retry. Held keys stay held. Stop is
+	// idempotent.
 	Stop()
 	// Close stops the store and hands every value it still holds (ready,
 	// waiting for a retry, or held) to left, a batch at a time and in order
