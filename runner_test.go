@@ -433,3 +433,32 @@ func TestLimiterOneTokenPerCall(t *testing.T) {
 		stop()
 	})
 }
+
+// In strict mode each value starts at attempt 1, however many workers race
+// for its key the moment the value before it ends.
+func TestStrictAttemptStartsOverPerValue(t *testing.T) {
+	for range 20 {
+		synctest.Test(t, func(t *testing.T) {
+			rc := newRecorder(func(ctx context.Context, _ string, _ []int) error {
+				if pacer.Attempt(ctx) == 1 {
+					return errors.New("fail once")
+				}
+				return nil
+			})
+			r := newRunner(t, pacer.Config[string, int]{MaxBatch: 1, Workers: 4, Retry: pacer.Backoff{Initial: time.Millisecond, Attempts: 2}}, rc)
+			for i := range 50 {
+				require.NoError(t, r.Add("k", i))
+			}
+			stop := start(t, r)
+			time.Sleep(time.Minute)
+			stop()
+			require.Empty(t, rc.Drops())
+			var want []call
+			for _, c := range rc.Calls() {
+				want = append(want, call{Key: "k", Batch: []int{len(want) / 2}, At: c.At, Attempt: 1 + len(want)%2})
+			}
+			require.Len(t, want, 100)
+			require.Equal(t, want, rc.Calls())
+		})
+	}
+}
