@@ -36,7 +36,7 @@ func BenchmarkRunner(b *testing.B) {
 			}
 			done := make(chan error, 1)
 			go func() { done <- r.Run(context.Background()) }()
-			// Wait until Run runs: a Shutdown before Run would drop everything.
+			// Wait until Run runs, so the workers handle values while they are added.
 			if err := r.Add("warm-up", -1); err != nil {
 				b.Fatal(err)
 			}

@@ -11,17 +11,25 @@ import (
 // ctx expired would: the handlers' ctx is cancelled, intake is closed, and
 // whatever is left goes to OnDrop with ErrClosed; Run then returns
 // ctx.Err(). Run may be called once: it returns ErrRunning while another Run
-// runs and ErrClosed after the Runner stopped.
+// runs, and ErrClosed once Shutdown began or the Runner stopped.
 func (r *Runner[K, V]) Run(ctx context.Context) error {
 	r.mu.Lock()
-	switch r.phase {
-	case phaseRunning:
-		r.mu.Unlock()
-		return ErrRunning
-	case phaseStopped:
+	switch {
+	case r.closed.Load() || r.phase == phaseStopped:
 		r.mu.Unlock()
 		return ErrClosed
+	case r.phase == phaseRunning:
+		r.mu.Unlock()
+		return ErrRunning
 	}
+	serve := r.serveLocked(ctx)
+	r.mu.Unlock()
+	return serve()
+}
+
+// serveLocked starts the workers on ctx and returns a function that waits
+// for them and then marks the Runner stopped. The caller holds r.mu.
+func (r *Runner[K, V]) serveLocked(ctx context.Context) (wait func() error) {
 	r.phase = phaseRunning
 	wctx, cancel := context.WithCancelCause(ctx)
 	r.cancel = cancel
@@ -29,23 +37,23 @@ func (r *Runner[K, V]) Run(ctx context.Context) error {
 	for range r.cfg.Workers {
 		wg.Go(func() { r.work(wctx) })
 	}
-	r.mu.Unlock()
-
-	wg.Wait()
-	cancel(nil)
-	// Read ctx before closing stopped: that releases Shutdown, after which
-	// the caller may well cancel ctx, and Run must still report the
-	// Shutdown, not the cancellation.
-	err := ctx.Err()
-	r.mu.Lock()
-	r.phase = phaseStopped
-	r.mu.Unlock()
-	close(r.stopped)
-	if err != nil {
-		_ = r.Shutdown(context.Background()) // no worker is left to wait for
-		return err
+	return func() error {
+		wg.Wait()
+		cancel(nil)
+		// Read ctx before closing stopped: that releases Shutdown, after
+		// which the caller may well cancel ctx, and Run must still report
+		// the Shutdown, not the cancellation.
+		err := ctx.Err()
+		r.mu.Lock()
+		r.phase = phaseStopped
+		r.mu.Unlock()
+		close(r.stopped)
+		if err != nil {
+			_ = r.Shutdown(context.Background()) // no worker is left to wait for
+			return err
+		}
+		return nil
 	}
-	return nil
 }
 
 // Shutdown stops the Runner gracefully: Add returns ErrClosed from now on,
@@ -55,14 +63,19 @@ func (r *Runner[K, V]) Run(ctx context.Context) error {
 // left. Then Run returns, held keys go to OnDrop with ErrClosed, and
 // Shutdown returns nil once every goroutine of the Runner has returned.
 //
+// If Run has not started, Shutdown starts the workers itself and drains the
+// Runner the same way, so a Shutdown that wins the race with a
+// `go r.Run(ctx)` loses nothing; that Run then returns ErrClosed. Once
+// Run's ctx has ended, nothing is handled any more: everything left goes to
+// OnDrop with ErrClosed.
+//
 // If ctx ends first, Shutdown cancels the handlers' ctx (cause ErrClosed),
 // waits for the running calls to return, hands everything not finished to
 // OnDrop with ErrClosed, and returns ctx.Err(). Handlers must therefore
 // return when their ctx ends.
 //
-// Without a running Run (before Run, or after its ctx ended) nothing is
-// handled: everything queued goes to OnDrop. Shutdown is idempotent and
-// safe to call concurrently; every call waits for the first to finish.
+// Shutdown is idempotent and safe to call concurrently; every call waits
+// for the first to finish.
 func (r *Runner[K, V]) Shutdown(ctx context.Context) error {
 	first := false
 	r.shutOnce.Do(func() { first = true })
@@ -85,17 +98,26 @@ func (r *Runner[K, V]) Shutdown(ctx context.Context) error {
 		r.intake.close()
 	}
 	r.mu.Lock()
+	var serve func() error
 	if r.phase == phaseIdle {
-		r.phase = phaseStopped
-		close(r.stopped)
+		// The workers' ctx never ends by itself; hardStop cancels it.
+		serve = r.serveLocked(context.WithoutCancel(ctx))
 	}
-	running := r.phase == phaseRunning
+	stopped := r.phase == phaseStopped
 	r.mu.Unlock()
-	if running {
+	var served chan struct{}
+	if serve != nil {
+		served = make(chan struct{})
+		go func() {
+			defer close(served)
+			_ = serve()
+		}()
+	}
+	if stopped {
+		r.store.Stop()
+	} else {
 		r.draining.Store(true)
 		r.checkDrained()
-	} else {
-		r.store.Stop()
 	}
 
 	var err error
@@ -105,6 +127,9 @@ func (r *Runner[K, V]) Shutdown(ctx context.Context) error {
 		err = ctx.Err()
 		r.hardStop()
 		<-r.stopped
+	}
+	if served != nil {
+		<-served
 	}
 	r.store.Close(func(key K, vs []V) { r.drop(key, vs, 0, ErrClosed, 0) })
 	close(r.done)

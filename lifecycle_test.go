@@ -78,8 +78,8 @@ func TestShutdownDropsPending(t *testing.T) {
 	})
 }
 
-// Add before Run buffers; Shutdown before Run hands the buffered values to
-// OnDrop; Run after Shutdown returns ErrClosed.
+// Add before Run buffers; Shutdown before Run handles the buffered values
+// itself; Run after Shutdown returns ErrClosed.
 func TestShutdownBeforeRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rc := newRecorder(nil)
@@ -89,10 +89,31 @@ func TestShutdownBeforeRun(t *testing.T) {
 		require.Equal(t, 2, r.Stats().Queued)
 		require.NoError(t, r.Shutdown(context.Background()))
 		require.ErrorIs(t, r.Run(context.Background()), pacer.ErrClosed)
-		require.Empty(t, rc.Calls())
-		require.Equal(t, []call{{Key: "a", Batch: []int{1}}, {Key: "a", Batch: []int{2}}}, rc.Drops())
-		require.ErrorIs(t, rc.dropErr[1], pacer.ErrClosed)
+		require.Equal(t, []call{{Key: "a", Batch: []int{1}, Attempt: 1}, {Key: "a", Batch: []int{2}, Attempt: 1}}, rc.Calls())
+		require.Empty(t, rc.Drops())
 	})
+}
+
+// A Shutdown that wins the race with `go r.Run(ctx)` still handles
+// everything, and the late Run returns ErrClosed.
+func TestShutdownRacingRun(t *testing.T) {
+	for range 50 {
+		synctest.Test(t, func(t *testing.T) {
+			rc := newRecorder(nil)
+			r := newRunner(t, pacer.Config[string, int]{Workers: 2}, rc)
+			for i := range 10 {
+				require.NoError(t, r.Add(fmt.Sprint("k", i), i))
+			}
+			done := make(chan error, 1)
+			go func() { done <- r.Run(context.Background()) }()
+			require.NoError(t, r.Shutdown(context.Background()))
+			if err := <-done; err != nil {
+				require.ErrorIs(t, err, pacer.ErrClosed)
+			}
+			require.Len(t, rc.Calls(), 10)
+			require.Empty(t, rc.Drops())
+		})
+	}
 }
 
 // Run may be called only once.

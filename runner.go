@@ -52,9 +52,10 @@ type Handler[K comparable, V any] func(ctx context.Context, key K, batch []V) er
 // buffers values until Run starts the workers. Run blocks until its ctx
 // ends or Shutdown has drained the Runner. Run may be called only once; a
 // second call returns ErrRunning while the first runs and ErrClosed after.
-// Shutdown may be called at any time, also before Run or more than once,
-// and waits until every goroutine of the Runner has returned. Add returns
-// ErrClosed once Shutdown began.
+// Shutdown may be called at any time, also before Run (it then runs the
+// workers itself to drain the queue) or more than once, and waits until
+// every goroutine of the Runner has returned. Add returns ErrClosed once
+// Shutdown began.
 //
 // A Runner is safe for concurrent use.
 //
