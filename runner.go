@@ -60,9 +60,9 @@ type Handler[K comparable, V any] func(ctx context.Context, key K, batch []V) er
 // A Runner is safe for concurrent use.
 //
 // Overhead (BenchmarkRunner: 1,000,000 values over 10,000 keys, no-op
-// handler, no debounce, 2 workers, 2 shared cores): about 0.4 µs and 2
-// allocations per value in strict mode (one call per value), about 0.25 µs
-// and 1-2 allocations per value in coalesce mode (about one call per four
+// handler, no debounce, 2 workers, 2 shared vCPUs): 0.38-0.50 µs and 2
+// allocations per value in strict mode (one call per value), 0.33-0.62 µs
+// and 2 allocations per value in coalesce mode (about one call per three
 // values).
 type Runner[K comparable, V any] struct {
 	cfg    Config[K, V]

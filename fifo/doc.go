@@ -53,14 +53,12 @@
 //
 // Get, Done, Ack and the other hot paths take one mutex and do not allocate
 // when work is ready; Queue.Get touches no map. Measured with go test
-// -bench on a shared 2-core VM under heavy load (load average 12-19), so
-// the first column is CPU time per operation (process CPU time / b.N at
-// -cpu 1), which the load barely moves; the second is the best wall-clock
-// ns/op of several runs:
+// -run '^$' -bench Cycle -benchmem -count 5 on 2 shared vCPUs at a load
+// average of about 2 (ranges over the runs):
 //
-//	BenchmarkQueueCycle       Add+Get+Done, new key       75 ns CPU   99 ns/op  0 B/op  0 allocs/op
-//	BenchmarkGroupsCycle      Put+Get+Ack, new key       110 ns CPU  156 ns/op  8 B/op  1 allocs/op
-//	BenchmarkNaiveQueueCycle  Queue cycle on slice+Cond  106 ns CPU  171 ns/op  8 B/op  1 allocs/op
+//	BenchmarkQueueCycle       Add+Get+Done, new key       76-79 ns/op  0 B/op  0 allocs/op
+//	BenchmarkGroupsCycle      Put+Get+Ack, new key       117-162 ns/op  8 B/op  1 allocs/op
+//	BenchmarkNaiveQueueCycle  Queue cycle on slice+Cond  107-117 ns/op  8 B/op  1 allocs/op
 //
 // The naive queue (a shifted slice, a set per state, a sync.Cond) is a
 // yardstick kept in the tests. The one allocation of a Groups cycle is the

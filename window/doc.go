@@ -45,21 +45,18 @@
 // Contains, NextOpen and EndAt do not allocate. They ask the Location for the
 // offset and the bounds of the zone period around t (two lookups) and then
 // work in plain wall-clock arithmetic, falling back to walking zone periods
-// only within two days after a transition. Measured with
-// go test -bench . -benchmem -count 5 on a shared 2-core linux/amd64 machine
-// under heavy load (load average 13-17), Go 1.26; median of five, fastest in
-// brackets:
+// only within two days after a transition. Measured with go test -run '^$'
+// -bench . -benchmem -count 3 on 2 shared vCPUs at a load average of about
+// 2, Go 1.26 (ranges over the runs):
 //
-//	BenchmarkScheduleContains/now              106 (93) ns/op   0 B/op   0 allocs/op
-//	BenchmarkScheduleContains/summer           132 (124) ns/op  0 B/op   0 allocs/op
-//	BenchmarkScheduleContains/afterTransition  163 (150) ns/op  0 B/op   0 allocs/op
-//	BenchmarkScheduleNextOpen                  115 (110) ns/op  0 B/op   0 allocs/op
-//	BenchmarkScheduleEndAt                     118 (83) ns/op   0 B/op   0 allocs/op
-//	BenchmarkTimeDate (one time.Date call)      30 (26) ns/op   0 B/op   0 allocs/op
+//	BenchmarkScheduleContains/now              29-31 ns/op  0 B/op   0 allocs/op
+//	BenchmarkScheduleContains/summer           41-45 ns/op  0 B/op   0 allocs/op
+//	BenchmarkScheduleContains/afterTransition  53-60 ns/op  0 B/op   0 allocs/op
+//	BenchmarkScheduleNextOpen                  38-41 ns/op  0 B/op   0 allocs/op
+//	BenchmarkScheduleEndAt                     39-41 ns/op  0 B/op   0 allocs/op
+//	BenchmarkTimeDate (one time.Date call)     10-12 ns/op  0 B/op   0 allocs/op
 //
-// so Contains costs about three and a half time.Date calls. In a quieter
-// moment of the same machine Contains/now ran at 53-60 ns against 20-24 ns
-// for time.Date.
+// so Contains costs about three time.Date calls.
 //
 // "now" is an instant in the zone period current when the Location was
 // loaded, which the Location caches; "summer" is in another period, which it
