@@ -14,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pacerkit/pacer/examples/internal/atomicfile"
 	"github.com/pacerkit/pacer/mutex"
 )
 
@@ -142,29 +143,5 @@ func (s session) save(st state) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.statePath(), b)
-}
-
-// writeFileAtomic writes b to a temporary file in path's directory, syncs
-// it and renames it over path.
-func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return atomicfile.Write(s.statePath(), b, 0o600)
 }

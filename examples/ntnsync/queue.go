@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pacerkit/pacer/examples/internal/atomicfile"
 	"github.com/pacerkit/pacer/mutex"
 )
 
@@ -88,7 +89,7 @@ func (q *queue) put(pageID string, at time.Time) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(q.path(pageID), data)
+	return atomicfile.Write(q.path(pageID), data, 0o644)
 }
 
 // ack removes it from the queue if it was not updated since it was listed,
@@ -103,7 +104,7 @@ func (q *queue) ack(it item) (bool, error) {
 	if cur.Seq != it.Seq {
 		return false, nil
 	}
-	return true, removeFileDurable(q.path(it.PageID))
+	return true, atomicfile.Remove(q.path(it.PageID))
 }
 
 func (q *queue) read(pageID string) (item, error) {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pacerkit/pacer/examples/internal/atomicfile"
 	"github.com/pacerkit/pacer/mutex"
 )
 
@@ -82,7 +83,7 @@ func (s *store) write(p page, md []byte, now time.Time) (bool, error) {
 		return false, nil // already there, or newer
 	}
 	name := p.ID + ".md"
-	if err := writeFileAtomic(filepath.Join(s.dir, name), md); err != nil {
+	if err := atomicfile.Write(filepath.Join(s.dir, name), md, 0o644); err != nil {
 		return false, err
 	}
 	s.mu.Lock()
@@ -106,7 +107,7 @@ func (s *store) commit(now time.Time) (manifest, error) {
 	if err != nil {
 		return m, err
 	}
-	return m, writeFileAtomic(filepath.Join(s.dir, manifestName), data)
+	return m, atomicfile.Write(filepath.Join(s.dir, manifestName), data, 0o644)
 }
 
 // filesWritten returns the number of page files written since open.

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/pacerkit/pacer/examples/internal/atomicfile"
 )
 
 // progress is the content of the state file: every reminder started so far
@@ -155,7 +155,7 @@ func (s *store) save() {
 	s.saved++
 	s.mu.Unlock()
 	if err == nil {
-		err = writeFileAtomic(s.path, b)
+		err = atomicfile.Write(s.path, b, 0o600)
 	}
 	if err != nil && s.err == nil {
 		s.err = err
@@ -168,29 +168,4 @@ func (s *store) Close() error {
 	close(s.stop)
 	<-s.done
 	return s.err
-}
-
-// writeFileAtomic writes b to a temporary file in path's directory, syncs
-// it and renames it over path: readers, and a program started after a
-// crash, see the old content or the new one, never a torn write.
-func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }

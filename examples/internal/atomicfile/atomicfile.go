@@ -1,23 +1,24 @@
-package main
+// Package atomicfile replaces and removes files durably, for the example
+// programs' state files and on-disk queues. It is not part of pacer's API.
+package atomicfile
 
 import (
 	"os"
 	"path/filepath"
 )
 
-// writeFileAtomic replaces path with data so that a crash at any point
-// leaves either the old file or the new one, never a torn one: it writes a
-// temporary file in the same directory, fsyncs it, renames it over path and
+// Write replaces path with data so that a crash at any point leaves either
+// the old file or the new one, never a torn one: it writes a temporary file
+// named ".tmp-*" in the same directory, fsyncs it, renames it over path and
 // fsyncs the directory so the rename itself is durable.
-func writeFileAtomic(path string, data []byte) error {
+func Write(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // a no-op once renamed
-	// CreateTemp makes the file 0600; the mirror is meant to be read.
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(perm); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -38,8 +39,8 @@ func writeFileAtomic(path string, data []byte) error {
 	return syncDir(dir)
 }
 
-// removeFileDurable removes path and fsyncs its directory.
-func removeFileDurable(path string) error {
+// Remove removes path and fsyncs its directory.
+func Remove(path string) error {
 	if err := os.Remove(path); err != nil {
 		return err
 	}
