@@ -77,7 +77,8 @@ func limitOf(r float64) rate.Limit {
 
 // Stats is a snapshot of a Bucket's counters.
 type Stats struct {
-	// Waits is how many Wait/WaitN calls had to sleep (whatever their result).
+	// Waits is how many Wait/WaitN calls could not pass at once (whatever
+	// their result, including ErrWouldExceedDeadline).
 	Waits uint64
 	// WaitTime is the total time those calls slept.
 	WaitTime time.Duration
@@ -185,6 +186,9 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 		b.recover(now)
 	}
 	if nn < b.pause.Load() {
+		if n > b.cfg.Burst && !math.IsInf(b.cfg.Rate, 1) {
+			return b.burstError(n) // at once, not after the pause
+		}
 		_, _, err := b.sleep(ctx, now, n, nil, nil)
 		return err
 	}
@@ -291,6 +295,7 @@ func (b *Bucket) PauseUntil(t time.Time) {
 	if t.After(maxTime) {
 		t = maxTime
 	}
+	b.recover(now) // cut the rate recovered so far, not a stale one
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !t.After(now) || !t.After(b.pauseEnd) {

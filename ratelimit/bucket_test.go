@@ -431,3 +431,32 @@ func TestBucketHugePause(t *testing.T) {
 		require.Equal(t, 0.5, b.Stats().Rate, "one cut, no recovery during the pause")
 	})
 }
+
+// TestBucketAdaptiveCutsRecoveredRate: a pause cuts the rate the bucket has
+// recovered to, even when no call applied the recovery steps since the last
+// pause.
+func TestBucketAdaptiveCutsRecoveredRate(t *testing.T) {
+	mock := clock.NewMock()
+	b := newBucket(t, ratelimit.BucketConfig{
+		Rate: 10, Burst: 1, Adaptive: true,
+		Decrease: 0.5, MinRate: 1, RecoverStep: 1, RecoverEvery: 10 * time.Second,
+		Clock: mock,
+	})
+	b.PauseFor(time.Second) // 10 -> 5
+	mock.Add(time.Hour)     // fully recovered, but nobody asked
+	b.PauseFor(time.Second) // 10 -> 5, not 5 -> 2.5
+	require.Equal(t, 5.0, b.Stats().Rate)
+}
+
+// TestBucketBurstErrorDuringPause: WaitN with n above the burst fails at
+// once during a pause too, instead of sleeping through the pause first.
+func TestBucketBurstErrorDuringPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBucket(t, ratelimit.BucketConfig{Rate: 1, Burst: 2})
+		b.PauseFor(time.Hour)
+		start := time.Now()
+		require.ErrorContains(t, b.WaitN(context.Background(), 3), "exceeds the bucket's burst 2")
+		require.Zero(t, time.Since(start))
+		require.Zero(t, b.Stats().Waits)
+	})
+}
