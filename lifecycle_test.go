@@ -217,3 +217,42 @@ func TestShutdownReportsHeld(t *testing.T) {
 		require.ErrorIs(t, rc.dropErr[0], pacer.ErrClosed)
 	})
 }
+
+// A value that Add refuses because a Shutdown began during the call is
+// neither counted nor reported as received; one it accepts is handled.
+func TestAddRacingShutdown(t *testing.T) {
+	for _, debounce := range []time.Duration{0, time.Second} {
+		synctest.Test(t, func(t *testing.T) {
+			var r *pacer.Runner[string, int]
+			received := 0
+			cfg := pacer.Config[string, int]{Debounce: debounce, OnEvent: func(e pacer.Event[string]) {
+				if e.Kind != pacer.EventReceived {
+					return
+				}
+				received++
+				if received == 1 {
+					done := make(chan error)
+					go func() { done <- r.Shutdown(context.Background()) }()
+					require.NoError(t, <-done)
+				}
+			}}
+			var handled []int
+			r, err := pacer.New(cfg, func(_ context.Context, _ string, batch []int) error {
+				handled = append(handled, batch...)
+				return nil
+			})
+			require.NoError(t, err)
+			err = r.Add("a", 1)
+			st := r.Stats()
+			if err != nil {
+				require.ErrorIs(t, err, pacer.ErrClosed)
+				require.Zero(t, st.Received, "refused, not received")
+				require.Zero(t, received, "refused, not reported")
+				return
+			}
+			require.Equal(t, []int{1}, handled)
+			require.Equal(t, pacer.Stats{Debounce: debounce, Received: 1, Handled: 1, Batches: 1}, st)
+			require.Equal(t, 1, received)
+		})
+	}
+}

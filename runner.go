@@ -144,18 +144,25 @@ func (r *Runner[K, V]) Add(key K, v V) error {
 	if r.closed.Load() {
 		return ErrClosed
 	}
+	// Count v before it can be handled, so that Received never trails
+	// Handled, and take the count back if a Shutdown that began meanwhile
+	// refuses it.
 	r.c.received.Add(1)
-	if r.cfg.OnEvent != nil {
-		r.cfg.OnEvent(Event[K]{Kind: EventReceived, Key: key, Time: r.clk.Now(), Size: 1})
-	}
-	r.logf(slog.LevelDebug, "pacer: value received", key)
+	var err error
 	if r.intake != nil {
-		return r.intake.add(key, v)
+		err = r.intake.add(key, v)
+	} else if r.store.Put(key, v) != nil {
+		err = ErrClosed
 	}
-	if err := r.store.Put(key, v); err != nil {
-		return ErrClosed
+	if err != nil {
+		r.c.received.Add(^uint64(0))
+		return err
 	}
-	r.emit(EventReady, key, 0, 1, 0, 0, nil)
+	r.emit(EventReceived, key, 0, 1, 0, 0, nil)
+	r.logf(slog.LevelDebug, "pacer: value received", key)
+	if r.intake == nil {
+		r.emit(EventReady, key, 0, 1, 0, 0, nil)
+	}
 	return nil
 }
 
