@@ -45,7 +45,8 @@ type Config[K comparable, V any] struct {
 	// Window, when set, is when batches may start: outside it the key waits
 	// for the window to open, and a running handler's ctx is cancelled when
 	// the window closes, with cause window.ErrClosed. The Runner reads the
-	// window on Config.Clock.
+	// window on Config.Clock. It must not be the zero Schedule, which never
+	// opens.
 	Window *window.Schedule
 	// Adaptive, when its Max is set, lengthens the quiet period under load.
 	Adaptive Adaptive
@@ -111,6 +112,9 @@ func (c Config[K, V]) validate() error {
 		return fmt.Errorf("pacer: Config.Workers must be >= 0, got %d", c.Workers)
 	case c.Exhausted > ExhaustedHold:
 		return fmt.Errorf("pacer: Config.Exhausted must be ExhaustedDrop or ExhaustedHold, got %d", c.Exhausted)
+	case c.Window != nil && c.Window.IsZero():
+		// Nothing would ever start, and a graceful Shutdown would never end.
+		return fmt.Errorf("pacer: Config.Window must not be the zero Schedule, which never opens")
 	}
 	if err := c.Retry.validate(); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/window"
 )
 
 func TestConfigValidation(t *testing.T) {
@@ -28,6 +29,7 @@ func TestConfigValidation(t *testing.T) {
 		{cfg{Retry: pacer.Backoff{Attempts: -1}}, "pacer: Config.Retry.Attempts must be >= 0, got -1"},
 		{cfg{Adaptive: pacer.Adaptive{Max: time.Second}}, "pacer: Config.Adaptive needs Config.Debounce > 0, got 0s"},
 		{cfg{Debounce: 2 * time.Second, Adaptive: pacer.Adaptive{Max: time.Second}}, "pacer: Config.Adaptive.Max must be >= Config.Debounce (2s), got 1s"},
+		{cfg{Window: &window.Schedule{}}, "pacer: Config.Window must not be the zero Schedule, which never opens"},
 	} {
 		_, err := pacer.New(tc.cfg, func(context.Context, string, []int) error { return nil })
 		require.EqualError(t, err, tc.err)
