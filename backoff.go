@@ -20,7 +20,7 @@ type Backoff struct {
 	// The default is 2.
 	Multiplier float64
 	// Jitter is the fraction of each wait that is randomised, from 0 (none,
-	// the default) to 1 ("full jitter": uniform in [0, wait)). Jitter spreads
+	// the default) to 1 ("full jitter": uniform in (0, wait]). Jitter spreads
 	// the retries of many keys that failed together.
 	Jitter float64
 	// Attempts is the most handler calls one batch gets, the first included;

@@ -17,8 +17,9 @@ const (
 	EventStarted
 	// EventFinished: the handler succeeded (Duration is its running time).
 	EventFinished
-	// EventRerun: values arrived while the key was being handled, so the key
-	// went back to the tail of the ready queue (Size is the batch just done).
+	// EventRerun: the key still had values when its batch ended (they
+	// arrived during the call, or did not fit in MaxBatch), so it went back
+	// to the tail of the ready queue (Size is the batch just done).
 	EventRerun
 	// EventRetry: the handler failed and the batch will be tried again
 	// (Err, Attempt of the failed call, Delay until the retry). It is also

@@ -19,7 +19,7 @@ type Stats struct {
 	Received      uint64        // values accepted by Add
 	Handled       uint64        // values whose handler call succeeded
 	Batches       uint64        // handler calls, retries included
-	Reruns        uint64        // times a key went back to the queue because values arrived while it was handled
+	Reruns        uint64        // times a key went back to the queue with values left behind the batch just ended
 	Retries       uint64        // failed handler calls that will be retried
 	Dropped       uint64        // values given up (OnDrop)
 	RateLimitWait time.Duration // total time workers waited for the Limiter

@@ -18,7 +18,7 @@ import (
 var ErrStopped = errors.New("store: stopped")
 
 // A Lease is the exclusive right to handle the first Values of a key. It is
-// ended by exactly one of Store.Ack, Drop, Retry or Hold.
+// ended by exactly one of Store.Ack, Drop, Retry, Defer or Hold.
 type Lease[K comparable, V any] struct {
 	Key     K
 	Values  []V
