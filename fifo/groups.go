@@ -275,6 +275,7 @@ func (g *Groups[K, M]) handBack(key K, gr *group[M]) {
 	g.waiting -= len(msgs)
 	g.stored -= len(msgs)
 	g.forget(key, gr)
+	g.checkDrained() // the lease that just ended may have been the last
 	left := g.left
 	g.mu.Unlock()
 	g.giveBack(left, key, msgs)

@@ -523,3 +523,45 @@ func TestGroupsClose(t *testing.T) {
 		g.Close(func(string, []int) { t.Error("a second Close takes nothing back") })
 	})
 }
+
+// TestGroupsCloseEndsDrainWhenLastLeaseEnds checks that a ShutDownWithDrain
+// pending at Close returns once the last lease out ends, whichever way it
+// ends: with messages behind it, or its own, handed back to Close's
+// callback.
+func TestGroupsCloseEndsDrainWhenLastLeaseEnds(t *testing.T) {
+	ends := map[string]func(g *Groups[string, int], l Lease[string, int]){
+		"Ack":   func(g *Groups[string, int], l Lease[string, int]) { g.Ack(l) },
+		"Drop":  func(g *Groups[string, int], l Lease[string, int]) { g.Drop(l) },
+		"Retry": func(g *Groups[string, int], l Lease[string, int]) { g.Retry(l, time.Second) },
+		"Defer": func(g *Groups[string, int], l Lease[string, int]) { g.Defer(l, 0) },
+		"Hold":  func(g *Groups[string, int], l Lease[string, int]) { g.Hold(l) },
+	}
+	for name, end := range ends {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := newGroups[string, int](t, 1)
+				require.NoError(t, g.Put("a", 1, 2))
+				l := mustLease(t, g)
+
+				drained := make(chan error, 1)
+				go func() { drained <- g.ShutDownWithDrain(context.Background()) }()
+				synctest.Wait()
+				var left []int
+				g.Close(func(_ string, msgs []int) { left = append(left, msgs...) })
+				synctest.Wait()
+				require.Len(t, drained, 0, "a lease is out")
+
+				end(g, l)
+				synctest.Wait()
+				require.Len(t, drained, 1, "no lease is out any more")
+				require.NoError(t, <-drained)
+				require.Equal(t, GroupsStats{}, g.Stats())
+				if name == "Ack" || name == "Drop" {
+					require.Equal(t, []int{2}, left)
+				} else {
+					require.Equal(t, []int{1, 2}, left)
+				}
+			})
+		})
+	}
+}
