@@ -500,3 +500,77 @@ func TestIdleKeysHoldNothing(t *testing.T) {
 		require.Zero(t, k.open)
 	})
 }
+
+// TestFlushAndCancelAfterDeadline: a burst whose deadline has passed is
+// over even if the loop has not fired it yet, so Flush and Cancel find no
+// open burst: it fires in its place in deadline order, not at the Flush,
+// and Cancel does not discard it.
+func TestFlushAndCancelAfterDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		release := make(chan struct{})
+		k, err := New(Config{Wait: time.Second}, func(key string, b Burst[int]) {
+			r.fire(key, b)
+			if key == "block" {
+				<-release
+			}
+		})
+		require.NoError(t, err)
+		defer closeKeyed(t, k)
+		var unblock sync.Once
+		defer unblock.Do(func() { close(release) })
+		require.NoError(t, k.Add("block", 0))
+		time.Sleep(100 * ms)
+		require.NoError(t, k.Add("flushed", 1))
+		time.Sleep(100 * ms)
+		require.NoError(t, k.Add("later", 2))
+		time.Sleep(100 * ms)
+		require.NoError(t, k.Add("cancelled", 3))
+		time.Sleep(1100 * ms) // all due by 1.3 s; the loop is stuck since 1 s
+		require.False(t, k.Flush("flushed"))
+		require.False(t, k.Cancel("cancelled"))
+		unblock.Do(func() { close(release) })
+		time.Sleep(5 * time.Second)
+		require.Equal(t, []fired{
+			{At: time.Second, Key: "block", Values: []int{0}, First: 0, Last: 0, Count: 1},
+			{At: 1400 * ms, Key: "flushed", Values: []int{1}, First: 100 * ms, Last: 100 * ms, Count: 1},
+			{At: 1400 * ms, Key: "later", Values: []int{2}, First: 200 * ms, Last: 200 * ms, Count: 1},
+			{At: 1400 * ms, Key: "cancelled", Values: []int{3}, First: 300 * ms, Last: 300 * ms, Count: 1},
+		}, r.take())
+		require.Zero(t, k.Pending())
+	})
+}
+
+// TestMockClockLateLoop: on a mock clock, a burst that came due while fire
+// was running fires as soon as fire returns; it does not wait for the
+// clock to move again.
+func TestMockClockLateLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock := clock.NewMock()
+		entered, release := make(chan struct{}), make(chan struct{})
+		var mu sync.Mutex
+		var got []string
+		k, err := New(Config{Wait: time.Second, Clock: mock}, func(key string, _ Burst[int]) {
+			mu.Lock()
+			got = append(got, key)
+			mu.Unlock()
+			if key == "block" {
+				close(entered)
+				<-release
+			}
+		})
+		require.NoError(t, err)
+		defer closeKeyed(t, k)
+		require.NoError(t, k.Add("block", 0))
+		mock.Add(ms)
+		require.NoError(t, k.Add("a", 1))
+		mock.Add(999 * ms) // block is due, a is not
+		<-entered
+		mock.Add(time.Second) // a comes due while fire runs
+		close(release)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, []string{"block", "a"}, got)
+	})
+}

@@ -9,8 +9,9 @@ import (
 
 // Loop is one goroutine with one timer. It calls run, which does whatever is
 // due at now and returns the next deadline, then sleeps until that deadline,
-// a Wake, or Stop. Owners call Wake when they push a deadline earlier than
-// any before it; a spurious wake-up only costs one extra call of run.
+// a Wake, or Stop; if the deadline has already passed, it calls run again at
+// once. Owners call Wake when they push a deadline earlier than any before
+// it; a spurious wake-up only costs one extra call of run.
 type Loop struct {
 	clk  timing.Clock
 	run  func(now time.Time) (next time.Time, ok bool)
@@ -64,7 +65,18 @@ func (l *Loop) loop() {
 		var fire <-chan time.Time
 		if ok {
 			// Measured after run, so time spent in run does not delay next.
-			timer.Reset(max(next.Sub(l.clk.Now()), 0))
+			d := next.Sub(l.clk.Now())
+			if d <= 0 {
+				// Due already: run again now. A mock clock's timer would
+				// not fire before the clock moves again.
+				select {
+				case <-l.stop:
+					return
+				default:
+					continue
+				}
+			}
+			timer.Reset(d)
 			armed = true
 			fire = timer.C()
 		}

@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -62,4 +63,29 @@ func TestLoopStopIsIdempotent(t *testing.T) {
 	loop := Start(timing.Real{}, func(time.Time) (time.Time, bool) { return time.Time{}, false })
 	loop.Stop()
 	loop.Stop()
+}
+
+// TestLoopRunsAgainWhenAlreadyDue: when run returns a deadline that has
+// already passed, the loop calls it again at once, also on a mock clock,
+// whose timers fire only when the clock moves.
+func TestLoopRunsAgainWhenAlreadyDue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock := clock.NewMock()
+		var mu sync.Mutex
+		calls := 0
+		loop := Start(timing.From(mock), func(now time.Time) (time.Time, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			if calls < 3 {
+				return now, true // more is due at once
+			}
+			return time.Time{}, false
+		})
+		defer loop.Stop()
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, 3, calls)
+	})
 }
