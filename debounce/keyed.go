@@ -133,11 +133,8 @@ func (k *Keyed[K, V]) Add(key K, v V) error {
 	now := k.nanos()
 	wake := false
 	e := k.entries[key]
-	if e != nil && e.seq() != 0 && k.deadline(e) <= now {
-		// The burst is due and the loop has not taken it yet: it is over
-		// all the same, so hand it over and open a new one.
-		k.handOver(key, e, k.deadline(e), e.seq())
-		wake = true
+	if e != nil && e.seq() != 0 && k.overdue(key, e, now) {
+		wake = true // and open a new burst
 	}
 	switch {
 	case e == nil:
@@ -181,7 +178,9 @@ func (k *Keyed[K, V]) Add(key K, v V) error {
 // burst with values to fire; a Leading burst whose only value already fired
 // ends without firing again. fire runs on the debouncer's goroutine, so it
 // may not have run yet when Flush returns; it runs after every burst whose
-// deadline has passed, and Close(ctx, false) does not discard it.
+// deadline has passed, and Close(ctx, false) does not discard it. A burst
+// whose deadline has passed is over even if fire has not run yet: Flush
+// leaves it to fire in its place and reports false.
 func (k *Keyed[K, V]) Flush(key K) bool {
 	k.mu.Lock()
 	e := k.entries[key]
@@ -189,10 +188,16 @@ func (k *Keyed[K, V]) Flush(key K) bool {
 		k.mu.Unlock()
 		return false
 	}
+	now := k.nanos()
+	if k.overdue(key, e, now) {
+		k.mu.Unlock()
+		k.loop.Wake()
+		return false
+	}
 	fired := len(e.vals) > 0
 	if fired {
 		k.seq++
-		k.handOver(key, e, k.nanos(), k.seq)
+		k.handOver(key, e, now, k.seq)
 	} else {
 		k.end(e)
 	}
@@ -204,15 +209,22 @@ func (k *Keyed[K, V]) Flush(key K) bool {
 }
 
 // Cancel discards key's burst without firing it. It reports whether the key
-// had an open burst.
+// had an open burst. A burst whose deadline has passed is over even if fire
+// has not run yet: Cancel leaves it to fire and reports false.
 func (k *Keyed[K, V]) Cancel(key K) bool {
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	e := k.entries[key]
 	if e == nil || e.seq() == 0 {
+		k.mu.Unlock()
+		return false
+	}
+	if k.overdue(key, e, k.nanos()) {
+		k.mu.Unlock()
+		k.loop.Wake()
 		return false
 	}
 	k.end(e)
+	k.mu.Unlock()
 	return true
 }
 
@@ -285,6 +297,18 @@ func (k *Keyed[K, V]) schedule(key K, e *entry[V], at int64) bool {
 	}
 	e.state = inHeap
 	return k.heap.Push(key, at)
+}
+
+// overdue hands e's open burst over at its own deadline if that is not
+// after now, and reports whether it did: the burst is over even though the
+// loop has not taken it yet.
+func (k *Keyed[K, V]) overdue(key K, e *entry[V], now int64) bool {
+	d := k.deadline(e)
+	if d > now {
+		return false
+	}
+	k.handOver(key, e, d, e.seq())
+	return true
 }
 
 // handOver ends e's burst and queues it to fire, ordered by (at, seq).
