@@ -11,15 +11,19 @@ import (
 // Runner: it grows from Config.Debounce towards Max as the backlog of queued
 // values grows, and after each rate-limit pause (a handler returning
 // RetryAfter), then decays back with a half-life once the pressure goes.
-// A longer quiet period coalesces more values per handler call, which is
-// what a saturated downstream needs. The zero value (Max == 0) turns it off.
+// A key's burst waits the one of four quiet periods, evenly spaced from
+// Config.Debounce to Max, that is nearest to this target when the burst
+// opens; Stats.Debounce reports the target itself. A longer quiet period
+// coalesces more values per handler call, which is what a saturated
+// downstream needs. The zero value (Max == 0) turns it off.
 type Adaptive struct {
 	// Max is the longest quiet period; it must be >= Config.Debounce, and
 	// Config.MaxWait, when set, still bounds every burst. 0 disables
 	// adaptive debounce.
 	Max time.Duration
-	// Backlog is the number of queued values at which the quiet period
-	// reaches Max; below it the period grows linearly. The default is 1000.
+	// Backlog is the number of queued values at which the target quiet
+	// period reaches Max; below it the target grows linearly. The default is
+	// 1000.
 	Backlog int
 	// HalfLife is how fast the extra quiet period decays once the pressure
 	// is gone. The default is 1 minute.

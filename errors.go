@@ -12,7 +12,8 @@ import (
 // to OnDrop with an error that wraps ErrClosed.
 var ErrClosed = errors.New("pacer: runner closed")
 
-// ErrRunning is returned by Run when it is called a second time.
+// ErrRunning is returned by Run when it is called while another call of Run
+// is running.
 var ErrRunning = errors.New("pacer: Run called more than once")
 
 // Permanent marks err as final: the Runner drops the batch (OnDrop, event

@@ -19,8 +19,11 @@ import (
 // it twice at once for one key. Its error decides what happens to the
 // batch: nil acknowledges it, Permanent(err) drops it, RetryAfter(err, d)
 // retries it after d, and any other error retries it with the configured
-// Backoff. ctx ends when the window closes (cause window.ErrClosed) or the
-// Runner stops; Attempt(ctx) tells which attempt this is.
+// Backoff. ctx ends when the window closes (cause window.ErrClosed), when
+// Run's ctx ends, or when a Shutdown's ctx expires (cause ErrClosed); a
+// graceful Shutdown lets it run. Attempt(ctx) tells which attempt this is. batch belongs to
+// the Runner, which hands the same values again on a retry and to OnDrop:
+// the handler must not modify them (clone batch first to sort or filter it).
 type Handler[K comparable, V any] func(ctx context.Context, key K, batch []V) error
 
 // A Runner paces work per key: it debounces the values added for a key,
@@ -43,8 +46,9 @@ type Handler[K comparable, V any] func(ctx context.Context, key K, batch []V) er
 //     before any later value of its key runs; other keys go on meanwhile.
 //   - No loss: every value accepted by Add is either handled successfully,
 //     handed to OnDrop (with the reason), or still held when Stats is read.
-//     A graceful Shutdown finishes everything queued; what a Shutdown cut
-//     short by its ctx could not finish goes to OnDrop with ErrClosed.
+//     A graceful Shutdown finishes everything queued except held keys; those,
+//     and what a Shutdown cut short by its ctx could not finish, go to
+//     OnDrop with ErrClosed.
 //   - A panic in the handler is recovered and treated as an error
 //     (*PanicError); the worker lives on.
 //

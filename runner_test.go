@@ -179,6 +179,9 @@ func TestStrictExhaustedDrop(t *testing.T) {
 		require.Equal(t, []call{{"a", []int{3}, 3 * time.Second, 1}}, rc.Calls()[6:])
 		require.Equal(t, []call{{"a", []int{2}, 3 * time.Second, 0}}, rc.Drops())
 		require.EqualError(t, rc.dropErr[0], "boom")
+		// After a1, b10 and the drop of a2 the key had values left.
+		require.Equal(t, uint64(3), r.Stats().Reruns)
+		require.Equal(t, 3, rc.count(pacer.EventRerun))
 		stop()
 	})
 }

@@ -13,7 +13,7 @@ type Stats struct {
 	InFlight int           // batches being handled (including waiting for the window or the Limiter)
 	Pending  int           // keys whose debounce is still collecting values
 	Held     int           // keys held after using up their attempts, waiting for Release
-	Debounce time.Duration // the current quiet period (differs from Config.Debounce only with Adaptive)
+	Debounce time.Duration // the current quiet period; with Adaptive, its target (see Adaptive)
 
 	// Counters.
 	Received      uint64        // values accepted by Add
