@@ -70,6 +70,7 @@ type ticket struct {
 
 	lim *rate.Limiter // Bucket
 	r   *rate.Reservation
+	at  time.Time // when r is due
 	key keyTicket // KeyLimiter
 }
 

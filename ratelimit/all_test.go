@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer/ratelimit"
@@ -154,5 +156,29 @@ func TestAllNotStarved(t *testing.T) {
 		require.Less(t, time.Since(start), 7*time.Second)
 		cancel()
 		wg.Wait()
+	})
+}
+
+// tickingClock is the real clock read one nanosecond later at every call, as
+// a real clock never reads the same instant twice.
+type tickingClock struct {
+	clock.Clock
+	n atomic.Int64
+}
+
+func (c *tickingClock) Now() time.Time { return c.Clock.Now().Add(time.Duration(c.n.Add(1))) }
+
+// TestAllGivesBackDueTokens: a token that was due at once is given back when
+// another limiter is the bottleneck, also on a clock that moves between the
+// reservation and the give-back, so a failed All takes nothing.
+func TestAllGivesBackDueTokens(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		global := newBucket(t, ratelimit.BucketConfig{Rate: 1, Burst: 1, Clock: &tickingClock{Clock: clock.New()}})
+		perKey := newBucket(t, ratelimit.BucketConfig{Rate: 1, Burst: 1})
+		require.True(t, perKey.Allow()) // perKey's next token comes at 1s
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		require.ErrorIs(t, ratelimit.All(global, perKey).Wait(ctx), ratelimit.ErrWouldExceedDeadline)
+		require.True(t, global.Allow(), "All kept global's token")
 	})
 }

@@ -189,7 +189,7 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 		if n > b.cfg.Burst && !math.IsInf(b.cfg.Rate, 1) {
 			return b.burstError(n) // at once, not after the pause
 		}
-		_, _, err := b.sleep(ctx, now, n, nil, nil)
+		_, _, _, err := b.sleep(ctx, now, n, nil, nil, time.Time{})
 		return err
 	}
 	lim := b.lim.Load()
@@ -197,10 +197,11 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 	if !r.OK() {
 		return b.burstError(n)
 	}
-	if r.DelayFrom(now) == 0 {
+	d := r.DelayFrom(now)
+	if d == 0 {
 		return nil
 	}
-	_, _, err := b.sleep(ctx, now, n, lim, r)
+	_, _, _, err := b.sleep(ctx, now, n, lim, r, now.Add(d))
 	return err
 }
 
@@ -213,12 +214,13 @@ func (b *Bucket) pausedAt(t time.Time) bool {
 	return unixNanos(t) < b.pause.Load()
 }
 
-// sleep is the slow path of WaitN. r is the reservation taken on lim, or nil
-// when none is held. It loops until r is due on the current limiter with no
-// pause in effect; a pause replaces the limiter and closes b.changed, which
-// voids r and makes every sleeper wait for the pause's end and reserve again.
-// It returns the reservation that finally passed.
-func (b *Bucket) sleep(ctx context.Context, start time.Time, n int, lim *rate.Limiter, r *rate.Reservation) (*rate.Limiter, *rate.Reservation, error) {
+// sleep is the slow path of WaitN. r is the reservation taken on lim, due at
+// due, or nil when none is held. It loops until r is due on the current
+// limiter with no pause in effect; a pause replaces the limiter and closes
+// b.changed, which voids r and makes every sleeper wait for the pause's end
+// and reserve again. It returns the reservation that finally passed and the
+// time it became due.
+func (b *Bucket) sleep(ctx context.Context, start time.Time, n int, lim *rate.Limiter, r *rate.Reservation, due time.Time) (*rate.Limiter, *rate.Reservation, time.Time, error) {
 	b.waits.Add(1)
 	defer func() { b.waitTime.Add(int64(b.clk.Now().Sub(start))) }()
 	deadline, hasDeadline := ctx.Deadline()
@@ -243,20 +245,21 @@ func (b *Bucket) sleep(ctx context.Context, start time.Time, n int, lim *rate.Li
 		case r == nil:
 			lim, r = cur, cur.ReserveN(now, n)
 			if !r.OK() {
-				return nil, nil, b.burstError(n)
+				return nil, nil, time.Time{}, b.burstError(n)
 			}
 			at = now.Add(r.DelayFrom(now))
+			due = at
 		default:
 			at = now.Add(r.DelayFrom(now))
 		}
 		if r != nil && !at.After(now) {
-			return lim, r, nil
+			return lim, r, due, nil
 		}
 		if hasDeadline && at.After(deadline) {
 			if r != nil {
 				r.CancelAt(now)
 			}
-			return nil, nil, ErrWouldExceedDeadline
+			return nil, nil, time.Time{}, ErrWouldExceedDeadline
 		}
 		if timer == nil {
 			timer = b.clk.NewTimer(at.Sub(now))
@@ -271,7 +274,7 @@ func (b *Bucket) sleep(ctx context.Context, start time.Time, n int, lim *rate.Li
 			if r != nil {
 				r.CancelAt(b.clk.Now())
 			}
-			return nil, nil, ctx.Err()
+			return nil, nil, time.Time{}, ctx.Err()
 		}
 		now = b.clk.Now()
 		b.recover(now)
@@ -351,16 +354,24 @@ func (b *Bucket) reserveOne() (ticket, error) {
 	if !r.OK() {
 		return ticket{}, b.burstError(1)
 	}
-	return ticket{delay: r.DelayFrom(now), held: true, lim: lim, r: r}, nil
+	d := r.DelayFrom(now)
+	return ticket{delay: d, held: true, lim: lim, r: r, at: now.Add(d)}, nil
 }
 
 func (b *Bucket) awaitOne(ctx context.Context, t ticket) (ticket, error) {
-	lim, r, err := b.sleep(ctx, b.clk.Now(), 1, t.lim, t.r)
-	return ticket{held: err == nil, lim: lim, r: r}, err
+	lim, r, due, err := b.sleep(ctx, b.clk.Now(), 1, t.lim, t.r, t.at)
+	return ticket{held: err == nil, lim: lim, r: r, at: due}, err
 }
 
+// cancelOne gives t's token back. x/time/rate keeps a token cancelled after
+// its reservation was due, so a due token is cancelled as of its due time:
+// the clock has moved on since All reserved it, though nobody used it.
 func (b *Bucket) cancelOne(t ticket) {
 	if t.held && t.lim == b.lim.Load() {
-		t.r.CancelAt(b.clk.Now())
+		now := b.clk.Now()
+		if t.at.Before(now) {
+			now = t.at
+		}
+		t.r.CancelAt(now)
 	}
 }
