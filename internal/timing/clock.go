@@ -57,11 +57,33 @@ type adapted struct{ c clock.Clock }
 func (a adapted) Now() time.Time                 { return a.c.Now() }
 func (a adapted) NewTimer(d time.Duration) Timer { return mockTimer{a.c.Timer(d)} }
 
+// mockTimer drops an unread tick on Stop and Reset, as time.Timer does
+// since Go 1.23. A mock timer keeps it in C's one slot, where it would wake
+// the owner spuriously, and the next tick would block the mock clock,
+// holding its lock, until the stale one was read.
 type mockTimer struct{ t *clock.Timer }
 
-func (m mockTimer) C() <-chan time.Time        { return m.t.C }
-func (m mockTimer) Reset(d time.Duration) bool { return m.t.Reset(d) }
-func (m mockTimer) Stop() bool                 { return m.t.Stop() }
+func (m mockTimer) C() <-chan time.Time { return m.t.C }
+
+func (m mockTimer) Reset(d time.Duration) bool {
+	active := m.Stop()
+	m.t.Reset(d)
+	return active
+}
+
+func (m mockTimer) Stop() bool {
+	m.drain() // unblocks a tick being sent, which holds the clock's lock
+	active := m.t.Stop()
+	m.drain() // a tick sent before Stop took the lock
+	return active
+}
+
+func (m mockTimer) drain() {
+	select {
+	case <-m.t.C:
+	default:
+	}
+}
 
 // Sleep waits for d on c, or until ctx-like done closes. It reports whether
 // the full duration passed.
