@@ -62,8 +62,9 @@ type Config[K comparable, V any] struct {
 	// back into the Runner's Shutdown.
 	OnEvent func(Event[K])
 	// OnDrop, when set, is called with every batch the Runner gives up on,
-	// and why: a Permanent error, used-up attempts, or (wrapping ErrClosed) a
-	// Shutdown that could not finish it.
+	// and why: a Permanent error, used-up attempts, or ErrClosed for what a
+	// stopping Runner did not handle (see Shutdown and Run). It is called
+	// synchronously, like OnEvent, and must not call Shutdown.
 	OnDrop func(key K, batch []V, err error)
 	// Clock is the time source. The default is clock.New(), the real clock,
 	// which also works inside testing/synctest bubbles.
