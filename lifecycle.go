@@ -75,8 +75,9 @@ func (r *Runner[K, V]) serveLocked(ctx context.Context) (wait func() error) {
 // return when their ctx ends.
 //
 // Shutdown is idempotent and safe to call concurrently; every call waits
-// for the first to finish. Since it waits for the handler, OnEvent and
-// OnDrop calls, it must not be called from them: that would never return.
+// for the first to finish. It waits for the workers, which call the
+// handler, OnEvent and OnDrop, so it must not be called from those: it would
+// never return.
 func (r *Runner[K, V]) Shutdown(ctx context.Context) error {
 	first := false
 	r.shutOnce.Do(func() { first = true })
