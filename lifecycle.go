@@ -33,6 +33,9 @@ func (r *Runner[K, V]) serveLocked(ctx context.Context) (wait func() error) {
 	r.phase = phaseRunning
 	wctx, cancel := context.WithCancelCause(ctx)
 	r.cancel = cancel
+	if r.gaveUp {
+		cancel(ErrClosed)
+	}
 	var wg sync.WaitGroup
 	for range r.cfg.Workers {
 		wg.Go(func() { r.work(wctx) })
@@ -141,6 +144,7 @@ func (r *Runner[K, V]) Shutdown(ctx context.Context) error {
 // hardStop cancels the running handlers and stops handing out batches.
 func (r *Runner[K, V]) hardStop() {
 	r.mu.Lock()
+	r.gaveUp = true // for workers a Shutdown before Run has yet to start
 	if r.cancel != nil {
 		r.cancel(ErrClosed)
 	}

@@ -255,3 +255,44 @@ func TestAddRacingShutdown(t *testing.T) {
 		})
 	}
 }
+
+// A second Shutdown whose ctx expires stops the Runner at once even when it
+// comes before the first Shutdown, called before Run, started the workers:
+// they handle nothing, and what is left goes to OnDrop.
+func TestShutdownGivesUpBeforeWorkersStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		flushing, resume := make(chan struct{}), make(chan struct{})
+		rc := newRecorder(func(ctx context.Context, _ string, _ []int) error {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Hour):
+				return nil
+			}
+		})
+		cfg := pacer.Config[string, int]{Debounce: time.Second, OnDrop: rc.onDrop, OnEvent: func(e pacer.Event[string]) {
+			if e.Kind == pacer.EventReady { // the first Shutdown flushes
+				close(flushing)
+				<-resume
+			}
+		}}
+		r, err := pacer.New(cfg, rc.handle)
+		require.NoError(t, err)
+		require.NoError(t, r.Add("a", 1))
+		first := make(chan error, 1)
+		go func() { first <- r.Shutdown(context.Background()) }()
+		<-flushing
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		second := make(chan error, 1)
+		go func() { second <- r.Shutdown(ctx) }()
+		synctest.Wait()
+		close(resume)
+		require.ErrorIs(t, <-second, context.Canceled)
+		require.NoError(t, <-first)
+		require.Zero(t, time.Since(rc.t0), "stopped at once")
+		require.Empty(t, rc.Calls())
+		require.Equal(t, []call{{Key: "a", Batch: []int{1}}}, rc.Drops())
+		require.ErrorIs(t, rc.dropErr[0], pacer.ErrClosed)
+	})
+}

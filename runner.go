@@ -87,6 +87,7 @@ type Runner[K comparable, V any] struct {
 	mu       sync.Mutex
 	phase    phase
 	cancel   context.CancelCauseFunc // the workers' ctx, while running
+	gaveUp   bool                    // a Shutdown's ctx expired: workers start cancelled
 	stopped  chan struct{}           // closed once no worker runs and none will
 	done     chan struct{}           // closed when the first Shutdown returns
 	shutOnce sync.Once
