@@ -149,20 +149,16 @@ func (r *Runner[K, V]) Add(key K, v V) error {
 	if r.closed.Load() {
 		return ErrClosed
 	}
-	// Count v before it can be handled, so that Received never trails
-	// Handled, and take the count back if a Shutdown that began meanwhile
-	// refuses it.
-	r.c.received.Add(1)
-	var err error
+	// A Shutdown that began since the check above may still refuse v: count
+	// and report it only once it is in.
 	if r.intake != nil {
-		err = r.intake.add(key, v)
+		if err := r.intake.add(key, v); err != nil {
+			return err
+		}
 	} else if r.store.Put(key, v) != nil {
-		err = ErrClosed
+		return ErrClosed
 	}
-	if err != nil {
-		r.c.received.Add(^uint64(0))
-		return err
-	}
+	r.c.received.Add(1)
 	r.emit(EventReceived, key, 0, 1, 0, 0, nil)
 	r.logf(slog.LevelDebug, "pacer: value received", key)
 	if r.intake == nil {

@@ -9,7 +9,7 @@ import (
 // Gauges describe the moment of the call; counters only grow.
 type Stats struct {
 	// Gauges.
-	Queued   int           // values in the queue and not being handled: ready, waiting for a retry, or held
+	Queued   int           // values in the queue and not being handled: ready, behind a batch in flight, waiting for a retry, or held
 	InFlight int           // batches being handled (including waiting for the window or the Limiter)
 	Pending  int           // keys whose debounce is still collecting values
 	Held     int           // keys held after using up their attempts, waiting for Release
