@@ -25,7 +25,10 @@ type Backoff struct {
 	Jitter float64
 	// Attempts is the most handler calls one batch gets, the first included;
 	// when they are used up the batch is dropped or its key held, as
-	// Config.Exhausted says. The default 0 retries forever.
+	// Config.Exhausted says. The default 0 retries forever. A retried batch
+	// also takes the key's values that arrived meanwhile, up to MaxBatch, and
+	// they share its count: with MaxBatch 0 a value may use up its attempts
+	// in fewer calls.
 	Attempts int
 }
 
