@@ -21,9 +21,10 @@ import (
 // retries it after d, and any other error retries it with the configured
 // Backoff. ctx ends when the window closes (cause window.ErrClosed), when
 // Run's ctx ends, or when a Shutdown's ctx expires (cause ErrClosed); a
-// graceful Shutdown lets it run. Attempt(ctx) tells which attempt this is. batch belongs to
-// the Runner, which hands the same values again on a retry and to OnDrop:
-// the handler must not modify them (clone batch first to sort or filter it).
+// graceful Shutdown lets it run. Attempt(ctx) tells which attempt this is.
+// batch belongs to the Runner, which hands the same values again on a retry
+// and to OnDrop: the handler must not modify them (clone batch first to
+// sort or filter it).
 type Handler[K comparable, V any] func(ctx context.Context, key K, batch []V) error
 
 // A Runner paces work per key: it debounces the values added for a key,
