@@ -148,7 +148,7 @@ func (k *Keyed[K, V]) expire(batch []due[K, V], key K, e *entry[V], now int64) [
 // call runs fire, recovering a panic so the loop lives on.
 func (k *Keyed[K, V]) call(d *due[K, V]) {
 	defer func() { _ = recover() }()
-	k.fire(d.key, Burst[V]{Values: d.vals, First: unixTime(d.first), Last: unixTime(d.last), Count: d.count})
+	k.fire(d.key, Burst[V]{Values: d.vals, First: k.ns.Time(d.first), Last: k.ns.Time(d.last), Count: d.count})
 }
 
 // deadline is when e's burst fires: Wait after its last Add, but no later
@@ -169,5 +169,3 @@ func (k *Keyed[K, V]) due(key K, e *entry[V], at int64, seq uint64) due[K, V] {
 	}
 	return due[K, V]{at: at, seq: seq, first: e.first, last: e.last, key: key, vals: e.vals, count: n}
 }
-
-func unixTime(ns int64) time.Time { return time.Unix(0, ns) }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"sync"
-	"time"
 
 	"github.com/pacerkit/pacer/internal/sched"
 	"github.com/pacerkit/pacer/internal/timing"
@@ -27,9 +26,7 @@ type Keyed[K comparable, V any] struct {
 	maxItems int
 	leading  bool
 	clk      timing.Clock
-	realTime bool      // clk is the real clock: read it through epoch
-	epoch    time.Time // creation time, with its monotonic reading
-	epochNs  int64     // epoch in Unix nanoseconds
+	ns       timing.Nanos // the scale of all times below: immune to wall-clock steps
 	fire     func(K, Burst[V])
 	chunk    int // bursts taken per round of the loop, at least
 	loop     *sched.Loop
@@ -50,8 +47,9 @@ type Keyed[K comparable, V any] struct {
 	batch []due[K, V] // reused by the loop goroutine only
 }
 
-// entry is the state of one key. Times are Unix nanoseconds; the deadline is
-// derived from first and last rather than stored.
+// entry is the state of one key. Times are readings of k.ns (Unix
+// nanoseconds); the deadline is derived from first and last rather than
+// stored.
 //
 // Every entry has exactly one live schedule item: in fifo at first+Wait
 // when it was created, or in the heap (inHeap set) once that item turned
@@ -110,9 +108,7 @@ func New[K comparable, V any](cfg Config, fire func(key K, b Burst[V])) (*Keyed[
 		fifoLast: math.MinInt64,
 		chunk:    256,
 	}
-	_, k.realTime = k.clk.(timing.Real)
-	k.epoch = k.clk.Now()
-	k.epochNs = k.epoch.UnixNano()
+	k.ns = timing.NewNanos(k.clk)
 	k.loop = sched.Start(k.clk, k.run)
 	return k, nil
 }
@@ -277,15 +273,8 @@ func (k *Keyed[K, V]) Close(ctx context.Context, flush bool) error {
 	return nil
 }
 
-// nanos returns the current time in Unix nanoseconds. On the real clock it
-// is the creation time plus the monotonic time since, which reads the clock
-// once instead of twice and is immune to steps of the wall clock.
-func (k *Keyed[K, V]) nanos() int64 {
-	if k.realTime {
-		return k.epochNs + int64(time.Since(k.epoch))
-	}
-	return k.clk.Now().UnixNano()
-}
+// nanos reads the clock on the debouncer's scale.
+func (k *Keyed[K, V]) nanos() int64 { return k.ns.Now() }
 
 // schedule gives a new entry its item at its first deadline: in fifo
 // unless the clock went back, and reports whether the loop must be woken.

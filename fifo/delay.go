@@ -12,16 +12,21 @@ import (
 // that never delays owns no goroutine. Its owner guards it with its lock.
 type delayer[K any] struct {
 	clk  timing.Clock
+	ns   timing.Nanos // deadlines' scale: immune to steps of the wall clock
 	heap sched.Heap[K]
 	loop *sched.Loop
 }
 
-// deadline returns now+d in Unix nanoseconds.
-func (d *delayer[K]) deadline(after time.Duration) int64 {
-	return d.clk.Now().Add(after).UnixNano()
+func newDelayer[K any](clk timing.Clock) delayer[K] {
+	return delayer[K]{clk: clk, ns: timing.NewNanos(clk)}
 }
 
-// push schedules key at (Unix nanoseconds). run is the owner's callback for
+// deadline returns now+after on the delayer's nanosecond scale.
+func (d *delayer[K]) deadline(after time.Duration) int64 {
+	return d.ns.Now() + int64(after)
+}
+
+// push schedules key at (a deadline from deadline). run is the owner's callback for
 // the loop, used when the loop starts; it must take the owner's lock and
 // call due.
 func (d *delayer[K]) push(key K, at int64, run func(now time.Time) (time.Time, bool)) {
@@ -36,14 +41,14 @@ func (d *delayer[K]) push(key K, at int64, run func(now time.Time) (time.Time, b
 // due pops every entry due at now, calling fire for each in deadline order,
 // and returns the next deadline.
 func (d *delayer[K]) due(now time.Time, fire func(key K, at int64)) (time.Time, bool) {
-	n := now.UnixNano()
+	n := d.ns.Of(now)
 	for {
 		key, at, ok := d.heap.Peek()
 		if !ok {
 			return time.Time{}, false
 		}
 		if at > n {
-			return time.Unix(0, at), true
+			return d.ns.Time(at), true
 		}
 		d.heap.Pop()
 		fire(key, at)

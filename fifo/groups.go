@@ -115,7 +115,7 @@ func NewGroups[K comparable, M any](cfg GroupsConfig) (*Groups[K, M], error) {
 	return &Groups[K, M]{
 		maxBatch: cfg.MaxBatch,
 		groups:   make(map[K]*group[M]),
-		delay:    delayer[K]{clk: timing.From(cfg.Clock)},
+		delay:    newDelayer[K](timing.From(cfg.Clock)),
 	}, nil
 }
 

@@ -67,7 +67,7 @@ const (
 func NewQueue[K comparable](cfg QueueConfig) *Queue[K] {
 	return &Queue[K]{
 		keys:  make(map[K]keyState),
-		delay: delayer[K]{clk: timing.From(cfg.Clock)},
+		delay: newDelayer[K](timing.From(cfg.Clock)),
 	}
 }
 
