@@ -189,6 +189,23 @@ func BenchmarkTimerMapLateness(b *testing.B) {
 	reportLateness(b, all)
 }
 
+// BenchmarkTimerWakeup is the floor under the lateness benchmarks: how late
+// one time.Timer, reset to a short wait again and again, wakes its
+// goroutine. No timer-driven fire can be more punctual than this.
+func BenchmarkTimerWakeup(b *testing.B) {
+	const wait = 100 * time.Microsecond
+	var all []time.Duration
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for b.Loop() {
+		start := time.Now()
+		t.Reset(wait)
+		<-t.C
+		all = append(all, time.Since(start)-wait)
+	}
+	reportLateness(b, all)
+}
+
 // addPaced calls add for latenessKeys keys spread evenly over latenessSpan.
 func addPaced(add func(i int)) {
 	const step = 1000
