@@ -3,35 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// handlerTransport serves requests with h in process: no sockets, so a
-// whole run fits in a synctest bubble, on fake time.
-type handlerTransport struct{ h http.Handler }
-
-func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	in := r.Clone(r.Context())
-	if in.Body == nil {
-		in.Body = http.NoBody
-	}
-	rec := httptest.NewRecorder()
-	t.h.ServeHTTP(rec, in)
-	in.Body.Close()
-	if err := r.Context().Err(); err != nil {
-		return nil, err // as a real transport would, on a timeout
-	}
-	return rec.Result(), nil
-}
 
 var demoDefaults = demoConfig{Events: 60, EventRate: 100, FailRate: 0.2, DownFor: 400 * time.Millisecond, Latency: 10 * time.Millisecond, Seed: 1, Panic: true}
 
@@ -44,7 +25,7 @@ func runInProcess(t *testing.T, retry schedule, dc demoConfig) *report {
 	d, err := newDispatcher(dispatcherConfig{
 		Subs: demoSubscriptions("http://hooks.invalid"), Retry: retry,
 		FIFOWorkers: 4, Workers: 8, Secret: secret, Timeout: time.Second,
-		Transport: handlerTransport{rc},
+		Transport: hookhttp.InProcess{Handler: rc},
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(t.Context(), 24*time.Hour)

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -124,7 +125,7 @@ func TestRoutes(t *testing.T) {
 				{Name: "all", URL: base + "all", Types: []string{"*"}},
 			},
 			Retry:  schedule{Fast: 1, FastDelay: time.Second},
-			Secret: secret, Transport: handlerTransport{rc},
+			Secret: secret, Transport: hookhttp.InProcess{Handler: rc},
 		})
 		require.NoError(t, err)
 		h := routes(d)
@@ -171,7 +172,7 @@ func TestReceiverRefusesBadSignatures(t *testing.T) {
 		d, err := newDispatcher(dispatcherConfig{
 			Subs:   []subscription{{Name: "a", URL: "http://hooks.invalid/hooks/a", Types: []string{"*"}, FIFO: true}},
 			Retry:  schedule{Fast: 1, FastDelay: time.Second},
-			Secret: []byte("wrong"), Transport: handlerTransport{rc},
+			Secret: []byte("wrong"), Transport: hookhttp.InProcess{Handler: rc},
 		})
 		require.NoError(t, err)
 		_, err = d.publish(Event{ID: "e1", Type: "x"})

@@ -21,21 +21,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// handlerTransport serves requests with h in process: no sockets, so the
-// whole demo runs inside a synctest bubble on fake time.
-type handlerTransport struct{ h http.Handler }
-
-func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	in := r.Clone(r.Context())
-	if in.Body == nil {
-		in.Body = http.NoBody
-	}
-	rec := httptest.NewRecorder()
-	t.h.ServeHTTP(rec, in)
-	in.Body.Close()
-	return rec.Result(), nil
-}
-
 // runDemoInProcess plays the demo on fake time with the production
 // durations, the fake API and the webhook reached in process.
 func runDemoInProcess(t *testing.T, workers int) *report {
@@ -47,11 +32,11 @@ func runDemoInProcess(t *testing.T, workers int) *report {
 		APIURL: "http://tasks.invalid", Secret: []byte("s3cret"),
 		Rate: 3, Burst: 3, Debounce: 5 * time.Second, MaxWait: 15 * time.Second, Workers: workers,
 		Today: func() time.Time { return today },
-		Base:  handlerTransport{fake},
+		Base:  hookhttp.InProcess{Handler: fake},
 	}
 	a, err := newApp(cfg)
 	require.NoError(t, err)
-	hook := &http.Client{Transport: handlerTransport{routes(a)}}
+	hook := &http.Client{Transport: hookhttp.InProcess{Handler: routes(a)}}
 	d := &demo{fake: fake, app: a, secret: cfg.Secret, debounce: cfg.Debounce, maxWait: cfg.MaxWait,
 		post: hookhttp.PostJSON(hook, "http://nextup.invalid/webhook")}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
@@ -281,7 +266,7 @@ func TestAdaptiveDebounceGrowsOn429(t *testing.T) {
 		cfg := appConfig{
 			APIURL: "http://tasks.invalid", Rate: 3, Burst: 3,
 			Debounce: 5 * time.Second, MaxWait: 15 * time.Second, Adaptive: time.Minute,
-			Base: handlerTransport{fake},
+			Base: hookhttp.InProcess{Handler: fake},
 		}
 		a, err := newApp(cfg)
 		require.NoError(t, err)

@@ -21,27 +21,12 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// handlerTransport serves requests with h in process: no sockets, so the
-// demo runs inside a synctest bubble on fake time.
-type handlerTransport struct{ h http.Handler }
-
-func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	in := r.Clone(r.Context())
-	if in.Body == nil {
-		in.Body = http.NoBody
-	}
-	rec := httptest.NewRecorder()
-	t.h.ServeHTTP(rec, in)
-	in.Body.Close()
-	return rec.Result(), nil
-}
-
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // inProcess exposes an app's webhook without a listener; stopping intake
 // is the webhook's own stop.
 func inProcess(a *app) (poster, func(context.Context) error, error) {
-	hc := &http.Client{Transport: handlerTransport{routes(a)}}
+	hc := &http.Client{Transport: hookhttp.InProcess{Handler: routes(a)}}
 	return hookhttp.PostJSON(hc, "http://ntnsync.invalid/webhook"), func(context.Context) error { a.hook.stop(); return nil }, nil
 }
 
@@ -56,7 +41,7 @@ func TestDemo(t *testing.T) {
 					APIURL: "http://notion.invalid", Secret: []byte("s3cret"),
 					Rate: 3, Burst: 3, Workers: workers,
 					Backoff: backoff(200*time.Millisecond, 2*time.Second),
-					Base:    handlerTransport{fake}, Logger: discard(),
+					Base:    hookhttp.InProcess{Handler: fake}, Logger: discard(),
 				}
 				d := &demo{cfg: cfg, fake: fake, expose: inProcess, gap: 20 * time.Millisecond}
 				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)

@@ -1,4 +1,5 @@
 // Package hookhttp holds the HTTP plumbing that the webhook-fed example
-// programs share: body signatures and a loopback server. It is not part of
+// programs share: body signatures, a loopback server, and an in-process
+// transport that lets their tests run on fake time. It is not part of
 // pacer's API.
 package hookhttp
