@@ -126,9 +126,9 @@ func (in *intake[K, V]) pending() int {
 // close stops intake and fires every open burst at once.
 func (in *intake[K, V]) close() {
 	for _, d := range in.levels {
-		// Flushing only runs fire, which never blocks, so Close returns
+		// Flushing only runs fire, which never blocks, so Shutdown returns
 		// promptly and needs no deadline.
-		_ = d.Close(context.Background(), true)
+		_ = d.Shutdown(context.Background())
 	}
 }
 

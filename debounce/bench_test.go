@@ -1,7 +1,6 @@
 package debounce
 
 import (
-	"context"
 	"fmt"
 	"runtime"
 	"slices"
@@ -67,7 +66,7 @@ func BenchmarkKeyedAdd(b *testing.B) {
 			if keys > 1 { // reported after b.Loop, which clears metrics
 				b.ReportMetric(perKey, "B/key")
 			}
-			_ = k.Close(context.Background(), false)
+			_ = k.Close()
 		})
 	}
 }
@@ -158,7 +157,7 @@ func BenchmarkFireLateness(b *testing.B) {
 		}
 		addPaced(func(i int) { _ = k.Add(i, struct{}{}) })
 		<-done
-		_ = k.Close(context.Background(), false)
+		_ = k.Close()
 		all = append(all, late...)
 	}
 	reportLateness(b, all)

@@ -11,13 +11,13 @@
 //	...
 //	d.Add(ev.User, ev)
 //	...
-//	d.Close(ctx, true)
+//	d.Shutdown(ctx) // fires what is pending; Close discards it
 //
 // # Guarantees
 //
 //   - Every value passed to a successful Add is delivered to fire exactly
-//     once, in its key's burst and in Add order, unless Cancel or
-//     Close(ctx, false) discards its burst first.
+//     once, in its key's burst and in Add order, unless Cancel or Close
+//     discards its burst first.
 //   - A burst's deadline is its last Add plus Wait, but no later than its
 //     first Add plus MaxWait. fire is called at or after the deadline. Once
 //     the deadline has passed the burst is over, even if fire has not run
@@ -31,13 +31,14 @@
 //     hand the burst over and wake the goroutine, so fire may not have run
 //     yet when they return, and a fire never runs on the caller's goroutine.
 //   - fire may call Add, Flush, Cancel and Pending. It must not block, for
-//     it holds up every other key, and must not call Close.
+//     it holds up every other key, and must not call Shutdown or Close.
 //   - A panic in fire is recovered; that burst is lost and the debouncer
 //     carries on.
 //   - All methods are safe for concurrent use.
-//   - Close stops intake (Add returns ErrClosed), fires the bursts that are
-//     due or handed over, fires or discards (flush or not) those that are not
-//     due yet, and waits for the fires to return and the goroutine to exit.
+//   - Shutdown and Close stop intake (Add returns ErrClosed) and fire the
+//     bursts that are due or handed over. Shutdown also fires, at once, those
+//     that are not due yet; Close discards them. Both wait for the fires to
+//     return and the goroutine to exit; Shutdown gives up when its ctx ends.
 //
 // # Cost
 //

@@ -29,14 +29,14 @@ func Example() {
 	}
 	clk.Add(time.Second)
 	<-saved
-	_ = d.Close(context.Background(), false)
+	_ = d.Close()
 	// Output:
 	// save doc-1: 3 edits [title body tags], quiet since 00:00:00
 }
 
 // With Leading, the first event of a quiet key is handled at once and the
-// rest of its burst at the trailing edge. Close with flush fires what is
-// still pending.
+// rest of its burst at the trailing edge. Shutdown fires what is still
+// pending.
 func Example_leading() {
 	d, err := debounce.New(debounce.Config{Wait: time.Hour, Leading: true},
 		func(user string, b debounce.Burst[int]) {
@@ -48,14 +48,14 @@ func Example_leading() {
 	for i := 1; i <= 3; i++ {
 		_ = d.Add("ana", i)
 	}
-	_ = d.Close(context.Background(), true)
+	_ = d.Shutdown(context.Background())
 	// Output:
 	// ana: [1] of 1
 	// ana: [2 3] of 3
 }
 
-// Flush hands a burst over at once; Close without flush discards the rest
-// but still delivers what was handed over.
+// Flush hands a burst over at once; Close discards the rest but still
+// delivers what was handed over.
 func ExampleKeyed_Flush() {
 	var got []string // written by fire; read after Close, which waits for it
 	d, err := debounce.New(debounce.Config{Wait: time.Hour},
@@ -69,7 +69,7 @@ func ExampleKeyed_Flush() {
 	_ = d.Add("b", 2)
 	_ = d.Add("a", 3)
 	fmt.Println("flushed:", d.Flush("a"), "pending:", d.Pending())
-	_ = d.Close(context.Background(), false)
+	_ = d.Close()
 	fmt.Println("fired:", got)
 	fmt.Println("after close:", d.Add("a", 4))
 	// Output:

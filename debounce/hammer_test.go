@@ -55,8 +55,8 @@ func TestHammer(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	require.NoError(t, k.Close(context.Background(), true))
-	require.NoError(t, k.Close(context.Background(), true))
+	require.NoError(t, k.Shutdown(context.Background()))
+	require.NoError(t, k.Shutdown(context.Background()))
 
 	total := 0
 	for key, vals := range got {

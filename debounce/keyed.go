@@ -1,7 +1,6 @@
 package debounce
 
 import (
-	"context"
 	"errors"
 	"math"
 	"sync"
@@ -10,7 +9,7 @@ import (
 	"github.com/pacerkit/pacer/internal/timing"
 )
 
-// ErrClosed is returned by Add after Close.
+// ErrClosed is returned by Add after Shutdown or Close.
 var ErrClosed = errors.New("debounce: closed")
 
 // A Keyed debouncer collects values per key into bursts and hands each burst
@@ -19,7 +18,8 @@ var ErrClosed = errors.New("debounce: closed")
 //
 // All keys share one goroutine and one timer; a key's state exists only
 // while it has an open burst. Its methods are safe for concurrent use. The
-// zero value is not usable: create it with New, and stop it with Close.
+// zero value is not usable: create it with New, and stop it with Shutdown
+// or Close.
 type Keyed[K comparable, V any] struct {
 	wait     int64 // Config.Wait in nanoseconds
 	maxWait  int64 // Config.MaxWait in nanoseconds, 0 for none
@@ -30,7 +30,7 @@ type Keyed[K comparable, V any] struct {
 	fire     func(K, Burst[V])
 	chunk    int // bursts taken per round of the loop, at least
 	loop     *sched.Loop
-	drained  chan struct{} // closed by the loop once Close's fires are done
+	drained  chan struct{} // closed by the loop once the last fires are done
 
 	mu       sync.Mutex
 	entries  map[K]*entry[V]
@@ -88,7 +88,7 @@ type due[K comparable, V any] struct {
 
 // New returns a debouncer that calls fire with each key's burst, and starts
 // its goroutine. It returns an error naming the field when cfg is invalid or
-// fire is nil. Call Close to stop it.
+// fire is nil. Call Shutdown or Close to stop it.
 func New[K comparable, V any](cfg Config, fire func(key K, b Burst[V])) (*Keyed[K, V], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ func New[K comparable, V any](cfg Config, fire func(key K, b Burst[V])) (*Keyed[
 // Leading, the value that opens a burst fires at once as a burst of one.
 // A burst whose deadline has passed is over even if fire has not run yet,
 // so a late Add opens a new burst. Add never blocks on fire. It returns
-// ErrClosed after Close.
+// ErrClosed after Shutdown or Close.
 func (k *Keyed[K, V]) Add(key K, v V) error {
 	k.mu.Lock()
 	if k.closed {
@@ -174,7 +174,7 @@ func (k *Keyed[K, V]) Add(key K, v V) error {
 // burst with values to fire; a Leading burst whose only value already fired
 // ends without firing again. fire runs on the debouncer's goroutine, so it
 // may not have run yet when Flush returns; it runs after every burst whose
-// deadline has passed, and Close(ctx, false) does not discard it. A burst
+// deadline has passed, and Close does not discard it. A burst
 // whose deadline has passed is over even if fire has not run yet: Flush
 // leaves it to fire in its place and reports false.
 func (k *Keyed[K, V]) Flush(key K) bool {
@@ -231,46 +231,6 @@ func (k *Keyed[K, V]) Pending() int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.open
-}
-
-// Close stops intake: Add returns ErrClosed from then on. With flush, every
-// open burst fires at once, in deadline order; without, the bursts whose
-// deadline has not come yet are discarded. Bursts that are due, or were
-// handed over by Flush, a full MaxItems burst or a Leading value, fire
-// either way. Close waits until those fires have returned and
-// the goroutine has exited, or returns ctx.Err() if ctx ends first, in which
-// case the fires go on and a later Close waits again.
-//
-// Close is idempotent; the first call decides flush. It must not be called
-// from fire.
-func (k *Keyed[K, V]) Close(ctx context.Context, flush bool) error {
-	k.mu.Lock()
-	if !k.closed {
-		k.closed = true
-		now := k.nanos()
-		for key, e := range k.entries {
-			if d := k.deadline(e); e.seq() != 0 && (flush || d <= now) {
-				k.handOver(key, e, d, e.seq())
-			}
-		}
-		k.entries = nil
-		k.heap = sched.Heap[K]{}
-		k.fifo = keyQueue[K]{}
-		k.open = 0
-	}
-	k.mu.Unlock()
-	k.loop.Wake()
-	select {
-	case <-k.drained:
-	default:
-		select {
-		case <-k.drained:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	k.loop.Stop()
-	return nil
 }
 
 // nanos reads the clock on the debouncer's scale.

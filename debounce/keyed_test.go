@@ -61,7 +61,7 @@ func newKeyed(t *testing.T, cfg Config, r *recorder) *Keyed[string, int] {
 
 func closeKeyed(t *testing.T, k *Keyed[string, int]) {
 	t.Helper()
-	require.NoError(t, k.Close(context.Background(), false))
+	require.NoError(t, k.Close())
 }
 
 const ms = time.Millisecond
@@ -244,7 +244,7 @@ func TestCancel(t *testing.T) {
 	})
 }
 
-func TestCloseWithFlushFiresEverythingInDeadlineOrder(t *testing.T) {
+func TestShutdownFiresEverythingInDeadlineOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder()
 		k := newKeyed(t, Config{Wait: time.Second}, r)
@@ -253,8 +253,8 @@ func TestCloseWithFlushFiresEverythingInDeadlineOrder(t *testing.T) {
 		require.NoError(t, k.Add("a", 2))
 		time.Sleep(100 * ms)
 		require.NoError(t, k.Add("b", 3))
-		require.NoError(t, k.Close(context.Background(), true))
-		// Close has returned, so the fires are done: no synctest.Wait needed.
+		require.NoError(t, k.Shutdown(context.Background()))
+		// Shutdown has returned, so the fires are done: no synctest.Wait needed.
 		r.mu.Lock()
 		got := r.got
 		r.mu.Unlock()
@@ -266,44 +266,52 @@ func TestCloseWithFlushFiresEverythingInDeadlineOrder(t *testing.T) {
 		require.False(t, k.Flush("a"))
 		require.False(t, k.Cancel("a"))
 		require.Equal(t, 0, k.Pending())
-		require.NoError(t, k.Close(context.Background(), false))
+		require.NoError(t, k.Close())
 	})
 }
 
-func TestCloseWithoutFlushDiscards(t *testing.T) {
+func TestCloseDiscards(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder()
 		k := newKeyed(t, Config{Wait: time.Second}, r)
 		require.NoError(t, k.Add("a", 1))
 		require.NoError(t, k.Add("b", 2))
 		require.True(t, k.Flush("b")) // handed over: fires even so
-		require.NoError(t, k.Close(context.Background(), false))
+		require.NoError(t, k.Close())
 		require.ErrorIs(t, k.Add("a", 3), ErrClosed)
 		require.Equal(t, 0, k.Pending())
 		time.Sleep(5 * time.Second)
 		require.Equal(t, []fired{{At: 0, Key: "b", Values: []int{2}, First: 0, Last: 0, Count: 1}}, r.take())
-		require.NoError(t, k.Close(context.Background(), true))
+		require.NoError(t, k.Shutdown(context.Background()))
 	})
 }
 
-// TestCloseGivesUpWithContext blocks fire, so Close cannot finish in time.
-func TestCloseGivesUpWithContext(t *testing.T) {
+// TestShutdownGivesUpWithContext blocks fire, so Shutdown cannot finish in
+// time; a later Shutdown waits again, and a later Close does not discard
+// the burst Shutdown handed over.
+func TestShutdownGivesUpWithContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		calls := 0
-		k, err := New(Config{Wait: time.Second}, func(string, Burst[int]) {
-			calls++
-			<-release
+		var got []string
+		k, err := New(Config{Wait: time.Second}, func(key string, _ Burst[int]) {
+			got = append(got, key)
+			if key == "a" {
+				<-release
+			}
 		})
 		require.NoError(t, err)
 		require.NoError(t, k.Add("a", 1))
+		require.NoError(t, k.Add("b", 2))
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		require.ErrorIs(t, k.Close(ctx, true), context.DeadlineExceeded)
-		require.ErrorIs(t, k.Add("a", 2), ErrClosed)
+		require.ErrorIs(t, k.Shutdown(ctx), context.DeadlineExceeded)
+		require.ErrorIs(t, k.Add("a", 3), ErrClosed)
+		ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		require.ErrorIs(t, k.Shutdown(ctx), context.DeadlineExceeded)
 		close(release)
-		require.NoError(t, k.Close(context.Background(), false))
-		require.Equal(t, 1, calls)
+		require.NoError(t, k.Close())
+		require.Equal(t, []string{"a", "b"}, got)
 	})
 }
 
@@ -359,7 +367,7 @@ func TestMockClock(t *testing.T) {
 	got := make(chan Burst[int], 1)
 	k, err := New(Config{Wait: time.Second, Clock: mock}, func(_ string, b Burst[int]) { got <- b })
 	require.NoError(t, err)
-	defer func() { require.NoError(t, k.Close(context.Background(), false)) }()
+	defer func() { require.NoError(t, k.Close()) }()
 	start := mock.Now()
 	require.NoError(t, k.Add("a", 1))
 	mock.Add(500 * ms)
@@ -400,7 +408,7 @@ func TestNewValidates(t *testing.T) {
 
 	k, err := New(Config{Wait: time.Second, MaxWait: time.Second}, noop)
 	require.NoError(t, err)
-	require.NoError(t, k.Close(context.Background(), false))
+	require.NoError(t, k.Close())
 }
 
 // TestAddAfterDeadlineStartsNewBurst holds the loop up in fire so that a
@@ -433,9 +441,9 @@ func TestAddAfterDeadlineStartsNewBurst(t *testing.T) {
 	})
 }
 
-// TestCloseWithoutFlushFiresOverdue: a burst whose deadline has passed
-// fires even if Close discards the rest, however late the loop is.
-func TestCloseWithoutFlushFiresOverdue(t *testing.T) {
+// TestCloseFiresOverdue: a burst whose deadline has passed fires even if
+// Close discards the rest, however late the loop is.
+func TestCloseFiresOverdue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder()
 		release := make(chan struct{})
@@ -452,7 +460,7 @@ func TestCloseWithoutFlushFiresOverdue(t *testing.T) {
 		time.Sleep(1100 * ms) // overdue since 1.5 s; the loop is stuck since 1 s
 		require.NoError(t, k.Add("early", 2))
 		closed := make(chan error)
-		go func() { closed <- k.Close(context.Background(), false) }()
+		go func() { closed <- k.Close() }()
 		synctest.Wait()
 		close(release)
 		require.NoError(t, <-closed)
@@ -469,7 +477,7 @@ func TestIdleKeysHoldNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		k, err := New(Config{Wait: time.Second}, func(int, Burst[int]) {})
 		require.NoError(t, err)
-		defer func() { require.NoError(t, k.Close(context.Background(), false)) }()
+		defer func() { require.NoError(t, k.Close()) }()
 		for i := range 5000 {
 			require.NoError(t, k.Add(i, i))
 			require.NoError(t, k.Add(i, i)) // a second value

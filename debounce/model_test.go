@@ -102,8 +102,8 @@ func (m *model) advance(d time.Duration) {
 	m.now = end
 }
 
-// close fires, with flush, every open burst that has values, in (deadline,
-// start) order, and forgets the rest.
+// close fires, with flush (Shutdown), every open burst that has values, in
+// (deadline, start) order, and forgets the rest (Close).
 func (m *model) close(flush bool) {
 	var open []*modelBurst
 	keyOf := map[*modelBurst]string{}
@@ -126,7 +126,7 @@ func (m *model) close(flush bool) {
 }
 
 // TestModel runs random Adds, Flushes, Cancels and steps of fake time, then
-// a Close or a long wait, over a few keys on a coarse time grid, so that deadlines often tie, and checks
+// a Shutdown or Close or a long wait, over a few keys on a coarse time grid, so that deadlines often tie, and checks
 // every fire (key, values, times, order) and every result against the model.
 func TestModel(t *testing.T) {
 	configs := []Config{
@@ -174,7 +174,11 @@ func TestModel(t *testing.T) {
 					}
 					if flush := rng.IntN(2) == 0; rng.IntN(2) == 0 {
 						log = append(log, fmt.Sprint("close ", flush))
-						require.NoError(t, k.Close(t.Context(), flush))
+						if flush {
+							require.NoError(t, k.Shutdown(t.Context()))
+						} else {
+							require.NoError(t, k.Close())
+						}
 						m.close(flush)
 						require.ErrorIs(t, k.Add("a", -1), ErrClosed)
 					} else {
