@@ -11,12 +11,15 @@ import (
 // has a usable zero value.
 type Config struct {
 	// Wait is how long a key must stay quiet before its burst fires: every
-	// Add moves the key's deadline to now+Wait. It must be > 0.
+	// Add moves the key's deadline to now+Wait. It must be > 0. Deadlines
+	// saturate rather than wrap, so math.MaxInt64 means forever: the burst
+	// fires only through MaxWait, MaxItems, Flush or Shutdown.
 	Wait time.Duration
 
 	// MaxWait bounds how long a burst is held while Adds keep coming: it
 	// fires at the latest at its first Add plus MaxWait. Zero, the default,
-	// means no bound; otherwise it must be >= Wait.
+	// means no bound, and so does math.MaxInt64; otherwise it must be >=
+	// Wait.
 	MaxWait time.Duration
 
 	// MaxItems, when > 0, fires a burst at once when it holds that many

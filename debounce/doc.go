@@ -19,7 +19,9 @@
 //     once, in its key's burst and in Add order, unless Cancel or Close
 //     discards its burst first.
 //   - A burst's deadline is its last Add plus Wait, but no later than its
-//     first Add plus MaxWait. fire is called at or after the deadline. Once
+//     first Add plus MaxWait, saturated at the latest instant the clock can
+//     express, so that math.MaxInt64 means forever and never wraps into the
+//     past. fire is called at or after the deadline. Once
 //     the deadline has passed the burst is over, even if fire has not run
 //     yet: a later Add opens a new burst.
 //   - Flush, a burst that reaches MaxItems and the leading value of a

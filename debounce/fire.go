@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/pacerkit/pacer/internal/timing"
 )
 
 // run is the loop's step: it collects the bursts that are due, a chunk at a
@@ -53,7 +55,20 @@ func (k *Keyed[K, V]) run(loopNow time.Time) (time.Time, bool) {
 	}
 	// Deadlines are on the debouncer's own monotonic nanos; loopNow and now
 	// are the same instant on both scales.
-	return loopNow.Add(time.Duration(at - now)), true
+	return loopNow.Add(until(at, now)), true
+}
+
+// until returns at-now, saturated: at may be the end of time and now, on a
+// clock set before 1970, negative.
+func until(at, now int64) time.Duration {
+	d := at - now
+	switch {
+	case at > now && d < 0:
+		return math.MaxInt64
+	case at < now && d > 0:
+		return math.MinInt64
+	}
+	return time.Duration(d)
 }
 
 // next returns the earliest item's deadline.
@@ -68,7 +83,7 @@ func (k *Keyed[K, V]) fifoHead() (key K, e *entry[V], at int64) {
 	for k.fifo.len() > 0 {
 		key = k.fifo.peek()
 		if e = k.entries[key]; e != nil && e.state&inHeap == 0 {
-			return key, e, e.first + k.wait
+			return key, e, timing.AddNanos(e.first, k.wait)
 		}
 		k.fifo.pop()
 	}
@@ -154,9 +169,9 @@ func (k *Keyed[K, V]) call(d *due[K, V]) {
 // deadline is when e's burst fires: Wait after its last Add, but no later
 // than MaxWait after its first.
 func (k *Keyed[K, V]) deadline(e *entry[V]) int64 {
-	d := e.last + k.wait
+	d := timing.AddNanos(e.last, k.wait)
 	if k.maxWait > 0 {
-		d = min(d, e.first+k.maxWait)
+		d = min(d, timing.AddNanos(e.first, k.maxWait))
 	}
 	return d
 }

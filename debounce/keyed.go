@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"time"
 
 	"github.com/pacerkit/pacer/internal/sched"
 	"github.com/pacerkit/pacer/internal/timing"
@@ -21,8 +22,8 @@ var ErrClosed = errors.New("debounce: closed")
 // zero value is not usable: create it with New, and stop it with Shutdown
 // or Close.
 type Keyed[K comparable, V any] struct {
-	wait     int64 // Config.Wait in nanoseconds
-	maxWait  int64 // Config.MaxWait in nanoseconds, 0 for none
+	wait     time.Duration
+	maxWait  time.Duration // 0 for none
 	maxItems int
 	leading  bool
 	clk      timing.Clock
@@ -49,7 +50,8 @@ type Keyed[K comparable, V any] struct {
 
 // entry is the state of one key. Times are readings of k.ns (Unix
 // nanoseconds); the deadline is derived from first and last rather than
-// stored.
+// stored. Deadlines saturate at math.MaxInt64, the end of time, so that a
+// Wait or MaxWait meaning "forever" never wraps into the past.
 //
 // Every entry has exactly one live schedule item: in fifo at first+Wait
 // when it was created, or in the heap (inHeap set) once that item turned
@@ -97,8 +99,8 @@ func New[K comparable, V any](cfg Config, fire func(key K, b Burst[V])) (*Keyed[
 		return nil, errors.New("debounce: fire must not be nil")
 	}
 	k := &Keyed[K, V]{
-		wait:     int64(cfg.Wait),
-		maxWait:  int64(cfg.MaxWait),
+		wait:     cfg.Wait,
+		maxWait:  cfg.MaxWait,
 		maxItems: cfg.MaxItems,
 		leading:  cfg.Leading,
 		clk:      timing.From(cfg.Clock),
@@ -137,10 +139,10 @@ func (k *Keyed[K, V]) Add(key K, v V) error {
 		e = &entry[V]{}
 		k.entries[key] = e
 		k.peak = max(k.peak, len(k.entries))
-		wake = k.schedule(key, e, now+k.wait)
+		wake = k.schedule(key, e, timing.AddNanos(now, k.wait))
 	case e.state == 0: // reopening an entry whose item is in fifo
 		e.state = inHeap
-		wake = k.heap.Push(key, now+k.wait)
+		wake = k.heap.Push(key, timing.AddNanos(now, k.wait))
 	}
 	if e.seq() == 0 {
 		k.seq++

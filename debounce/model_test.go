@@ -2,6 +2,7 @@ package debounce
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -15,6 +16,7 @@ import (
 // computed directly from the contract.
 type model struct {
 	cfg    Config
+	limit  time.Duration // the end of time, after the start: deadlines saturate there
 	now    time.Duration
 	seq    int
 	bursts map[string]*modelBurst
@@ -27,10 +29,22 @@ type modelBurst struct {
 	seq         int // start order
 }
 
+func newModel(cfg Config, start time.Time) *model {
+	return &model{cfg: cfg, limit: time.Duration(math.MaxInt64 - start.UnixNano()), bursts: map[string]*modelBurst{}}
+}
+
+// after returns t+d, or the end of time if that is later.
+func (m *model) after(t, d time.Duration) time.Duration {
+	if d > m.limit-t {
+		return m.limit
+	}
+	return t + d
+}
+
 func (m *model) deadline(b *modelBurst) time.Duration {
-	d := b.last + m.cfg.Wait
+	d := m.after(b.last, m.cfg.Wait)
 	if m.cfg.MaxWait > 0 {
-		d = min(d, b.first+m.cfg.MaxWait)
+		d = min(d, m.after(b.first, m.cfg.MaxWait))
 	}
 	return d
 }
@@ -148,7 +162,7 @@ func TestModel(t *testing.T) {
 					k.mu.Lock()
 					k.chunk = []int{1, 2, 256}[rng.IntN(3)] // small chunks split rounds
 					k.mu.Unlock()
-					m := &model{cfg: cfg, bursts: map[string]*modelBurst{}}
+					m := newModel(cfg, r.start)
 					var log []string // operations, printed on failure
 					for op := range 300 {
 						key := keys[rng.IntN(len(keys))]
