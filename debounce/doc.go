@@ -34,8 +34,9 @@
 //     yet when they return, and a fire never runs on the caller's goroutine.
 //   - fire may call Add, Flush, Cancel and Pending. It must not block, for
 //     it holds up every other key, and must not call Shutdown or Close.
-//   - A panic in fire is recovered; that burst is lost and the debouncer
-//     carries on.
+//   - A panic in fire is not recovered: like a panic in the f of
+//     time.AfterFunc, it crashes the program. Recover in fire if a burst
+//     may be lost.
 //   - All methods are safe for concurrent use.
 //   - Shutdown and Close stop intake (Add returns ErrClosed) and fire the
 //     bursts that are due or handed over. Shutdown also fires, at once, those

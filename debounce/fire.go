@@ -160,9 +160,9 @@ func (k *Keyed[K, V]) expire(batch []due[K, V], key K, e *entry[V], now int64) [
 	return batch
 }
 
-// call runs fire, recovering a panic so the loop lives on.
+// call runs fire. A panic is not recovered: it ends the process, as one in
+// time.AfterFunc's f does, rather than losing the burst in silence.
 func (k *Keyed[K, V]) call(d *due[K, V]) {
-	defer func() { _ = recover() }()
 	k.fire(d.key, Burst[V]{Values: d.vals, First: k.ns.Time(d.first), Last: k.ns.Time(d.last), Count: d.count})
 }
 

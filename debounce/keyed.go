@@ -17,8 +17,9 @@ var ErrClosed = errors.New("debounce: closed")
 // to a fire function once the key has been quiet for Config.Wait (bounded by
 // Config.MaxWait, Config.MaxItems and Config.Leading).
 //
-// All keys share one goroutine and one timer; a key's state exists only
-// while it has an open burst. Its methods are safe for concurrent use. The
+// All keys share one goroutine and one timer, on which fire runs; a panic
+// in fire crashes the program. A key's state exists only while it has an
+// open burst. Its methods are safe for concurrent use. The
 // zero value is not usable: create it with New, and stop it with Shutdown
 // or Close.
 type Keyed[K comparable, V any] struct {
@@ -91,6 +92,10 @@ type due[K comparable, V any] struct {
 // New returns a debouncer that calls fire with each key's burst, and starts
 // its goroutine. It returns an error naming the field when cfg is invalid or
 // fire is nil. Call Shutdown or Close to stop it.
+//
+// fire runs on the debouncer's goroutine, one call at a time; it must not
+// block. A panic in fire is not recovered: like one in time.AfterFunc's f,
+// it crashes the program.
 func New[K comparable, V any](cfg Config, fire func(key K, b Burst[V])) (*Keyed[K, V], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err

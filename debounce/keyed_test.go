@@ -1,7 +1,10 @@
 package debounce
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"os/exec"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -315,22 +318,28 @@ func TestShutdownGivesUpWithContext(t *testing.T) {
 	})
 }
 
-func TestFirePanicIsRecovered(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		r := newRecorder()
-		k, err := New(Config{Wait: time.Second}, func(key string, b Burst[int]) {
-			if key == "boom" {
-				panic("boom")
-			}
-			r.fire(key, b)
-		})
+// TestFirePanicCrashes: a panic in fire is not recovered. Like a panic in
+// time.AfterFunc's f, it ends the process, here a copy of the test binary,
+// with the panic on stderr.
+func TestFirePanicCrashes(t *testing.T) {
+	if os.Getenv("DEBOUNCE_FIRE_PANIC") == "1" {
+		k, err := New(Config{Wait: time.Hour}, func(string, Burst[int]) { panic("boom in fire") })
 		require.NoError(t, err)
-		defer closeKeyed(t, k)
-		require.NoError(t, k.Add("boom", 1))
-		require.NoError(t, k.Add("a", 2))
-		time.Sleep(5 * time.Second)
-		require.Equal(t, []fired{{At: time.Second, Key: "a", Values: []int{2}, First: 0, Last: 0, Count: 1}}, r.take())
-	})
+		require.NoError(t, k.Add("a", 1))
+		// Shutdown fires the burst and waits for it: it returns only if the
+		// panic was swallowed, and the process then exits 0.
+		require.NoError(t, k.Shutdown(context.Background()))
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFirePanicCrashes$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "DEBOUNCE_FIRE_PANIC=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "the process survived a panic in fire")
+	require.NotZero(t, exit.ExitCode())
+	require.Contains(t, stderr.String(), "panic: boom in fire")
 }
 
 // TestFireMayAdd checks that fire can feed the debouncer again.
