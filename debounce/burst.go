@@ -9,12 +9,12 @@ type Burst[V any] struct {
 	Values []V
 
 	// First is the time of the burst's first Add and Last that of its most
-	// recent one. With Config.Leading, First is the time of the value that
-	// already fired at the leading edge.
+	// recent one. When the burst led (Config.Leading, on a quiet key), First
+	// is the time of the value that already fired at the leading edge.
 	First, Last time.Time
 
 	// Count is the number of Adds in the burst. It equals len(Values),
-	// except for the trailing part of a Leading burst, where it also counts
+	// except for the trailing part of a burst that led, where it also counts
 	// the value that fired at the leading edge (len(Values)+1).
 	Count int
 }

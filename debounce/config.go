@@ -29,7 +29,11 @@ type Config struct {
 	// Leading fires the first value of a quiet key at once, as a burst of
 	// one; the values that follow it within the burst fire at its trailing
 	// edge. A burst that receives no value after the first fires only once.
-	// The default is false: trailing edge only.
+	// A key is quiet when it has had no Add for Wait (or Cancel forgot its
+	// Adds): a burst that opens sooner, say right after a MaxWait or
+	// MaxItems fire or a Flush, does not lead, so {Wait: W, MaxWait: W,
+	// Leading: true} is a throttle that fires at most once per W. The
+	// default is false: trailing edge only.
 	Leading bool
 
 	// Clock is the time source. The default, nil, is clock.New(), the wall

@@ -4,7 +4,10 @@
 // its fire function with the whole burst once the key has had no Add for
 // Config.Wait. Config.MaxWait serves a key that never goes quiet,
 // Config.MaxItems fires a burst as soon as it is full, and Config.Leading
-// also acts on the first value of a quiet key at once.
+// also acts on the first value of a quiet key at once. With MaxWait equal to
+// Wait and Leading, a Keyed is a throttle, as lodash's throttle is: the
+// first value of a quiet key fires at once, then at most one burst per Wait
+// with the values that came since.
 //
 //	d, err := debounce.New(debounce.Config{Wait: 5 * time.Second, MaxWait: time.Minute},
 //		func(user string, b debounce.Burst[Event]) { queue.Add(user) })
@@ -26,6 +29,10 @@
 //     yet: a later Add opens a new burst.
 //   - Flush, a burst that reaches MaxItems and the leading value of a
 //     Leading burst fire at once: their deadline is the moment of the call.
+//   - With Leading, a burst leads only on a quiet key: one that has had no
+//     Add for Wait, or whose burst Cancel discarded since. A burst that
+//     opens sooner, after a MaxWait, MaxItems or Flush fire, waits for its
+//     trailing edge like any other.
 //   - fire runs on the debouncer's own goroutine, one call at a time, in
 //     deadline order; bursts with equal deadlines fire in the order they were
 //     scheduled (a burst is scheduled when it opens, an immediate fire when
@@ -47,7 +54,8 @@
 //
 // One goroutine and one timer serve every key; no goroutine or timer is
 // made per key. A key holds memory only while it has an open burst: its
-// state is dropped when the burst fires. Add does not touch the schedule
+// state is dropped when the burst fires (with Leading, once the key is
+// quiet, Wait after its last Add). Add does not touch the schedule
 // when it only pushes a deadline back; the goroutine finds out when the old
 // deadline comes and reschedules (lazy update). First deadlines queue in a
 // FIFO, since with one Wait for all keys they come in order; only deadlines

@@ -138,19 +138,28 @@ func (k *Keyed[K, V]) earliest() (key K, e *entry[V], at int64, fromHeap bool) {
 
 // expire handles the item of key, whose entry is e, coming due at now. If
 // the burst got Adds since the item was scheduled, the item goes to the
-// heap at the real deadline (lazy update); otherwise the entry is dropped
-// and its burst, if it has values, appended to batch.
+// heap at the real deadline (lazy update); otherwise its burst, if it has
+// values, is appended to batch, and the entry dropped unless Leading needs
+// it until its key is quiet.
 func (k *Keyed[K, V]) expire(batch []due[K, V], key K, e *entry[V], now int64) []due[K, V] {
 	if seq := e.seq(); seq != 0 {
-		if d := k.deadline(e); d > now {
+		d := k.deadline(e)
+		if d > now {
 			e.state |= inHeap
 			k.heap.Push(key, d)
 			return batch
 		}
 		if len(e.vals) > 0 {
-			batch = append(batch, k.due(key, e, k.deadline(e), seq))
+			batch = append(batch, k.due(key, e, d, seq))
 		}
-		k.open--
+		k.end(e)
+	}
+	if k.leading && !k.quiet(e, now) {
+		// Not quiet yet: keep the entry, so that a burst opening before
+		// then does not lead.
+		e.state |= inHeap
+		k.heap.Push(key, timing.AddNanos(e.last, k.wait))
+		return batch
 	}
 	delete(k.entries, key)
 	if len(k.entries) == 0 && k.peak > 1024 {
@@ -164,23 +173,4 @@ func (k *Keyed[K, V]) expire(batch []due[K, V], key K, e *entry[V], now int64) [
 // time.AfterFunc's f does, rather than losing the burst in silence.
 func (k *Keyed[K, V]) call(d *due[K, V]) {
 	k.fire(d.key, Burst[V]{Values: d.vals, First: k.ns.Time(d.first), Last: k.ns.Time(d.last), Count: d.count})
-}
-
-// deadline is when e's burst fires: Wait after its last Add, but no later
-// than MaxWait after its first.
-func (k *Keyed[K, V]) deadline(e *entry[V]) int64 {
-	d := timing.AddNanos(e.last, k.wait)
-	if k.maxWait > 0 {
-		d = min(d, timing.AddNanos(e.first, k.maxWait))
-	}
-	return d
-}
-
-// due takes e's burst, to fire at at.
-func (k *Keyed[K, V]) due(key K, e *entry[V], at int64, seq uint64) due[K, V] {
-	n := len(e.vals)
-	if k.leading {
-		n++ // the value that fired at the leading edge
-	}
-	return due[K, V]{at: at, seq: seq, first: e.first, last: e.last, key: key, vals: e.vals, count: n}
 }

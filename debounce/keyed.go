@@ -49,46 +49,6 @@ type Keyed[K comparable, V any] struct {
 	batch []due[K, V] // reused by the loop goroutine only
 }
 
-// entry is the state of one key. Times are readings of k.ns (Unix
-// nanoseconds); the deadline is derived from first and last rather than
-// stored. Deadlines saturate at math.MaxInt64, the end of time, so that a
-// Wait or MaxWait meaning "forever" never wraps into the past.
-//
-// Every entry has exactly one live schedule item: in fifo at first+Wait
-// when it was created, or in the heap (inHeap set) once that item turned
-// out stale and was pushed again at the real deadline. Items only ever come
-// early, never late.
-//
-// An entry outlives its burst when the burst ends early (Flush, Cancel, a
-// full MaxItems burst): it stays, with a zero seq, until its item comes due,
-// so a key never has two live items. A burst that reopens it keeps the item
-// if it is in the heap (it is no later than the new deadline); a fifo item,
-// whose deadline is derived from first, is left behind as an orphan, which
-// the loop skips, and the entry moves to the heap.
-type entry[V any] struct {
-	vals  []V
-	first int64
-	last  int64
-	state uint64 // scheduling order of the open burst (0 when none is open) | inHeap
-}
-
-// inHeap marks an entry whose schedule item is in the heap.
-const inHeap = 1 << 63
-
-// seq returns the scheduling order of e's open burst, or 0 if none is open.
-func (e *entry[V]) seq() uint64 { return e.state &^ inHeap }
-
-// due is a burst ready to fire, ordered by (at, seq). It becomes a Burst
-// only when fire is called, which keeps the loop's batches small.
-type due[K comparable, V any] struct {
-	at          int64
-	seq         uint64
-	first, last int64
-	key         K
-	vals        []V
-	count       int
-}
-
 // New returns a debouncer that calls fire with each key's burst, and starts
 // its goroutine. It returns an error naming the field when cfg is invalid or
 // fire is nil. Call Shutdown or Close to stop it.
@@ -123,7 +83,8 @@ func New[K comparable, V any](cfg Config, fire func(key K, b Burst[V])) (*Keyed[
 // Add appends v to key's burst, opening one if the key is quiet, and moves
 // the burst's deadline to now+Wait, but never past its first Add plus
 // MaxWait. With MaxItems, a burst that becomes full fires at once. With
-// Leading, the value that opens a burst fires at once as a burst of one.
+// Leading, the value that opens a burst on a quiet key (no Add for Wait)
+// fires at once as a burst of one.
 // A burst whose deadline has passed is over even if fire has not run yet,
 // so a late Add opens a new burst. Add never blocks on fire. It returns
 // ErrClosed after Shutdown or Close.
@@ -139,24 +100,12 @@ func (k *Keyed[K, V]) Add(key K, v V) error {
 	if e != nil && e.seq() != 0 && k.overdue(key, e, now) {
 		wake = true // and open a new burst
 	}
-	switch {
-	case e == nil:
-		e = &entry[V]{}
-		k.entries[key] = e
-		k.peak = max(k.peak, len(k.entries))
-		wake = k.schedule(key, e, timing.AddNanos(now, k.wait))
-	case e.state == 0: // reopening an entry whose item is in fifo
-		e.state = inHeap
-		wake = k.heap.Push(key, timing.AddNanos(now, k.wait))
-	}
-	if e.seq() == 0 {
-		k.seq++
-		e.state |= k.seq
-		e.first = now
-		k.open++
-		if k.leading {
-			e.last = now
-			k.ready = append(k.ready, due[K, V]{at: now, seq: k.seq, first: now, last: now,
+	if e == nil || e.seq() == 0 {
+		var woke bool
+		e, woke = k.openBurst(key, e, now)
+		wake = wake || woke
+		if e.state&led != 0 {
+			k.ready = append(k.ready, due[K, V]{at: now, seq: e.seq(), first: now, last: now,
 				key: key, vals: []V{v}, count: 1})
 			k.mu.Unlock()
 			k.loop.Wake()
@@ -211,9 +160,10 @@ func (k *Keyed[K, V]) Flush(key K) bool {
 	return fired
 }
 
-// Cancel discards key's burst without firing it. It reports whether the key
-// had an open burst. A burst whose deadline has passed is over even if fire
-// has not run yet: Cancel leaves it to fire and reports false.
+// Cancel discards key's burst without firing it and forgets the key's Adds,
+// so that with Leading its next Add fires at once. It reports whether the
+// key had an open burst. A burst whose deadline has passed is over even if
+// fire has not run yet: Cancel leaves it to fire and reports false.
 func (k *Keyed[K, V]) Cancel(key K) bool {
 	k.mu.Lock()
 	e := k.entries[key]
@@ -227,6 +177,7 @@ func (k *Keyed[K, V]) Cancel(key K) bool {
 		return false
 	}
 	k.end(e)
+	e.state |= forgot
 	k.mu.Unlock()
 	return true
 }
@@ -243,6 +194,36 @@ func (k *Keyed[K, V]) Pending() int {
 // nanos reads the clock on the debouncer's scale.
 func (k *Keyed[K, V]) nanos() int64 { return k.ns.Now() }
 
+// openBurst opens a burst for key at now, on e, the key's entry if it has one,
+// and reports whether the loop must be woken. With Leading, the burst leads
+// (led) if the key is quiet.
+func (k *Keyed[K, V]) openBurst(key K, e *entry[V], now int64) (*entry[V], bool) {
+	lead := k.leading && (e == nil || k.quiet(e, now))
+	first := timing.AddNanos(now, k.wait)
+	wake := false
+	switch {
+	case e == nil:
+		e = &entry[V]{}
+		k.entries[key] = e
+		k.peak = max(k.peak, len(k.entries))
+		wake = k.schedule(key, e, first)
+	case e.state&inHeap == 0:
+		// The fifo item's deadline is derived from first, which changes:
+		// leave it behind as an orphan, which the loop skips.
+		e.state |= inHeap
+		wake = k.heap.Push(key, first)
+	}
+	// An item already in the heap stays: it is due no later than first.
+	k.seq++
+	e.state = e.state&inHeap | k.seq
+	if lead {
+		e.state |= led
+	}
+	e.first, e.last = now, now
+	k.open++
+	return e, wake
+}
+
 // schedule gives a new entry its item at its first deadline: in fifo
 // unless the clock went back, and reports whether the loop must be woken.
 func (k *Keyed[K, V]) schedule(key K, e *entry[V], at int64) bool {
@@ -251,7 +232,7 @@ func (k *Keyed[K, V]) schedule(key K, e *entry[V], at int64) bool {
 		k.fifoLast = at
 		return k.fifo.len() == 1
 	}
-	e.state = inHeap
+	e.state |= inHeap
 	return k.heap.Push(key, at)
 }
 

@@ -20,17 +20,24 @@ type model struct {
 	now    time.Duration
 	seq    int
 	bursts map[string]*modelBurst
+	quiet  map[string]time.Duration // when each key counts as quiet again; absent: quiet
 	fires  []fired
 }
 
 type modelBurst struct {
 	vals        []int
 	first, last time.Duration
-	seq         int // start order
+	seq         int  // start order
+	led         bool // its first value fired at the leading edge
 }
 
 func newModel(cfg Config, start time.Time) *model {
-	return &model{cfg: cfg, limit: time.Duration(math.MaxInt64 - start.UnixNano()), bursts: map[string]*modelBurst{}}
+	return &model{
+		cfg:    cfg,
+		limit:  time.Duration(math.MaxInt64 - start.UnixNano()),
+		bursts: map[string]*modelBurst{},
+		quiet:  map[string]time.Duration{},
+	}
 }
 
 // after returns t+d, or the end of time if that is later.
@@ -51,19 +58,24 @@ func (m *model) deadline(b *modelBurst) time.Duration {
 
 func (m *model) emit(key string, b *modelBurst) {
 	count := len(b.vals)
-	if m.cfg.Leading {
+	if b.led {
 		count++
 	}
 	m.fires = append(m.fires, fired{At: m.now, Key: key, Values: b.vals, First: b.first, Last: b.last, Count: count})
 }
 
+// add opens a burst if key has none; with Leading, the opening value fires
+// at once only if the key was quiet: no Add for Wait, or Cancel since.
 func (m *model) add(key string, v int) {
 	b := m.bursts[key]
+	quiet, seen := m.quiet[key]
+	m.quiet[key] = m.after(m.now, m.cfg.Wait)
 	if b == nil {
 		m.seq++
 		b = &modelBurst{first: m.now, last: m.now, seq: m.seq}
 		m.bursts[key] = b
-		if m.cfg.Leading {
+		if m.cfg.Leading && (!seen || quiet <= m.now) {
+			b.led = true
 			m.fires = append(m.fires, fired{At: m.now, Key: key, Values: []int{v}, First: m.now, Last: m.now, Count: 1})
 			return
 		}
@@ -86,9 +98,13 @@ func (m *model) flush(key string) bool {
 	return true
 }
 
+// cancel discards key's burst and forgets its Adds.
 func (m *model) cancel(key string) bool {
 	_, ok := m.bursts[key]
-	delete(m.bursts, key)
+	if ok {
+		delete(m.bursts, key)
+		delete(m.quiet, key)
+	}
 	return ok
 }
 
@@ -148,6 +164,7 @@ func TestModel(t *testing.T) {
 		{Wait: time.Second, MaxWait: 2500 * ms},
 		{Wait: time.Second, MaxItems: 3},
 		{Wait: time.Second, Leading: true},
+		{Wait: time.Second, MaxWait: time.Second, Leading: true}, // a throttle
 		{Wait: time.Second, MaxWait: time.Second, MaxItems: 4, Leading: true},
 	}
 	keys := []string{"a", "b", "c", "d", "e", "f"}
