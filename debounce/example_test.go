@@ -77,3 +77,20 @@ func ExampleKeyed_Flush() {
 	// fired: [a [1 3]]
 	// after close: debounce: closed
 }
+
+// AddWait opens a burst with a quiet period of its own; values that join
+// the burst keep it. Shutdown fires what is pending in deadline order.
+func ExampleKeyed_AddWait() {
+	d, err := debounce.New(debounce.Config{Wait: time.Hour},
+		func(key string, b debounce.Burst[int]) { fmt.Println(key, b.Values) })
+	if err != nil {
+		panic(err)
+	}
+	_ = d.AddWait("patient", 1, 2*time.Hour)
+	_ = d.Add("eager", 2)
+	_ = d.Add("patient", 3) // joins the burst: still 2 hours
+	_ = d.Shutdown(context.Background())
+	// Output:
+	// eager [2]
+	// patient [1 3]
+}

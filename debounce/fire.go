@@ -5,8 +5,6 @@ import (
 	"math"
 	"slices"
 	"time"
-
-	"github.com/pacerkit/pacer/internal/timing"
 )
 
 // run is the loop's step: it collects the bursts that are due, a chunk at a
@@ -83,11 +81,26 @@ func (k *Keyed[K, V]) fifoHead() (key K, e *entry[V], at int64) {
 	for k.fifo.len() > 0 {
 		key = k.fifo.peek()
 		if e = k.entries[key]; e != nil && e.state&inHeap == 0 {
-			return key, e, timing.AddNanos(e.first, k.wait)
+			return key, e, k.firstDeadline(key, e)
 		}
 		k.fifo.pop()
 	}
 	return key, nil, 0
+}
+
+// heapHead returns the first live heap item, dropping the orphans before
+// it: items of an entry that is no longer its key's.
+func (k *Keyed[K, V]) heapHead() (key K, e *entry[V], at int64) {
+	for {
+		r, at, ok := k.heap.Peek()
+		if !ok {
+			return key, nil, 0
+		}
+		if k.entries[r.key] == r.e {
+			return r.key, r.e, at
+		}
+		k.heap.Pop()
+	}
 }
 
 // collect takes the items due at now from the heap and fifo, earliest
@@ -114,7 +127,7 @@ func (k *Keyed[K, V]) collect(batch []due[K, V], now int64, limit int) []due[K, 
 			k.fifo.pop()
 		}
 		before := len(batch)
-		batch = k.expire(batch, key, e, now)
+		batch = k.expire(batch, key, e, at, now)
 		if len(batch) > before {
 			n++
 			latest = max(latest, batch[before].at)
@@ -125,28 +138,28 @@ func (k *Keyed[K, V]) collect(batch []due[K, V], now int64, limit int) []due[K, 
 // earliest returns the earliest item of the heap and fifo, with its entry;
 // e is nil if there is none.
 func (k *Keyed[K, V]) earliest() (key K, e *entry[V], at int64, fromHeap bool) {
-	hkey, hat, hok := k.heap.Peek()
+	hkey, he, hat := k.heapHead()
 	fkey, fe, fat := k.fifoHead()
 	switch {
-	case hok && (fe == nil || hat <= fat):
-		return hkey, k.entries[hkey], hat, true
+	case he != nil && (fe == nil || hat <= fat):
+		return hkey, he, hat, true
 	case fe != nil:
 		return fkey, fe, fat, false
 	}
 	return key, nil, 0, false
 }
 
-// expire handles the item of key, whose entry is e, coming due at now. If
+// expire handles the item of key, whose entry is e, due at at, at now. If
 // the burst got Adds since the item was scheduled, the item goes to the
 // heap at the real deadline (lazy update); otherwise its burst, if it has
-// values, is appended to batch, and the entry dropped unless Leading needs
-// it until its key is quiet.
-func (k *Keyed[K, V]) expire(batch []due[K, V], key K, e *entry[V], now int64) []due[K, V] {
+// values, is appended to batch, and the entry is dropped unless it must
+// stay: with Leading until its key is quiet, so that a burst opening before
+// then does not lead, and until its hold (see ext).
+func (k *Keyed[K, V]) expire(batch []due[K, V], key K, e *entry[V], at, now int64) []due[K, V] {
 	if seq := e.seq(); seq != 0 {
-		d := k.deadline(e)
+		d := k.deadline(key, e)
 		if d > now {
-			e.state |= inHeap
-			k.heap.Push(key, d)
+			k.push(key, e, d)
 			return batch
 		}
 		if len(e.vals) > 0 {
@@ -154,17 +167,26 @@ func (k *Keyed[K, V]) expire(batch []due[K, V], key K, e *entry[V], now int64) [
 		}
 		k.end(e)
 	}
-	if k.leading && !k.quiet(e, now) {
-		// Not quiet yet: keep the entry, so that a burst opening before
-		// then does not lead.
-		e.state |= inHeap
-		k.heap.Push(key, timing.AddNanos(e.last, k.wait))
+	if k.leading && !k.quiet(key, e, now) {
+		k.push(key, e, k.quietAt(key, e))
 		return batch
+	}
+	if e.state&hasExt != 0 {
+		// The hold is an instant in the schedule, not on the clock: the
+		// orphan is gone once the items before the hold have come.
+		if h := k.ext[key].hold; h > at {
+			k.push(key, e, h)
+			return batch
+		}
+		delete(k.ext, key)
 	}
 	delete(k.entries, key)
 	if len(k.entries) == 0 && k.peak > 1024 {
 		// Maps keep their buckets after deletes; give them back when idle.
 		k.entries, k.peak = make(map[K]*entry[V]), 0
+	}
+	if len(k.entries) == 0 {
+		k.ext = nil
 	}
 	return batch
 }

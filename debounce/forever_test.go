@@ -83,26 +83,26 @@ func TestEndOfTime(t *testing.T) {
 		defer closeKeyed(t, k)
 		require.NoError(t, k.Add("a", 1))
 		end := time.Unix(0, math.MaxInt64)
-		time.Sleep(end.Sub(time.Now()) - 1)
+		time.Sleep(time.Until(end) - time.Nanosecond)
 		require.Empty(t, r.take())
-		time.Sleep(1)
+		time.Sleep(time.Nanosecond) // the last one there is
 		require.Equal(t, []fired{{At: end.Sub(r.start), Key: "a", Values: []int{1}, First: 0, Last: 0, Count: 1}}, r.take())
 	})
 }
 
-// FuzzDeadline adds values to two keys at fuzzed gaps, with any Wait and
-// MaxWait up to forever, and checks every fire against the model: a burst
-// fires exactly at its deadline, which saturates at the end of time, so
-// never before the earliest legal one.
+// FuzzDeadline adds values to two keys at fuzzed gaps, with any Wait,
+// MaxWait and AddWait up to forever, and checks every fire against the
+// model: a burst fires exactly at its deadline, which saturates at the end
+// of time, so never before the earliest legal one.
 func FuzzDeadline(f *testing.F) {
-	adds := []byte{0, 6, 1, 200, 13, 255, 2}
+	adds := []byte{0, 6, 1, 200, 13, 255, 2, 7}
 	for _, w := range []int64{math.MaxInt64, math.MinInt64, 0, 1, int64(time.Second)} {
 		for _, mw := range []int64{0, math.MaxInt64, math.MinInt64, 1, int64(time.Second)} {
-			f.Add(w, mw, false, adds, int64(math.MaxInt64))
-			f.Add(w, mw, true, adds, int64(time.Hour))
+			f.Add(w, mw, false, adds, int64(math.MaxInt64), w)
+			f.Add(w, mw, true, adds, int64(time.Hour), int64(time.Millisecond))
 		}
 	}
-	f.Fuzz(func(t *testing.T, wait, maxWait int64, leading bool, adds []byte, horizon int64) {
+	f.Fuzz(func(t *testing.T, wait, maxWait int64, leading bool, adds []byte, horizon, ownWait int64) {
 		cfg := Config{Wait: time.Duration(wait), MaxWait: time.Duration(maxWait), Leading: leading}
 		if cfg.validate() != nil {
 			_, err := New(cfg, func(string, Burst[int]) {})
@@ -112,7 +112,7 @@ func FuzzDeadline(f *testing.F) {
 		adds = adds[:min(len(adds), 64)]
 		// Gaps are multiples of a unit on the scale of Wait, so that bursts
 		// both grow and end, and of at most an hour, so that the Adds end
-		// long before the end of time.
+		// long before the end of time (64 Adds, 63 units apart).
 		unit := min(cfg.Wait/8+1, time.Hour)
 		synctest.Test(t, func(t *testing.T) {
 			r := newRecorder()
@@ -121,9 +121,17 @@ func FuzzDeadline(f *testing.F) {
 			m := newModel(cfg, r.start)
 			for i, b := range adds {
 				key := []string{"a", "b"}[b&1]
-				require.NoError(t, k.Add(key, i))
-				m.add(key, i)
-				gap := time.Duration(b>>1) * unit
+				switch {
+				case b&2 == 0:
+					require.NoError(t, k.Add(key, i))
+					m.add(key, i)
+				case ownWait > 0:
+					require.NoError(t, k.AddWait(key, i, time.Duration(ownWait)))
+					m.addWait(key, i, time.Duration(ownWait))
+				default:
+					require.Error(t, k.AddWait(key, i, time.Duration(ownWait)))
+				}
+				gap := time.Duration(b>>2) * unit
 				time.Sleep(gap)
 				m.advance(gap)
 			}
@@ -134,7 +142,9 @@ func FuzzDeadline(f *testing.F) {
 			got := r.take()
 			for _, f := range got {
 				if f.At != f.First { // not a leading fire
-					legal := m.deadline(&modelBurst{first: f.First, last: f.Last})
+					// The shortest quiet period any burst had.
+					w := min(cfg.Wait, time.Duration(max(ownWait, 1)))
+					legal := m.deadline(&modelBurst{first: f.First, last: f.Last, wait: w})
 					require.GreaterOrEqual(t, f.At, legal, "%+v fired early", f)
 				}
 			}

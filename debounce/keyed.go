@@ -2,6 +2,7 @@ package debounce
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -14,14 +15,14 @@ import (
 var ErrClosed = errors.New("debounce: closed")
 
 // A Keyed debouncer collects values per key into bursts and hands each burst
-// to a fire function once the key has been quiet for Config.Wait (bounded by
+// to a fire function once the key has been quiet for Config.Wait, or the
+// quiet period of the AddWait that opened the burst (bounded by
 // Config.MaxWait, Config.MaxItems and Config.Leading).
 //
 // All keys share one goroutine and one timer, on which fire runs; a panic
 // in fire crashes the program. A key's state exists only while it has an
-// open burst. Its methods are safe for concurrent use. The
-// zero value is not usable: create it with New, and stop it with Shutdown
-// or Close.
+// open burst. Its methods are safe for concurrent use. The zero value is
+// not usable: create it with New, and stop it with Shutdown or Close.
 type Keyed[K comparable, V any] struct {
 	wait     time.Duration
 	maxWait  time.Duration // 0 for none
@@ -36,13 +37,14 @@ type Keyed[K comparable, V any] struct {
 
 	mu       sync.Mutex
 	entries  map[K]*entry[V]
-	peak     int           // largest len(entries) since the map was last made
-	fifo     keyQueue[K]   // first deadlines of new entries, in order
-	fifoLast int64         // deadline of the last key pushed to fifo
-	heap     sched.Heap[K] // later deadlines, lazily updated
-	ready    []due[K, V]   // handed over, waiting for the loop
-	seq      uint64        // scheduling order, for ties between equal deadlines
-	open     int           // keys with an open burst
+	peak     int                   // largest len(entries) since the map was last made
+	fifo     keyQueue[K]           // first deadlines of new entries, in order
+	fifoLast int64                 // deadline of the last key pushed to fifo
+	heap     sched.Heap[ref[K, V]] // later deadlines, lazily updated
+	ext      map[K]ext             // of the entries with hasExt
+	ready    []due[K, V]           // handed over, waiting for the loop
+	seq      uint64                // scheduling order, for ties between equal deadlines
+	open     int                   // keys with an open burst
 	closed   bool
 	isDrain  bool // drained is closed
 
@@ -80,15 +82,38 @@ func New[K comparable, V any](cfg Config, fire func(key K, b Burst[V])) (*Keyed[
 	return k, nil
 }
 
-// Add appends v to key's burst, opening one if the key is quiet, and moves
+// Add appends v to key's burst, opening one if the key has none, and moves
 // the burst's deadline to now+Wait, but never past its first Add plus
 // MaxWait. With MaxItems, a burst that becomes full fires at once. With
 // Leading, the value that opens a burst on a quiet key (no Add for Wait)
-// fires at once as a burst of one.
-// A burst whose deadline has passed is over even if fire has not run yet,
-// so a late Add opens a new burst. Add never blocks on fire. It returns
-// ErrClosed after Shutdown or Close.
-func (k *Keyed[K, V]) Add(key K, v V) error {
+// fires at once as a burst of one. A burst whose deadline has passed is
+// over even if fire has not run yet, so a late Add opens a new burst. Add
+// never blocks on fire. It returns ErrClosed after Shutdown or Close.
+//
+// Wait is the quiet period of the bursts Add opens; AddWait opens them
+// with another.
+func (k *Keyed[K, V]) Add(key K, v V) error { return k.add(key, v, k.wait) }
+
+// AddWait is Add for a burst with a quiet period of its own: if v opens a
+// burst, the burst waits wait instead of Config.Wait, after each of its
+// Adds, whichever method makes them; if key already has an open burst, v
+// joins it and wait does not apply. MaxWait still bounds the burst, and a
+// wait longer than MaxWait is cut to it; math.MaxInt64 means forever. With
+// Leading, whether the key is quiet depends on the quiet period of its last
+// burst. It returns an error if wait is not positive, and ErrClosed after
+// Shutdown or Close.
+func (k *Keyed[K, V]) AddWait(key K, v V, wait time.Duration) error {
+	if wait <= 0 {
+		return fmt.Errorf("debounce: AddWait wait must be > 0, got %v", wait)
+	}
+	if k.maxWait > 0 {
+		wait = min(wait, k.maxWait)
+	}
+	return k.add(key, v, wait)
+}
+
+// add is Add with quiet period w for a burst that v opens.
+func (k *Keyed[K, V]) add(key K, v V, w time.Duration) error {
 	k.mu.Lock()
 	if k.closed {
 		k.mu.Unlock()
@@ -102,7 +127,7 @@ func (k *Keyed[K, V]) Add(key K, v V) error {
 	}
 	if e == nil || e.seq() == 0 {
 		var woke bool
-		e, woke = k.openBurst(key, e, now)
+		e, woke = k.openBurst(key, e, now, w)
 		wake = wake || woke
 		if e.state&led != 0 {
 			k.ready = append(k.ready, due[K, V]{at: now, seq: e.seq(), first: now, last: now,
@@ -193,72 +218,3 @@ func (k *Keyed[K, V]) Pending() int {
 
 // nanos reads the clock on the debouncer's scale.
 func (k *Keyed[K, V]) nanos() int64 { return k.ns.Now() }
-
-// openBurst opens a burst for key at now, on e, the key's entry if it has one,
-// and reports whether the loop must be woken. With Leading, the burst leads
-// (led) if the key is quiet.
-func (k *Keyed[K, V]) openBurst(key K, e *entry[V], now int64) (*entry[V], bool) {
-	lead := k.leading && (e == nil || k.quiet(e, now))
-	first := timing.AddNanos(now, k.wait)
-	wake := false
-	switch {
-	case e == nil:
-		e = &entry[V]{}
-		k.entries[key] = e
-		k.peak = max(k.peak, len(k.entries))
-		wake = k.schedule(key, e, first)
-	case e.state&inHeap == 0:
-		// The fifo item's deadline is derived from first, which changes:
-		// leave it behind as an orphan, which the loop skips.
-		e.state |= inHeap
-		wake = k.heap.Push(key, first)
-	}
-	// An item already in the heap stays: it is due no later than first.
-	k.seq++
-	e.state = e.state&inHeap | k.seq
-	if lead {
-		e.state |= led
-	}
-	e.first, e.last = now, now
-	k.open++
-	return e, wake
-}
-
-// schedule gives a new entry its item at its first deadline: in fifo
-// unless the clock went back, and reports whether the loop must be woken.
-func (k *Keyed[K, V]) schedule(key K, e *entry[V], at int64) bool {
-	if at >= k.fifoLast {
-		k.fifo.push(key)
-		k.fifoLast = at
-		return k.fifo.len() == 1
-	}
-	e.state |= inHeap
-	return k.heap.Push(key, at)
-}
-
-// overdue hands e's open burst over at its own deadline if that is not
-// after now, and reports whether it did: the burst is over even though the
-// loop has not taken it yet.
-func (k *Keyed[K, V]) overdue(key K, e *entry[V], now int64) bool {
-	d := k.deadline(e)
-	if d > now {
-		return false
-	}
-	k.handOver(key, e, d, e.seq())
-	return true
-}
-
-// handOver ends e's burst and queues it to fire, ordered by (at, seq).
-func (k *Keyed[K, V]) handOver(key K, e *entry[V], at int64, seq uint64) {
-	if len(e.vals) > 0 {
-		k.ready = append(k.ready, k.due(key, e, at, seq))
-	}
-	k.end(e)
-}
-
-// end closes e's burst; e stays until its schedule item comes due.
-func (k *Keyed[K, V]) end(e *entry[V]) {
-	e.vals = nil
-	e.state &= inHeap
-	k.open--
-}

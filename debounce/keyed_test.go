@@ -495,14 +495,18 @@ func TestIdleKeysHoldNothing(t *testing.T) {
 		for i := range 2000 {
 			require.NoError(t, k.Add(i, i)) // rescheduled: moves to the heap
 		}
+		for i := 5000; i < 6000; i++ {
+			require.NoError(t, k.AddWait(i, i, 2*time.Second)) // a quiet period of its own
+		}
 		for i := 4000; i < 5000; i++ {
 			require.True(t, k.Cancel(i))
 		}
 		synctest.Wait()
 		k.mu.Lock()
-		require.Equal(t, 5000, len(k.entries)) // cancelled ones wait for their deadline
+		require.Equal(t, 6000, len(k.entries)) // cancelled ones wait for their deadline
+		require.Equal(t, 1000, len(k.ext))
 		k.mu.Unlock()
-		require.Equal(t, 4000, k.Pending())
+		require.Equal(t, 5000, k.Pending())
 
 		time.Sleep(time.Minute)
 		synctest.Wait()
@@ -515,6 +519,7 @@ func TestIdleKeysHoldNothing(t *testing.T) {
 		require.Zero(t, k.heap.Len())
 		require.Empty(t, k.ready)
 		require.Zero(t, k.open)
+		require.Nil(t, k.ext)
 	})
 }
 

@@ -27,8 +27,9 @@ type model struct {
 type modelBurst struct {
 	vals        []int
 	first, last time.Duration
-	seq         int  // start order
-	led         bool // its first value fired at the leading edge
+	wait        time.Duration // quiet period
+	seq         int           // start order
+	led         bool          // its first value fired at the leading edge
 }
 
 func newModel(cfg Config, start time.Time) *model {
@@ -49,7 +50,7 @@ func (m *model) after(t, d time.Duration) time.Duration {
 }
 
 func (m *model) deadline(b *modelBurst) time.Duration {
-	d := m.after(b.last, m.cfg.Wait)
+	d := m.after(b.last, b.wait)
 	if m.cfg.MaxWait > 0 {
 		d = min(d, m.after(b.first, m.cfg.MaxWait))
 	}
@@ -64,16 +65,23 @@ func (m *model) emit(key string, b *modelBurst) {
 	m.fires = append(m.fires, fired{At: m.now, Key: key, Values: b.vals, First: b.first, Last: b.last, Count: count})
 }
 
-// add opens a burst if key has none; with Leading, the opening value fires
-// at once only if the key was quiet: no Add for Wait, or Cancel since.
-func (m *model) add(key string, v int) {
+// add is Add: addWait with Config.Wait.
+func (m *model) add(key string, v int) { m.addWait(key, v, m.cfg.Wait) }
+
+// addWait opens a burst with quiet period wait, cut to MaxWait, if key has
+// none; with Leading, the opening value fires at once only if the key was
+// quiet: no Add for the quiet period of its last burst, or Cancel since.
+func (m *model) addWait(key string, v int, wait time.Duration) {
+	if m.cfg.MaxWait > 0 {
+		wait = min(wait, m.cfg.MaxWait)
+	}
 	b := m.bursts[key]
 	quiet, seen := m.quiet[key]
-	m.quiet[key] = m.after(m.now, m.cfg.Wait)
 	if b == nil {
 		m.seq++
-		b = &modelBurst{first: m.now, last: m.now, seq: m.seq}
+		b = &modelBurst{first: m.now, last: m.now, wait: wait, seq: m.seq}
 		m.bursts[key] = b
+		m.quiet[key] = m.after(m.now, b.wait)
 		if m.cfg.Leading && (!seen || quiet <= m.now) {
 			b.led = true
 			m.fires = append(m.fires, fired{At: m.now, Key: key, Values: []int{v}, First: m.now, Last: m.now, Count: 1})
@@ -82,6 +90,7 @@ func (m *model) add(key string, v int) {
 	}
 	b.vals = append(b.vals, v)
 	b.last = m.now
+	m.quiet[key] = m.after(m.now, b.wait)
 	if m.cfg.MaxItems > 0 && len(b.vals) >= m.cfg.MaxItems {
 		m.emit(key, b)
 		delete(m.bursts, key)
@@ -156,8 +165,11 @@ func (m *model) close(flush bool) {
 }
 
 // TestModel runs random Adds, Flushes, Cancels and steps of fake time, then
-// a Shutdown or Close or a long wait, over a few keys on a coarse time grid, so that deadlines often tie, and checks
-// every fire (key, values, times, order) and every result against the model.
+// a Shutdown or Close or a long wait, over a few keys on a coarse time grid,
+// so that deadlines often tie, and checks every fire (key, values, times,
+// order) and every result against the model. Each configuration runs with
+// Add alone, and with AddWait mixed in, at quiet periods above and below
+// Wait.
 func TestModel(t *testing.T) {
 	configs := []Config{
 		{Wait: time.Second},
@@ -168,58 +180,71 @@ func TestModel(t *testing.T) {
 		{Wait: time.Second, MaxWait: time.Second, MaxItems: 4, Leading: true},
 	}
 	keys := []string{"a", "b", "c", "d", "e", "f"}
+	waits := []time.Duration{300 * ms, 700 * ms, time.Second, 2500 * ms, 4 * time.Second}
 	for ci, cfg := range configs {
-		t.Run(fmt.Sprintf("%+v", cfg), func(t *testing.T) {
-			for seed := range uint64(40) {
-				rng := rand.New(rand.NewPCG(seed, uint64(ci)))
-				synctest.Test(t, func(t *testing.T) {
-					r := newRecorder()
-					k := newKeyed(t, cfg, r)
-					defer closeKeyed(t, k)
-					k.mu.Lock()
-					k.chunk = []int{1, 2, 256}[rng.IntN(3)] // small chunks split rounds
-					k.mu.Unlock()
-					m := newModel(cfg, r.start)
-					var log []string // operations, printed on failure
-					for op := range 300 {
-						key := keys[rng.IntN(len(keys))]
-						switch n := rng.IntN(10); {
-						case n < 5:
-							log = append(log, "add "+key)
-							require.NoError(t, k.Add(key, op))
-							m.add(key, op)
-						case n == 5:
-							log = append(log, "flush "+key)
-							require.Equal(t, m.flush(key), k.Flush(key), "%v", log)
-						case n == 6:
-							log = append(log, "cancel "+key)
-							require.Equal(t, m.cancel(key), k.Cancel(key), "%v", log)
-						default:
-							d := time.Duration(rng.IntN(16)) * 100 * ms
-							log = append(log, "sleep "+d.String())
-							time.Sleep(d)
-							m.advance(d)
+		for _, mixed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%+v/AddWait=%v", cfg, mixed), func(t *testing.T) {
+				for seed := range uint64(40) {
+					rng := rand.New(rand.NewPCG(seed, uint64(ci)))
+					synctest.Test(t, func(t *testing.T) {
+						r := newRecorder()
+						k := newKeyed(t, cfg, r)
+						defer closeKeyed(t, k)
+						k.mu.Lock()
+						k.chunk = []int{1, 2, 256}[rng.IntN(3)] // small chunks split rounds
+						k.mu.Unlock()
+						m := newModel(cfg, r.start)
+						var log []string // operations, printed on failure
+						for op := range 300 {
+							key := keys[rng.IntN(len(keys))]
+							switch n := rng.IntN(10); {
+							case n < 5 && mixed && rng.IntN(2) == 0:
+								w := waits[rng.IntN(len(waits))]
+								log = append(log, fmt.Sprint("addWait ", key, " ", w))
+								require.NoError(t, k.AddWait(key, op, w))
+								m.addWait(key, op, w)
+							case n < 5:
+								log = append(log, "add "+key)
+								require.NoError(t, k.Add(key, op))
+								m.add(key, op)
+							case n == 5:
+								log = append(log, "flush "+key)
+								require.Equal(t, m.flush(key), k.Flush(key), "%v", log)
+							case n == 6:
+								log = append(log, "cancel "+key)
+								require.Equal(t, m.cancel(key), k.Cancel(key), "%v", log)
+							default:
+								d := time.Duration(rng.IntN(16)) * 100 * ms
+								log = append(log, "sleep "+d.String())
+								time.Sleep(d)
+								m.advance(d)
+							}
+							synctest.Wait()
+							require.Equal(t, len(m.bursts), k.Pending(), "%v", log)
 						}
-						synctest.Wait()
-						require.Equal(t, len(m.bursts), k.Pending(), "%v", log)
-					}
-					if flush := rng.IntN(2) == 0; rng.IntN(2) == 0 {
-						log = append(log, fmt.Sprint("close ", flush))
-						if flush {
-							require.NoError(t, k.Shutdown(t.Context()))
+						if flush := rng.IntN(2) == 0; rng.IntN(2) == 0 {
+							log = append(log, fmt.Sprint("close ", flush))
+							if flush {
+								require.NoError(t, k.Shutdown(t.Context()))
+							} else {
+								require.NoError(t, k.Close())
+							}
+							m.close(flush)
+							require.ErrorIs(t, k.Add("a", -1), ErrClosed)
 						} else {
-							require.NoError(t, k.Close())
+							time.Sleep(time.Minute)
+							m.advance(time.Minute)
+							synctest.Wait()
+							k.mu.Lock()
+							left := len(k.entries) + len(k.ext) + k.fifo.len() + k.heap.Len()
+							k.mu.Unlock()
+							require.Zero(t, left, "state left behind: %v", log)
 						}
-						m.close(flush)
-						require.ErrorIs(t, k.Add("a", -1), ErrClosed)
-					} else {
-						time.Sleep(time.Minute)
-						m.advance(time.Minute)
-					}
-					require.Equal(t, m.fires, r.take(), "%v", log)
-					require.True(t, slices.IsSortedFunc(m.fires, func(a, b fired) int { return int(a.At - b.At) }))
-				})
-			}
-		})
+						require.Equal(t, m.fires, r.take(), "%v", log)
+						require.True(t, slices.IsSortedFunc(m.fires, func(a, b fired) int { return int(a.At - b.At) }))
+					})
+				}
+			})
+		}
 	}
 }

@@ -39,12 +39,16 @@ func (k *Keyed[K, V]) stop(flush bool) {
 		k.closed = true
 		now := k.nanos()
 		for key, e := range k.entries {
-			if d := k.deadline(e); e.seq() != 0 && (flush || d <= now) {
+			if e.seq() == 0 {
+				continue
+			}
+			if d := k.deadline(key, e); flush || d <= now {
 				k.handOver(key, e, d, e.seq())
 			}
 		}
 		k.entries = nil
-		k.heap = sched.Heap[K]{}
+		k.heap = sched.Heap[ref[K, V]]{}
+		k.ext = nil
 		k.fifo = keyQueue[K]{}
 		k.open = 0
 	}
