@@ -9,13 +9,12 @@ import (
 
 // Adaptive makes the debounce quiet period follow the pressure on the
 // Runner: it grows from Config.Debounce towards Max as the backlog of queued
-// values grows, and after each rate-limit pause (a handler returning
-// RetryAfter), then decays back with a half-life once the pressure goes.
-// A key's burst waits the one of four quiet periods, evenly spaced from
-// Config.Debounce to Max, that is nearest to this target when the burst
-// opens; Stats.Debounce reports the target itself. A longer quiet period
-// coalesces more values per handler call, which is what a saturated
-// downstream needs. The zero value (Max == 0) turns it off.
+// values grows, and after each shared rate-limit pause, then decays back
+// with a half-life once the pressure goes. A key's burst waits the target
+// quiet period of the moment it opens, and keeps it while values join;
+// Stats.Debounce reports the target. A longer quiet period coalesces more
+// values per handler call, which is what a saturated downstream needs. The
+// zero value (Max == 0) turns it off.
 type Adaptive struct {
 	// Max is the longest quiet period; it must be >= Config.Debounce, and
 	// Config.MaxWait, when set, still bounds every burst. 0 disables
@@ -56,9 +55,9 @@ func (a Adaptive) validate(debounce time.Duration) error {
 	return nil
 }
 
-// pauseStep is how much one rate-limit pause raises the pressure level, so
-// a single 429 moves the quiet period half-way to Max and a second one all
-// the way.
+// pauseStep is how much one shared rate-limit pause raises the pressure
+// level, so a single 429 moves the quiet period half-way to Max and a
+// second one all the way.
 const pauseStep = 0.5
 
 // adaptiveWait is the controller behind Adaptive: a pressure level in
@@ -101,7 +100,7 @@ func (a *adaptiveWait) WaitAt(t time.Time, backlog int) time.Duration {
 	return a.min + time.Duration(a.level*float64(a.max-a.min))
 }
 
-// PausedAt records a rate-limit pause at t.
+// PausedAt records a shared rate-limit pause at t.
 func (a *adaptiveWait) PausedAt(t time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

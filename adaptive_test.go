@@ -63,10 +63,39 @@ func TestAdaptiveDebounce(t *testing.T) {
 		require.NoError(t, r.Add("429", 1))
 		time.Sleep(2500 * time.Millisecond) // ready after 1 s, fails at 1 s and 2 s
 		level := (0.5*math.Exp2(-1.0/60) + 0.5) * math.Exp2(-0.5/60)
-		require.InDelta(t, 1+3*level, r.Stats().Debounce.Seconds(), 1e-6)
+		target := r.Stats().Debounce
+		require.InDelta(t, 1+3*level, target.Seconds(), 1e-6)
 		require.NoError(t, r.Add("z", 1))
 		time.Sleep(5 * time.Second)
-		require.Equal(t, []time.Duration{4 * time.Second}, rc.readyDelays("z"))
+		require.Equal(t, []time.Duration{target}, rc.readyDelays("z"))
 		stop()
+	})
+}
+
+// TestAdaptiveBurstWaitsTheTarget: a burst waits the adaptive target
+// itself, not the nearest of a few fixed steps, and a value that joins an
+// open burst leaves its quiet period as it was.
+func TestAdaptiveBurstWaitsTheTarget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := newRecorder(nil)
+		cfg := pacer.Config[string, int]{
+			Debounce: time.Second,
+			Adaptive: pacer.Adaptive{Max: 4 * time.Second, Backlog: 10, HalfLife: time.Minute},
+		}
+		r := newRunner(t, cfg, rc)
+		require.NoError(t, r.Add("early", 0)) // no backlog yet: 1 s
+		// Not running yet: a backlog of 5 builds up.
+		for i := range 4 {
+			require.NoError(t, r.Add(fmt.Sprint("k", i), i))
+		}
+		time.Sleep(2 * time.Second)
+		require.Equal(t, 5, r.Stats().Queued)
+		require.NoError(t, r.Add("x", 1)) // 1 s + 3 s * 5/10
+		time.Sleep(time.Second)
+		require.NoError(t, r.Add("x", 2)) // joins the burst: 2.5 s from here
+		time.Sleep(5 * time.Second)
+		require.Equal(t, []time.Duration{time.Second}, rc.readyDelays("early"))
+		require.Equal(t, []time.Duration{3500 * time.Millisecond}, rc.readyDelays("x"))
+		start(t, r)()
 	})
 }
