@@ -50,11 +50,12 @@ type ext struct {
 	// open): AddWait's, cut to MaxWait, or Config.Wait.
 	wait time.Duration
 	// hold is the earliest the entry may be dropped, or math.MinInt64. An
-	// AddWait shorter than the burst before can leave a fifo orphan of the
-	// key behind to come due after the entry's own item. Were the entry
-	// dropped and the key to open a new fifo entry meanwhile, the orphan
-	// would pass for that entry's item, due later than the fifo items behind
-	// it, and hold them up.
+	// AddWait shorter than the burst before can give the entry an item due
+	// before a fifo orphan of its key. Were the entry dropped and the key to
+	// open a new fifo entry before the orphan is gone, the orphan would pass
+	// for that entry's item, due later than the fifo items behind it, and
+	// hold them up. The hold is an instant in the schedule: the orphan is
+	// gone once the items due before the hold have come.
 	hold int64
 }
 

@@ -35,7 +35,10 @@ func (k *Keyed[K, V]) openBurst(key K, e *entry[V], now int64, w time.Duration) 
 		wake = k.push(key, e, first)
 	case first < k.latest(key, e):
 		// The heap item may be due after first: replace the entry, which
-		// leaves the item behind as an orphan.
+		// leaves the item behind as an orphan. A fifo orphan the entry left
+		// may still be queued, due no later than the heap item: hold the
+		// new entry until then too (see ext).
+		x.hold = max(x.hold, timing.AddNanos(k.latest(key, e), 1))
 		e = &entry[V]{state: e.state & hasExt}
 		k.entries[key] = e
 		wake = k.push(key, e, first)

@@ -129,3 +129,37 @@ func TestAddWaitShorterLeavesNoFifoOrphanBehind(t *testing.T) {
 		}, r.take())
 	})
 }
+
+// TestAddWaitShorterAfterLongerLeavesNoFifoOrphanBehind: the key leaves
+// the FIFO for the heap with a longer wait, then a shorter one replaces
+// its entry; the FIFO item left behind at the start must still not pass
+// for the key's next burst.
+func TestAddWaitShorterAfterLongerLeavesNoFifoOrphanBehind(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		k := newKeyed(t, Config{Wait: time.Second}, r)
+		defer closeKeyed(t, k)
+		require.NoError(t, k.AddWait("z", 0, 10*time.Second))
+		require.NoError(t, k.AddWait("a", 1, 10*time.Second))
+		require.NoError(t, k.AddWait("y", 2, 10200*ms)) // FIFO: z, a, y
+		time.Sleep(time.Second)
+		require.True(t, k.Flush("a"))
+		time.Sleep(time.Second)
+		require.NoError(t, k.AddWait("a", 3, 10*time.Second)) // due at 12 s, in the heap
+		time.Sleep(time.Second)
+		require.True(t, k.Flush("a"))
+		time.Sleep(time.Second)
+		require.NoError(t, k.AddWait("a", 4, time.Second)) // due at 5 s
+		time.Sleep(5500 * ms)
+		require.NoError(t, k.Add("a", 5)) // at 9.5 s, due at 10.5 s
+		time.Sleep(time.Minute)
+		require.Equal(t, []fired{
+			{At: time.Second, Key: "a", Values: []int{1}, First: 0, Last: 0, Count: 1},
+			{At: 3 * time.Second, Key: "a", Values: []int{3}, First: 2 * time.Second, Last: 2 * time.Second, Count: 1},
+			{At: 5 * time.Second, Key: "a", Values: []int{4}, First: 4 * time.Second, Last: 4 * time.Second, Count: 1},
+			{At: 10 * time.Second, Key: "z", Values: []int{0}, First: 0, Last: 0, Count: 1},
+			{At: 10200 * ms, Key: "y", Values: []int{2}, First: 0, Last: 0, Count: 1},
+			{At: 10500 * ms, Key: "a", Values: []int{5}, First: 9500 * ms, Last: 9500 * ms, Count: 1},
+		}, r.take())
+	})
+}
