@@ -63,8 +63,11 @@ func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
 }
 
 // admit waits until the batch may start: the window is open and the
-// Limiter gave a token. It reports false if ctx ended first.
+// Limiter gave a token. It reports false if ctx ended first. A batch takes
+// at most one token: if the window closes while the Limiter makes it wait,
+// it keeps the token and waits for the window to open again.
 func (r *Runner[K, V]) admit(ctx context.Context, l store.Lease[K, V]) bool {
+	paid := r.cfg.Limiter == nil
 	for {
 		if r.window != nil {
 			if now := r.clk.Now(); !r.window.Contains(now) {
@@ -75,7 +78,7 @@ func (r *Runner[K, V]) admit(ctx context.Context, l store.Lease[K, V]) bool {
 				}
 			}
 		}
-		if r.cfg.Limiter != nil {
+		if !paid {
 			t := r.clk.Now()
 			err := r.cfg.Limiter.Wait(ctx)
 			r.c.rateWait.Add(int64(r.clk.Now().Sub(t)))
@@ -91,9 +94,8 @@ func (r *Runner[K, V]) admit(ctx context.Context, l store.Lease[K, V]) bool {
 				}
 				continue
 			}
+			paid = true
 		}
-		// The window may have closed while the Limiter made us wait; the
-		// token is spent either way.
 		if r.window == nil || r.window.Contains(r.clk.Now()) {
 			return true
 		}
