@@ -40,7 +40,8 @@ type Config[K comparable, V any] struct {
 	Exhausted Exhausted
 	// Limiter, when set, is waited on for one token before every handler
 	// call, retries included. When it also has a PauseFor(time.Duration)
-	// method (ratelimit.Bucket has), a RetryAfter error pauses it.
+	// method (ratelimit.Bucket has), a PauseAll error pauses it; a
+	// RetryAfter error never does.
 	Limiter ratelimit.Limiter
 	// Window, when set, is when batches may start: outside it the key waits
 	// for the window to open, and a running handler's ctx is cancelled when

@@ -1,6 +1,9 @@
 package pacer_test
 
 import (
+	"context"
+	"errors"
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -40,4 +43,70 @@ func TestWindowCloseKeepsLimiterToken(t *testing.T) {
 		require.Equal(t, 20*time.Minute, r.Stats().RateLimitWait)
 		stop()
 	})
+}
+
+// RetryAfter delays its own key only: another key sharing the Limiter runs
+// at once, and the Limiter is not paused.
+func TestRetryAfterDelaysOnlyItsKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bucket, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: math.Inf(1)})
+		require.NoError(t, err)
+		rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
+			if key == "a" && pacer.Attempt(ctx) == 1 {
+				return pacer.RetryAfter(errors.New("receiver down"), time.Hour)
+			}
+			return nil
+		})
+		r := newRunner(t, pacer.Config[string, int]{Limiter: bucket}, rc)
+		require.NoError(t, r.Add("a", 1))
+		require.NoError(t, r.Add("b", 1))
+		stop := start(t, r)
+		time.Sleep(2 * time.Hour)
+		require.Equal(t, []call{
+			{"a", []int{1}, 0, 1},
+			{"b", []int{1}, 0, 1},
+			{"a", []int{1}, time.Hour, 2},
+		}, rc.Calls())
+		require.Zero(t, bucket.Stats().Pauses)
+		require.Zero(t, r.Stats().RateLimitWait)
+		stop()
+	})
+}
+
+// The adaptive quiet period follows the shared pauses, not the delays of
+// single keys.
+func TestAdaptiveFollowsPauseAll(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
+			switch {
+			case pacer.Attempt(ctx) > 1:
+				return nil
+			case key == "retry":
+				return pacer.RetryAfter(errors.New("receiver down"), time.Second)
+			case key == "pause":
+				return pacer.PauseAll(errors.New("429"), time.Second)
+			}
+			return nil
+		})
+		cfg := pacer.Config[string, int]{
+			Debounce: time.Second,
+			Adaptive: pacer.Adaptive{Max: 3 * time.Second, HalfLife: time.Hour},
+		}
+		r := newRunner(t, cfg, rc)
+		stop := start(t, r)
+		require.NoError(t, r.Add("retry", 1))
+		time.Sleep(5 * time.Second)
+		require.Equal(t, time.Second, r.Stats().Debounce)
+		require.NoError(t, r.Add("pause", 1))
+		time.Sleep(1500 * time.Millisecond) // fails at 1 s
+		require.InDelta(t, 2, r.Stats().Debounce.Seconds(), 1e-3)
+		stop()
+	})
+}
+
+func TestPauseAllError(t *testing.T) {
+	require.Nil(t, pacer.PauseAll(nil, time.Second))
+	base := errors.New("429")
+	require.ErrorIs(t, pacer.PauseAll(base, time.Second), base)
+	require.EqualError(t, pacer.PauseAll(base, time.Second), "pause all for 1s: 429")
 }

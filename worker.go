@@ -133,7 +133,7 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 		r.store.Defer(l, 0)
 		return
 	}
-	permanent, after, hasAfter := classify(err)
+	permanent, after, hasAfter, pause := classify(err)
 	if windowClosed && !permanent {
 		// Cut short by the window: it runs again when the window opens, and
 		// the attempt does not count.
@@ -153,14 +153,15 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 	case r.cfg.Retry.Attempts > 0 && l.Attempt >= r.cfg.Retry.Attempts:
 		r.exhausted(l, err, took)
 	default:
-		if hasAfter {
+		if pause {
 			if r.pauser != nil {
 				r.pauser.PauseFor(after)
 			}
 			if r.adapt != nil {
 				r.adapt.PausedAt(r.clk.Now())
 			}
-		} else {
+		}
+		if !hasAfter {
 			after = r.cfg.Retry.Delay(l.Attempt)
 		}
 		r.c.retries.Add(1)
