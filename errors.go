@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/pacerkit/pacer/ratelimit"
 )
 
 // ErrClosed is returned by Add after Shutdown began, and by Run after the
@@ -51,6 +53,10 @@ func RetryAfter(err error, d time.Duration) error {
 // otherwise only this key waits. With Adaptive, each PauseAll also
 // lengthens the quiet period. The call counts as a failed attempt.
 // PauseAll(nil, d) is nil.
+//
+// A handler error that wraps a *ratelimit.LimitError (see
+// ratelimit.CheckResponse) is taken as PauseAll(err, e.RetryAfter), except
+// that the key retries after the Backoff's delay when e.RetryAfter is 0.
 func PauseAll(err error, d time.Duration) error {
 	if err == nil {
 		return nil
@@ -83,7 +89,9 @@ func (e *PanicError) Error() string { return fmt.Sprintf("pacer: handler panicke
 
 // classify sorts a handler error into the Runner's outcomes: drop it
 // (permanent), retry it after a delay the handler chose (hasAfter) or after
-// the Backoff's, and pause the Limiter for every key (pause).
+// the Backoff's, and pause the Limiter for every key (pause). The
+// handler's own RetryAfter or PauseAll wins over a *ratelimit.LimitError it
+// wraps.
 func classify(err error) (permanent bool, after time.Duration, hasAfter, pause bool) {
 	var p *permanentError
 	if errors.As(err, &p) {
@@ -92,6 +100,10 @@ func classify(err error) (permanent bool, after time.Duration, hasAfter, pause b
 	var ra *retryAfterError
 	if errors.As(err, &ra) {
 		return false, ra.after, true, ra.all
+	}
+	var le *ratelimit.LimitError
+	if errors.As(err, &le) {
+		return false, le.RetryAfter, le.RetryAfter > 0, true
 	}
 	return false, 0, false, false
 }

@@ -3,7 +3,9 @@ package pacer_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -109,4 +111,44 @@ func TestPauseAllError(t *testing.T) {
 	base := errors.New("429")
 	require.ErrorIs(t, pacer.PauseAll(base, time.Second), base)
 	require.EqualError(t, pacer.PauseAll(base, time.Second), "pause all for 1s: 429")
+}
+
+// A handler that returns ratelimit.CheckResponse's error for a 429 pauses
+// the Limiter for every key for its Retry-After, as PauseAll does; without
+// a Retry-After the key retries with the Backoff and nothing is paused.
+func TestLimitErrorPausesAll(t *testing.T) {
+	for _, tc := range []struct {
+		retryAfter string
+		bWaits     time.Duration // before key b runs
+		aRetries   time.Duration // when key a runs again
+		pauses     uint64
+	}{
+		{retryAfter: "30", bWaits: 30 * time.Second, aRetries: 30 * time.Second, pauses: 1},
+		{retryAfter: "", bWaits: 0, aRetries: 5 * time.Second, pauses: 0},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			bucket, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: math.Inf(1)})
+			require.NoError(t, err)
+			rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
+				if key == "a" && pacer.Attempt(ctx) == 1 {
+					resp := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{}}
+					if tc.retryAfter != "" {
+						resp.Header.Set("Retry-After", tc.retryAfter)
+					}
+					return fmt.Errorf("GET /a: %w", ratelimit.CheckResponse(resp))
+				}
+				return nil
+			})
+			cfg := pacer.Config[string, int]{Limiter: bucket, Retry: pacer.Backoff{Initial: 5 * time.Second}}
+			r := newRunner(t, cfg, rc)
+			require.NoError(t, r.Add("a", 1))
+			require.NoError(t, r.Add("b", 1))
+			stop := start(t, r)
+			time.Sleep(time.Minute)
+			want := []call{{"a", []int{1}, 0, 1}, {"b", []int{1}, tc.bWaits, 1}, {"a", []int{1}, tc.aRetries, 2}}
+			require.Equal(t, want, rc.Calls(), "Retry-After %q", tc.retryAfter)
+			require.Equal(t, tc.pauses, bucket.Stats().Pauses)
+			stop()
+		})
+	}
 }
