@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pacerkit/pacer/internal/callctx"
 	"github.com/pacerkit/pacer/ratelimit"
 )
 
@@ -108,13 +109,13 @@ func classify(err error) (permanent bool, after time.Duration, hasAfter, pause b
 	return false, 0, false, false
 }
 
-type attemptKey struct{}
-
 // Attempt returns the attempt number of the batch being handled: 1 on the
 // first call, 2 on the first retry, and so on. It returns 0 for a ctx that
 // did not come from a Runner. A handler can use it to choose its own delay,
 // e.g. fast retries first and slow ones later via RetryAfter.
 func Attempt(ctx context.Context) int {
-	n, _ := ctx.Value(attemptKey{}).(int)
-	return n
+	if c := callctx.From(ctx); c != nil {
+		return c.Attempt
+	}
+	return 0
 }

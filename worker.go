@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/pacerkit/pacer/internal/callctx"
 	"github.com/pacerkit/pacer/internal/store"
 	"github.com/pacerkit/pacer/internal/timing"
 	"github.com/pacerkit/pacer/window"
@@ -46,7 +47,9 @@ func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
 		}
 	}
 
-	hctx := context.WithValue(ctx, attemptKey{}, l.Attempt)
+	// The handler's ctx tells a ratelimit.Transport where to count its
+	// waits and which token this call already paid.
+	hctx := context.Context(&callctx.Call{Context: ctx, Attempt: l.Attempt, Waited: &r.c.rateWait, Paid: r.cfg.Limiter})
 	cancel := context.CancelFunc(func() {})
 	if r.window != nil {
 		hctx, cancel = r.window.Context(hctx)

@@ -1,12 +1,14 @@
 package ratelimit
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"time"
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/pacerkit/pacer/internal/callctx"
 	"github.com/pacerkit/pacer/internal/timing"
 )
 
@@ -65,9 +67,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	rewindable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	clk := timing.From(t.Clock)
+	call := callctx.From(ctx) // set by a pacer Runner around its handler
 	for attempt := 0; ; attempt++ {
 		if t.Limiter != nil {
-			if err := t.Limiter.Wait(ctx); err != nil {
+			if err := t.wait(ctx, clk, call); err != nil {
 				if attempt == 0 && req.Body != nil {
 					req.Body.Close() // a RoundTripper must close the body, even on errors
 				}
@@ -105,8 +108,24 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
 		resp.Body.Close()
-		if !pauses && !timing.Sleep(clk, d, ctx.Done()) {
-			return nil, ctx.Err()
+		if !pauses {
+			start := clk.Now()
+			slept := timing.Sleep(clk, d, ctx.Done())
+			call.AddWait(clk.Now().Sub(start))
+			if !slept {
+				return nil, ctx.Err()
+			}
 		}
 	}
+}
+
+// wait waits on the Limiter, counting the time in call.
+func (t *Transport) wait(ctx context.Context, clk timing.Clock, call *callctx.Call) error {
+	if !call.Counting() {
+		return t.Limiter.Wait(ctx)
+	}
+	start := clk.Now()
+	err := t.Limiter.Wait(ctx)
+	call.AddWait(clk.Now().Sub(start))
+	return err
 }
