@@ -109,3 +109,64 @@ func TestTransportRetryAfterSleepInStats(t *testing.T) {
 		require.Equal(t, 3*time.Second, r.Stats().RateLimitWait)
 	})
 }
+
+// With the same bucket as Config.Limiter and in the Transport, a call's
+// first request uses the token the Runner took for the call: n requests
+// cost n tokens, not n+1.
+func TestTransportUsesTheCallsToken(t *testing.T) {
+	for _, requests := range []int{0, 1, 2} {
+		synctest.Test(t, func(t *testing.T) {
+			bucket, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: 1.0 / 3600, Burst: 10})
+			require.NoError(t, err)
+			client := &http.Client{Transport: &ratelimit.Transport{Base: newOKServer(), Limiter: bucket}}
+			rc := newRecorder(func(ctx context.Context, _ string, _ []int) error { return get(ctx, client, requests) })
+			r := newRunner(t, pacer.Config[string, int]{Limiter: bucket}, rc)
+			for _, k := range []string{"a", "b", "c"} {
+				require.NoError(t, r.Add(k, 1))
+			}
+			stop := start(t, r)
+			stop()
+			require.Len(t, rc.Calls(), 3)
+			spent := 3 * max(requests, 1)
+			require.InDelta(t, 10-spent, bucket.TokensAt(time.Now()), 1e-9, "%d requests per call", requests)
+		})
+	}
+}
+
+// A token paid for a call is void once a pause began, as every token
+// reserved before a pause is: the request waits for the pause's end.
+func TestTransportPaidTokenVoidedByPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bucket, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: 1, Burst: 1})
+		require.NoError(t, err)
+		srv := newOKServer()
+		client := &http.Client{Transport: &ratelimit.Transport{Base: srv, Limiter: bucket}}
+		rc := newRecorder(func(ctx context.Context, _ string, _ []int) error {
+			bucket.PauseFor(10 * time.Second) // another worker saw a 429
+			return get(ctx, client, 1)
+		})
+		r := newRunner(t, pacer.Config[string, int]{Limiter: bucket}, rc)
+		require.NoError(t, r.Add("a", 1))
+		stop := start(t, r)
+		stop()
+		require.Equal(t, []time.Duration{10 * time.Second}, srv.times())
+	})
+}
+
+// Limiters that cannot be compared (ratelimit.All's) are never taken for
+// the same one, and comparing them does not panic.
+func TestTransportIncomparableLimiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bucket, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: 1.0 / 3600, Burst: 10})
+		require.NoError(t, err)
+		both := ratelimit.All(bucket)
+		client := &http.Client{Transport: &ratelimit.Transport{Base: newOKServer(), Limiter: both}}
+		rc := newRecorder(func(ctx context.Context, _ string, _ []int) error { return get(ctx, client, 1) })
+		r := newRunner(t, pacer.Config[string, int]{Limiter: both}, rc)
+		require.NoError(t, r.Add("a", 1))
+		stop := start(t, r)
+		stop()
+		require.Len(t, rc.Calls(), 1)
+		require.InDelta(t, 8, bucket.TokensAt(time.Now()), 1e-9)
+	})
+}
