@@ -15,7 +15,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 type limiter struct{ n int }
 
 // unequal has a slice, like ratelimit.All's value: == on it panics.
-type unequal struct{ s []int }
+type unequal struct{ _ []int }
 
 // wrapper is comparable as a type, whatever it holds.
 type wrapper struct{ l any }
@@ -56,12 +56,14 @@ func TestTakePaidOnce(t *testing.T) {
 	require.False(t, none.TakePaid(l))
 }
 
+type otherKey struct{}
+
 func TestFromAndWaits(t *testing.T) {
 	require.Nil(t, From(context.Background()))
 	var waited atomic.Int64
 	parent, cancel := context.WithCancel(context.Background())
 	c := &Call{Context: parent, Attempt: 3, Waited: &waited}
-	child, stop := context.WithTimeout(context.WithValue(c, "other", 1), time.Hour)
+	child, stop := context.WithTimeout(context.WithValue(c, otherKey{}, 1), time.Hour)
 	defer stop()
 	require.Same(t, c, From(child))
 	require.True(t, From(child).Counting())
