@@ -115,7 +115,7 @@ func classify(err error) (permanent bool, after time.Duration, hasAfter, pause b
 // e.g. fast retries first and slow ones later via RetryAfter.
 func Attempt(ctx context.Context) int {
 	if c := callctx.From(ctx); c != nil {
-		return c.Attempt
+		return int(c.Attempt)
 	}
 	return 0
 }

@@ -49,7 +49,7 @@ func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
 
 	// The handler's ctx tells a ratelimit.Transport where to count its
 	// waits and which token this call already paid.
-	hctx := context.Context(&callctx.Call{Context: ctx, Attempt: l.Attempt, Waited: &r.c.rateWait, Paid: r.cfg.Limiter})
+	hctx := context.Context(&callctx.Call{Context: ctx, Paid: r.cfg.Limiter, Waited: &r.c.rateWait, Attempt: callctx.Attempt32(l.Attempt)})
 	cancel := context.CancelFunc(func() {})
 	if r.window != nil {
 		hctx, cancel = r.window.Context(hctx)

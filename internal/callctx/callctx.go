@@ -11,6 +11,7 @@ package callctx
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"sync/atomic"
 	"time"
@@ -19,19 +20,26 @@ import (
 // A Call is a handler's ctx: its parent plus what the Runner knows about
 // the call. Its fields are set before the handler runs and not changed
 // afterwards.
+//
+// The fields are laid out to fit 48 bytes, the allocation size class of
+// the context.WithValue node that carried the attempt number alone.
 type Call struct {
 	context.Context
-	// Attempt is 1 for a batch's first handler call, 2 for its first retry.
-	Attempt int
-	// Waited, when not nil, adds up the nanoseconds spent waiting for a
-	// rate limit during the call.
-	Waited *atomic.Int64
 	// Paid is the limiter from which the Runner took one token for the
 	// call, or nil.
 	Paid any
+	// Waited, when not nil, adds up the nanoseconds spent waiting for a
+	// rate limit during the call.
+	Waited *atomic.Int64
+	// Attempt is 1 for a batch's first handler call, 2 for its first
+	// retry; see Attempt32.
+	Attempt int32
 
 	spent atomic.Bool // the paid token was used
 }
+
+// Attempt32 returns n as an Attempt, saturated at math.MaxInt32.
+func Attempt32(n int) int32 { return int32(min(n, math.MaxInt32)) }
 
 type key struct{}
 

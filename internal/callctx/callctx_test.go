@@ -2,9 +2,11 @@ package callctx
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -76,4 +78,10 @@ func TestFromAndWaits(t *testing.T) {
 	cancel()
 	<-child.Done()
 	require.ErrorIs(t, child.Err(), context.Canceled)
+}
+
+func TestCallSize(t *testing.T) {
+	require.Equal(t, uintptr(48), unsafe.Sizeof(Call{}))
+	require.Equal(t, int32(math.MaxInt32), Attempt32(math.MaxInt64))
+	require.Equal(t, int32(7), Attempt32(7))
 }
