@@ -49,7 +49,8 @@ func RetryAfter(err error, d time.Duration) error {
 
 // PauseAll marks err as "the remote is limiting all of us": the Runner
 // pauses Config.Limiter for d, so that no key starts a call before the
-// pause ends, and retries this key after d. The Limiter must be able to
+// pause ends, and retries this key after d (the pause holds even when this
+// was the batch's last attempt). The Limiter must be able to
 // pause (have a PauseFor(time.Duration) method, as ratelimit.Bucket has);
 // otherwise only this key waits. With Adaptive, each PauseAll also
 // lengthens the quiet period. The call counts as a failed attempt.

@@ -152,3 +152,26 @@ func TestLimitErrorPausesAll(t *testing.T) {
 		})
 	}
 }
+
+// A shared pause holds even when the batch that asked for it used up its
+// attempts and is dropped.
+func TestPauseAllOnLastAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bucket, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: math.Inf(1)})
+		require.NoError(t, err)
+		rc := newRecorder(func(_ context.Context, key string, _ []int) error {
+			if key == "a" {
+				return pacer.PauseAll(errors.New("429 Too Many Requests"), time.Hour)
+			}
+			return nil
+		})
+		r := newRunner(t, pacer.Config[string, int]{Limiter: bucket, Retry: pacer.Backoff{Attempts: 1}}, rc)
+		require.NoError(t, r.Add("a", 1))
+		require.NoError(t, r.Add("b", 1))
+		stop := start(t, r)
+		time.Sleep(2 * time.Hour)
+		require.Equal(t, []call{{"a", []int{1}, 0, 1}, {"b", []int{1}, time.Hour, 1}}, rc.Calls())
+		require.Equal(t, []call{{"a", []int{1}, 0, 0}}, rc.Drops())
+		stop()
+	})
+}

@@ -137,6 +137,10 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 		return
 	}
 	permanent, after, hasAfter, pause := classify(err)
+	if pause {
+		// The remote asked everyone to wait, whatever becomes of this batch.
+		r.pauseAll(l.Key, after)
+	}
 	if windowClosed && !permanent {
 		// Cut short by the window: it runs again when the window opens, and
 		// the attempt does not count.
@@ -156,14 +160,6 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 	case r.cfg.Retry.Attempts > 0 && l.Attempt >= r.cfg.Retry.Attempts:
 		r.exhausted(l, err, took)
 	default:
-		if pause {
-			if r.pauser != nil {
-				r.pauser.PauseFor(after)
-			}
-			if r.adapt != nil {
-				r.adapt.PausedAt(r.clk.Now())
-			}
-		}
 		if !hasAfter {
 			after = r.cfg.Retry.Delay(l.Attempt)
 		}
@@ -171,6 +167,18 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 		r.emit(EventRetry, l.Key, l.Attempt, n, after, took, err)
 		r.logf(slog.LevelWarn, "pacer: batch failed, will retry", l.Key, slog.Int("size", n), slog.Int("attempt", l.Attempt), slog.Duration("after", after), slog.Any("err", err))
 		r.store.Retry(l, after)
+	}
+}
+
+// pauseAll pauses the Limiter for every key for d, and tells Adaptive of
+// the pressure.
+func (r *Runner[K, V]) pauseAll(key K, d time.Duration) {
+	if r.pauser != nil && d > 0 {
+		r.pauser.PauseFor(d)
+		r.logf(slog.LevelInfo, "pacer: limiter paused for every key", key, slog.Duration("for", d))
+	}
+	if r.adapt != nil {
+		r.adapt.PausedAt(r.clk.Now())
 	}
 }
 

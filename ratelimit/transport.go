@@ -39,8 +39,8 @@ import (
 // Limiter is also the Runner's Config.Limiter (the same value: the same
 // *Bucket, or Keyed.For of the same key), the first request of the call
 // goes out on the token the Runner took before the call instead of waiting
-// for another, unless the Limiter was paused since; later requests wait as
-// usual. So a call that makes n requests spends n tokens, or one if it
+// for another (unless a Bucket was paused since, which voids the token);
+// later requests wait as usual. So a call that makes n requests spends n tokens, or one if it
 // makes none. Limiters that cannot be compared, such as All's, are never
 // the same.
 type Transport struct {
