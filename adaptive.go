@@ -10,7 +10,8 @@ import (
 // Adaptive makes the debounce quiet period follow the pressure on the
 // Runner: it grows from Config.Debounce towards Max as the backlog of queued
 // values grows, and after each rate-limit pause (a handler returning
-// RetryAfter), then decays back with a half-life once the pressure goes.
+// PauseAll or a ratelimit.LimitError; RetryAfter delays one key and does
+// not count), then decays back with a half-life once the pressure goes.
 // A key's burst waits the one of four quiet periods, evenly spaced from
 // Config.Debounce to Max, that is nearest to this target when the burst
 // opens; Stats.Debounce reports the target itself. A longer quiet period

@@ -40,7 +40,16 @@ type Config[K comparable, V any] struct {
 	Exhausted Exhausted
 	// Limiter, when set, is waited on for one token before every handler
 	// call, retries included. When it also has a PauseFor(time.Duration)
-	// method (ratelimit.Bucket has), a RetryAfter error pauses it.
+	// method (ratelimit.Bucket has), a PauseAll error pauses it, and so
+	// does a handler error that wraps a *ratelimit.LimitError; a RetryAfter
+	// error never does.
+	//
+	// A bucket for a remote API belongs here when one handler call makes
+	// one request; in the handler's ratelimit.Transport when a call makes
+	// several, so that each waits its turn; or in both, the same value, so
+	// that no call starts before a token is there: the call's first request
+	// then goes out on the token taken here, and no request spends two.
+	// Either way the waits show in Stats.RateLimitWait.
 	Limiter ratelimit.Limiter
 	// Window, when set, is when batches may start: outside it the key waits
 	// for the window to open, and a running handler's ctx is cancelled when

@@ -127,16 +127,16 @@ func TestMaxWaitServesBusyKey(t *testing.T) {
 	})
 }
 
-// A 429 answered with RetryAfter makes the key wait and pauses the shared
+// A 429 answered with PauseAll makes the key wait and pauses the shared
 // bucket for everyone; the other keys are served when the pause ends, ahead
 // of the key that failed, and the key's retry follows.
-func TestRetryAfterPausesLimiter(t *testing.T) {
+func TestPauseAllPausesLimiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		bucket, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: math.Inf(1)})
 		require.NoError(t, err)
 		rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
 			if key == "a" && pacer.Attempt(ctx) == 1 {
-				return pacer.RetryAfter(errors.New("429 Too Many Requests"), 10*time.Second)
+				return pacer.PauseAll(errors.New("429 Too Many Requests"), 10*time.Second)
 			}
 			return nil
 		})

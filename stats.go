@@ -22,7 +22,7 @@ type Stats struct {
 	Reruns        uint64        // times a key went back to the queue with values left behind the batch just ended
 	Retries       uint64        // failed handler calls that will be retried
 	Dropped       uint64        // values given up (OnDrop)
-	RateLimitWait time.Duration // total time workers waited for the Limiter
+	RateLimitWait time.Duration // total time waited for rate limits: for Config.Limiter before calls, for a ratelimit.Transport's Limiter or Retry-After in them
 }
 
 // counters are the Runner's monotonic counters; the gauges come from the

@@ -105,10 +105,9 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Hide the Bucket's PauseFor: the Runner would pause it for every
-		// subscription whenever a handler returns RetryAfter, but our
-		// retry delays concern one receiver only.
-		limiter = struct{ ratelimit.Limiter }{b}
+		// The handler's RetryAfter delays one subscription and never
+		// pauses the bucket: one failing receiver slows no other.
+		limiter = b
 	}
 	base := pacer.Config[key, message]{
 		MaxBatch: 1,
