@@ -10,7 +10,9 @@
 // end is not after its start crosses midnight; its span belongs to the day it
 // opens on, and the Schedule's days filter opening days only: "Fri
 // 22:00-06:00" is open on Saturday until 06:00, and Saturday 22:00 is not an
-// opening.
+// opening. An end of 24:00 is the midnight that ends the opening day, so
+// "Sat-Sun 00:00-24:00" is open for the whole of both days; its two spans
+// touch at Sunday 00:00.
 //
 // Daylight saving follows one rule for start and end alike: a wall time
 // resolves to the first instant whose wall clock reads that time or later.

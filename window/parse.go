@@ -19,12 +19,15 @@ import (
 //     Without DAYS the window opens every day.
 //   - HH:MM-HH:MM are the start and end times, 24-hour wall clock, as in
 //     Daily; "22:00-06:00" crosses midnight and belongs to the day it
-//     opens on.
+//     opens on. The end may be 24:00, the midnight that ends the day:
+//     "Sat-Sun 00:00-24:00" is the whole weekend, 25 hours on a fall-back
+//     Sunday.
 //   - ZONE is an IANA time zone name for time.LoadLocation, e.g.
 //     "Europe/Paris"; it defaults to UTC.
 //
 // Examples: "Mon-Fri 09:00-17:30 Europe/Paris", "Mon,Wed,Fri 22:00-06:00 UTC",
-// "09:00-17:00 Asia/Kolkata", "Sat-Mon 10:00-14:00 America/New_York".
+// "09:00-17:00 Asia/Kolkata", "Sat-Mon 10:00-14:00 America/New_York",
+// "Sat-Sun 00:00-24:00 Europe/Paris".
 func Parse(text string) (Schedule, error) {
 	fields := strings.Fields(text)
 	if len(fields) == 0 {

@@ -30,6 +30,9 @@ func TestDailyErrors(t *testing.T) {
 		{"09:00", "5pm", time.UTC, nil, `window: bad end time "5pm": want HH:MM`},
 		{"09:00", "", time.UTC, nil, `window: bad end time "": want HH:MM`},
 		{"09:00", "09:00", time.UTC, nil, `window: start and end are both "09:00"; a span must not be empty`},
+		{"24:00", "06:00", time.UTC, nil, `window: bad start time "24:00": 24:00 can only end a span; start at 00:00`},
+		{"06:00", "24:01", time.UTC, nil, `window: bad end time "24:01": hour must be 00-23, or 24:00 exactly`},
+		{"06:00", "25:00", time.UTC, nil, `window: bad end time "25:00": hour must be 00-23, or 24:00 exactly`},
 		{"09:00", "17:00", nil, nil, `window: nil *time.Location; use time.UTC for UTC`},
 		{"09:00", "17:00", time.UTC, []time.Weekday{time.Monday, 7}, `window: bad weekday 7: want time.Sunday-time.Saturday`},
 	}
@@ -63,6 +66,8 @@ func TestParse(t *testing.T) {
 		{"Mon-Sun 08:00-09:00 UTC", "08:00", "09:00", time.UTC, nil, "08:00-09:00 UTC"},
 		{"Fri-Thu 08:00-09:00 UTC", "08:00", "09:00", time.UTC, nil, "08:00-09:00 UTC"},
 		{"Wed-Wed,Wed 08:00-09:00 UTC", "08:00", "09:00", time.UTC, []time.Weekday{3}, "Wed 08:00-09:00 UTC"},
+		{"Sat-Sun 00:00-24:00 Europe/Paris", "00:00", "24:00", paris, []time.Weekday{6, 0}, ""},
+		{"22:00-24:00 UTC", "22:00", "24:00", time.UTC, nil, ""},
 		{"Sun,Tue,Thu,Sat 08:00-09:00 UTC", "08:00", "09:00", time.UTC, []time.Weekday{0, 2, 4, 6}, "Tue,Thu,Sat-Sun 08:00-09:00 UTC"},
 	}
 	for _, tt := range tests {
