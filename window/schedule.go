@@ -59,7 +59,11 @@ func Daily(start, end string, loc *time.Location, days ...time.Weekday) (Schedul
 		return Schedule{}, err
 	}
 	if s.start == s.end {
-		return Schedule{}, fmt.Errorf("window: start and end are both %q; a span must not be empty", start)
+		whole := ""
+		if s.start == 0 {
+			whole = " (the whole day is 00:00-24:00)"
+		}
+		return Schedule{}, fmt.Errorf("window: start and end are both %q; a span must not be empty%s", start, whole)
 	}
 	if loc == nil {
 		return Schedule{}, fmt.Errorf("window: nil *time.Location; use time.UTC for UTC")
@@ -86,6 +90,9 @@ func parseClock(which, v string) (int32, error) {
 		ok = ok && v[i] >= '0' && v[i] <= '9'
 	}
 	if !ok {
+		if hint := clockHint(which, v); hint != "" {
+			return 0, fmt.Errorf("window: bad %s time %q: want HH:MM; did you mean %q?", which, v, hint)
+		}
 		return 0, fmt.Errorf("window: bad %s time %q: want HH:MM", which, v)
 	}
 	h, m := digit(0)*10+digit(1), digit(3)*10+digit(4)
