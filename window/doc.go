@@ -36,7 +36,7 @@
 // Context and Wait read the Schedule's clock, the real one unless set with
 // WithClock (a *clock.Mock in tests; the real clock also runs on the fake
 // time of a testing/synctest bubble). Context(ctx) ends at the close of the
-// current span with cause ErrClosed, at once if the window is closed; Wait(ctx)
+// current span with cause ErrOutside, at once if the window is closed; Wait(ctx)
 // returns when the window is open.
 //
 // A Schedule is an immutable value, safe for concurrent use. The zero
