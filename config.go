@@ -53,7 +53,7 @@ type Config[K comparable, V any] struct {
 	Limiter ratelimit.Limiter
 	// Window, when set, is when batches may start: outside it the key waits
 	// for the window to open, and a running handler's ctx is cancelled when
-	// the window closes, with cause window.ErrClosed. The Runner reads the
+	// the window closes, with cause window.ErrOutside. The Runner reads the
 	// window on Config.Clock. It must not be the zero Schedule, which never
 	// opens.
 	Window *window.Schedule

@@ -19,7 +19,7 @@ import (
 // it twice at once for one key. Its error decides what happens to the
 // batch: nil acknowledges it, Permanent(err) drops it, RetryAfter(err, d)
 // retries it after d, and any other error retries it with the configured
-// Backoff. ctx ends when the window closes (cause window.ErrClosed), when
+// Backoff. ctx ends when the window closes (cause window.ErrOutside), when
 // Run's ctx ends, or when a Shutdown's ctx expires (cause ErrClosed); a
 // graceful Shutdown lets it run. Attempt(ctx) tells which attempt this is.
 // batch belongs to the Runner, which hands the same values again on a retry

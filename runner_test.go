@@ -253,7 +253,7 @@ func strictPrefix() []call {
 }
 
 // No batch starts outside the window; a running handler's ctx ends when the
-// window closes, with cause window.ErrClosed.
+// window closes, with cause window.ErrOutside.
 func TestWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// The bubble's clock starts at midnight UTC.
@@ -280,7 +280,7 @@ func TestWindow(t *testing.T) {
 			{"long", []int{1}, time.Hour, 1},
 			{"short", []int{2}, time.Hour, 1},
 		}, rc.Calls())
-		require.ErrorIs(t, cause, window.ErrClosed)
+		require.ErrorIs(t, cause, window.ErrOutside)
 		require.Equal(t, 2*time.Hour, ended)
 		require.Equal(t, 2, rc.count(pacer.EventSkipped))
 

@@ -55,7 +55,7 @@ func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
 		hctx, cancel = r.window.Context(hctx)
 	}
 	err := r.call(hctx, l)
-	windowClosed := errors.Is(context.Cause(hctx), window.ErrClosed)
+	windowClosed := errors.Is(context.Cause(hctx), window.ErrOutside)
 	cancel()
 	var took time.Duration
 	if timed {

@@ -35,7 +35,9 @@
 //
 //   - Rate: a Bucket lets at most Burst + Rate·t events through in any
 //     span of length t (x/time/rate's token math); a Keyed does the same
-//     per key, with its token interval rounded to the nanosecond.
+//     per key, with its token interval rounded to the nanosecond. Given
+//     times out of order, Keyed.AllowAt answers exactly as x/time/rate's
+//     AllowN does (see Keyed), which may let more events through.
 //   - Pauses: no Wait of a Bucket returns nil while a pause is in effect,
 //     neither for waiters that arrive during it nor for those that were
 //     already sleeping (they wake at the pause's end, not before). A pause

@@ -64,3 +64,41 @@ func TestScheduleDaylightSaving(t *testing.T) {
 		})
 	}
 }
+
+// TestScheduleWholeDays checks that 24:00 ends a span at the next midnight,
+// so "00:00-24:00" is the whole day however long the day is: 25 hours on a
+// fall-back Sunday, 23 on a spring-forward one.
+func TestScheduleWholeDays(t *testing.T) {
+	tests := []struct {
+		schedule    string
+		at          time.Time // some instant on the day
+		open, close time.Time
+		hours       int
+	}{
+		{"Sat-Sun 00:00-24:00 Europe/Paris", utc(2026, 10, 25, 12, 0), utc(2026, 10, 24, 22, 0), utc(2026, 10, 25, 23, 0), 25},
+		{"Sat-Sun 00:00-24:00 Europe/Paris", utc(2026, 3, 29, 12, 0), utc(2026, 3, 28, 23, 0), utc(2026, 3, 29, 22, 0), 23},
+		{"Sat-Sun 00:00-24:00 Europe/Paris", utc(2026, 3, 28, 12, 0), utc(2026, 3, 27, 23, 0), utc(2026, 3, 28, 23, 0), 24},
+		{"Sun 00:00-24:00 America/New_York", utc(2026, 11, 1, 12, 0), utc(2026, 11, 1, 4, 0), utc(2026, 11, 2, 5, 0), 25},
+		{"Sun 00:00-24:00 America/New_York", utc(2026, 3, 8, 12, 0), utc(2026, 3, 8, 5, 0), utc(2026, 3, 9, 4, 0), 23},
+		{"Sun 18:00-24:00 America/New_York", utc(2026, 11, 1, 23, 0), utc(2026, 11, 1, 23, 0), utc(2026, 11, 2, 5, 0), 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.schedule+" "+tt.at.Format(time.DateOnly), func(t *testing.T) {
+			s, err := Parse(tt.schedule)
+			require.NoError(t, err)
+			require.Equal(t, tt.schedule, s.String(), "String round trip")
+			require.True(t, s.Contains(tt.at))
+			require.Equal(t, tt.close, s.EndAt(tt.at).UTC(), "EndAt")
+			require.Equal(t, time.Duration(tt.hours)*time.Hour, tt.close.Sub(tt.open))
+			require.True(t, s.Contains(tt.open), "open at the first midnight")
+			require.False(t, s.EndAt(tt.open.Add(-time.Second)).After(tt.open), "no earlier span runs past it")
+			require.True(t, s.Contains(tt.close.Add(-time.Second)), "open until the next midnight")
+			require.Equal(t, tt.close, s.EndAt(tt.close.Add(-time.Second)).UTC())
+		})
+	}
+	// Sunday's span closes at Monday 00:00, which no weekend span opens.
+	s, err := Parse("Sat-Sun 00:00-24:00 Europe/Paris")
+	require.NoError(t, err)
+	require.False(t, s.Contains(utc(2026, 10, 25, 23, 0)))
+	require.Equal(t, utc(2026, 10, 30, 23, 0), s.NextOpen(utc(2026, 10, 25, 23, 0)).UTC())
+}

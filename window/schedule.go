@@ -31,7 +31,7 @@ import (
 // A Schedule is a small immutable value, safe for concurrent use. The zero
 // Schedule is never open. Build one with Daily or Parse.
 type Schedule struct {
-	start, end int32 // minutes after midnight, wall clock
+	start, end int32 // minutes after midnight, wall clock; end may be 24*60
 	days       uint8 // bit d set: a span opens on time.Weekday(d)
 	loc        *time.Location
 	clk        timing.Clock // nil: the real clock
@@ -42,6 +42,10 @@ const allDays = 1<<7 - 1
 // Daily returns the Schedule open from start to end, both "HH:MM" wall-clock
 // times in loc, on the given days, or on every day when days is empty. If end
 // is not after start the span crosses midnight. start and end must differ.
+// end may be "24:00", the midnight that ends the opening day, so
+// "00:00"-"24:00" is the whole day, however long daylight saving makes it:
+// 25 hours on a fall-back day, 23 on a spring-forward one. start may not be
+// "24:00".
 //
 // The error names what is wrong, e.g.
 // `window: bad start time "25:00": hour must be 00-23`.
@@ -55,7 +59,11 @@ func Daily(start, end string, loc *time.Location, days ...time.Weekday) (Schedul
 		return Schedule{}, err
 	}
 	if s.start == s.end {
-		return Schedule{}, fmt.Errorf("window: start and end are both %q; a span must not be empty", start)
+		whole := ""
+		if s.start == 0 {
+			whole = " (the whole day is 00:00-24:00)"
+		}
+		return Schedule{}, fmt.Errorf("window: start and end are both %q; a span must not be empty%s", start, whole)
 	}
 	if loc == nil {
 		return Schedule{}, fmt.Errorf("window: nil *time.Location; use time.UTC for UTC")
@@ -73,7 +81,8 @@ func Daily(start, end string, loc *time.Location, days ...time.Weekday) (Schedul
 }
 
 // parseClock parses "HH:MM" into minutes after midnight; which is "start"
-// or "end", for the error.
+// or "end", for the error. An end may be "24:00", the midnight that ends
+// the day.
 func parseClock(which, v string) (int32, error) {
 	digit := func(i int) int32 { return int32(v[i] - '0') }
 	ok := len(v) == 5 && v[2] == ':'
@@ -81,13 +90,22 @@ func parseClock(which, v string) (int32, error) {
 		ok = ok && v[i] >= '0' && v[i] <= '9'
 	}
 	if !ok {
+		if hint := clockHint(which, v); hint != "" {
+			return 0, fmt.Errorf("window: bad %s time %q: want HH:MM; did you mean %q?", which, v, hint)
+		}
 		return 0, fmt.Errorf("window: bad %s time %q: want HH:MM", which, v)
 	}
 	h, m := digit(0)*10+digit(1), digit(3)*10+digit(4)
-	if h > 23 {
+	switch {
+	case h == 24 && m == 0 && which == "end":
+		return 24 * 60, nil
+	case h == 24 && m == 0:
+		return 0, fmt.Errorf("window: bad %s time %q: 24:00 can only end a span; start at 00:00", which, v)
+	case h > 23 && which == "end":
+		return 0, fmt.Errorf("window: bad %s time %q: hour must be 00-23, or 24:00 exactly", which, v)
+	case h > 23:
 		return 0, fmt.Errorf("window: bad %s time %q: hour must be 00-23", which, v)
-	}
-	if m > 59 {
+	case m > 59:
 		return 0, fmt.Errorf("window: bad %s time %q: minute must be 00-59", which, v)
 	}
 	return h*60 + m, nil
@@ -223,6 +241,8 @@ func (s *Schedule) closeOf(r *resolver, day int64) int64 {
 	if s.end < s.start {
 		day++ // crosses midnight
 	}
+	// An end of 24:00 is day*secondsPerDay + secondsPerDay: the next
+	// midnight, resolved like any wall time.
 	return r.instant(day*secondsPerDay + int64(s.end)*60)
 }
 
