@@ -30,8 +30,9 @@ func (s Schedule) clock() timing.Clock {
 // ctx.Deadline reports the close on that clock (or parent's deadline, if
 // earlier).
 //
-// The span closes at EndAt(now) even if the next span opens at that very
-// instant. As with context.WithCancel, call cancel as soon as the work is
+// The window closes at EndAt(now): spans that touch, as in "Sat-Sun
+// 00:00-24:00", count as one, so work running across Saturday midnight goes
+// on. As with context.WithCancel, call cancel as soon as the work is
 // done: it releases the timer and the goroutine waiting for the close, and
 // returns once that goroutine has exited.
 func (s Schedule) Context(parent context.Context) (ctx context.Context, cancel context.CancelFunc) {

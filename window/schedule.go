@@ -2,6 +2,7 @@ package window
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -137,7 +138,11 @@ func (s Schedule) Contains(t time.Time) bool {
 }
 
 // EndAt returns the close of the span that contains t, in the Schedule's
-// location.
+// location. Spans that open at the very instant the previous one closes
+// count as one: in "Sat-Sun 00:00-24:00" the window that contains Saturday
+// 23:59 closes on Monday at 00:00. A Schedule open at every instant (every
+// day, 00:00-24:00) never closes: EndAt then returns time.Unix(0,
+// math.MaxInt64), in the year 2262.
 //
 // If t lies outside every span, EndAt returns the instant the window last
 // closed: the close of the latest non-empty span that ended at or before t.
@@ -153,7 +158,11 @@ func (s Schedule) EndAt(t time.Time) time.Time {
 		return t
 	}
 	if sp.sec < sp.close {
-		return time.Unix(sp.close, 0).In(s.loc)
+		closing, ok := s.stretchClose(&sp.r, sp.day, sp.close)
+		if !ok {
+			return forever
+		}
+		return time.Unix(closing, 0).In(s.loc)
 	}
 	// Spans close in day order, so the first non-empty one back from the
 	// located day is the latest. Empty spans (in a gap) are rare; two weeks
@@ -166,6 +175,25 @@ func (s Schedule) EndAt(t time.Time) time.Time {
 		}
 	}
 	return t
+}
+
+// forever is the close of a Schedule that never closes: the latest instant
+// whose Unix nanoseconds fit an int64, so that a timer or deadline set for
+// it does not overflow.
+var forever = time.Unix(0, math.MaxInt64)
+
+// stretchClose follows the spans that open at the instant the one opening
+// on day closes, at closing, and returns the close of the last of them. It
+// reports false if the spans never stop: only a Schedule open every day
+// from 00:00 to 24:00 does that, and a week shows it.
+func (s *Schedule) stretchClose(r *resolver, day, closing int64) (int64, bool) {
+	for d := day + 1; d <= day+7; d++ {
+		if !s.opensOn(d) || s.openOf(r, d) != closing {
+			return closing, true
+		}
+		closing = s.closeOf(r, d)
+	}
+	return closing, false
 }
 
 // NextOpen returns t if s contains t, or else the first instant after t at
