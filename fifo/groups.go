@@ -298,7 +298,8 @@ func (g *Groups[K, M]) giveBack(left func(key K, msgs []M), key K, msgs []M) {
 
 // Retry ends the lease and keeps its messages at the head of the key. The
 // key is unavailable for after, then becomes ready at the tail; the next
-// lease has Attempt one higher. Delays keep running after ShutDown. Retry
+// lease has Attempt one higher. An after too long for the clock to add, up
+// to math.MaxInt64, never comes due. Delays keep running after ShutDown. Retry
 // panics if l is not the key's current lease.
 func (g *Groups[K, M]) Retry(l Lease[K, M], after time.Duration) {
 	g.again(l, after, "Retry", 1)

@@ -108,7 +108,8 @@ func (q *Queue[K]) push(key K) uint64 {
 }
 
 // AddAfter adds key once d has passed, on the queue's clock. A d <= 0 adds
-// at once. If key already has a pending AddAfter, the earlier deadline wins.
+// at once; a d too long for the clock to add, up to math.MaxInt64, never
+// comes due. If key already has a pending AddAfter, the earlier deadline wins.
 // A pending AddAfter is dropped by ShutDown. Adding the key directly in the
 // meantime does not cancel it; when it fires it is an ordinary Add.
 func (q *Queue[K]) AddAfter(key K, d time.Duration) {
