@@ -25,7 +25,10 @@ type GroupsConfig struct {
 
 // A Lease is the exclusive right to process the first Messages of a key.
 // End it with exactly one of Ack, Drop, Retry, Defer or Hold of the Groups
-// that handed it out; ending it twice panics.
+// that handed it out; ending it twice, or with another Groups, panics. A
+// lease cannot be forged: it carries the identity of the key's record in
+// the Groups that handed it out, so a copy from another Groups, with the
+// same key and lease number, does not match.
 type Lease[K comparable, M any] struct {
 	// Key is the key the messages were put under.
 	Key K
@@ -38,7 +41,8 @@ type Lease[K comparable, M any] struct {
 	// start it over at 1.
 	Attempt int
 
-	token uint64 // identifies the lease; 0 is never valid
+	gr    *group[M] // the key's record in the Groups that handed it out
+	token uint64    // identifies the lease among the record's leases
 }
 
 // Groups holds messages partitioned by key, keeps them in Put order within
@@ -187,7 +191,7 @@ func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
 			gr.state, gr.leased, gr.token = stateLeased, n, g.token
 			g.waiting -= n
 			g.leases++
-			l := Lease[K, M]{Key: key, Messages: gr.msgs[:n:n], Attempt: gr.attempt, token: gr.token}
+			l := Lease[K, M]{Key: key, Messages: gr.msgs[:n:n], Attempt: gr.attempt, gr: gr, token: gr.token}
 			g.mu.Unlock()
 			return l, nil
 		}
@@ -207,12 +211,15 @@ func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
 }
 
 // end checks that l is the key's current lease and ends it. It panics, with
-// the lock released, on a lease that already ended or never was.
+// the lock released, on a lease that already ended, never was, or belongs
+// to another Groups: records are never shared between Groups, so comparing
+// the record catches a lease of another Groups whose key and token match.
+// The map lookup by l.Key, not l.gr alone, also catches an edited Key.
 func (g *Groups[K, M]) end(l Lease[K, M], op string) *group[M] {
 	gr := g.groups[l.Key]
-	if gr == nil || gr.state != stateLeased || gr.token != l.token || l.token == 0 {
+	if gr == nil || gr != l.gr || gr.state != stateLeased || gr.token != l.token {
 		g.mu.Unlock()
-		panic(fmt.Sprintf("fifo: Groups.%s of a lease that is not current (already ended, or never handed out by Get)", op))
+		panic(fmt.Sprintf("fifo: Groups.%s of a lease that is not current (already ended, or not handed out by this Groups)", op))
 	}
 	g.leases--
 	return gr
@@ -220,7 +227,7 @@ func (g *Groups[K, M]) end(l Lease[K, M], op string) *group[M] {
 
 // Ack ends the lease and removes its messages. If more messages wait behind
 // them, the key becomes ready again, at the tail, and Ack reports more.
-// Ack panics if l is not the key's current lease.
+// Ack panics if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Ack(l Lease[K, M]) (more bool) {
 	return g.remove(l, "Ack")
 }
@@ -228,7 +235,7 @@ func (g *Groups[K, M]) Ack(l Lease[K, M]) (more bool) {
 // Drop ends the lease and gives up on its messages: they are removed as by
 // Ack, the messages behind them proceed, and Drop reports more as Ack does.
 // Use it when the head cannot succeed (dead-letter it first if needed).
-// Drop panics if l is not the key's current lease.
+// Drop panics if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Drop(l Lease[K, M]) (more bool) {
 	return g.remove(l, "Drop")
 }
@@ -300,7 +307,7 @@ func (g *Groups[K, M]) giveBack(left func(key K, msgs []M), key K, msgs []M) {
 // key is unavailable for after, then becomes ready at the tail; the next
 // lease has Attempt one higher. An after too long for the clock to add, up
 // to math.MaxInt64, never comes due. Delays keep running after ShutDown. Retry
-// panics if l is not the key's current lease.
+// panics if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Retry(l Lease[K, M], after time.Duration) {
 	g.again(l, after, "Retry", 1)
 }
@@ -308,7 +315,7 @@ func (g *Groups[K, M]) Retry(l Lease[K, M], after time.Duration) {
 // Defer ends the lease like Retry, but the next lease keeps the same
 // Attempt: use it when the messages were not handled or were cut short
 // through no fault of their own (a closed window, a shutdown). Defer panics
-// if l is not the key's current lease.
+// if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Defer(l Lease[K, M], after time.Duration) {
 	g.again(l, after, "Defer", 0)
 }
@@ -364,7 +371,7 @@ func (g *Groups[K, M]) fire(now time.Time) (time.Time, bool) {
 // Hold ends the lease, keeps its messages at the head of the key and takes
 // the key out of rotation until Release: its later messages wait too. This
 // is the strict policy for a head that exhausted its retries, beside Drop.
-// Hold panics if l is not the key's current lease.
+// Hold panics if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Hold(l Lease[K, M]) {
 	g.mu.Lock()
 	gr := g.end(l, "Hold")

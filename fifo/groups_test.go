@@ -94,7 +94,7 @@ func TestGroupsRetry(t *testing.T) {
 		g.Ack(lb)
 		l = mustLease(t, g) // blocks until the delay ends
 		require.Equal(t, 2*time.Second, time.Since(start))
-		require.Equal(t, Lease[string, int]{Key: "a", Messages: []int{1}, Attempt: 2, token: l.token}, l)
+		require.Equal(t, Lease[string, int]{Key: "a", Messages: []int{1}, Attempt: 2, gr: l.gr, token: l.token}, l)
 		g.Retry(l, 0) // at once, at the tail
 		l = mustLease(t, g)
 		require.Equal(t, []int{1}, l.Messages)
@@ -187,14 +187,14 @@ func TestGroupsHoldRelease(t *testing.T) {
 		require.False(t, g.Release("a"))
 		require.Empty(t, g.Held())
 		l = mustLease(t, g)
-		require.Equal(t, Lease[string, int]{Key: "a", Messages: []int{1}, Attempt: 1, token: l.token}, l)
+		require.Equal(t, Lease[string, int]{Key: "a", Messages: []int{1}, Attempt: 1, gr: l.gr, token: l.token}, l)
 	})
 }
 
 func TestGroupsStaleLeasePanics(t *testing.T) {
 	g := newGroups[string, int](t, 0)
 	require.PanicsWithValue(t,
-		"fifo: Groups.Ack of a lease that is not current (already ended, or never handed out by Get)",
+		"fifo: Groups.Ack of a lease that is not current (already ended, or not handed out by this Groups)",
 		func() { g.Ack(Lease[string, int]{Key: "a"}) })
 	require.NoError(t, g.Put("a", 1))
 	l := mustLease(t, g)
@@ -204,7 +204,7 @@ func TestGroupsStaleLeasePanics(t *testing.T) {
 	require.Panics(t, func() { g.Drop(l) }, "earlier lease of the same key")
 	g.Hold(l2)
 	require.PanicsWithValue(t,
-		"fifo: Groups.Hold of a lease that is not current (already ended, or never handed out by Get)",
+		"fifo: Groups.Hold of a lease that is not current (already ended, or not handed out by this Groups)",
 		func() { g.Hold(l2) })
 	require.Panics(t, func() { g.Retry(l2, 0) })
 	require.Equal(t, 0, g.Leased())
@@ -256,7 +256,7 @@ func TestGroupsShutDown(t *testing.T) {
 		require.ErrorIs(t, r2.err, ErrShutDown)
 		require.NoError(t, r1.err)
 		lc = r1.l
-		require.Equal(t, Lease[string, int]{Key: "c", Messages: []int{20}, Attempt: 2, token: lc.token}, lc)
+		require.Equal(t, Lease[string, int]{Key: "c", Messages: []int{20}, Attempt: 2, gr: lc.gr, token: lc.token}, lc)
 		_, err := g.Get(context.Background())
 		require.ErrorIs(t, err, ErrShutDown, "nothing ready or delayed: a and c are leased")
 		g.Hold(lc)
@@ -444,7 +444,7 @@ func TestGroupsDefer(t *testing.T) {
 		l = mustLease(t, g)
 		require.Equal(t, 2, l.Attempt)
 		require.PanicsWithValue(t,
-			"fifo: Groups.Defer of a lease that is not current (already ended, or never handed out by Get)",
+			"fifo: Groups.Defer of a lease that is not current (already ended, or not handed out by this Groups)",
 			func() { g.Defer(Lease[string, int]{Key: "a"}, 0) })
 		g.Ack(l)
 	})
@@ -562,6 +562,34 @@ func TestGroupsCloseEndsDrainWhenLastLeaseEnds(t *testing.T) {
 					require.Equal(t, []int{1, 2}, left)
 				}
 			})
+		})
+	}
+}
+
+// TestGroupsForeignLeasePanics checks that a lease ends only in the Groups
+// that handed it out: a lease of another Groups, with the same key and the
+// same lease number, panics with each way of ending it and leaves this
+// Groups' own lease untouched.
+func TestGroupsForeignLeasePanics(t *testing.T) {
+	ends := map[string]func(g *Groups[string, int], l Lease[string, int]){
+		"Ack":   func(g *Groups[string, int], l Lease[string, int]) { g.Ack(l) },
+		"Drop":  func(g *Groups[string, int], l Lease[string, int]) { g.Drop(l) },
+		"Retry": func(g *Groups[string, int], l Lease[string, int]) { g.Retry(l, 0) },
+		"Defer": func(g *Groups[string, int], l Lease[string, int]) { g.Defer(l, 0) },
+		"Hold":  func(g *Groups[string, int], l Lease[string, int]) { g.Hold(l) },
+	}
+	for name, end := range ends {
+		t.Run(name, func(t *testing.T) {
+			mine, other := newGroups[string, int](t, 0), newGroups[string, int](t, 0)
+			require.NoError(t, mine.Put("a", 1))
+			require.NoError(t, other.Put("a", 2))
+			l, foreign := mustLease(t, mine), mustLease(t, other)
+			require.PanicsWithValue(t,
+				"fifo: Groups."+name+" of a lease that is not current (already ended, or not handed out by this Groups)",
+				func() { end(mine, foreign) })
+			require.Equal(t, GroupsStats{Messages: 1, Leases: 1, Keys: 1}, mine.Stats())
+			require.False(t, mine.Ack(l), "the own lease is still current")
+			require.False(t, other.Ack(foreign))
 		})
 	}
 }
