@@ -39,7 +39,10 @@
 // intake (Add is a no-op, Put returns ErrShutDown) and Get keeps handing
 // out what is ready, then returns ErrShutDown. ShutDownWithDrain also waits
 // until consumers have finished everything that was ready or in progress,
-// or its context ends. Both are idempotent.
+// or its context ends. A ShutDown called meanwhile ends that wait at once
+// (ShutDownWithDrain then returns ErrShutDown, as the drain did not
+// finish): a program that drains on a first signal exits on a second. Both
+// are idempotent.
 //
 // The two differ on pending delays. Queue.ShutDown drops them and waits for
 // the timer goroutine. Groups keeps them: a retried message still comes due

@@ -78,6 +78,7 @@ type Groups[K comparable, M any] struct {
 	shut     bool
 	drained  chan struct{}
 	drainEnd bool
+	cut      chan struct{} // closed by ShutDown to end the pending ShutDownWithDrain calls
 	closed   bool
 	left     func(key K, msgs []M) // Close's callback, for leases ended after it
 }

@@ -239,12 +239,12 @@ func TestGroupsShutDown(t *testing.T) {
 		}
 		synctest.Wait()
 
+		g.ShutDown()
+		g.ShutDown() // idempotent
 		drained := make(chan error, 1)
 		go func() { drained <- g.ShutDownWithDrain(context.Background()) }()
 		synctest.Wait()
 		require.ErrorIs(t, g.Put("d", 1), ErrShutDown)
-		g.ShutDown() // idempotent
-		synctest.Wait()
 		require.Empty(t, gets, "blocked Gets wait for the pending retry")
 		// The retry of c still comes due: one Get takes it, the other
 		// returns as nothing is left ready or delayed.
@@ -315,6 +315,40 @@ func TestGroupsShutDownWithDrainContext(t *testing.T) {
 		require.ErrorIs(t, g.ShutDownWithDrain(ctx), context.DeadlineExceeded)
 		g.Ack(l)
 		require.NoError(t, g.ShutDownWithDrain(context.Background()))
+	})
+}
+
+// TestGroupsShutDownEndsDrain checks that ShutDown ends a pending
+// ShutDownWithDrain at once, as for Queue, with leases out and a retry
+// pending; those still flow afterwards, and a later ShutDownWithDrain
+// waits for them.
+func TestGroupsShutDownEndsDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroups[string, int](t, 1)
+		require.NoError(t, g.Put("a", 1))
+		require.NoError(t, g.Put("b", 2))
+		la := mustLease(t, g)
+		g.Retry(mustLease(t, g), time.Minute)
+		drained := make(chan error, 2)
+		for range 2 {
+			go func() { drained <- g.ShutDownWithDrain(context.Background()) }()
+		}
+		synctest.Wait()
+		require.Empty(t, drained, "a is leased, b delayed")
+
+		g.ShutDown()
+		require.ErrorIs(t, <-drained, ErrShutDown, "ShutDown cut the drain short")
+		require.ErrorIs(t, <-drained, ErrShutDown, "every pending drain")
+		go func() { drained <- g.ShutDownWithDrain(context.Background()) }()
+		synctest.Wait()
+		require.False(t, g.Ack(la))
+		lb := mustLease(t, g) // the retry still comes due
+		require.Equal(t, 2, lb.Attempt)
+		require.Empty(t, drained, "a later ShutDownWithDrain waits for b")
+		require.False(t, g.Ack(lb))
+		require.NoError(t, <-drained)
+		g.ShutDown()
+		require.NoError(t, g.ShutDownWithDrain(context.Background()), "drained already")
 	})
 }
 
