@@ -44,6 +44,11 @@
 // finish): a program that drains on a first signal exits on a second. Both
 // are idempotent.
 //
+// Both types keep client-go's lifecycle names, ShutDown, ShutDownWithDrain
+// and ErrShutDown, where the rest of pacer says Shutdown(ctx) and Close:
+// Queue is a drop-in for client-go's workqueue, and code and tests ported
+// from it read the same.
+//
 // The two differ on pending delays. Queue.ShutDown drops them and waits for
 // the timer goroutine. Groups keeps them: a retried message still comes due
 // and is handed out, Get waits for it before it returns ErrShutDown, and
