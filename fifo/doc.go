@@ -25,10 +25,14 @@
 //     (the messages did not get their chance); Hold keeps them there until
 //     Release. Ack and Drop report whether the key has messages left, and
 //     so went to the tail again.
+//   - A retried or deferred lease comes back with exactly the same
+//     messages. Messages put meanwhile wait behind it and form the next
+//     lease, at Attempt 1: every message gets its full attempts.
 //   - Keys are served in the order their head became ready: put into an
 //     empty key, left behind an ended lease, past a retry delay, released.
 //   - GroupsConfig.MaxBatch 1 leases one message at a time (strict FIFO);
-//     0 coalesces everything waiting for the key into one lease.
+//     0 coalesces everything waiting for the key into one lease (bar the
+//     rule above for a retried lease).
 //
 // # Concurrency and shutdown
 //

@@ -15,7 +15,8 @@ import (
 type GroupsConfig struct {
 	// MaxBatch caps the number of messages in one lease. 0, the default,
 	// leases all waiting messages of the key at once (coalescing); 1 leases
-	// them strictly one by one. It must be >= 0.
+	// them strictly one by one. Whatever MaxBatch, a retried or deferred
+	// lease comes back with exactly its messages. It must be >= 0.
 	MaxBatch int
 
 	// Clock drives Retry and Defer delays. The default is clock.New(), the real
@@ -50,7 +51,9 @@ type Lease[K comparable, M any] struct {
 //
 //   - A key has at most one lease at a time.
 //   - The messages of a key are leased in Put order and never skipped
-//     except by Drop; a retried or held batch stays at the head of its key.
+//     except by Drop; a retried or held batch stays at the head of its key,
+//     and a retried one is leased again as it was, without the messages
+//     put meanwhile, which get a lease and attempts of their own.
 //   - Keys are served first-come-first-served by the time their head became
 //     ready: when first put, when the lease before it ended with messages
 //     behind it, when its retry delay passed, or when released. A key that
@@ -95,6 +98,7 @@ type readyKey[K comparable, M any] struct {
 type group[M any] struct {
 	msgs    []M // head first; the first leased of them are out on a lease
 	leased  int
+	batch   int // size of a retried or deferred lease, leased again as is; 0 if none
 	attempt int
 	token   uint64
 	due     int64 // retry deadline, in stateDelayed
@@ -185,7 +189,9 @@ func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
 		if r, ok := g.ready.pop(); ok {
 			key, gr := r.key, r.gr
 			n := len(gr.msgs)
-			if g.maxBatch > 0 && n > g.maxBatch {
+			if gr.batch > 0 {
+				n = gr.batch // the messages of the lease retried, no more
+			} else if g.maxBatch > 0 && n > g.maxBatch {
 				n = g.maxBatch
 			}
 			g.token++
@@ -248,7 +254,7 @@ func (g *Groups[K, M]) remove(l Lease[K, M], op string) (more bool) {
 	// them, so reslice instead of shifting.
 	gr.msgs = gr.msgs[gr.leased:]
 	g.stored -= gr.leased
-	gr.leased = 0
+	gr.leased, gr.batch = 0, 0
 	gr.attempt = 1
 	switch {
 	case len(gr.msgs) == 0:
@@ -269,7 +275,7 @@ func (g *Groups[K, M]) remove(l Lease[K, M], op string) (more bool) {
 // taken, and recycles its record.
 func (g *Groups[K, M]) forget(key K, gr *group[M]) {
 	delete(g.groups, key)
-	gr.msgs = nil
+	gr.msgs, gr.batch, gr.attempt = nil, 0, 1
 	if len(g.free) < 1024 {
 		g.free = append(g.free, gr)
 	}
@@ -306,7 +312,9 @@ func (g *Groups[K, M]) giveBack(left func(key K, msgs []M), key K, msgs []M) {
 
 // Retry ends the lease and keeps its messages at the head of the key. The
 // key is unavailable for after, then becomes ready at the tail; the next
-// lease has Attempt one higher. An after too long for the clock to add, up
+// lease has exactly the same messages and Attempt one higher. Messages put
+// meanwhile wait behind them and form the lease after, at Attempt 1, so
+// that each message gets its full attempts. An after too long for the clock to add, up
 // to math.MaxInt64, never comes due. Delays keep running after ShutDown. Retry
 // panics if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Retry(l Lease[K, M], after time.Duration) {
@@ -324,6 +332,9 @@ func (g *Groups[K, M]) Defer(l Lease[K, M], after time.Duration) {
 func (g *Groups[K, M]) again(l Lease[K, M], after time.Duration, op string, tries int) {
 	g.mu.Lock()
 	gr := g.end(l, op)
+	// The next lease is this one again: messages put meanwhile wait behind
+	// it for a lease, and attempts, of their own.
+	gr.batch = gr.leased
 	g.keep(gr)
 	gr.attempt += tries
 	if g.closed {
@@ -389,7 +400,8 @@ func (g *Groups[K, M]) Hold(l Lease[K, M]) {
 }
 
 // Release returns a held key to the ready order, at the tail, with its
-// Attempt count started over. It reports whether key was held. It works
+// Attempt count started over: its next lease takes the held messages and,
+// up to MaxBatch, those put behind them. It reports whether key was held. It works
 // after ShutDown too: Get then hands the key out as long as it is ready.
 func (g *Groups[K, M]) Release(key K) bool {
 	g.mu.Lock()
@@ -398,7 +410,7 @@ func (g *Groups[K, M]) Release(key K) bool {
 	if gr == nil || gr.state != stateHeld {
 		return false
 	}
-	gr.attempt = 1
+	gr.attempt, gr.batch = 1, 0
 	g.held--
 	g.heldMsgs -= len(gr.msgs)
 	g.makeReady(key, gr)

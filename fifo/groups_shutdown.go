@@ -115,7 +115,6 @@ func (g *Groups[K, M]) Close(left func(key K, msgs []M)) {
 		back = append(back, rest{key, gr.msgs})
 		g.waiting -= len(gr.msgs)
 		g.stored -= len(gr.msgs)
-		gr.attempt = 1 // a recycled record starts over
 		g.forget(key, gr)
 	}
 	g.mu.Lock()

@@ -132,20 +132,71 @@ func TestGroupsRetryMockClock(t *testing.T) {
 	g.Ack(l)
 }
 
-// TestGroupsRetryCoalesces checks that with MaxBatch 0 a retried batch
-// takes the messages put meanwhile with it, keeping the head's attempt.
-func TestGroupsRetryCoalesces(t *testing.T) {
+// TestGroupsRetryKeepsBatch checks that a retried or deferred lease comes
+// back with exactly its own messages, whatever MaxBatch: messages put
+// meanwhile wait behind it and get a lease, and attempts, of their own.
+// Sharing the retried lease's count would drop a message that arrived
+// during the last backoff after a single try.
+func TestGroupsRetryKeepsBatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newGroups[string, int](t, 0)
-		require.NoError(t, g.Put("a", 1))
+		for _, maxBatch := range []int{0, 1, 3} {
+			g := newGroups[string, int](t, maxBatch)
+			require.NoError(t, g.Put("a", 1))
+			l := mustLease(t, g)
+			g.Retry(l, time.Second)
+			require.NoError(t, g.Put("a", 2))
+			l = mustLease(t, g)
+			require.Equal(t, []int{1}, l.Messages, "MaxBatch %d", maxBatch)
+			require.Equal(t, 2, l.Attempt)
+			g.Defer(l, 0)
+			require.NoError(t, g.Put("a", 3))
+			l = mustLease(t, g)
+			require.Equal(t, []int{1}, l.Messages, "MaxBatch %d: deferred", maxBatch)
+			require.Equal(t, 2, l.Attempt)
+			g.Retry(l, 0)
+			l = mustLease(t, g)
+			require.Equal(t, 3, l.Attempt)
+			require.True(t, g.Drop(l), "MaxBatch %d: attempts used up", maxBatch)
+			l = mustLease(t, g)
+			if maxBatch == 1 {
+				require.Equal(t, []int{2}, l.Messages)
+			} else {
+				require.Equal(t, []int{2, 3}, l.Messages, "MaxBatch %d: put meanwhile", maxBatch)
+			}
+			require.Equal(t, 1, l.Attempt, "MaxBatch %d: a fresh start", maxBatch)
+			g.Ack(l)
+		}
+
+		// A batch of two under MaxBatch 3 comes back as those two.
+		g := newGroups[string, int](t, 3)
+		require.NoError(t, g.Put("a", 1, 2))
+		g.Retry(mustLease(t, g), time.Second)
+		require.NoError(t, g.Put("a", 3, 4))
 		l := mustLease(t, g)
-		g.Retry(l, time.Second)
-		require.NoError(t, g.Put("a", 2))
-		l = mustLease(t, g)
 		require.Equal(t, []int{1, 2}, l.Messages)
 		require.Equal(t, 2, l.Attempt)
+		require.True(t, g.Ack(l))
+		l = mustLease(t, g)
+		require.Equal(t, []int{3, 4}, l.Messages)
+		require.Equal(t, 1, l.Attempt)
 		g.Ack(l)
 	})
+}
+
+// TestGroupsReleaseCoalesces checks that a released key starts over: with
+// MaxBatch 0 its lease takes everything waiting, the held head and the
+// messages put behind it, all at attempt 1.
+func TestGroupsReleaseCoalesces(t *testing.T) {
+	g := newGroups[string, int](t, 0)
+	require.NoError(t, g.Put("a", 1))
+	g.Retry(mustLease(t, g), 0)
+	g.Hold(mustLease(t, g))
+	require.NoError(t, g.Put("a", 2))
+	require.True(t, g.Release("a"))
+	l := mustLease(t, g)
+	require.Equal(t, []int{1, 2}, l.Messages)
+	require.Equal(t, 1, l.Attempt)
+	g.Ack(l)
 }
 
 func TestGroupsDrop(t *testing.T) {

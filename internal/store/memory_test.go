@@ -120,3 +120,30 @@ func TestMemoryStopKeepsRetries(t *testing.T) {
 		require.Equal(t, []int{1}, left, "the held value")
 	})
 }
+
+// TestMemoryRetryKeepsBatch checks, as the Runner sees it in coalesce mode,
+// that a retried batch is handed out again as it was: a value put during
+// the backoff gets a call, and attempts, of its own.
+func TestMemoryRetryKeepsBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, err := NewMemory[string, int](0, nil)
+		require.NoError(t, err)
+		defer m.Close(nil)
+		ctx := context.Background()
+		require.NoError(t, m.Put("a", 1, 2))
+		l, err := m.Get(ctx)
+		require.NoError(t, err)
+		m.Retry(l, time.Second)
+		require.NoError(t, m.Put("a", 3))
+		l, err = m.Get(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []int{1, 2}, l.Values)
+		require.Equal(t, 2, l.Attempt)
+		require.True(t, m.Drop(l), "3 is left")
+		l, err = m.Get(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []int{3}, l.Values)
+		require.Equal(t, 1, l.Attempt)
+		require.False(t, m.Ack(l))
+	})
+}

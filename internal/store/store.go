@@ -56,8 +56,9 @@ type Store[K comparable, V any] interface {
 	// Drop ends l and gives its values up, as Ack does.
 	Drop(l Lease[K, V]) (more bool)
 	// Retry ends l and keeps its values at the head of the key, which is
-	// not ready before after has passed; its next lease has Attempt one
-	// higher.
+	// not ready before after has passed; its next lease has exactly the
+	// same values and Attempt one higher. Values put meanwhile wait behind
+	// them and form the lease after, at Attempt 1.
 	Retry(l Lease[K, V], after time.Duration)
 	// Defer is Retry without counting an attempt: the handler did not
 	// fail, it did not run or was cut short (window closed, shutdown).
