@@ -59,7 +59,8 @@
 // ShutDownWithDrain waits until only held keys are left. Groups.Close then
 // ends the timer goroutine and takes back every message still stored,
 // ready, delayed or held, in order within each key. Stats gives the counts
-// (stored, held, delayed) in one snapshot.
+// (stored, held, delayed, retrying and blocked behind a retry) in one
+// snapshot.
 //
 // # Performance
 //

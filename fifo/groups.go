@@ -75,6 +75,8 @@ type Groups[K comparable, M any] struct {
 	stored   int // messages, leased ones included
 	leases   int
 	delayed  int // keys in stateDelayed
+	retrying int // keys in stateDelayed after a Retry
+	behind   int // messages behind the retried leases of those keys
 	held     int // keys in stateHeld
 	heldMsgs int // messages of held keys
 	token    uint64
@@ -103,6 +105,7 @@ type group[M any] struct {
 	token   uint64
 	due     int64 // retry deadline, in stateDelayed
 	state   groupState
+	retry   bool // in stateDelayed after a Retry, not a Defer
 }
 
 type groupState uint8
@@ -147,6 +150,8 @@ func (g *Groups[K, M]) Put(key K, msgs ...M) error {
 		g.makeReady(key, gr)
 	} else if gr.state == stateHeld {
 		g.heldMsgs += len(msgs)
+	} else if gr.retry {
+		g.behind += len(msgs)
 	}
 	gr.msgs = append(gr.msgs, msgs...)
 	g.waiting += len(msgs)
@@ -275,7 +280,7 @@ func (g *Groups[K, M]) remove(l Lease[K, M], op string) (more bool) {
 // taken, and recycles its record.
 func (g *Groups[K, M]) forget(key K, gr *group[M]) {
 	delete(g.groups, key)
-	gr.msgs, gr.batch, gr.attempt = nil, 0, 1
+	gr.msgs, gr.batch, gr.attempt, gr.retry = nil, 0, 1, false
 	if len(g.free) < 1024 {
 		g.free = append(g.free, gr)
 	}
@@ -347,6 +352,11 @@ func (g *Groups[K, M]) again(l Lease[K, M], after time.Duration, op string, trie
 		gr.state = stateDelayed
 		gr.due = g.delay.deadline(after)
 		g.delayed++
+		if tries > 0 {
+			gr.retry = true
+			g.retrying++
+			g.behind += len(gr.msgs) - gr.batch
+		}
 		g.delay.push(l.Key, gr.due, g.fire)
 	}
 	g.checkDrained()
@@ -370,6 +380,11 @@ func (g *Groups[K, M]) fire(now time.Time) (time.Time, bool) {
 			return
 		}
 		g.delayed--
+		if gr.retry {
+			gr.retry = false
+			g.retrying--
+			g.behind -= len(gr.msgs) - gr.batch
+		}
 		g.makeReady(key, gr)
 	})
 	if g.shut && g.delayed == 0 {

@@ -30,6 +30,7 @@ type modelGroup struct {
 	attempt int
 	batch   int // size of the retried or deferred lease to hand out again; 0 if none
 	state   groupState
+	retried bool     // delayed by a Retry, not a Defer
 	due     [2]int64 // deadline and push order while delayed
 }
 
@@ -104,6 +105,7 @@ func (m *groupsModel) retry(k int, d time.Duration, tries int) {
 		return
 	}
 	g.state = stateDelayed
+	g.retried = tries > 0
 	m.seq++
 	g.due = [2]int64{m.now + int64(d), m.seq}
 }
@@ -140,7 +142,7 @@ func (m *groupsModel) advance(d time.Duration) {
 		return cmp.Or(cmp.Compare(da[0], db[0]), cmp.Compare(da[1], db[1]))
 	})
 	for _, k := range due {
-		m.keys[k].state = stateReady
+		m.keys[k].state, m.keys[k].retried = stateReady, false
 		m.ready = append(m.ready, k)
 	}
 }
@@ -155,6 +157,10 @@ func (m *groupsModel) stats() (s GroupsStats, held []int) {
 			s.Leases++
 		case stateDelayed:
 			s.Delayed++
+			if g.retried {
+				s.Retrying++
+				s.BehindRetrying += len(g.msgs) - g.batch
+			}
 		case stateHeld:
 			s.Held++
 			s.HeldMessages += len(g.msgs)

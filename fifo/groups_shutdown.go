@@ -129,7 +129,7 @@ func (g *Groups[K, M]) Close(left func(key K, msgs []M)) {
 			}
 		}
 		g.delay.heap = sched.Heap[K]{}
-		g.delayed, g.held, g.heldMsgs = 0, 0, 0
+		g.delayed, g.retrying, g.behind, g.held, g.heldMsgs = 0, 0, 0, 0, 0
 		g.waiters.wakeAll()
 		g.checkDrained()
 	}

@@ -548,14 +548,45 @@ func TestGroupsStats(t *testing.T) {
 		require.NoError(t, g.Put("a", 3))
 		require.Equal(t, GroupsStats{Messages: 7, Waiting: 7, Keys: 3, Held: 1, HeldMessages: 3}, g.Stats())
 		g.Retry(mustLease(t, g), time.Second)
-		require.Equal(t, GroupsStats{Messages: 7, Waiting: 7, Keys: 3, Delayed: 1, Held: 1, HeldMessages: 3}, g.Stats())
+		require.Equal(t, GroupsStats{Messages: 7, Waiting: 7, Keys: 3, Delayed: 1, Retrying: 1, Held: 1, HeldMessages: 3}, g.Stats())
 		g.Ack(mustLease(t, g)) // c's head
-		require.Equal(t, GroupsStats{Messages: 6, Waiting: 6, Keys: 3, Delayed: 1, Held: 1, HeldMessages: 3}, g.Stats())
+		require.Equal(t, GroupsStats{Messages: 6, Waiting: 6, Keys: 3, Delayed: 1, Retrying: 1, Held: 1, HeldMessages: 3}, g.Stats())
 		require.True(t, g.Release("a"))
-		require.Equal(t, GroupsStats{Messages: 6, Waiting: 6, Keys: 3, Delayed: 1}, g.Stats())
+		require.Equal(t, GroupsStats{Messages: 6, Waiting: 6, Keys: 3, Delayed: 1, Retrying: 1}, g.Stats())
 		time.Sleep(time.Second)
 		synctest.Wait()
 		require.Equal(t, GroupsStats{Messages: 6, Waiting: 6, Keys: 3}, g.Stats())
+	})
+}
+
+// TestGroupsStatsRetrying checks the counts of keys waiting for a retry
+// delay and of the messages blocked behind them, which a deferred key does
+// not add to.
+func TestGroupsStatsRetrying(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroups[string, int](t, 1)
+		require.NoError(t, g.Put("a", 1, 2, 3))
+		require.NoError(t, g.Put("b", 10, 11))
+		g.Retry(mustLease(t, g), time.Second)
+		g.Defer(mustLease(t, g), time.Second)
+		require.NoError(t, g.Put("a", 4))
+		require.NoError(t, g.Put("b", 12))
+		s := g.Stats()
+		require.Equal(t, 2, s.Delayed)
+		require.Equal(t, 1, s.Retrying, "b was deferred, not retried")
+		require.Equal(t, 3, s.BehindRetrying, "2, 3 and 4 wait behind a's head")
+
+		time.Sleep(time.Second)
+		synctest.Wait()
+		s = g.Stats()
+		require.Zero(t, s.Retrying, "due again")
+		require.Zero(t, s.BehindRetrying)
+		l := mustLease(t, g)
+		require.Equal(t, "a", l.Key)
+		g.Retry(l, time.Hour)
+		require.Equal(t, 3, g.Stats().BehindRetrying)
+		g.Close(nil)
+		require.Equal(t, GroupsStats{}, g.Stats())
 	})
 }
 

@@ -75,6 +75,11 @@ type Store[K comparable, V any] interface {
 	Leased() int
 	// Held returns the number of held keys.
 	Held() int
+	// Retrying returns the number of keys waiting for a Retry delay (not
+	// a Defer) and of the values put behind their retried batches, which
+	// wait for them: in strict mode, the keys blocked by a failing value
+	// and the values they hold up. Both are read at one instant.
+	Retrying() (keys, behind int)
 	// Active returns the number of values that still have work ahead of
 	// them: every value except those of held keys.
 	Active() int
