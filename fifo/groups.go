@@ -98,9 +98,12 @@ type readyKey[K comparable, M any] struct {
 
 // group is the state of one key that has messages or a lease.
 type group[M any] struct {
-	msgs    []M // head first; the first leased of them are out on a lease
-	leased  int
-	batch   int // size of a retried or deferred lease, leased again as is; 0 if none
+	msgs []M // head first
+	// head is the size of the head batch: the messages out on the lease
+	// in stateLeased; after a Retry or Defer, those of the lease, which
+	// the next lease takes again as they are; else 0, and the next lease
+	// takes what MaxBatch allows.
+	head    int
 	attempt int
 	token   uint64
 	due     int64 // retry deadline, in stateDelayed
@@ -193,14 +196,15 @@ func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
 	for {
 		if r, ok := g.ready.pop(); ok {
 			key, gr := r.key, r.gr
-			n := len(gr.msgs)
-			if gr.batch > 0 {
-				n = gr.batch // the messages of the lease retried, no more
-			} else if g.maxBatch > 0 && n > g.maxBatch {
-				n = g.maxBatch
+			n := gr.head
+			if n == 0 {
+				n = len(gr.msgs)
+				if g.maxBatch > 0 && n > g.maxBatch {
+					n = g.maxBatch
+				}
 			}
 			g.token++
-			gr.state, gr.leased, gr.token = stateLeased, n, g.token
+			gr.state, gr.head, gr.token = stateLeased, n, g.token
 			g.waiting -= n
 			g.leases++
 			l := Lease[K, M]{Key: key, Messages: gr.msgs[:n:n], Attempt: gr.attempt, gr: gr, token: gr.token}
@@ -257,9 +261,9 @@ func (g *Groups[K, M]) remove(l Lease[K, M], op string) (more bool) {
 	gr := g.end(l, op)
 	// The leased messages stay in the lease's slice; never write over
 	// them, so reslice instead of shifting.
-	gr.msgs = gr.msgs[gr.leased:]
-	g.stored -= gr.leased
-	gr.leased, gr.batch = 0, 0
+	gr.msgs = gr.msgs[gr.head:]
+	g.stored -= gr.head
+	gr.head = 0
 	gr.attempt = 1
 	switch {
 	case len(gr.msgs) == 0:
@@ -280,7 +284,7 @@ func (g *Groups[K, M]) remove(l Lease[K, M], op string) (more bool) {
 // taken, and recycles its record.
 func (g *Groups[K, M]) forget(key K, gr *group[M]) {
 	delete(g.groups, key)
-	gr.msgs, gr.batch, gr.attempt, gr.retry = nil, 0, 1, false
+	gr.msgs, gr.head, gr.attempt, gr.retry = nil, 0, 1, false
 	if len(g.free) < 1024 {
 		g.free = append(g.free, gr)
 	}
@@ -337,9 +341,8 @@ func (g *Groups[K, M]) Defer(l Lease[K, M], after time.Duration) {
 func (g *Groups[K, M]) again(l Lease[K, M], after time.Duration, op string, tries int) {
 	g.mu.Lock()
 	gr := g.end(l, op)
-	// The next lease is this one again: messages put meanwhile wait behind
-	// it for a lease, and attempts, of their own.
-	gr.batch = gr.leased
+	// gr.head stays: the next lease is this one again, and messages put
+	// meanwhile wait behind it for a lease, and attempts, of their own.
 	g.keep(gr)
 	gr.attempt += tries
 	if g.closed {
@@ -355,7 +358,7 @@ func (g *Groups[K, M]) again(l Lease[K, M], after time.Duration, op string, trie
 		if tries > 0 {
 			gr.retry = true
 			g.retrying++
-			g.behind += len(gr.msgs) - gr.batch
+			g.behind += len(gr.msgs) - gr.head
 		}
 		g.delay.push(l.Key, gr.due, g.fire)
 	}
@@ -365,8 +368,7 @@ func (g *Groups[K, M]) again(l Lease[K, M], after time.Duration, op string, trie
 
 // keep puts a lease's messages back among the waiting ones.
 func (g *Groups[K, M]) keep(gr *group[M]) {
-	g.waiting += gr.leased
-	gr.leased = 0
+	g.waiting += gr.head
 }
 
 // fire runs on the timer goroutine and readies the keys whose delay is
@@ -383,7 +385,7 @@ func (g *Groups[K, M]) fire(now time.Time) (time.Time, bool) {
 		if gr.retry {
 			gr.retry = false
 			g.retrying--
-			g.behind -= len(gr.msgs) - gr.batch
+			g.behind -= len(gr.msgs) - gr.head
 		}
 		g.makeReady(key, gr)
 	})
@@ -416,8 +418,9 @@ func (g *Groups[K, M]) Hold(l Lease[K, M]) {
 
 // Release returns a held key to the ready order, at the tail, with its
 // Attempt count started over: its next lease takes the held messages and,
-// up to MaxBatch, those put behind them. It reports whether key was held. It works
-// after ShutDown too: Get then hands the key out as long as it is ready.
+// up to MaxBatch, those put behind them. It reports whether key was held.
+// It works after ShutDown too: Get then hands the key out as long as it is
+// ready.
 func (g *Groups[K, M]) Release(key K) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -425,7 +428,7 @@ func (g *Groups[K, M]) Release(key K) bool {
 	if gr == nil || gr.state != stateHeld {
 		return false
 	}
-	gr.attempt, gr.batch = 1, 0
+	gr.attempt, gr.head = 1, 0
 	g.held--
 	g.heldMsgs -= len(gr.msgs)
 	g.makeReady(key, gr)
