@@ -44,9 +44,10 @@ func TestForeverDelayNeverComesDue(t *testing.T) {
 }
 
 // TestForeverDelayMockClock is TestForeverDelayNeverComesDue on a mock
-// clock, whose readings are Unix nanoseconds from 1970.
+// clock, whose readings are its Unix nanoseconds.
 func TestForeverDelayMockClock(t *testing.T) {
 	mock := clock.NewMock()
+	mock.Set(time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC))
 	g, err := NewGroups[string, int](GroupsConfig{Clock: mock})
 	require.NoError(t, err)
 	defer g.Close(nil)
