@@ -46,6 +46,17 @@ type Lease[K comparable, M any] struct {
 	token uint64    // identifies the lease among the record's leases
 }
 
+// leaseID is the part of a lease that end checks. The methods that end a
+// lease pass it on instead of the whole Lease, which with the receiver and
+// the other arguments would no longer fit in registers.
+type leaseID[K comparable, M any] struct {
+	key   K
+	gr    *group[M]
+	token uint64
+}
+
+func (l *Lease[K, M]) id() leaseID[K, M] { return leaseID[K, M]{l.Key, l.gr, l.token} }
+
 // Groups holds messages partitioned by key, keeps them in Put order within
 // a key, and hands them out as leases:
 //
@@ -230,9 +241,10 @@ func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
 // the lock released, on a lease that already ended, never was, or belongs
 // to another Groups: records are never shared between Groups, so comparing
 // the record catches a lease of another Groups whose key and token match.
-// The map lookup by l.Key, not l.gr alone, also catches an edited Key.
-func (g *Groups[K, M]) end(l Lease[K, M], op string) *group[M] {
-	gr := g.groups[l.Key]
+// The map lookup by the lease's Key, not its record alone, also catches an
+// edited Key.
+func (g *Groups[K, M]) end(l leaseID[K, M], op string) *group[M] {
+	gr := g.groups[l.key]
 	if gr == nil || gr != l.gr || gr.state != stateLeased || gr.token != l.token {
 		g.mu.Unlock()
 		panic(fmt.Sprintf("fifo: Groups.%s of a lease that is not current (already ended, or not handed out by this Groups)", op))
@@ -245,7 +257,7 @@ func (g *Groups[K, M]) end(l Lease[K, M], op string) *group[M] {
 // them, the key becomes ready again, at the tail, and Ack reports more.
 // Ack panics if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Ack(l Lease[K, M]) (more bool) {
-	return g.remove(l, "Ack")
+	return g.remove(l.id(), "Ack")
 }
 
 // Drop ends the lease and gives up on its messages: they are removed as by
@@ -253,10 +265,10 @@ func (g *Groups[K, M]) Ack(l Lease[K, M]) (more bool) {
 // Use it when the head cannot succeed (dead-letter it first if needed).
 // Drop panics if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Drop(l Lease[K, M]) (more bool) {
-	return g.remove(l, "Drop")
+	return g.remove(l.id(), "Drop")
 }
 
-func (g *Groups[K, M]) remove(l Lease[K, M], op string) (more bool) {
+func (g *Groups[K, M]) remove(l leaseID[K, M], op string) (more bool) {
 	g.mu.Lock()
 	gr := g.end(l, op)
 	// The leased messages stay in the lease's slice; never write over
@@ -267,12 +279,12 @@ func (g *Groups[K, M]) remove(l Lease[K, M], op string) (more bool) {
 	gr.attempt = 1
 	switch {
 	case len(gr.msgs) == 0:
-		g.forget(l.Key, gr)
+		g.forget(l.key, gr)
 	case g.closed:
-		g.handBack(l.Key, gr)
+		g.handBack(l.key, gr)
 		return false
 	default:
-		g.makeReady(l.Key, gr)
+		g.makeReady(l.key, gr)
 		more = true
 	}
 	g.checkDrained()
@@ -327,7 +339,7 @@ func (g *Groups[K, M]) giveBack(left func(key K, msgs []M), key K, msgs []M) {
 // to math.MaxInt64, never comes due. Delays keep running after ShutDown. Retry
 // panics if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Retry(l Lease[K, M], after time.Duration) {
-	g.again(l, after, "Retry", 1)
+	g.again(l.id(), after, "Retry", 1)
 }
 
 // Defer ends the lease like Retry, but the next lease keeps the same
@@ -335,10 +347,10 @@ func (g *Groups[K, M]) Retry(l Lease[K, M], after time.Duration) {
 // through no fault of their own (a closed window, a shutdown). Defer panics
 // if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Defer(l Lease[K, M], after time.Duration) {
-	g.again(l, after, "Defer", 0)
+	g.again(l.id(), after, "Defer", 0)
 }
 
-func (g *Groups[K, M]) again(l Lease[K, M], after time.Duration, op string, tries int) {
+func (g *Groups[K, M]) again(l leaseID[K, M], after time.Duration, op string, tries int) {
 	g.mu.Lock()
 	gr := g.end(l, op)
 	// gr.head stays: the next lease is this one again, and messages put
@@ -346,11 +358,11 @@ func (g *Groups[K, M]) again(l Lease[K, M], after time.Duration, op string, trie
 	g.keep(gr)
 	gr.attempt += tries
 	if g.closed {
-		g.handBack(l.Key, gr)
+		g.handBack(l.key, gr)
 		return
 	}
 	if after <= 0 {
-		g.makeReady(l.Key, gr)
+		g.makeReady(l.key, gr)
 	} else {
 		gr.state = stateDelayed
 		gr.due = g.delay.deadline(after)
@@ -360,7 +372,7 @@ func (g *Groups[K, M]) again(l Lease[K, M], after time.Duration, op string, trie
 			g.retrying++
 			g.behind += len(gr.msgs) - gr.head
 		}
-		g.delay.push(l.Key, gr.due, g.fire)
+		g.delay.push(l.key, gr.due, g.fire)
 	}
 	g.checkDrained()
 	g.mu.Unlock()
@@ -403,7 +415,7 @@ func (g *Groups[K, M]) fire(now time.Time) (time.Time, bool) {
 // Hold panics if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Hold(l Lease[K, M]) {
 	g.mu.Lock()
-	gr := g.end(l, "Hold")
+	gr := g.end(l.id(), "Hold")
 	g.keep(gr)
 	if g.closed {
 		g.handBack(l.Key, gr)
