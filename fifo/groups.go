@@ -335,9 +335,10 @@ func (g *Groups[K, M]) giveBack(left func(key K, msgs []M), key K, msgs []M) {
 // key is unavailable for after, then becomes ready at the tail; the next
 // lease has exactly the same messages and Attempt one higher. Messages put
 // meanwhile wait behind them and form the lease after, at Attempt 1, so
-// that each message gets its full attempts. An after too long for the clock to add, up
-// to math.MaxInt64, never comes due. Delays keep running after ShutDown. Retry
-// panics if l is not the key's current lease in this Groups.
+// that each message gets its full attempts. An after too long for the
+// clock to add, up to math.MaxInt64, never comes due. Delays keep running
+// after ShutDown. Retry panics if l is not the key's current lease in this
+// Groups.
 func (g *Groups[K, M]) Retry(l Lease[K, M], after time.Duration) {
 	g.again(l.id(), after, "Retry", 1)
 }
