@@ -76,6 +76,12 @@ func (m *Memory[K, V]) Leased() int { return m.g.Leased() }
 // Held implements Store.
 func (m *Memory[K, V]) Held() int { return m.g.Stats().Held }
 
+// Retrying implements Store.
+func (m *Memory[K, V]) Retrying() (keys, behind int) {
+	s := m.g.Stats()
+	return s.Retrying, s.BehindRetrying
+}
+
 // Active implements Store.
 func (m *Memory[K, V]) Active() int {
 	s := m.g.Stats()
