@@ -67,13 +67,17 @@ type Config[K comparable, V any] struct {
 	// for retries, drops and holds, Error for handler panics. nil discards.
 	Logger *slog.Logger
 	// OnEvent, when set, is called for every lifecycle step, synchronously
-	// on the goroutine where it happened; it must be fast and must not call
-	// back into the Runner's Shutdown.
+	// on the goroutine where it happened (Add's caller, a worker, or the
+	// debouncer's goroutine); it must be fast and must not call back into
+	// the Runner's Shutdown. A panic in OnEvent is not recovered: it
+	// crashes the program, as a panic in time.AfterFunc's function does.
 	OnEvent func(Event[K])
 	// OnDrop, when set, is called with every batch the Runner gives up on,
 	// and why: a Permanent error, used-up attempts, or ErrClosed for what a
-	// stopping Runner did not handle (see Shutdown and Run). It is called
-	// synchronously, like OnEvent, and must not call Shutdown.
+	// Shutdown did not handle (held keys, or everything left when its ctx
+	// expired). It is called synchronously, like OnEvent, must not call
+	// Shutdown, and a panic in it crashes the program, as in OnEvent: a
+	// dead-letter hook that fails must not lose the batch silently.
 	OnDrop func(key K, batch []V, err error)
 	// Clock is the time source. The default is clock.New(), the real clock,
 	// which also works inside testing/synctest bubbles.
