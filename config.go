@@ -59,6 +59,15 @@ type Config[K comparable, V any] struct {
 	Window *window.Schedule
 	// Adaptive, when its Max is set, lengthens the quiet period under load.
 	Adaptive Adaptive
+	// MaxValues bounds the values the Runner holds at once: debouncing,
+	// queued, waiting for a retry, held or being handled. Past it, Add
+	// refuses a value at once with ErrFull (a webhook answers 429 or 503
+	// with it) and never blocks; a value once accepted is never refused
+	// later. Stats.Values and Stats.Refused show the level and the refusals.
+	// The default 0 means no bound: an embedded library should not start
+	// refusing work at a number it cannot know, so set it to protect the
+	// process's memory from a backlog that outgrows it.
+	MaxValues int
 	// DropPendingOnShutdown makes Shutdown hand the bursts still being
 	// debounced to OnDrop (with ErrClosed) instead of queueing them to be
 	// handled, which is the default.
@@ -124,6 +133,8 @@ func (c Config[K, V]) validate() error {
 		return fmt.Errorf("pacer: Config.MaxBatch must be >= 0, got %d", c.MaxBatch)
 	case c.Workers < 0:
 		return fmt.Errorf("pacer: Config.Workers must be >= 0, got %d", c.Workers)
+	case c.MaxValues < 0:
+		return fmt.Errorf("pacer: Config.MaxValues must be >= 0, got %d", c.MaxValues)
 	case c.Exhausted > ExhaustedHold:
 		return fmt.Errorf("pacer: Config.Exhausted must be ExhaustedDrop or ExhaustedHold, got %d", c.Exhausted)
 	case c.Window != nil && c.Window.IsZero():

@@ -22,6 +22,7 @@ func TestConfigValidation(t *testing.T) {
 		{cfg{Debounce: 2 * time.Second, MaxWait: time.Second}, "pacer: Config.MaxWait must be 0 or >= Config.Debounce (2s), got 1s"},
 		{cfg{MaxBatch: -1}, "pacer: Config.MaxBatch must be >= 0, got -1"},
 		{cfg{Workers: -2}, "pacer: Config.Workers must be >= 0, got -2"},
+		{cfg{MaxValues: -1}, "pacer: Config.MaxValues must be >= 0, got -1"},
 		{cfg{Exhausted: 7}, "pacer: Config.Exhausted must be ExhaustedDrop or ExhaustedHold, got 7"},
 		{cfg{Retry: pacer.Backoff{Initial: -1}}, "pacer: Config.Retry.Initial must be >= 0, got -1ns"},
 		{cfg{Retry: pacer.Backoff{Multiplier: 0.5}}, "pacer: Config.Retry.Multiplier must be >= 1, got 0.5"},

@@ -155,18 +155,24 @@ func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V],
 
 // Add gives v to key. With Debounce, v joins the key's burst; otherwise it
 // is queued at once. Add never blocks on the handler. It returns ErrClosed
-// once Shutdown began.
+// once Shutdown began, and ErrFull when the Runner holds Config.MaxValues
+// values; in both cases v was not accepted.
 func (r *Runner[K, V]) Add(key K, v V) error {
 	if r.closed.Load() {
 		return ErrClosed
+	}
+	if r.cfg.MaxValues > 0 && !r.reserve() {
+		return ErrFull
 	}
 	// A Shutdown that began since the check above may still refuse v: count
 	// and report it only once it is in.
 	if r.intake != nil {
 		if err := r.intake.add(key, v); err != nil {
+			r.release(1)
 			return err
 		}
 	} else if r.store.Put(key, v) != nil {
+		r.release(1)
 		return ErrClosed
 	}
 	r.c.received.Add(1)
@@ -176,6 +182,24 @@ func (r *Runner[K, V]) Add(key K, v V) error {
 		r.emit(EventReady, key, 0, 1, 0, 0, nil)
 	}
 	return nil
+}
+
+// reserve takes room for one value under Config.MaxValues, or counts a
+// refusal.
+func (r *Runner[K, V]) reserve() bool {
+	if r.c.held.Add(1) > int64(r.cfg.MaxValues) {
+		r.c.held.Add(-1)
+		r.c.refused.Add(1)
+		return false
+	}
+	return true
+}
+
+// release gives back the room of n values that left the Runner.
+func (r *Runner[K, V]) release(n int) {
+	if r.cfg.MaxValues > 0 {
+		r.c.held.Add(-int64(n))
+	}
 }
 
 // fired queues a debounced burst; it runs on a debouncer's goroutine.
@@ -219,8 +243,12 @@ func (r *Runner[K, V]) Stats() Stats {
 		Reruns:        r.c.reruns.Load(),
 		Retries:       r.c.retries.Load(),
 		Dropped:       r.c.dropped.Load(),
+		Refused:       r.c.refused.Load(),
 		RateLimitWait: time.Duration(r.c.rateWait.Load()),
 	}
+	// The counters are read one by one, and a value is counted received
+	// only once Add put it in, so it may end first: clamp at 0.
+	s.Values = int(max(int64(s.Received)-int64(s.Handled)-int64(s.Dropped), 0))
 	if r.intake != nil {
 		s.Pending = r.intake.pending()
 	}
@@ -233,6 +261,7 @@ func (r *Runner[K, V]) Stats() Stats {
 // drop gives a batch up: OnDrop, EventDropped, a warning.
 func (r *Runner[K, V]) drop(key K, vs []V, attempt int, err error, took time.Duration) {
 	r.c.dropped.Add(uint64(len(vs)))
+	r.release(len(vs))
 	r.emit(EventDropped, key, attempt, len(vs), 0, took, err)
 	r.logf(slog.LevelWarn, "pacer: batch dropped", key, slog.Int("size", len(vs)), slog.Int("attempt", attempt), slog.Any("err", err))
 	if r.cfg.OnDrop != nil {

@@ -123,6 +123,7 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 	if err == nil {
 		more := r.store.Ack(l)
 		r.c.handled.Add(uint64(n))
+		r.release(n)
 		r.emit(EventFinished, l.Key, l.Attempt, n, 0, took, nil)
 		if r.log.Enabled(ctx, slog.LevelDebug) {
 			r.logf(slog.LevelDebug, "pacer: batch finished", l.Key, slog.Int("size", n), slog.Duration("took", took))
