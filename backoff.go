@@ -27,12 +27,22 @@ type Backoff struct {
 	Jitter float64
 	// Attempts is the most handler calls one batch gets, the first included;
 	// when they are used up the batch is dropped or its key held, as
-	// Config.Exhausted says. The default 0 retries forever. A retried batch
-	// also takes the key's values that arrived meanwhile, up to MaxBatch, and
-	// they share its count: with MaxBatch 0 a value may use up its attempts
-	// in fewer calls.
+	// Config.Exhausted says. The default 0 means 25, as job queues commonly
+	// use: with the default waits that is about 84 minutes of retries.
+	// Unlimited retries until the handler succeeds or returns Permanent; in
+	// strict mode (MaxBatch 1) a value that always fails then blocks its
+	// key for ever, which Stats.Retrying and Stats.Blocked show. A retried
+	// batch holds the same values; values that arrived meanwhile wait for
+	// the next batch, with attempts of their own.
 	Attempts int
 }
+
+// Unlimited, as Backoff.Attempts, retries a batch until it succeeds or the
+// handler returns Permanent.
+const Unlimited = -1
+
+// defaultAttempts is what Backoff.Attempts 0 means.
+const defaultAttempts = 25
 
 func (b Backoff) withDefaults() Backoff {
 	if b.Initial == 0 {
@@ -43,6 +53,9 @@ func (b Backoff) withDefaults() Backoff {
 	}
 	if b.Multiplier == 0 {
 		b.Multiplier = 2
+	}
+	if b.Attempts == 0 {
+		b.Attempts = defaultAttempts
 	}
 	return b
 }
@@ -57,8 +70,8 @@ func (b Backoff) validate() error {
 		return fmt.Errorf("pacer: Config.Retry.Multiplier must be >= 1, got %v", b.Multiplier)
 	case !(b.Jitter >= 0 && b.Jitter <= 1):
 		return fmt.Errorf("pacer: Config.Retry.Jitter must be in [0, 1], got %v", b.Jitter)
-	case b.Attempts < 0:
-		return fmt.Errorf("pacer: Config.Retry.Attempts must be >= 0, got %d", b.Attempts)
+	case b.Attempts < Unlimited:
+		return fmt.Errorf("pacer: Config.Retry.Attempts must be >= 0 or Unlimited (-1), got %d", b.Attempts)
 	}
 	return nil
 }

@@ -31,7 +31,13 @@ func TestBackoffDelay(t *testing.T) {
 	require.Equal(t, 750*time.Millisecond, b.delay(2, 0.5))
 
 	d := Backoff{}.withDefaults()
-	require.Equal(t, Backoff{Initial: time.Second, Max: 5 * time.Minute, Multiplier: 2}, d)
+	require.Equal(t, Backoff{Initial: time.Second, Max: 5 * time.Minute, Multiplier: 2, Attempts: 25}, d)
+	require.Equal(t, Unlimited, Backoff{Attempts: Unlimited}.withDefaults().Attempts)
+	var total time.Duration
+	for n := 1; n < d.Attempts; n++ {
+		total += d.delay(n, 0)
+	}
+	require.Equal(t, 5011*time.Second, total, "about 84 minutes, as the doc says")
 	for range 100 {
 		got := Backoff{Initial: time.Second, Jitter: 1}.Delay(1)
 		require.True(t, got >= 0 && got <= time.Second, got)

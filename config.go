@@ -12,8 +12,9 @@ import (
 )
 
 // Config configures a Runner. The zero value is valid: no debounce, coalesced
-// batches, one worker, retries forever with exponential backoff from 1 s to
-// 5 min, no rate limit, no window.
+// batches, one worker, 25 attempts per batch with exponential backoff from
+// 1 s to 5 min, then the batch is dropped; no rate limit, no window, no
+// bound on the values held.
 type Config[K comparable, V any] struct {
 	// Debounce is the quiet period: a key's values are collected until no
 	// new value came for Debounce, then they enter the key's queue as one

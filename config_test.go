@@ -27,7 +27,7 @@ func TestConfigValidation(t *testing.T) {
 		{cfg{Retry: pacer.Backoff{Initial: -1}}, "pacer: Config.Retry.Initial must be >= 0, got -1ns"},
 		{cfg{Retry: pacer.Backoff{Multiplier: 0.5}}, "pacer: Config.Retry.Multiplier must be >= 1, got 0.5"},
 		{cfg{Retry: pacer.Backoff{Jitter: 2}}, "pacer: Config.Retry.Jitter must be in [0, 1], got 2"},
-		{cfg{Retry: pacer.Backoff{Attempts: -1}}, "pacer: Config.Retry.Attempts must be >= 0, got -1"},
+		{cfg{Retry: pacer.Backoff{Attempts: -2}}, "pacer: Config.Retry.Attempts must be >= 0 or Unlimited (-1), got -2"},
 		{cfg{Adaptive: pacer.Adaptive{Max: time.Second}}, "pacer: Config.Adaptive needs Config.Debounce > 0, got 0s"},
 		{cfg{Debounce: 2 * time.Second, Adaptive: pacer.Adaptive{Max: time.Second}}, "pacer: Config.Adaptive.Max must be >= Config.Debounce (2s), got 1s"},
 		{cfg{Window: &window.Schedule{}}, "pacer: Config.Window must not be the zero Schedule, which never opens"},

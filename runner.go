@@ -249,6 +249,7 @@ func (r *Runner[K, V]) Stats() Stats {
 	// The counters are read one by one, and a value is counted received
 	// only once Add put it in, so it may end first: clamp at 0.
 	s.Values = int(max(int64(s.Received)-int64(s.Handled)-int64(s.Dropped), 0))
+	s.Retrying, s.Blocked = r.store.Retrying()
 	if r.intake != nil {
 		s.Pending = r.intake.pending()
 	}
@@ -274,6 +275,16 @@ func (r *Runner[K, V]) emit(kind EventKind, key K, attempt, size int, delay, too
 		return
 	}
 	r.cfg.OnEvent(Event[K]{Kind: kind, Key: key, Time: r.clk.Now(), Attempt: attempt, Size: size, Delay: delay, Duration: took, Err: err})
+}
+
+// emitBlocking reports kind (EventRetry or EventHeld) for a batch that
+// stays at the head of its key, with the number of values behind it.
+func (r *Runner[K, V]) emitBlocking(kind EventKind, l store.Lease[K, V], delay, took time.Duration, err error) {
+	if r.cfg.OnEvent == nil {
+		return
+	}
+	r.cfg.OnEvent(Event[K]{Kind: kind, Key: l.Key, Time: r.clk.Now(), Attempt: l.Attempt, Size: len(l.Values),
+		Behind: r.store.Behind(l.Key), Delay: delay, Duration: took, Err: err})
 }
 
 // logf logs msg with the key and attrs if level is enabled; the check comes

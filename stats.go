@@ -14,6 +14,8 @@ type Stats struct {
 	InFlight int           // batches being handled (including waiting for the window or the Limiter)
 	Pending  int           // keys whose debounce is still collecting values
 	Held     int           // keys held after using up their attempts, waiting for Release
+	Retrying int           // keys whose batch failed and waits for its retry
+	Blocked  int           // values queued behind the batches of Retrying keys, which wait for them
 	Debounce time.Duration // the current quiet period; with Adaptive, its target (see Adaptive)
 
 	// Counters.
