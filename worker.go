@@ -188,8 +188,8 @@ func (r *Runner[K, V]) pauseAll(key K, d time.Duration) {
 // exhausted ends a batch that used up its attempts, per Config.Exhausted.
 func (r *Runner[K, V]) exhausted(l store.Lease[K, V], err error, took time.Duration) {
 	if r.cfg.Exhausted == ExhaustedHold {
-		r.emitBlocking(EventHeld, l, 0, took, err) // while l is out, so Behind counts from it
-		r.store.Hold(l)
+		r.store.Hold(l) // first: OnEvent may Release the key
+		r.emitBlocking(EventHeld, l, 0, took, err)
 		r.logf(slog.LevelWarn, "pacer: attempts used up, key held", l.Key, slog.Int("size", len(l.Values)), slog.Int("attempt", l.Attempt), slog.Any("err", err))
 		return
 	}

@@ -20,7 +20,8 @@ func (g *Groups[K, M]) Retrying() (keys, behind int) {
 }
 
 // Behind returns the number of messages of key behind its head batch: the
-// lease out, or the messages its next lease will carry.
+// lease out, or the messages its next lease will carry (all of them, with
+// MaxBatch 0).
 func (g *Groups[K, M]) Behind(key K) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
