@@ -28,6 +28,9 @@ func (r *Runner[K, V]) Run(ctx context.Context) error {
 	case r.crew != nil:
 		r.mu.Unlock()
 		return ErrRunning
+	case ctx.Err() != nil:
+		r.mu.Unlock()
+		return ctx.Err()
 	}
 	c := r.startLocked(ctx)
 	r.mu.Unlock()
