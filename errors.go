@@ -120,3 +120,8 @@ func Attempt(ctx context.Context) int {
 	}
 	return 0
 }
+
+// ErrFull is returned by Add when the Runner already holds
+// Config.MaxValues values: the value was not accepted. A webhook can answer
+// 429 or 503 with it and let the sender retry.
+var ErrFull = errors.New("pacer: runner full")

@@ -123,6 +123,7 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 	if err == nil {
 		more := r.store.Ack(l)
 		r.c.handled.Add(uint64(n))
+		r.release(n)
 		r.emit(EventFinished, l.Key, l.Attempt, n, 0, took, nil)
 		if r.log.Enabled(ctx, slog.LevelDebug) {
 			r.logf(slog.LevelDebug, "pacer: batch finished", l.Key, slog.Int("size", n), slog.Duration("took", took))
@@ -131,8 +132,10 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 		return
 	}
 	if ctx.Err() != nil {
-		// Cut short by a stopping Runner: not the handler's fault, and the
-		// batch is handed back (OnDrop, ErrClosed) when the Runner closes.
+		// Cut short by the end of Run's ctx or by a Shutdown that gave up:
+		// not the handler's fault. The batch goes back to its key without
+		// using an attempt, for a later Run or Shutdown to handle, or for a
+		// Shutdown that gave up to hand to OnDrop.
 		r.store.Defer(l, 0)
 		return
 	}
@@ -146,7 +149,7 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 		// the attempt does not count.
 		now := r.clk.Now()
 		opens := r.window.NextOpen(now).Sub(now)
-		r.emit(EventRetry, l.Key, l.Attempt, n, opens, took, err)
+		r.emitBlocking(EventRetry, l, opens, took, err)
 		r.logf(slog.LevelInfo, "pacer: window closed during batch", l.Key, slog.Int("size", n), slog.Any("err", err))
 		r.store.Defer(l, opens)
 		return
@@ -164,7 +167,7 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 			after = r.cfg.Retry.Delay(l.Attempt)
 		}
 		r.c.retries.Add(1)
-		r.emit(EventRetry, l.Key, l.Attempt, n, after, took, err)
+		r.emitBlocking(EventRetry, l, after, took, err)
 		r.logf(slog.LevelWarn, "pacer: batch failed, will retry", l.Key, slog.Int("size", n), slog.Int("attempt", l.Attempt), slog.Duration("after", after), slog.Any("err", err))
 		r.store.Retry(l, after)
 	}
@@ -185,8 +188,8 @@ func (r *Runner[K, V]) pauseAll(key K, d time.Duration) {
 // exhausted ends a batch that used up its attempts, per Config.Exhausted.
 func (r *Runner[K, V]) exhausted(l store.Lease[K, V], err error, took time.Duration) {
 	if r.cfg.Exhausted == ExhaustedHold {
-		r.store.Hold(l)
-		r.emit(EventHeld, l.Key, l.Attempt, len(l.Values), 0, took, err)
+		r.store.Hold(l) // first: OnEvent may Release the key
+		r.emitBlocking(EventHeld, l, 0, took, err)
 		r.logf(slog.LevelWarn, "pacer: attempts used up, key held", l.Key, slog.Int("size", len(l.Values)), slog.Int("attempt", l.Attempt), slog.Any("err", err))
 		return
 	}

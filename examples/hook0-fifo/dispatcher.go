@@ -114,7 +114,7 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 		// The handler picks its delays with pacer.RetryAfter and gives up
 		// with pacer.Permanent; this backoff, without a limit, only paces
 		// a handler that panicked.
-		Retry:   pacer.Backoff{Initial: max(cfg.Retry.FastDelay, time.Millisecond), Max: max(cfg.Retry.SlowDelay, cfg.Retry.FastDelay, time.Millisecond)},
+		Retry:   pacer.Backoff{Initial: max(cfg.Retry.FastDelay, time.Millisecond), Max: max(cfg.Retry.SlowDelay, cfg.Retry.FastDelay, time.Millisecond), Attempts: pacer.Unlimited},
 		Limiter: limiter,
 		Logger:  cfg.Logger,
 		OnEvent: d.track.event,

@@ -83,6 +83,13 @@ type Store[K comparable, V any] interface {
 	// Active returns the number of values that still have work ahead of
 	// them: every value except those of held keys.
 	Active() int
+	// Retrying returns the number of keys whose head batch failed and
+	// waits for its retry, and the number of values queued behind those
+	// batches.
+	Retrying() (keys, behind int)
+	// Behind returns the number of values of key behind its head batch,
+	// whether that batch is leased, waiting for a retry, or held.
+	Behind(key K) int
 	// Stop refuses further Puts; Get hands out what is or becomes ready,
 	// waiting for pending retries, then returns ErrStopped once nothing is
 	// ready or waiting for a retry. Held keys stay held. Stop is
