@@ -8,10 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Retrying counts the keys whose head was retried and waits for its delay,
-// and the messages behind those heads; Behind counts a key's messages
-// behind its head, leased or not.
-func TestGroupsRetrying(t *testing.T) {
+// Behind counts a key's messages behind its head, leased, retried or not;
+// the Stats count the keys waiting for a retry and the messages behind them.
+func TestGroupsBehind(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := newGroups[string, int](t, 1)
 		require.NoError(t, g.Put("a", 1, 2, 3))
@@ -21,22 +20,24 @@ func TestGroupsRetrying(t *testing.T) {
 		require.NoError(t, g.Put("a", 5))
 		require.Equal(t, 3, g.Behind("a"))
 		g.Retry(la, time.Second)
-		keys, behind := g.Retrying()
-		require.Equal(t, 1, keys)
-		require.Equal(t, 3, behind)
+		require.Equal(t, 3, g.Behind("a"), "behind the retried batch")
+		s := g.Stats()
+		require.Equal(t, 1, s.Retrying)
+		require.Equal(t, 3, s.BehindRetrying)
 
 		lb := mustLease(t, g)
 		g.Defer(lb, time.Second) // delayed, but not failed
-		keys, behind = g.Retrying()
-		require.Equal(t, 1, keys)
-		require.Equal(t, 3, behind)
+		s = g.Stats()
+		require.Equal(t, 1, s.Retrying, "a Defer is not a failure")
+		require.Equal(t, 3, s.BehindRetrying)
 		require.Zero(t, g.Behind("b"))
 		require.Zero(t, g.Behind("none"))
 
 		time.Sleep(time.Second)
 		synctest.Wait() // the timer goroutine made them ready
-		keys, behind = g.Retrying()
-		require.Zero(t, keys, "due: ready, no longer waiting")
-		require.Zero(t, behind)
+		s = g.Stats()
+		require.Zero(t, s.Retrying, "due: ready, no longer waiting")
+		require.Zero(t, s.BehindRetrying)
+		require.Equal(t, 3, g.Behind("a"), "the retried batch is still the head")
 	})
 }

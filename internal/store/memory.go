@@ -88,9 +88,6 @@ func (m *Memory[K, V]) Active() int {
 	return s.Messages - s.HeldMessages
 }
 
-// Retrying implements Store.
-func (m *Memory[K, V]) Retrying() (keys, behind int) { return m.g.Retrying() }
-
 // Behind implements Store.
 func (m *Memory[K, V]) Behind(key K) int { return m.g.Behind(key) }
 

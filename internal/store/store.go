@@ -83,10 +83,6 @@ type Store[K comparable, V any] interface {
 	// Active returns the number of values that still have work ahead of
 	// them: every value except those of held keys.
 	Active() int
-	// Retrying returns the number of keys whose head batch failed and
-	// waits for its retry, and the number of values queued behind those
-	// batches.
-	Retrying() (keys, behind int)
 	// Behind returns the number of values of key behind its head batch,
 	// whether that batch is leased, waiting for a retry, or held.
 	Behind(key K) int
