@@ -11,8 +11,10 @@ import (
 )
 
 // ErrClosed is returned by Add after Shutdown began, and by Run after the
-// Runner was shut down. Batches that a Shutdown could not finish are handed
-// to OnDrop with an error that wraps ErrClosed.
+// Runner was shut down, as net/http's ErrServerClosed is after
+// Server.Shutdown. It is also the cause of a handler's ctx that a Shutdown
+// whose own ctx expired cut short, and batches that such a Shutdown could
+// not finish are handed to OnDrop with an error that wraps it.
 var ErrClosed = errors.New("pacer: runner closed")
 
 // ErrRunning is returned by Run when it is called while another call of Run

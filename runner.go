@@ -18,7 +18,9 @@ import (
 // A Handler processes a batch of values of one key. The Runner never calls
 // it twice at once for one key. Its error decides what happens to the
 // batch: nil acknowledges it, Permanent(err) drops it, RetryAfter(err, d)
-// retries it after d, and any other error retries it with the configured
+// retries it after d (this key only), PauseAll(err, d) or an error wrapping
+// a *ratelimit.LimitError (see ratelimit.CheckResponse) also pauses the
+// Limiter for every key, and any other error retries it with the configured
 // Backoff. ctx ends when the window closes (cause window.ErrOutside), when
 // Run's ctx ends (its cause; the batch then goes back to its key without
 // using an attempt), or when a Shutdown's ctx expires (cause ErrClosed); a
