@@ -9,12 +9,13 @@ import (
 
 // Adaptive makes the debounce quiet period follow the pressure on the
 // Runner: it grows from Config.Debounce towards Max as the backlog of queued
-// values grows, and after each shared rate-limit pause, then decays back
-// with a half-life once the pressure goes. A key's burst waits the target
-// quiet period of the moment it opens, and keeps it while values join;
-// Stats.Debounce reports the target. A longer quiet period coalesces more
-// values per handler call, which is what a saturated downstream needs. The
-// zero value (Max == 0) turns it off.
+// values grows, and after each shared rate-limit pause (a handler returning
+// PauseAll or a ratelimit.LimitError; RetryAfter delays one key and does
+// not count), then decays back with a half-life once the pressure goes. A
+// key's burst waits the target quiet period of the moment it opens, and
+// keeps it while values join; Stats.Debounce reports the target. A longer
+// quiet period coalesces more values per handler call, which is what a
+// saturated downstream needs. The zero value (Max == 0) turns it off.
 type Adaptive struct {
 	// Max is the longest quiet period; it must be >= Config.Debounce, and
 	// Config.MaxWait, when set, still bounds every burst. 0 disables

@@ -33,7 +33,7 @@ func TestAdaptiveDebounce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
 			if key == "429" && pacer.Attempt(ctx) <= 2 {
-				return pacer.RetryAfter(errors.New("429"), time.Second)
+				return pacer.PauseAll(errors.New("429"), time.Second)
 			}
 			return nil
 		})

@@ -12,8 +12,9 @@ import (
 )
 
 // Config configures a Runner. The zero value is valid: no debounce, coalesced
-// batches, one worker, retries forever with exponential backoff from 1 s to
-// 5 min, no rate limit, no window.
+// batches, one worker, 25 attempts per batch with exponential backoff from
+// 1 s to 5 min, then the batch is dropped; no rate limit, no window, no
+// bound on the values held.
 type Config[K comparable, V any] struct {
 	// Debounce is the quiet period: a key's values are collected until no
 	// new value came for Debounce, then they enter the key's queue as one
@@ -40,16 +41,34 @@ type Config[K comparable, V any] struct {
 	Exhausted Exhausted
 	// Limiter, when set, is waited on for one token before every handler
 	// call, retries included. When it also has a PauseFor(time.Duration)
-	// method (ratelimit.Bucket has), a RetryAfter error pauses it.
+	// method (ratelimit.Bucket has), a PauseAll error pauses it, and so
+	// does a handler error that wraps a *ratelimit.LimitError; a RetryAfter
+	// error never does.
+	//
+	// A bucket for a remote API belongs here when one handler call makes
+	// one request; in the handler's ratelimit.Transport when a call makes
+	// several, so that each waits its turn; or in both, the same value, so
+	// that no call starts before a token is there: the call's first request
+	// then goes out on the token taken here, and no request spends two.
+	// Either way the waits show in Stats.RateLimitWait.
 	Limiter ratelimit.Limiter
 	// Window, when set, is when batches may start: outside it the key waits
 	// for the window to open, and a running handler's ctx is cancelled when
-	// the window closes, with cause window.ErrClosed. The Runner reads the
+	// the window closes, with cause window.ErrOutside. The Runner reads the
 	// window on Config.Clock. It must not be the zero Schedule, which never
 	// opens.
 	Window *window.Schedule
 	// Adaptive, when its Max is set, lengthens the quiet period under load.
 	Adaptive Adaptive
+	// MaxValues bounds the values the Runner holds at once: debouncing,
+	// queued, waiting for a retry, held or being handled. Past it, Add
+	// refuses a value at once with ErrFull (a webhook answers 429 or 503
+	// with it) and never blocks; a value once accepted is never refused
+	// later. Stats.Values and Stats.Refused show the level and the refusals.
+	// The default 0 means no bound: an embedded library should not start
+	// refusing work at a number it cannot know, so set it to protect the
+	// process's memory from a backlog that outgrows it.
+	MaxValues int
 	// DropPendingOnShutdown makes Shutdown hand the bursts still being
 	// debounced to OnDrop (with ErrClosed) instead of queueing them to be
 	// handled, which is the default.
@@ -58,13 +77,17 @@ type Config[K comparable, V any] struct {
 	// for retries, drops and holds, Error for handler panics. nil discards.
 	Logger *slog.Logger
 	// OnEvent, when set, is called for every lifecycle step, synchronously
-	// on the goroutine where it happened; it must be fast and must not call
-	// back into the Runner's Shutdown.
+	// on the goroutine where it happened (Add's caller, a worker, or the
+	// debouncer's goroutine); it must be fast and must not call back into
+	// the Runner's Shutdown. A panic in OnEvent is not recovered: it
+	// crashes the program, as a panic in time.AfterFunc's function does.
 	OnEvent func(Event[K])
 	// OnDrop, when set, is called with every batch the Runner gives up on,
 	// and why: a Permanent error, used-up attempts, or ErrClosed for what a
-	// stopping Runner did not handle (see Shutdown and Run). It is called
-	// synchronously, like OnEvent, and must not call Shutdown.
+	// Shutdown did not handle (held keys, or everything left when its ctx
+	// expired). It is called synchronously, like OnEvent, must not call
+	// Shutdown, and a panic in it crashes the program, as in OnEvent: a
+	// dead-letter hook that fails must not lose the batch silently.
 	OnDrop func(key K, batch []V, err error)
 	// Clock is the time source. The default is clock.New(), the real clock,
 	// which also works inside testing/synctest bubbles.
@@ -111,6 +134,8 @@ func (c Config[K, V]) validate() error {
 		return fmt.Errorf("pacer: Config.MaxBatch must be >= 0, got %d", c.MaxBatch)
 	case c.Workers < 0:
 		return fmt.Errorf("pacer: Config.Workers must be >= 0, got %d", c.Workers)
+	case c.MaxValues < 0:
+		return fmt.Errorf("pacer: Config.MaxValues must be >= 0, got %d", c.MaxValues)
 	case c.Exhausted > ExhaustedHold:
 		return fmt.Errorf("pacer: Config.Exhausted must be ExhaustedDrop or ExhaustedHold, got %d", c.Exhausted)
 	case c.Window != nil && c.Window.IsZero():

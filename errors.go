@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/pacerkit/pacer/internal/callctx"
+	"github.com/pacerkit/pacer/ratelimit"
 )
 
 // ErrClosed is returned by Add after Shutdown began, and by Run after the
-// Runner was shut down. Batches that a Shutdown could not finish are handed
-// to OnDrop with an error that wraps ErrClosed.
+// Runner was shut down, as net/http's ErrServerClosed is after
+// Server.Shutdown. It is also the cause of a handler's ctx that a Shutdown
+// whose own ctx expired cut short, and batches that such a Shutdown could
+// not finish are handed to OnDrop with an error that wraps it.
 var ErrClosed = errors.New("pacer: runner closed")
 
 // ErrRunning is returned by Run when it is called while another call of Run
@@ -30,11 +35,13 @@ type permanentError struct{ err error }
 func (e *permanentError) Error() string { return "permanent: " + e.err.Error() }
 func (e *permanentError) Unwrap() error { return e.err }
 
-// RetryAfter marks err as "try again after d", as a 429 or 503 with a
-// Retry-After header asks: the key waits d before its batch is retried, and
-// when the configured Limiter can pause (it has a PauseFor(time.Duration)
-// method, as ratelimit.Bucket does), the Limiter is paused for d too, so every
-// key backs off. The call counts as a failed attempt. RetryAfter(nil, d) is nil.
+// RetryAfter marks err as "try this key again after d": the key waits d
+// before its batch is retried, instead of the Backoff's delay, while other
+// keys go on. It concerns this key only and never pauses the Limiter: use
+// it for a receiver that is down or a retry schedule of the handler's own.
+// When the remote limits every caller (a 429 or 503 from a shared API),
+// return PauseAll, or the error of ratelimit.CheckResponse, instead. The
+// call counts as a failed attempt. RetryAfter(nil, d) is nil.
 func RetryAfter(err error, d time.Duration) error {
 	if err == nil {
 		return nil
@@ -42,12 +49,35 @@ func RetryAfter(err error, d time.Duration) error {
 	return &retryAfterError{err: err, after: max(d, 0)}
 }
 
+// PauseAll marks err as "the remote is limiting all of us": the Runner
+// pauses Config.Limiter for d, so that no key starts a call before the
+// pause ends, and retries this key after d (the pause holds even when this
+// was the batch's last attempt). The Limiter must be able to
+// pause (have a PauseFor(time.Duration) method, as ratelimit.Bucket has);
+// otherwise only this key waits. With Adaptive, each PauseAll also
+// lengthens the quiet period. The call counts as a failed attempt.
+// PauseAll(nil, d) is nil.
+//
+// A handler error that wraps a *ratelimit.LimitError (see
+// ratelimit.CheckResponse) is taken as PauseAll(err, e.RetryAfter), except
+// that the key retries after the Backoff's delay when e.RetryAfter is 0.
+func PauseAll(err error, d time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	return &retryAfterError{err: err, after: max(d, 0), all: true}
+}
+
 type retryAfterError struct {
 	err   error
 	after time.Duration
+	all   bool // PauseAll
 }
 
 func (e *retryAfterError) Error() string {
+	if e.all {
+		return fmt.Sprintf("pause all for %v: %v", e.after, e.err)
+	}
 	return fmt.Sprintf("retry after %v: %v", e.after, e.err)
 }
 func (e *retryAfterError) Unwrap() error { return e.err }
@@ -61,26 +91,39 @@ type PanicError struct {
 
 func (e *PanicError) Error() string { return fmt.Sprintf("pacer: handler panicked: %v", e.Value) }
 
-// classify sorts a handler error into the Runner's three outcomes.
-func classify(err error) (permanent bool, after time.Duration, hasAfter bool) {
+// classify sorts a handler error into the Runner's outcomes: drop it
+// (permanent), retry it after a delay the handler chose (hasAfter) or after
+// the Backoff's, and pause the Limiter for every key (pause). The
+// handler's own RetryAfter or PauseAll wins over a *ratelimit.LimitError it
+// wraps.
+func classify(err error) (permanent bool, after time.Duration, hasAfter, pause bool) {
 	var p *permanentError
 	if errors.As(err, &p) {
-		return true, 0, false
+		return true, 0, false, false
 	}
 	var ra *retryAfterError
 	if errors.As(err, &ra) {
-		return false, ra.after, true
+		return false, ra.after, true, ra.all
 	}
-	return false, 0, false
+	var le *ratelimit.LimitError
+	if errors.As(err, &le) {
+		return false, le.RetryAfter, le.RetryAfter > 0, true
+	}
+	return false, 0, false, false
 }
-
-type attemptKey struct{}
 
 // Attempt returns the attempt number of the batch being handled: 1 on the
 // first call, 2 on the first retry, and so on. It returns 0 for a ctx that
 // did not come from a Runner. A handler can use it to choose its own delay,
 // e.g. fast retries first and slow ones later via RetryAfter.
 func Attempt(ctx context.Context) int {
-	n, _ := ctx.Value(attemptKey{}).(int)
-	return n
+	if c := callctx.From(ctx); c != nil {
+		return int(c.Attempt)
+	}
+	return 0
 }
+
+// ErrFull is returned by Add when the Runner already holds
+// Config.MaxValues values: the value was not accepted. A webhook can answer
+// 429 or 503 with it and let the sender retry.
+var ErrFull = errors.New("pacer: runner full")

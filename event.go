@@ -22,15 +22,17 @@ const (
 	// to the tail of the ready queue (Size is the batch just done).
 	EventRerun
 	// EventRetry: the handler failed and the batch will be tried again
-	// (Err, Attempt of the failed call, Delay until the retry). It is also
-	// reported, without counting an attempt, for a batch whose call the
-	// window's close cut short: it runs again when the window opens.
+	// (Err, Attempt of the failed call, Delay until the retry, Behind the
+	// values of the key that wait for it). It is also reported, without
+	// counting an attempt, for a batch whose call the window's close cut
+	// short: it runs again when the window opens.
 	EventRetry
 	// EventDropped: the batch was given up (Err says why: Permanent,
 	// attempts used up, or a Shutdown that could not finish it).
 	EventDropped
 	// EventHeld: the batch used up its attempts and its key is held until
-	// Release (Config.Exhausted == ExhaustedHold).
+	// Release (Config.Exhausted == ExhaustedHold), with Behind values
+	// waiting for it.
 	EventHeld
 	// EventSkipped: a batch did not start because the window was closed; the
 	// key waits for the window to open (Delay until it opens).
@@ -65,6 +67,7 @@ type Event[K comparable] struct {
 	Time     time.Time     // when it happened, on the Runner's clock
 	Attempt  int           // 1 for a batch's first handler call
 	Size     int           // number of values concerned
+	Behind   int           // values of the key queued behind the batch, which wait for it (retry, held)
 	Delay    time.Duration // a wait: time to ready, to start, or until a retry (see the kinds)
 	Duration time.Duration // the handler's running time (finished, retry, dropped, held)
 	Err      error         // the handler's error (retry, dropped, held)

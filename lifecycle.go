@@ -2,85 +2,123 @@ package pacer
 
 import (
 	"context"
-	"sync"
+	"fmt"
+	"sync/atomic"
 )
 
-// Run starts Config.Workers workers and blocks until they are done: when
-// ctx ends, or when Shutdown has drained the Runner. It returns nil after a
-// Shutdown. When ctx ends first, Run stops the Runner as a Shutdown whose
-// ctx expired would: the handlers' ctx is cancelled, intake is closed, and
-// whatever is left goes to OnDrop with ErrClosed; Run then returns
-// ctx.Err(). Run may be called once: it returns ErrRunning while another Run
-// runs, and ErrClosed once Shutdown began or the Runner stopped.
+// Run starts Config.Workers workers and blocks until they stop: when ctx
+// ends, or when Shutdown has drained the Runner.
+//
+// When ctx ends, Run pauses the Runner and loses nothing: the handlers' ctx
+// is cancelled (with ctx's cause), the batches they were working on go back
+// to their keys without using an attempt, the workers stop, and Run returns
+// ctx.Err(). Everything accepted stays in the Runner and Add still accepts
+// values; call Shutdown to handle it all (it runs the workers itself), or
+// Run again to resume. If ctx ends after a Shutdown began, the drain goes on
+// under the Shutdown's control and Run returns once it is over.
+//
+// Run returns nil when a Shutdown stopped it, ErrRunning while another Run
+// runs, and ErrClosed once Shutdown began.
 func (r *Runner[K, V]) Run(ctx context.Context) error {
 	r.mu.Lock()
 	switch {
-	case r.closed.Load() || r.phase == phaseStopped:
+	case r.closed.Load():
 		r.mu.Unlock()
 		return ErrClosed
-	case r.phase == phaseRunning:
+	case r.crew != nil:
 		r.mu.Unlock()
 		return ErrRunning
+	case ctx.Err() != nil:
+		r.mu.Unlock()
+		return ctx.Err()
 	}
-	serve := r.serveLocked(ctx)
+	c := r.startLocked(ctx)
 	r.mu.Unlock()
-	return serve()
+	stop := context.AfterFunc(ctx, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if !r.closed.Load() { // a Shutdown that began owns the drain
+			c.byRun = true
+			c.cancel(context.Cause(ctx))
+		}
+	})
+	<-c.done
+	stop()
+	r.mu.Lock()
+	byRun := c.byRun
+	r.mu.Unlock()
+	if byRun {
+		return ctx.Err()
+	}
+	return nil
 }
 
-// serveLocked starts the workers on ctx and returns a function that waits
-// for them and then marks the Runner stopped. The caller holds r.mu.
-func (r *Runner[K, V]) serveLocked(ctx context.Context) (wait func() error) {
-	r.phase = phaseRunning
-	wctx, cancel := context.WithCancelCause(ctx)
-	r.cancel = cancel
+// A crew is one set of Config.Workers workers, started by Run or by
+// Shutdown, sharing one ctx.
+type crew struct {
+	cancel context.CancelCauseFunc
+	byRun  bool // Run's ctx ended and stopped it; guarded by Runner.mu
+	left   atomic.Int32
+	done   chan struct{} // closed when the last worker returned
+}
+
+// startLocked starts a crew whose ctx carries parent's values but not its
+// cancellation, which Run and hardStop handle. The caller holds r.mu.
+func (r *Runner[K, V]) startLocked(parent context.Context) *crew {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	c := &crew{cancel: cancel, done: make(chan struct{})}
 	if r.gaveUp {
 		cancel(ErrClosed)
 	}
-	var wg sync.WaitGroup
+	c.left.Store(int32(r.cfg.Workers))
 	for range r.cfg.Workers {
-		wg.Go(func() { r.work(wctx) })
+		go func() {
+			r.work(ctx)
+			if c.left.Add(-1) > 0 {
+				return
+			}
+			r.mu.Lock()
+			if r.crew == c {
+				r.crew = nil
+			}
+			r.mu.Unlock()
+			cancel(nil)
+			close(c.done)
+		}()
 	}
-	return func() error {
-		wg.Wait()
-		cancel(nil)
-		// Read ctx before closing stopped: that releases Shutdown, after
-		// which the caller may well cancel ctx, and Run must still report
-		// the Shutdown, not the cancellation.
-		err := ctx.Err()
-		r.mu.Lock()
-		r.phase = phaseStopped
-		r.mu.Unlock()
-		close(r.stopped)
-		if err != nil {
-			_ = r.Shutdown(context.Background()) // no worker is left to wait for
-			return err
-		}
-		return nil
-	}
+	r.crew = c
+	return c
 }
 
-// Shutdown stops the Runner gracefully: Add returns ErrClosed from now on,
-// bursts still being debounced are queued at once (or handed to OnDrop with
-// ErrClosed, with Config.DropPendingOnShutdown), and the workers handle
-// everything queued, retries included, until nothing but held keys is
-// left. Then Run returns, held keys go to OnDrop with ErrClosed, and
-// Shutdown returns nil once every goroutine of the Runner has returned.
+// Shutdown stops the Runner gracefully and waits until it is drained: Add
+// returns ErrClosed from now on, bursts still being debounced are queued at
+// once (or handed to OnDrop with ErrClosed, with
+// Config.DropPendingOnShutdown), and the workers handle everything queued,
+// retries included, until nothing but held keys is left. Then held keys go
+// to OnDrop with ErrClosed, a running Run returns nil, and Shutdown returns
+// nil once every goroutine of the Runner has returned.
 //
-// If Run has not started, Shutdown starts the workers itself and drains the
-// Runner the same way, so a Shutdown that wins the race with a
-// `go r.Run(ctx)` loses nothing; that Run then returns ErrClosed. Once
-// Run's ctx has ended, nothing is handled any more: everything left goes to
-// OnDrop with ErrClosed.
+// Shutdown is the only way to drain a Runner: ending Run's ctx pauses it
+// and drops nothing (see Run), so a program must call Shutdown before it
+// exits, whatever stopped Run. If no Run is running, because it never
+// started or because its ctx ended, Shutdown runs the workers itself; a Run
+// called after Shutdown began returns ErrClosed. If Run's ctx ends during
+// the drain, the drain goes on.
 //
-// If ctx ends first, Shutdown cancels the handlers' ctx (cause ErrClosed),
-// waits for the running calls to return, hands everything not finished to
-// OnDrop with ErrClosed, and returns ctx.Err(). Handlers must therefore
-// return when their ctx ends.
+// If ctx ends first, Shutdown stops at once: it cancels the handlers' ctx
+// (cause ErrClosed), waits for the running calls to return, hands
+// everything not handled to OnDrop with ErrClosed, and returns an error
+// that says how many values it dropped and wraps ctx.Err(), so that
+// errors.Is(err, context.DeadlineExceeded) holds for an expired deadline.
+// Handlers must therefore return when their ctx ends.
 //
-// Shutdown is idempotent and safe to call concurrently; every call waits
-// for the first to finish. It waits for the workers, which call the
-// handler, OnEvent and OnDrop, so it must not be called from those: it would
-// never return.
+// Shutdown and ErrClosed follow net/http's Server: Shutdown(ctx) is the
+// graceful stop, and an expired ctx is the immediate one. Shutdown is
+// idempotent and safe to call concurrently; every call waits for the first
+// to finish, and a later call whose ctx ends first makes the Runner stop at
+// once as above. Shutdown waits for the workers, which call the handler,
+// OnEvent and OnDrop, so it must not be called from those: it would never
+// return.
 func (r *Runner[K, V]) Shutdown(ctx context.Context) error {
 	first := false
 	r.shutOnce.Do(func() { first = true })
@@ -91,62 +129,73 @@ func (r *Runner[K, V]) Shutdown(ctx context.Context) error {
 		case <-ctx.Done():
 			r.hardStop()
 			<-r.done
-			return ctx.Err()
+			return r.gaveUpErr(ctx.Err())
 		}
 	}
 
+	r.mu.Lock()
 	r.closed.Store(true)
+	r.mu.Unlock()
 	if r.cfg.DropPendingOnShutdown {
 		r.dropping.Store(true)
 	}
 	if r.intake != nil {
 		r.intake.close()
 	}
-	r.mu.Lock()
-	var serve func() error
-	if r.phase == phaseIdle {
-		// The workers' ctx never ends by itself; hardStop cancels it.
-		serve = r.serveLocked(context.WithoutCancel(ctx))
-	}
-	stopped := r.phase == phaseStopped
-	r.mu.Unlock()
-	var served chan struct{}
-	if serve != nil {
-		served = make(chan struct{})
-		go func() {
-			defer close(served)
-			_ = serve()
-		}()
-	}
-	if stopped {
-		r.store.Stop()
-	} else {
-		r.draining.Store(true)
-		r.checkDrained()
-	}
+	r.draining.Store(true)
+	r.checkDrained()
 
 	var err error
-	select {
-	case <-r.stopped:
-	case <-ctx.Done():
-		err = ctx.Err()
-		r.hardStop()
-		<-r.stopped
+	for {
+		r.mu.Lock()
+		c := r.crew
+		if c == nil {
+			c = r.startLocked(ctx)
+		}
+		r.mu.Unlock()
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			err = ctx.Err()
+			r.hardStop()
+			<-c.done
+		}
+		r.mu.Lock()
+		paused := c.byRun
+		r.mu.Unlock()
+		if !paused {
+			break
+		}
+		// Run's ctx ended before this Shutdown began and its workers have
+		// now stopped: start ours.
 	}
-	if served != nil {
-		<-served
-	}
-	r.store.Close(func(key K, vs []V) { r.drop(key, vs, 0, ErrClosed, 0) })
+	r.store.Close(func(key K, vs []V) { r.lose(key, vs) })
 	close(r.done)
-	return err
+	if err != nil {
+		return r.gaveUpErr(err)
+	}
+	return nil
+}
+
+// lose hands values that a stopping Runner could not handle to OnDrop, and
+// counts them for the error of a Shutdown that gave up.
+func (r *Runner[K, V]) lose(key K, vs []V) {
+	r.lost.Add(int64(len(vs)))
+	r.drop(key, vs, 0, ErrClosed, 0)
+}
+
+// gaveUpErr is the error of a Shutdown whose ctx ended before the drain
+// did; call it once the Runner is closed.
+func (r *Runner[K, V]) gaveUpErr(err error) error {
+	return fmt.Errorf("pacer: Shutdown gave up, %d values went to OnDrop: %w", r.lost.Load(), err)
 }
 
 // hardStop cancels the running handlers and stops handing out batches.
 func (r *Runner[K, V]) hardStop() {
 	r.mu.Lock()
-	r.gaveUp = true // for workers a Shutdown before Run has yet to start
-	if r.cancel != nil {
-		r.cancel(ErrClosed)
+	r.gaveUp = true // for workers that have yet to start
+	if r.crew != nil {
+		r.crew.cancel(ErrClosed)
 	}
 	r.mu.Unlock()
 	r.store.Stop()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -146,7 +147,9 @@ func TestShutdownGivesUp(t *testing.T) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		require.ErrorIs(t, r.Shutdown(ctx), context.DeadlineExceeded)
+		err := r.Shutdown(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.EqualError(t, err, "pacer: Shutdown gave up, 2 values went to OnDrop: context deadline exceeded")
 		require.NoError(t, <-done)
 		require.ErrorIs(t, cause, pacer.ErrClosed)
 		require.Equal(t, []call{{"a", []int{1}, 0, 1}}, rc.Calls())
@@ -158,26 +161,145 @@ func TestShutdownGivesUp(t *testing.T) {
 	})
 }
 
-// When Run's ctx ends, Run stops the Runner: handlers are cancelled, what
-// is left goes to OnDrop, Add is refused, and Run returns ctx.Err().
+// When Run's ctx ends, Run pauses the Runner and drops nothing: the
+// running handler's ctx is cancelled and its batch goes back without using
+// an attempt, Add still accepts values, Run returns ctx.Err(), and a later
+// Shutdown handles everything, the burst still debouncing included.
 func TestRunContextEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		var cause error
 		rc := newRecorder(func(ctx context.Context, _ string, _ []int) error {
-			<-ctx.Done()
-			return ctx.Err()
+			if pacer.Attempt(ctx) == 1 && cause == nil {
+				<-ctx.Done()
+				cause = context.Cause(ctx)
+				return ctx.Err()
+			}
+			return nil
 		})
-		r := newRunner(t, pacer.Config[string, int]{Debounce: time.Second}, rc)
-		ctx, cancel := context.WithCancel(context.Background())
+		r := newRunner(t, pacer.Config[string, int]{Debounce: time.Second, Retry: pacer.Backoff{Attempts: 1}}, rc)
+		ctx, cancel := context.WithCancelCause(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- r.Run(ctx) }()
 		require.NoError(t, r.Add("a", 1))
 		time.Sleep(2 * time.Second)
 		require.NoError(t, r.Add("b", 2)) // still debouncing
-		cancel()
+		signal := errors.New("SIGTERM")
+		cancel(signal)
 		require.ErrorIs(t, <-done, context.Canceled)
-		require.ErrorIs(t, r.Add("c", 3), pacer.ErrClosed)
-		require.ElementsMatch(t, []call{{Key: "a", Batch: []int{1}, At: 2 * time.Second}, {Key: "b", Batch: []int{2}, At: 2 * time.Second}}, rc.Drops())
+		require.Equal(t, signal, cause)
+		require.NoError(t, r.Add("c", 3))
+		time.Sleep(time.Hour)
+		st := r.Stats()
+		require.Equal(t, 3, st.Queued, "a waits, its attempt unused; b and c joined it")
+		require.Empty(t, rc.Drops())
+		require.Len(t, rc.Calls(), 1)
+
 		require.NoError(t, r.Shutdown(context.Background()))
+		require.ElementsMatch(t, []call{
+			{"a", []int{1}, time.Second, 1},
+			{"a", []int{1}, time.Hour + 2*time.Second, 1},
+			{"b", []int{2}, time.Hour + 2*time.Second, 1},
+			{"c", []int{3}, time.Hour + 2*time.Second, 1},
+		}, rc.Calls())
+		require.Empty(t, rc.Drops())
+		require.Equal(t, uint64(3), r.Stats().Handled)
+	})
+}
+
+// The README's pattern: `go r.Run(ctx)` with a signal ctx, then Shutdown.
+// Whether the signal ends Run before Shutdown begins or after, every value
+// is handled and nothing is dropped.
+func TestShutdownAfterSignal(t *testing.T) {
+	for _, signalFirst := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			rc := newRecorder(func(ctx context.Context, _ string, _ []int) error {
+				select {
+				case <-time.After(time.Second):
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			})
+			r := newRunner(t, pacer.Config[string, int]{Debounce: time.Minute}, rc)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- r.Run(ctx) }()
+			synctest.Wait() // Run runs
+			for i := range 5 {
+				require.NoError(t, r.Add(fmt.Sprint("k", i), i))
+			}
+			shut := make(chan error, 1)
+			if signalFirst {
+				cancel()
+				require.ErrorIs(t, <-done, context.Canceled)
+				go func() { shut <- r.Shutdown(context.Background()) }()
+			} else {
+				go func() { shut <- r.Shutdown(context.Background()) }()
+				time.Sleep(1500 * time.Millisecond) // the drain has begun
+				cancel()
+				require.NoError(t, <-done, "Run waits for the drain")
+			}
+			require.NoError(t, <-shut)
+			require.Len(t, rc.Calls(), 5)
+			require.Empty(t, rc.Drops())
+			st := r.Stats()
+			require.Equal(t, uint64(5), st.Handled)
+			require.Equal(t, 5*time.Second, time.Since(rc.t0), "one worker, one second per value, none cut short")
+		})
+	}
+}
+
+// A Shutdown that begins while the workers of a Run whose ctx ended are
+// still returning waits for them, then drains with its own workers.
+func TestShutdownWhileRunStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		cut := map[string]bool{}
+		rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
+			mu.Lock()
+			first := !cut[key]
+			cut[key] = true
+			mu.Unlock()
+			if first {
+				<-ctx.Done()
+				time.Sleep(time.Second) // slow to give up
+				return ctx.Err()
+			}
+			return nil
+		})
+		r := newRunner(t, pacer.Config[string, int]{Workers: 2, Retry: pacer.Backoff{Attempts: 1}}, rc)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		require.NoError(t, r.Add("a", 1))
+		require.NoError(t, r.Add("b", 2))
+		synctest.Wait()
+		cancel()
+		synctest.Wait() // both handlers are giving up
+		require.NoError(t, r.Shutdown(context.Background()))
+		require.ErrorIs(t, <-done, context.Canceled)
+		require.Empty(t, rc.Drops())
+		require.Equal(t, uint64(2), r.Stats().Handled)
+		require.False(t, rc.overlap)
+		require.Equal(t, time.Second, time.Since(rc.t0))
+	})
+}
+
+// After Run returned because its ctx ended, Run may resume the Runner.
+func TestRunAgainAfterContextEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := newRecorder(nil)
+		r := newRunner(t, pacer.Config[string, int]{}, rc)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		require.ErrorIs(t, r.Run(ctx), context.Canceled)
+		require.NoError(t, r.Add("a", 1))
+		synctest.Wait()
+		require.Empty(t, rc.Calls())
+		stop := start(t, r)
+		synctest.Wait()
+		require.Len(t, rc.Calls(), 1)
+		stop()
 	})
 }
 

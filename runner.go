@@ -18,9 +18,12 @@ import (
 // A Handler processes a batch of values of one key. The Runner never calls
 // it twice at once for one key. Its error decides what happens to the
 // batch: nil acknowledges it, Permanent(err) drops it, RetryAfter(err, d)
-// retries it after d, and any other error retries it with the configured
-// Backoff. ctx ends when the window closes (cause window.ErrClosed), when
-// Run's ctx ends, or when a Shutdown's ctx expires (cause ErrClosed); a
+// retries it after d (this key only), PauseAll(err, d) or an error wrapping
+// a *ratelimit.LimitError (see ratelimit.CheckResponse) also pauses the
+// Limiter for every key, and any other error retries it with the configured
+// Backoff. ctx ends when the window closes (cause window.ErrOutside), when
+// Run's ctx ends (its cause; the batch then goes back to its key without
+// using an attempt), or when a Shutdown's ctx expires (cause ErrClosed); a
 // graceful Shutdown lets it run. Attempt(ctx) tells which attempt this is.
 // batch belongs to the Runner, which hands the same values again on a retry
 // and to OnDrop: the handler must not modify them (clone batch first to
@@ -46,21 +49,40 @@ type Handler[K comparable, V any] func(ctx context.Context, key K, batch []V) er
 //     failing value is retried until it succeeds, is dropped or is held
 //     before any later value of its key runs; other keys go on meanwhile.
 //   - No loss: every value accepted by Add is either handled successfully,
-//     handed to OnDrop (with the reason), or still held when Stats is read.
-//     A graceful Shutdown finishes everything queued except held keys; those,
+//     handed to OnDrop (with the reason), or still held by the Runner. The
+//     Runner never drops work silently: ending Run's ctx drops nothing; a
+//     graceful Shutdown finishes everything except held keys; held keys,
 //     and what a Shutdown cut short by its ctx could not finish, go to
-//     OnDrop with ErrClosed.
+//     OnDrop with ErrClosed, and that Shutdown returns an error that says
+//     how many values it dropped.
 //   - A panic in the handler is recovered and treated as an error
 //     (*PanicError); the worker lives on.
 //
 // Lifecycle: New starts the debouncer; Add may be called at once and
 // buffers values until Run starts the workers. Run blocks until its ctx
-// ends or Shutdown has drained the Runner. Run may be called only once; a
-// second call returns ErrRunning while the first runs and ErrClosed after.
-// Shutdown may be called at any time, also before Run (it then runs the
-// workers itself to drain the queue) or more than once, and waits until
-// every goroutine of the Runner has returned. Add returns ErrClosed once
-// Shutdown began.
+// ends or Shutdown has drained the Runner; when its ctx ends, the Runner
+// keeps everything and still accepts values, and Run may be called again.
+// Shutdown drains the Runner, and a program must call it to have every
+// value handled: it may be called at any time, also before Run or after
+// Run returned (it then runs the workers itself) or more than once, and
+// waits until every goroutine of the Runner has returned. Add returns
+// ErrClosed once Shutdown began. The usual pattern is to run with a ctx
+// that a signal cancels, then to call Shutdown with a deadline:
+//
+//	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+//	defer stop()
+//	go r.Run(ctx)
+//	<-ctx.Done()
+//	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+//	defer cancel()
+//	if err := r.Shutdown(shutdownCtx); err != nil {
+//		log.Print(err) // how many values went to OnDrop unhandled
+//	}
+//
+// A panic in OnEvent or OnDrop is not recovered: like a panic in the
+// function of time.AfterFunc, it crashes the program, whichever goroutine
+// of the Runner called it. Only the handler, the unit of work, is
+// recovered.
 //
 // A Runner is safe for concurrent use.
 //
@@ -81,26 +103,17 @@ type Runner[K comparable, V any] struct {
 	adapt  *adaptiveWait
 	c      counters
 
-	closed   atomic.Bool // Add refuses values
-	dropping atomic.Bool // bursts still firing go to OnDrop
-	draining atomic.Bool // Shutdown waits for the store to run empty
+	closed   atomic.Bool  // a Shutdown began: Add refuses values; set under mu
+	dropping atomic.Bool  // bursts still firing go to OnDrop
+	draining atomic.Bool  // Shutdown waits for the store to run empty
+	lost     atomic.Int64 // values a stopping Runner handed to OnDrop
 
 	mu       sync.Mutex
-	phase    phase
-	cancel   context.CancelCauseFunc // the workers' ctx, while running
-	gaveUp   bool                    // a Shutdown's ctx expired: workers start cancelled
-	stopped  chan struct{}           // closed once no worker runs and none will
-	done     chan struct{}           // closed when the first Shutdown returns
+	crew     *crew         // the running workers, nil when none run
+	gaveUp   bool          // a Shutdown's ctx expired: workers start cancelled
+	done     chan struct{} // closed when the first Shutdown returns
 	shutOnce sync.Once
 }
-
-type phase uint8
-
-const (
-	phaseIdle phase = iota
-	phaseRunning
-	phaseStopped
-)
 
 // New returns a Runner that calls h, configured by cfg. It returns an error
 // naming the field when cfg is invalid, and panics if h is nil.
@@ -117,13 +130,12 @@ func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V],
 		return nil, fmt.Errorf("pacer: %w", err)
 	}
 	r := &Runner[K, V]{
-		cfg:     cfg,
-		handle:  h,
-		clk:     timing.From(cfg.Clock),
-		log:     cfg.Logger,
-		store:   mem,
-		stopped: make(chan struct{}),
-		done:    make(chan struct{}),
+		cfg:    cfg,
+		handle: h,
+		clk:    timing.From(cfg.Clock),
+		log:    cfg.Logger,
+		store:  mem,
+		done:   make(chan struct{}),
 	}
 	r.pauser, _ = cfg.Limiter.(ratelimit.Pauser)
 	if cfg.Window != nil {
@@ -145,18 +157,24 @@ func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V],
 
 // Add gives v to key. With Debounce, v joins the key's burst; otherwise it
 // is queued at once. Add never blocks on the handler. It returns ErrClosed
-// once Shutdown began.
+// once Shutdown began, and ErrFull when the Runner holds Config.MaxValues
+// values; in both cases v was not accepted.
 func (r *Runner[K, V]) Add(key K, v V) error {
 	if r.closed.Load() {
 		return ErrClosed
+	}
+	if r.cfg.MaxValues > 0 && !r.reserve() {
+		return ErrFull
 	}
 	// A Shutdown that began since the check above may still refuse v: count
 	// and report it only once it is in.
 	if r.intake != nil {
 		if err := r.intake.add(key, v); err != nil {
+			r.release(1)
 			return err
 		}
 	} else if r.store.Put(key, v) != nil {
+		r.release(1)
 		return ErrClosed
 	}
 	r.c.received.Add(1)
@@ -168,6 +186,24 @@ func (r *Runner[K, V]) Add(key K, v V) error {
 	return nil
 }
 
+// reserve takes room for one value under Config.MaxValues, or counts a
+// refusal.
+func (r *Runner[K, V]) reserve() bool {
+	if r.c.held.Add(1) > int64(r.cfg.MaxValues) {
+		r.c.held.Add(-1)
+		r.c.refused.Add(1)
+		return false
+	}
+	return true
+}
+
+// release gives back the room of n values that left the Runner.
+func (r *Runner[K, V]) release(n int) {
+	if r.cfg.MaxValues > 0 {
+		r.c.held.Add(-int64(n))
+	}
+}
+
 // fired queues a debounced burst; it runs on a debouncer's goroutine.
 func (r *Runner[K, V]) fired(key K, b debounce.Burst[V]) {
 	if r.dropping.Load() {
@@ -175,7 +211,7 @@ func (r *Runner[K, V]) fired(key K, b debounce.Burst[V]) {
 		return
 	}
 	if err := r.store.Put(key, b.Values...); err != nil {
-		r.drop(key, b.Values, 0, ErrClosed, 0)
+		r.lose(key, b.Values) // a Shutdown gave up while intake flushed
 		return
 	}
 	if r.cfg.OnEvent != nil || r.log.Enabled(context.Background(), slog.LevelDebug) {
@@ -209,8 +245,13 @@ func (r *Runner[K, V]) Stats() Stats {
 		Reruns:        r.c.reruns.Load(),
 		Retries:       r.c.retries.Load(),
 		Dropped:       r.c.dropped.Load(),
+		Refused:       r.c.refused.Load(),
 		RateLimitWait: time.Duration(r.c.rateWait.Load()),
 	}
+	// The counters are read one by one, and a value is counted received
+	// only once Add put it in, so it may end first: clamp at 0.
+	s.Values = int(max(int64(s.Received)-int64(s.Handled)-int64(s.Dropped), 0))
+	s.Retrying, s.Blocked = r.store.Retrying()
 	if r.intake != nil {
 		s.Pending = r.intake.pending()
 	}
@@ -223,6 +264,7 @@ func (r *Runner[K, V]) Stats() Stats {
 // drop gives a batch up: OnDrop, EventDropped, a warning.
 func (r *Runner[K, V]) drop(key K, vs []V, attempt int, err error, took time.Duration) {
 	r.c.dropped.Add(uint64(len(vs)))
+	r.release(len(vs))
 	r.emit(EventDropped, key, attempt, len(vs), 0, took, err)
 	r.logf(slog.LevelWarn, "pacer: batch dropped", key, slog.Int("size", len(vs)), slog.Int("attempt", attempt), slog.Any("err", err))
 	if r.cfg.OnDrop != nil {
@@ -235,6 +277,16 @@ func (r *Runner[K, V]) emit(kind EventKind, key K, attempt, size int, delay, too
 		return
 	}
 	r.cfg.OnEvent(Event[K]{Kind: kind, Key: key, Time: r.clk.Now(), Attempt: attempt, Size: size, Delay: delay, Duration: took, Err: err})
+}
+
+// emitBlocking reports kind (EventRetry or EventHeld) for a batch that
+// stays at the head of its key, with the number of values behind it.
+func (r *Runner[K, V]) emitBlocking(kind EventKind, l store.Lease[K, V], delay, took time.Duration, err error) {
+	if r.cfg.OnEvent == nil {
+		return
+	}
+	r.cfg.OnEvent(Event[K]{Kind: kind, Key: l.Key, Time: r.clk.Now(), Attempt: l.Attempt, Size: len(l.Values),
+		Behind: r.store.Behind(l.Key), Delay: delay, Duration: took, Err: err})
 }
 
 // logf logs msg with the key and attrs if level is enabled; the check comes

@@ -127,16 +127,16 @@ func TestMaxWaitServesBusyKey(t *testing.T) {
 	})
 }
 
-// A 429 answered with RetryAfter makes the key wait and pauses the shared
+// A 429 answered with PauseAll makes the key wait and pauses the shared
 // bucket for everyone; the other keys are served when the pause ends, ahead
 // of the key that failed, and the key's retry follows.
-func TestRetryAfterPausesLimiter(t *testing.T) {
+func TestPauseAllPausesLimiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		bucket, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: math.Inf(1)})
 		require.NoError(t, err)
 		rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
 			if key == "a" && pacer.Attempt(ctx) == 1 {
-				return pacer.RetryAfter(errors.New("429 Too Many Requests"), 10*time.Second)
+				return pacer.PauseAll(errors.New("429 Too Many Requests"), 10*time.Second)
 			}
 			return nil
 		})
@@ -253,7 +253,7 @@ func strictPrefix() []call {
 }
 
 // No batch starts outside the window; a running handler's ctx ends when the
-// window closes, with cause window.ErrClosed.
+// window closes, with cause window.ErrOutside.
 func TestWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// The bubble's clock starts at midnight UTC.
@@ -280,7 +280,7 @@ func TestWindow(t *testing.T) {
 			{"long", []int{1}, time.Hour, 1},
 			{"short", []int{2}, time.Hour, 1},
 		}, rc.Calls())
-		require.ErrorIs(t, cause, window.ErrClosed)
+		require.ErrorIs(t, cause, window.ErrOutside)
 		require.Equal(t, 2*time.Hour, ended)
 		require.Equal(t, 2, rc.count(pacer.EventSkipped))
 

@@ -9,10 +9,13 @@ import (
 // Gauges describe the moment of the call; counters only grow.
 type Stats struct {
 	// Gauges.
+	Values   int           // values the Runner holds: debouncing, queued or being handled (the level Config.MaxValues bounds)
 	Queued   int           // values in the queue and not being handled: ready, behind a batch in flight, waiting for a retry, or held
 	InFlight int           // batches being handled (including waiting for the window or the Limiter)
 	Pending  int           // keys whose debounce is still collecting values
 	Held     int           // keys held after using up their attempts, waiting for Release
+	Retrying int           // keys whose batch failed and waits for its retry
+	Blocked  int           // values queued behind the batches of Retrying keys, which wait for them
 	Debounce time.Duration // the current quiet period; with Adaptive, its target (see Adaptive)
 
 	// Counters.
@@ -22,13 +25,17 @@ type Stats struct {
 	Reruns        uint64        // times a key went back to the queue with values left behind the batch just ended
 	Retries       uint64        // failed handler calls that will be retried
 	Dropped       uint64        // values given up (OnDrop)
-	RateLimitWait time.Duration // total time workers waited for the Limiter
+	Refused       uint64        // values Add refused with ErrFull (Config.MaxValues)
+	RateLimitWait time.Duration // total time waited for rate limits: for Config.Limiter before calls, for a ratelimit.Transport's Limiter or Retry-After in them
 }
 
-// counters are the Runner's monotonic counters; the gauges come from the
-// store and the debouncer when Stats is called.
+// counters are the Runner's monotonic counters, and the level that
+// Config.MaxValues bounds; the gauges come from the store and the debouncer
+// when Stats is called.
 type counters struct {
 	received, handled, batches atomic.Uint64
 	reruns, retries, dropped   atomic.Uint64
+	refused                    atomic.Uint64
 	rateWait                   atomic.Int64 // nanoseconds
+	held                       atomic.Int64 // values held, kept only with Config.MaxValues
 }

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/pacerkit/pacer/internal/callctx"
 	"github.com/pacerkit/pacer/internal/store"
 	"github.com/pacerkit/pacer/internal/timing"
 	"github.com/pacerkit/pacer/window"
@@ -46,13 +47,15 @@ func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
 		}
 	}
 
-	hctx := context.WithValue(ctx, attemptKey{}, l.Attempt)
+	// The handler's ctx tells a ratelimit.Transport where to count its
+	// waits and which token this call already paid.
+	hctx := context.Context(&callctx.Call{Context: ctx, Paid: r.cfg.Limiter, Waited: &r.c.rateWait, Attempt: callctx.Attempt32(l.Attempt)})
 	cancel := context.CancelFunc(func() {})
 	if r.window != nil {
 		hctx, cancel = r.window.Context(hctx)
 	}
 	err := r.call(hctx, l)
-	windowClosed := errors.Is(context.Cause(hctx), window.ErrClosed)
+	windowClosed := errors.Is(context.Cause(hctx), window.ErrOutside)
 	cancel()
 	var took time.Duration
 	if timed {
@@ -63,8 +66,11 @@ func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
 }
 
 // admit waits until the batch may start: the window is open and the
-// Limiter gave a token. It reports false if ctx ended first.
+// Limiter gave a token. It reports false if ctx ended first. A batch takes
+// at most one token: if the window closes while the Limiter makes it wait,
+// it keeps the token and waits for the window to open again.
 func (r *Runner[K, V]) admit(ctx context.Context, l store.Lease[K, V]) bool {
+	paid := r.cfg.Limiter == nil
 	for {
 		if r.window != nil {
 			if now := r.clk.Now(); !r.window.Contains(now) {
@@ -75,7 +81,7 @@ func (r *Runner[K, V]) admit(ctx context.Context, l store.Lease[K, V]) bool {
 				}
 			}
 		}
-		if r.cfg.Limiter != nil {
+		if !paid {
 			t := r.clk.Now()
 			err := r.cfg.Limiter.Wait(ctx)
 			r.c.rateWait.Add(int64(r.clk.Now().Sub(t)))
@@ -91,9 +97,8 @@ func (r *Runner[K, V]) admit(ctx context.Context, l store.Lease[K, V]) bool {
 				}
 				continue
 			}
+			paid = true
 		}
-		// The window may have closed while the Limiter made us wait; the
-		// token is spent either way.
 		if r.window == nil || r.window.Contains(r.clk.Now()) {
 			return true
 		}
@@ -118,6 +123,7 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 	if err == nil {
 		more := r.store.Ack(l)
 		r.c.handled.Add(uint64(n))
+		r.release(n)
 		r.emit(EventFinished, l.Key, l.Attempt, n, 0, took, nil)
 		if r.log.Enabled(ctx, slog.LevelDebug) {
 			r.logf(slog.LevelDebug, "pacer: batch finished", l.Key, slog.Int("size", n), slog.Duration("took", took))
@@ -126,18 +132,24 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 		return
 	}
 	if ctx.Err() != nil {
-		// Cut short by a stopping Runner: not the handler's fault, and the
-		// batch is handed back (OnDrop, ErrClosed) when the Runner closes.
+		// Cut short by the end of Run's ctx or by a Shutdown that gave up:
+		// not the handler's fault. The batch goes back to its key without
+		// using an attempt, for a later Run or Shutdown to handle, or for a
+		// Shutdown that gave up to hand to OnDrop.
 		r.store.Defer(l, 0)
 		return
 	}
-	permanent, after, hasAfter := classify(err)
+	permanent, after, hasAfter, pause := classify(err)
+	if pause {
+		// The remote asked everyone to wait, whatever becomes of this batch.
+		r.pauseAll(l.Key, after)
+	}
 	if windowClosed && !permanent {
 		// Cut short by the window: it runs again when the window opens, and
 		// the attempt does not count.
 		now := r.clk.Now()
 		opens := r.window.NextOpen(now).Sub(now)
-		r.emit(EventRetry, l.Key, l.Attempt, n, opens, took, err)
+		r.emitBlocking(EventRetry, l, opens, took, err)
 		r.logf(slog.LevelInfo, "pacer: window closed during batch", l.Key, slog.Int("size", n), slog.Any("err", err))
 		r.store.Defer(l, opens)
 		return
@@ -151,28 +163,33 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 	case r.cfg.Retry.Attempts > 0 && l.Attempt >= r.cfg.Retry.Attempts:
 		r.exhausted(l, err, took)
 	default:
-		if hasAfter {
-			if r.pauser != nil {
-				r.pauser.PauseFor(after)
-			}
-			if r.adapt != nil {
-				r.adapt.PausedAt(r.clk.Now())
-			}
-		} else {
+		if !hasAfter {
 			after = r.cfg.Retry.Delay(l.Attempt)
 		}
 		r.c.retries.Add(1)
-		r.emit(EventRetry, l.Key, l.Attempt, n, after, took, err)
+		r.emitBlocking(EventRetry, l, after, took, err)
 		r.logf(slog.LevelWarn, "pacer: batch failed, will retry", l.Key, slog.Int("size", n), slog.Int("attempt", l.Attempt), slog.Duration("after", after), slog.Any("err", err))
 		r.store.Retry(l, after)
+	}
+}
+
+// pauseAll pauses the Limiter for every key for d, and tells Adaptive of
+// the pressure.
+func (r *Runner[K, V]) pauseAll(key K, d time.Duration) {
+	if r.pauser != nil && d > 0 {
+		r.pauser.PauseFor(d)
+		r.logf(slog.LevelInfo, "pacer: limiter paused for every key", key, slog.Duration("for", d))
+	}
+	if r.adapt != nil {
+		r.adapt.PausedAt(r.clk.Now())
 	}
 }
 
 // exhausted ends a batch that used up its attempts, per Config.Exhausted.
 func (r *Runner[K, V]) exhausted(l store.Lease[K, V], err error, took time.Duration) {
 	if r.cfg.Exhausted == ExhaustedHold {
-		r.store.Hold(l)
-		r.emit(EventHeld, l.Key, l.Attempt, len(l.Values), 0, took, err)
+		r.store.Hold(l) // first: OnEvent may Release the key
+		r.emitBlocking(EventHeld, l, 0, took, err)
 		r.logf(slog.LevelWarn, "pacer: attempts used up, key held", l.Key, slog.Int("size", len(l.Values)), slog.Int("attempt", l.Attempt), slog.Any("err", err))
 		return
 	}

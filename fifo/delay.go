@@ -21,9 +21,11 @@ func newDelayer[K any](clk timing.Clock) delayer[K] {
 	return delayer[K]{clk: clk, ns: timing.NewNanos(clk)}
 }
 
-// deadline returns now+after on the delayer's nanosecond scale.
+// deadline returns now+after on the delayer's nanosecond scale, saturated:
+// a delay meaning "forever" (up to math.MaxInt64) gives the latest reading
+// there is, which never comes due, instead of wrapping round to the past.
 func (d *delayer[K]) deadline(after time.Duration) int64 {
-	return d.ns.Now() + int64(after)
+	return timing.AddNanos(d.ns.Now(), after)
 }
 
 // push schedules key at (a deadline from deadline). run is the owner's callback for

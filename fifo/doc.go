@@ -25,10 +25,14 @@
 //     (the messages did not get their chance); Hold keeps them there until
 //     Release. Ack and Drop report whether the key has messages left, and
 //     so went to the tail again.
+//   - A retried or deferred lease comes back with exactly the same
+//     messages. Messages put meanwhile wait behind it and form the next
+//     lease, at Attempt 1: every message gets its full attempts.
 //   - Keys are served in the order their head became ready: put into an
 //     empty key, left behind an ended lease, past a retry delay, released.
 //   - GroupsConfig.MaxBatch 1 leases one message at a time (strict FIFO);
-//     0 coalesces everything waiting for the key into one lease.
+//     0 coalesces everything waiting for the key into one lease (bar the
+//     rule above for a retried lease).
 //
 // # Concurrency and shutdown
 //
@@ -39,7 +43,15 @@
 // intake (Add is a no-op, Put returns ErrShutDown) and Get keeps handing
 // out what is ready, then returns ErrShutDown. ShutDownWithDrain also waits
 // until consumers have finished everything that was ready or in progress,
-// or its context ends. Both are idempotent.
+// or its context ends. A ShutDown called meanwhile ends that wait at once
+// (ShutDownWithDrain then returns ErrShutDown, as the drain did not
+// finish): a program that drains on a first signal exits on a second. Both
+// are idempotent.
+//
+// Both types keep client-go's lifecycle names, ShutDown, ShutDownWithDrain
+// and ErrShutDown, where the rest of pacer says Shutdown(ctx) and Close:
+// Queue is a drop-in for client-go's workqueue, and code and tests ported
+// from it read the same.
 //
 // The two differ on pending delays. Queue.ShutDown drops them and waits for
 // the timer goroutine. Groups keeps them: a retried message still comes due
@@ -47,7 +59,8 @@
 // ShutDownWithDrain waits until only held keys are left. Groups.Close then
 // ends the timer goroutine and takes back every message still stored,
 // ready, delayed or held, in order within each key. Stats gives the counts
-// (stored, held, delayed) in one snapshot.
+// (stored, held, delayed, retrying and blocked behind a retry) in one
+// snapshot.
 //
 // # Performance
 //

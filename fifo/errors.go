@@ -3,5 +3,6 @@ package fifo
 import "errors"
 
 // ErrShutDown is returned by Queue.Get and Groups.Get once the queue is shut
-// down and has nothing left to hand out, and by Groups.Put after shutdown.
+// down and has nothing left to hand out, by Groups.Put after shutdown, and
+// by ShutDownWithDrain when a ShutDown ended its wait before the drain.
 var ErrShutDown = errors.New("fifo: shut down")

@@ -160,7 +160,7 @@ func ExampleGroups_Close() {
 	// Output:
 	// sub-B [B1] attempt 2 more: false
 	// fifo: shut down
-	// {Messages:2 Waiting:2 Leases:0 Keys:1 Delayed:0 Held:1 HeldMessages:2}
+	// {Messages:2 Waiting:2 Leases:0 Keys:1 Delayed:0 Retrying:0 BehindRetrying:0 Held:1 HeldMessages:2}
 	// left: sub-A [A1]
 	// left: sub-A [A2]
 }

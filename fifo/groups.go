@@ -15,7 +15,8 @@ import (
 type GroupsConfig struct {
 	// MaxBatch caps the number of messages in one lease. 0, the default,
 	// leases all waiting messages of the key at once (coalescing); 1 leases
-	// them strictly one by one. It must be >= 0.
+	// them strictly one by one. Whatever MaxBatch, a retried or deferred
+	// lease comes back with exactly its messages. It must be >= 0.
 	MaxBatch int
 
 	// Clock drives Retry and Defer delays. The default is clock.New(), the real
@@ -25,7 +26,10 @@ type GroupsConfig struct {
 
 // A Lease is the exclusive right to process the first Messages of a key.
 // End it with exactly one of Ack, Drop, Retry, Defer or Hold of the Groups
-// that handed it out; ending it twice panics.
+// that handed it out; ending it twice, or with another Groups, panics. A
+// lease cannot be forged: it carries the identity of the key's record in
+// the Groups that handed it out, so a copy from another Groups, with the
+// same key and lease number, does not match.
 type Lease[K comparable, M any] struct {
 	// Key is the key the messages were put under.
 	Key K
@@ -38,15 +42,29 @@ type Lease[K comparable, M any] struct {
 	// start it over at 1.
 	Attempt int
 
-	token uint64 // identifies the lease; 0 is never valid
+	gr    *group[M] // the key's record in the Groups that handed it out
+	token uint64    // identifies the lease among the record's leases
 }
+
+// leaseID is the part of a lease that end checks. The methods that end a
+// lease pass it on instead of the whole Lease, which with the receiver and
+// the other arguments would no longer fit in registers.
+type leaseID[K comparable, M any] struct {
+	key   K
+	gr    *group[M]
+	token uint64
+}
+
+func (l *Lease[K, M]) id() leaseID[K, M] { return leaseID[K, M]{l.Key, l.gr, l.token} }
 
 // Groups holds messages partitioned by key, keeps them in Put order within
 // a key, and hands them out as leases:
 //
 //   - A key has at most one lease at a time.
 //   - The messages of a key are leased in Put order and never skipped
-//     except by Drop; a retried or held batch stays at the head of its key.
+//     except by Drop; a retried or held batch stays at the head of its key,
+//     and a retried one is leased again as it was, without the messages
+//     put meanwhile, which get a lease and attempts of their own.
 //   - Keys are served first-come-first-served by the time their head became
 //     ready: when first put, when the lease before it ended with messages
 //     behind it, when its retry delay passed, or when released. A key that
@@ -68,12 +86,15 @@ type Groups[K comparable, M any] struct {
 	stored   int // messages, leased ones included
 	leases   int
 	delayed  int // keys in stateDelayed
+	retrying int // keys in stateDelayed after a Retry
+	behind   int // messages behind the retried leases of those keys
 	held     int // keys in stateHeld
 	heldMsgs int // messages of held keys
 	token    uint64
 	shut     bool
 	drained  chan struct{}
 	drainEnd bool
+	cut      chan struct{} // closed by ShutDown to end the pending ShutDownWithDrain calls
 	closed   bool
 	left     func(key K, msgs []M) // Close's callback, for leases ended after it
 }
@@ -88,12 +109,17 @@ type readyKey[K comparable, M any] struct {
 
 // group is the state of one key that has messages or a lease.
 type group[M any] struct {
-	msgs    []M // head first; the first leased of them are out on a lease
-	leased  int
+	msgs []M // head first
+	// head is the size of the head batch: the messages out on the lease
+	// in stateLeased; after a Retry or Defer, those of the lease, which
+	// the next lease takes again as they are; else 0, and the next lease
+	// takes what MaxBatch allows.
+	head    int
 	attempt int
 	token   uint64
 	due     int64 // retry deadline, in stateDelayed
 	state   groupState
+	retry   bool // in stateDelayed after a Retry, not a Defer
 }
 
 type groupState uint8
@@ -138,6 +164,8 @@ func (g *Groups[K, M]) Put(key K, msgs ...M) error {
 		g.makeReady(key, gr)
 	} else if gr.state == stateHeld {
 		g.heldMsgs += len(msgs)
+	} else if gr.retry {
+		g.behind += len(msgs)
 	}
 	gr.msgs = append(gr.msgs, msgs...)
 	g.waiting += len(msgs)
@@ -179,15 +207,18 @@ func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
 	for {
 		if r, ok := g.ready.pop(); ok {
 			key, gr := r.key, r.gr
-			n := len(gr.msgs)
-			if g.maxBatch > 0 && n > g.maxBatch {
-				n = g.maxBatch
+			n := gr.head
+			if n == 0 {
+				n = len(gr.msgs)
+				if g.maxBatch > 0 && n > g.maxBatch {
+					n = g.maxBatch
+				}
 			}
 			g.token++
-			gr.state, gr.leased, gr.token = stateLeased, n, g.token
+			gr.state, gr.head, gr.token = stateLeased, n, g.token
 			g.waiting -= n
 			g.leases++
-			l := Lease[K, M]{Key: key, Messages: gr.msgs[:n:n], Attempt: gr.attempt, token: gr.token}
+			l := Lease[K, M]{Key: key, Messages: gr.msgs[:n:n], Attempt: gr.attempt, gr: gr, token: gr.token}
 			g.mu.Unlock()
 			return l, nil
 		}
@@ -207,12 +238,16 @@ func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
 }
 
 // end checks that l is the key's current lease and ends it. It panics, with
-// the lock released, on a lease that already ended or never was.
-func (g *Groups[K, M]) end(l Lease[K, M], op string) *group[M] {
-	gr := g.groups[l.Key]
-	if gr == nil || gr.state != stateLeased || gr.token != l.token || l.token == 0 {
+// the lock released, on a lease that already ended, never was, or belongs
+// to another Groups: records are never shared between Groups, so comparing
+// the record catches a lease of another Groups whose key and token match.
+// The map lookup by the lease's Key, not its record alone, also catches an
+// edited Key.
+func (g *Groups[K, M]) end(l leaseID[K, M], op string) *group[M] {
+	gr := g.groups[l.key]
+	if gr == nil || gr != l.gr || gr.state != stateLeased || gr.token != l.token {
 		g.mu.Unlock()
-		panic(fmt.Sprintf("fifo: Groups.%s of a lease that is not current (already ended, or never handed out by Get)", op))
+		panic(fmt.Sprintf("fifo: Groups.%s of a lease that is not current (already ended, or not handed out by this Groups)", op))
 	}
 	g.leases--
 	return gr
@@ -220,36 +255,36 @@ func (g *Groups[K, M]) end(l Lease[K, M], op string) *group[M] {
 
 // Ack ends the lease and removes its messages. If more messages wait behind
 // them, the key becomes ready again, at the tail, and Ack reports more.
-// Ack panics if l is not the key's current lease.
+// Ack panics if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Ack(l Lease[K, M]) (more bool) {
-	return g.remove(l, "Ack")
+	return g.remove(l.id(), "Ack")
 }
 
 // Drop ends the lease and gives up on its messages: they are removed as by
 // Ack, the messages behind them proceed, and Drop reports more as Ack does.
 // Use it when the head cannot succeed (dead-letter it first if needed).
-// Drop panics if l is not the key's current lease.
+// Drop panics if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Drop(l Lease[K, M]) (more bool) {
-	return g.remove(l, "Drop")
+	return g.remove(l.id(), "Drop")
 }
 
-func (g *Groups[K, M]) remove(l Lease[K, M], op string) (more bool) {
+func (g *Groups[K, M]) remove(l leaseID[K, M], op string) (more bool) {
 	g.mu.Lock()
 	gr := g.end(l, op)
 	// The leased messages stay in the lease's slice; never write over
 	// them, so reslice instead of shifting.
-	gr.msgs = gr.msgs[gr.leased:]
-	g.stored -= gr.leased
-	gr.leased = 0
+	gr.msgs = gr.msgs[gr.head:]
+	g.stored -= gr.head
+	gr.head = 0
 	gr.attempt = 1
 	switch {
 	case len(gr.msgs) == 0:
-		g.forget(l.Key, gr)
+		g.forget(l.key, gr)
 	case g.closed:
-		g.handBack(l.Key, gr)
+		g.handBack(l.key, gr)
 		return false
 	default:
-		g.makeReady(l.Key, gr)
+		g.makeReady(l.key, gr)
 		more = true
 	}
 	g.checkDrained()
@@ -261,7 +296,7 @@ func (g *Groups[K, M]) remove(l Lease[K, M], op string) (more bool) {
 // taken, and recycles its record.
 func (g *Groups[K, M]) forget(key K, gr *group[M]) {
 	delete(g.groups, key)
-	gr.msgs = nil
+	gr.msgs, gr.head, gr.attempt, gr.retry = nil, 0, 1, false
 	if len(g.free) < 1024 {
 		g.free = append(g.free, gr)
 	}
@@ -298,36 +333,47 @@ func (g *Groups[K, M]) giveBack(left func(key K, msgs []M), key K, msgs []M) {
 
 // Retry ends the lease and keeps its messages at the head of the key. The
 // key is unavailable for after, then becomes ready at the tail; the next
-// lease has Attempt one higher. Delays keep running after ShutDown. Retry
-// panics if l is not the key's current lease.
+// lease has exactly the same messages and Attempt one higher. Messages put
+// meanwhile wait behind them and form the lease after, at Attempt 1, so
+// that each message gets its full attempts. An after too long for the
+// clock to add, up to math.MaxInt64, never comes due. Delays keep running
+// after ShutDown. Retry panics if l is not the key's current lease in this
+// Groups.
 func (g *Groups[K, M]) Retry(l Lease[K, M], after time.Duration) {
-	g.again(l, after, "Retry", 1)
+	g.again(l.id(), after, "Retry", 1)
 }
 
 // Defer ends the lease like Retry, but the next lease keeps the same
 // Attempt: use it when the messages were not handled or were cut short
 // through no fault of their own (a closed window, a shutdown). Defer panics
-// if l is not the key's current lease.
+// if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Defer(l Lease[K, M], after time.Duration) {
-	g.again(l, after, "Defer", 0)
+	g.again(l.id(), after, "Defer", 0)
 }
 
-func (g *Groups[K, M]) again(l Lease[K, M], after time.Duration, op string, tries int) {
+func (g *Groups[K, M]) again(l leaseID[K, M], after time.Duration, op string, tries int) {
 	g.mu.Lock()
 	gr := g.end(l, op)
+	// gr.head stays: the next lease is this one again, and messages put
+	// meanwhile wait behind it for a lease, and attempts, of their own.
 	g.keep(gr)
 	gr.attempt += tries
 	if g.closed {
-		g.handBack(l.Key, gr)
+		g.handBack(l.key, gr)
 		return
 	}
 	if after <= 0 {
-		g.makeReady(l.Key, gr)
+		g.makeReady(l.key, gr)
 	} else {
 		gr.state = stateDelayed
 		gr.due = g.delay.deadline(after)
 		g.delayed++
-		g.delay.push(l.Key, gr.due, g.fire)
+		if tries > 0 {
+			gr.retry = true
+			g.retrying++
+			g.behind += len(gr.msgs) - gr.head
+		}
+		g.delay.push(l.key, gr.due, g.fire)
 	}
 	g.checkDrained()
 	g.mu.Unlock()
@@ -335,8 +381,7 @@ func (g *Groups[K, M]) again(l Lease[K, M], after time.Duration, op string, trie
 
 // keep puts a lease's messages back among the waiting ones.
 func (g *Groups[K, M]) keep(gr *group[M]) {
-	g.waiting += gr.leased
-	gr.leased = 0
+	g.waiting += gr.head
 }
 
 // fire runs on the timer goroutine and readies the keys whose delay is
@@ -350,6 +395,11 @@ func (g *Groups[K, M]) fire(now time.Time) (time.Time, bool) {
 			return
 		}
 		g.delayed--
+		if gr.retry {
+			gr.retry = false
+			g.retrying--
+			g.behind -= len(gr.msgs) - gr.head
+		}
 		g.makeReady(key, gr)
 	})
 	if g.shut && g.delayed == 0 {
@@ -363,10 +413,10 @@ func (g *Groups[K, M]) fire(now time.Time) (time.Time, bool) {
 // Hold ends the lease, keeps its messages at the head of the key and takes
 // the key out of rotation until Release: its later messages wait too. This
 // is the strict policy for a head that exhausted its retries, beside Drop.
-// Hold panics if l is not the key's current lease.
+// Hold panics if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Hold(l Lease[K, M]) {
 	g.mu.Lock()
-	gr := g.end(l, "Hold")
+	gr := g.end(l.id(), "Hold")
 	g.keep(gr)
 	if g.closed {
 		g.handBack(l.Key, gr)
@@ -380,8 +430,10 @@ func (g *Groups[K, M]) Hold(l Lease[K, M]) {
 }
 
 // Release returns a held key to the ready order, at the tail, with its
-// Attempt count started over. It reports whether key was held. It works
-// after ShutDown too: Get then hands the key out as long as it is ready.
+// Attempt count started over: its next lease takes the held messages and,
+// up to MaxBatch, those put behind them. It reports whether key was held.
+// It works after ShutDown too: Get then hands the key out as long as it is
+// ready.
 func (g *Groups[K, M]) Release(key K) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -389,7 +441,7 @@ func (g *Groups[K, M]) Release(key K) bool {
 	if gr == nil || gr.state != stateHeld {
 		return false
 	}
-	gr.attempt = 1
+	gr.attempt, gr.head = 1, 0
 	g.held--
 	g.heldMsgs -= len(gr.msgs)
 	g.makeReady(key, gr)

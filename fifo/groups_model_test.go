@@ -28,7 +28,9 @@ type modelGroup struct {
 	msgs    []int
 	leased  int
 	attempt int
+	batch   int // size of the retried or deferred lease to hand out again; 0 if none
 	state   groupState
+	retried bool     // delayed by a Retry, not a Defer
 	due     [2]int64 // deadline and push order while delayed
 }
 
@@ -50,9 +52,13 @@ func (m *groupsModel) get() (int, []int, int) {
 	k := m.ready[0]
 	m.ready = m.ready[1:]
 	g := m.keys[k]
-	g.leased = len(g.msgs)
-	if m.maxBatch > 0 {
-		g.leased = min(g.leased, m.maxBatch)
+	switch {
+	case g.batch > 0:
+		g.leased = g.batch // exactly the messages of the lease retried
+	case m.maxBatch > 0:
+		g.leased = min(len(g.msgs), m.maxBatch)
+	default:
+		g.leased = len(g.msgs)
 	}
 	g.state = stateLeased
 	return k, slices.Clone(g.msgs[:g.leased]), g.attempt
@@ -62,7 +68,7 @@ func (m *groupsModel) get() (int, []int, int) {
 func (m *groupsModel) remove(k int) (more bool) {
 	g := m.keys[k]
 	g.msgs = g.msgs[g.leased:]
-	g.leased, g.attempt = 0, 1
+	g.leased, g.attempt, g.batch = 0, 1, 0
 	if len(g.msgs) == 0 {
 		delete(m.keys, k)
 		return false
@@ -88,7 +94,7 @@ func (m *groupsModel) handBack(k int) bool {
 // retry models Retry (tries 1) and Defer (tries 0).
 func (m *groupsModel) retry(k int, d time.Duration, tries int) {
 	g := m.keys[k]
-	g.leased = 0
+	g.batch, g.leased = g.leased, 0
 	g.attempt += tries
 	if m.handBack(k) {
 		return
@@ -99,6 +105,7 @@ func (m *groupsModel) retry(k int, d time.Duration, tries int) {
 		return
 	}
 	g.state = stateDelayed
+	g.retried = tries > 0
 	m.seq++
 	g.due = [2]int64{m.now + int64(d), m.seq}
 }
@@ -135,7 +142,7 @@ func (m *groupsModel) advance(d time.Duration) {
 		return cmp.Or(cmp.Compare(da[0], db[0]), cmp.Compare(da[1], db[1]))
 	})
 	for _, k := range due {
-		m.keys[k].state = stateReady
+		m.keys[k].state, m.keys[k].retried = stateReady, false
 		m.ready = append(m.ready, k)
 	}
 }
@@ -150,6 +157,10 @@ func (m *groupsModel) stats() (s GroupsStats, held []int) {
 			s.Leases++
 		case stateDelayed:
 			s.Delayed++
+			if g.retried {
+				s.Retrying++
+				s.BehindRetrying += len(g.msgs) - g.batch
+			}
 		case stateHeld:
 			s.Held++
 			s.HeldMessages += len(g.msgs)
@@ -162,9 +173,10 @@ func (m *groupsModel) stats() (s GroupsStats, held []int) {
 
 // TestGroupsModel runs random operation sequences, with retries and defers
 // on fake time, holds, releases, a shutdown part-way and a Close near the
-// end, against groupsModel, for MaxBatch 0, 1 and 2. Delays keep firing
-// after shutdown; Close hands back everything not leased at once and the
-// rest as its leases end.
+// end, against groupsModel, for MaxBatch 0, 1 and 2. A retried or deferred
+// lease comes back with exactly its messages, whatever MaxBatch; a released
+// one takes what is waiting. Delays keep firing after shutdown; Close hands
+// back everything not leased at once and the rest as its leases end.
 func TestGroupsModel(t *testing.T) {
 	for seed := range uint64(60) {
 		synctest.Test(t, func(t *testing.T) {
@@ -241,7 +253,7 @@ func TestGroupsModel(t *testing.T) {
 					want := mg != nil && mg.state == stateHeld
 					require.Equal(t, want, g.Release(k), "step %d: Release(%d)", step, k)
 					if want {
-						mg.attempt = 1
+						mg.attempt, mg.batch = 1, 0
 						mg.state = stateReady
 						m.ready = append(m.ready, k)
 					}

@@ -12,15 +12,31 @@ import (
 // Get, which waits while delays are pending and returns ErrShutDown once no
 // key is ready or delayed. Held keys stay held. If no delay is pending,
 // ShutDown also ends the timer goroutine and waits for it; otherwise a Get
-// that returns ErrShutDown, ShutDownWithDrain or Close does. ShutDown is
-// idempotent.
+// that returns ErrShutDown, ShutDownWithDrain or Close does. ShutDown also
+// forces every ShutDownWithDrain waiting at that moment to return, without
+// waiting for the drain, as Queue.ShutDown does. ShutDown is idempotent.
 func (g *Groups[K, M]) ShutDown() {
 	g.mu.Lock()
+	g.shutDown()
+	if g.cut != nil {
+		close(g.cut)
+		g.cut = nil
+	}
+	g.stopIdleLoop()
+}
+
+// shutDown stops intake. The caller holds the lock.
+func (g *Groups[K, M]) shutDown() {
 	if !g.shut {
 		g.shut = true
 		g.waiters.wakeAll()
 		g.checkDrained()
 	}
+}
+
+// stopIdleLoop releases the lock, then ends the timer goroutine and waits
+// for it if Groups is shut down and no delay is pending.
+func (g *Groups[K, M]) stopIdleLoop() {
 	loop := g.idleLoop()
 	g.mu.Unlock()
 	if loop != nil {
@@ -43,28 +59,28 @@ func (g *Groups[K, M]) idleLoop() *sched.Loop {
 // ShutDownWithDrain shuts down like ShutDown, then waits until no key is
 // ready or delayed and no lease is out, so only held keys are left:
 // consumers must keep calling Get and ending their leases until Get returns
-// ErrShutDown. It then ends the timer goroutine. If ctx ends first it
-// returns ctx.Err(); Groups stays shut down and keeps draining.
+// ErrShutDown. It then ends the timer goroutine and returns nil. If
+// ShutDown is called meanwhile it returns ErrShutDown at once, and if ctx
+// ends first it returns ctx.Err(); either way Groups stays shut down and
+// keeps draining, and a later ShutDownWithDrain waits again.
 func (g *Groups[K, M]) ShutDownWithDrain(ctx context.Context) error {
-	g.ShutDown()
 	g.mu.Lock()
+	g.shutDown()
 	if g.drained == nil {
 		g.drained = make(chan struct{})
 		g.checkDrained()
 	}
-	ch := g.drained
-	g.mu.Unlock()
-	select {
-	case <-ch:
-	case <-ctx.Done():
-		return ctx.Err()
+	drained := g.drained
+	if g.cut == nil && !g.drainEnd {
+		g.cut = make(chan struct{})
+	}
+	cut := g.cut
+	g.stopIdleLoop()
+	if err := waitDrain(ctx, drained, cut); err != nil {
+		return err
 	}
 	g.mu.Lock()
-	loop := g.idleLoop()
-	g.mu.Unlock()
-	if loop != nil {
-		loop.Stop()
-	}
+	g.stopIdleLoop()
 	return nil
 }
 
@@ -99,7 +115,6 @@ func (g *Groups[K, M]) Close(left func(key K, msgs []M)) {
 		back = append(back, rest{key, gr.msgs})
 		g.waiting -= len(gr.msgs)
 		g.stored -= len(gr.msgs)
-		gr.attempt = 1 // a recycled record starts over
 		g.forget(key, gr)
 	}
 	g.mu.Lock()
@@ -114,7 +129,7 @@ func (g *Groups[K, M]) Close(left func(key K, msgs []M)) {
 			}
 		}
 		g.delay.heap = sched.Heap[K]{}
-		g.delayed, g.held, g.heldMsgs = 0, 0, 0
+		g.delayed, g.retrying, g.behind, g.held, g.heldMsgs = 0, 0, 0, 0, 0
 		g.waiters.wakeAll()
 		g.checkDrained()
 	}

@@ -34,6 +34,15 @@ type GroupsStats struct {
 	Keys int
 	// Delayed counts the keys waiting for a Retry or Defer delay.
 	Delayed int
+	// Retrying counts the keys waiting for a Retry delay: their head
+	// lease failed and is not due again yet. Keys waiting for a Defer
+	// delay are counted in Delayed only.
+	Retrying int
+	// BehindRetrying counts the messages put behind the retried leases of
+	// the Retrying keys, which wait for them in Put order; the retried
+	// messages themselves are not counted. With MaxBatch 1 these are the
+	// messages blocked by a failing head.
+	BehindRetrying int
 	// Held counts the held keys.
 	Held int
 	// HeldMessages counts the messages of held keys, those put behind
@@ -48,12 +57,14 @@ func (g *Groups[K, M]) Stats() GroupsStats {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return GroupsStats{
-		Messages:     g.stored,
-		Waiting:      g.waiting,
-		Leases:       g.leases,
-		Keys:         len(g.groups),
-		Delayed:      g.delayed,
-		Held:         g.held,
-		HeldMessages: g.heldMsgs,
+		Messages:       g.stored,
+		Waiting:        g.waiting,
+		Leases:         g.leases,
+		Keys:           len(g.groups),
+		Delayed:        g.delayed,
+		Retrying:       g.retrying,
+		BehindRetrying: g.behind,
+		Held:           g.held,
+		HeldMessages:   g.heldMsgs,
 	}
 }

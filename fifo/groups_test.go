@@ -94,7 +94,7 @@ func TestGroupsRetry(t *testing.T) {
 		g.Ack(lb)
 		l = mustLease(t, g) // blocks until the delay ends
 		require.Equal(t, 2*time.Second, time.Since(start))
-		require.Equal(t, Lease[string, int]{Key: "a", Messages: []int{1}, Attempt: 2, token: l.token}, l)
+		require.Equal(t, Lease[string, int]{Key: "a", Messages: []int{1}, Attempt: 2, gr: l.gr, token: l.token}, l)
 		g.Retry(l, 0) // at once, at the tail
 		l = mustLease(t, g)
 		require.Equal(t, []int{1}, l.Messages)
@@ -132,20 +132,71 @@ func TestGroupsRetryMockClock(t *testing.T) {
 	g.Ack(l)
 }
 
-// TestGroupsRetryCoalesces checks that with MaxBatch 0 a retried batch
-// takes the messages put meanwhile with it, keeping the head's attempt.
-func TestGroupsRetryCoalesces(t *testing.T) {
+// TestGroupsRetryKeepsBatch checks that a retried or deferred lease comes
+// back with exactly its own messages, whatever MaxBatch: messages put
+// meanwhile wait behind it and get a lease, and attempts, of their own.
+// Sharing the retried lease's count would drop a message that arrived
+// during the last backoff after a single try.
+func TestGroupsRetryKeepsBatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newGroups[string, int](t, 0)
-		require.NoError(t, g.Put("a", 1))
+		for _, maxBatch := range []int{0, 1, 3} {
+			g := newGroups[string, int](t, maxBatch)
+			require.NoError(t, g.Put("a", 1))
+			l := mustLease(t, g)
+			g.Retry(l, time.Second)
+			require.NoError(t, g.Put("a", 2))
+			l = mustLease(t, g)
+			require.Equal(t, []int{1}, l.Messages, "MaxBatch %d", maxBatch)
+			require.Equal(t, 2, l.Attempt)
+			g.Defer(l, 0)
+			require.NoError(t, g.Put("a", 3))
+			l = mustLease(t, g)
+			require.Equal(t, []int{1}, l.Messages, "MaxBatch %d: deferred", maxBatch)
+			require.Equal(t, 2, l.Attempt)
+			g.Retry(l, 0)
+			l = mustLease(t, g)
+			require.Equal(t, 3, l.Attempt)
+			require.True(t, g.Drop(l), "MaxBatch %d: attempts used up", maxBatch)
+			l = mustLease(t, g)
+			if maxBatch == 1 {
+				require.Equal(t, []int{2}, l.Messages)
+			} else {
+				require.Equal(t, []int{2, 3}, l.Messages, "MaxBatch %d: put meanwhile", maxBatch)
+			}
+			require.Equal(t, 1, l.Attempt, "MaxBatch %d: a fresh start", maxBatch)
+			g.Ack(l)
+		}
+
+		// A batch of two under MaxBatch 3 comes back as those two.
+		g := newGroups[string, int](t, 3)
+		require.NoError(t, g.Put("a", 1, 2))
+		g.Retry(mustLease(t, g), time.Second)
+		require.NoError(t, g.Put("a", 3, 4))
 		l := mustLease(t, g)
-		g.Retry(l, time.Second)
-		require.NoError(t, g.Put("a", 2))
-		l = mustLease(t, g)
 		require.Equal(t, []int{1, 2}, l.Messages)
 		require.Equal(t, 2, l.Attempt)
+		require.True(t, g.Ack(l))
+		l = mustLease(t, g)
+		require.Equal(t, []int{3, 4}, l.Messages)
+		require.Equal(t, 1, l.Attempt)
 		g.Ack(l)
 	})
+}
+
+// TestGroupsReleaseCoalesces checks that a released key starts over: with
+// MaxBatch 0 its lease takes everything waiting, the held head and the
+// messages put behind it, all at attempt 1.
+func TestGroupsReleaseCoalesces(t *testing.T) {
+	g := newGroups[string, int](t, 0)
+	require.NoError(t, g.Put("a", 1))
+	g.Retry(mustLease(t, g), 0)
+	g.Hold(mustLease(t, g))
+	require.NoError(t, g.Put("a", 2))
+	require.True(t, g.Release("a"))
+	l := mustLease(t, g)
+	require.Equal(t, []int{1, 2}, l.Messages)
+	require.Equal(t, 1, l.Attempt)
+	g.Ack(l)
 }
 
 func TestGroupsDrop(t *testing.T) {
@@ -187,14 +238,14 @@ func TestGroupsHoldRelease(t *testing.T) {
 		require.False(t, g.Release("a"))
 		require.Empty(t, g.Held())
 		l = mustLease(t, g)
-		require.Equal(t, Lease[string, int]{Key: "a", Messages: []int{1}, Attempt: 1, token: l.token}, l)
+		require.Equal(t, Lease[string, int]{Key: "a", Messages: []int{1}, Attempt: 1, gr: l.gr, token: l.token}, l)
 	})
 }
 
 func TestGroupsStaleLeasePanics(t *testing.T) {
 	g := newGroups[string, int](t, 0)
 	require.PanicsWithValue(t,
-		"fifo: Groups.Ack of a lease that is not current (already ended, or never handed out by Get)",
+		"fifo: Groups.Ack of a lease that is not current (already ended, or not handed out by this Groups)",
 		func() { g.Ack(Lease[string, int]{Key: "a"}) })
 	require.NoError(t, g.Put("a", 1))
 	l := mustLease(t, g)
@@ -204,7 +255,7 @@ func TestGroupsStaleLeasePanics(t *testing.T) {
 	require.Panics(t, func() { g.Drop(l) }, "earlier lease of the same key")
 	g.Hold(l2)
 	require.PanicsWithValue(t,
-		"fifo: Groups.Hold of a lease that is not current (already ended, or never handed out by Get)",
+		"fifo: Groups.Hold of a lease that is not current (already ended, or not handed out by this Groups)",
 		func() { g.Hold(l2) })
 	require.Panics(t, func() { g.Retry(l2, 0) })
 	require.Equal(t, 0, g.Leased())
@@ -239,12 +290,12 @@ func TestGroupsShutDown(t *testing.T) {
 		}
 		synctest.Wait()
 
+		g.ShutDown()
+		g.ShutDown() // idempotent
 		drained := make(chan error, 1)
 		go func() { drained <- g.ShutDownWithDrain(context.Background()) }()
 		synctest.Wait()
 		require.ErrorIs(t, g.Put("d", 1), ErrShutDown)
-		g.ShutDown() // idempotent
-		synctest.Wait()
 		require.Empty(t, gets, "blocked Gets wait for the pending retry")
 		// The retry of c still comes due: one Get takes it, the other
 		// returns as nothing is left ready or delayed.
@@ -256,7 +307,7 @@ func TestGroupsShutDown(t *testing.T) {
 		require.ErrorIs(t, r2.err, ErrShutDown)
 		require.NoError(t, r1.err)
 		lc = r1.l
-		require.Equal(t, Lease[string, int]{Key: "c", Messages: []int{20}, Attempt: 2, token: lc.token}, lc)
+		require.Equal(t, Lease[string, int]{Key: "c", Messages: []int{20}, Attempt: 2, gr: lc.gr, token: lc.token}, lc)
 		_, err := g.Get(context.Background())
 		require.ErrorIs(t, err, ErrShutDown, "nothing ready or delayed: a and c are leased")
 		g.Hold(lc)
@@ -315,6 +366,40 @@ func TestGroupsShutDownWithDrainContext(t *testing.T) {
 		require.ErrorIs(t, g.ShutDownWithDrain(ctx), context.DeadlineExceeded)
 		g.Ack(l)
 		require.NoError(t, g.ShutDownWithDrain(context.Background()))
+	})
+}
+
+// TestGroupsShutDownEndsDrain checks that ShutDown ends a pending
+// ShutDownWithDrain at once, as for Queue, with leases out and a retry
+// pending; those still flow afterwards, and a later ShutDownWithDrain
+// waits for them.
+func TestGroupsShutDownEndsDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroups[string, int](t, 1)
+		require.NoError(t, g.Put("a", 1))
+		require.NoError(t, g.Put("b", 2))
+		la := mustLease(t, g)
+		g.Retry(mustLease(t, g), time.Minute)
+		drained := make(chan error, 2)
+		for range 2 {
+			go func() { drained <- g.ShutDownWithDrain(context.Background()) }()
+		}
+		synctest.Wait()
+		require.Empty(t, drained, "a is leased, b delayed")
+
+		g.ShutDown()
+		require.ErrorIs(t, <-drained, ErrShutDown, "ShutDown cut the drain short")
+		require.ErrorIs(t, <-drained, ErrShutDown, "every pending drain")
+		go func() { drained <- g.ShutDownWithDrain(context.Background()) }()
+		synctest.Wait()
+		require.False(t, g.Ack(la))
+		lb := mustLease(t, g) // the retry still comes due
+		require.Equal(t, 2, lb.Attempt)
+		require.Empty(t, drained, "a later ShutDownWithDrain waits for b")
+		require.False(t, g.Ack(lb))
+		require.NoError(t, <-drained)
+		g.ShutDown()
+		require.NoError(t, g.ShutDownWithDrain(context.Background()), "drained already")
 	})
 }
 
@@ -444,7 +529,7 @@ func TestGroupsDefer(t *testing.T) {
 		l = mustLease(t, g)
 		require.Equal(t, 2, l.Attempt)
 		require.PanicsWithValue(t,
-			"fifo: Groups.Defer of a lease that is not current (already ended, or never handed out by Get)",
+			"fifo: Groups.Defer of a lease that is not current (already ended, or not handed out by this Groups)",
 			func() { g.Defer(Lease[string, int]{Key: "a"}, 0) })
 		g.Ack(l)
 	})
@@ -463,14 +548,45 @@ func TestGroupsStats(t *testing.T) {
 		require.NoError(t, g.Put("a", 3))
 		require.Equal(t, GroupsStats{Messages: 7, Waiting: 7, Keys: 3, Held: 1, HeldMessages: 3}, g.Stats())
 		g.Retry(mustLease(t, g), time.Second)
-		require.Equal(t, GroupsStats{Messages: 7, Waiting: 7, Keys: 3, Delayed: 1, Held: 1, HeldMessages: 3}, g.Stats())
+		require.Equal(t, GroupsStats{Messages: 7, Waiting: 7, Keys: 3, Delayed: 1, Retrying: 1, Held: 1, HeldMessages: 3}, g.Stats())
 		g.Ack(mustLease(t, g)) // c's head
-		require.Equal(t, GroupsStats{Messages: 6, Waiting: 6, Keys: 3, Delayed: 1, Held: 1, HeldMessages: 3}, g.Stats())
+		require.Equal(t, GroupsStats{Messages: 6, Waiting: 6, Keys: 3, Delayed: 1, Retrying: 1, Held: 1, HeldMessages: 3}, g.Stats())
 		require.True(t, g.Release("a"))
-		require.Equal(t, GroupsStats{Messages: 6, Waiting: 6, Keys: 3, Delayed: 1}, g.Stats())
+		require.Equal(t, GroupsStats{Messages: 6, Waiting: 6, Keys: 3, Delayed: 1, Retrying: 1}, g.Stats())
 		time.Sleep(time.Second)
 		synctest.Wait()
 		require.Equal(t, GroupsStats{Messages: 6, Waiting: 6, Keys: 3}, g.Stats())
+	})
+}
+
+// TestGroupsStatsRetrying checks the counts of keys waiting for a retry
+// delay and of the messages blocked behind them, which a deferred key does
+// not add to.
+func TestGroupsStatsRetrying(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroups[string, int](t, 1)
+		require.NoError(t, g.Put("a", 1, 2, 3))
+		require.NoError(t, g.Put("b", 10, 11))
+		g.Retry(mustLease(t, g), time.Second)
+		g.Defer(mustLease(t, g), time.Second)
+		require.NoError(t, g.Put("a", 4))
+		require.NoError(t, g.Put("b", 12))
+		s := g.Stats()
+		require.Equal(t, 2, s.Delayed)
+		require.Equal(t, 1, s.Retrying, "b was deferred, not retried")
+		require.Equal(t, 3, s.BehindRetrying, "2, 3 and 4 wait behind a's head")
+
+		time.Sleep(time.Second)
+		synctest.Wait()
+		s = g.Stats()
+		require.Zero(t, s.Retrying, "due again")
+		require.Zero(t, s.BehindRetrying)
+		l := mustLease(t, g)
+		require.Equal(t, "a", l.Key)
+		g.Retry(l, time.Hour)
+		require.Equal(t, 3, g.Stats().BehindRetrying)
+		g.Close(nil)
+		require.Equal(t, GroupsStats{}, g.Stats())
 	})
 }
 
@@ -562,6 +678,34 @@ func TestGroupsCloseEndsDrainWhenLastLeaseEnds(t *testing.T) {
 					require.Equal(t, []int{1, 2}, left)
 				}
 			})
+		})
+	}
+}
+
+// TestGroupsForeignLeasePanics checks that a lease ends only in the Groups
+// that handed it out: a lease of another Groups, with the same key and the
+// same lease number, panics with each way of ending it and leaves this
+// Groups' own lease untouched.
+func TestGroupsForeignLeasePanics(t *testing.T) {
+	ends := map[string]func(g *Groups[string, int], l Lease[string, int]){
+		"Ack":   func(g *Groups[string, int], l Lease[string, int]) { g.Ack(l) },
+		"Drop":  func(g *Groups[string, int], l Lease[string, int]) { g.Drop(l) },
+		"Retry": func(g *Groups[string, int], l Lease[string, int]) { g.Retry(l, 0) },
+		"Defer": func(g *Groups[string, int], l Lease[string, int]) { g.Defer(l, 0) },
+		"Hold":  func(g *Groups[string, int], l Lease[string, int]) { g.Hold(l) },
+	}
+	for name, end := range ends {
+		t.Run(name, func(t *testing.T) {
+			mine, other := newGroups[string, int](t, 0), newGroups[string, int](t, 0)
+			require.NoError(t, mine.Put("a", 1))
+			require.NoError(t, other.Put("a", 2))
+			l, foreign := mustLease(t, mine), mustLease(t, other)
+			require.PanicsWithValue(t,
+				"fifo: Groups."+name+" of a lease that is not current (already ended, or not handed out by this Groups)",
+				func() { end(mine, foreign) })
+			require.Equal(t, GroupsStats{Messages: 1, Leases: 1, Keys: 1}, mine.Stats())
+			require.False(t, mine.Ack(l), "the own lease is still current")
+			require.False(t, other.Ack(foreign))
 		})
 	}
 }

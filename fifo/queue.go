@@ -45,6 +45,7 @@ type Queue[K comparable] struct {
 	shut       bool
 	drained    chan struct{} // closed once shut down with nothing waiting or processing
 	drainDone  bool
+	cut        chan struct{} // closed by ShutDown to end the pending ShutDownWithDrain calls
 }
 
 // keyState is the state of a key that is queued or delayed. A queued key
@@ -108,7 +109,8 @@ func (q *Queue[K]) push(key K) uint64 {
 }
 
 // AddAfter adds key once d has passed, on the queue's clock. A d <= 0 adds
-// at once. If key already has a pending AddAfter, the earlier deadline wins.
+// at once; a d too long for the clock to add, up to math.MaxInt64, never
+// comes due. If key already has a pending AddAfter, the earlier deadline wins.
 // A pending AddAfter is dropped by ShutDown. Adding the key directly in the
 // meantime does not cancel it; when it fires it is an ordinary Add.
 func (q *Queue[K]) AddAfter(key K, d time.Duration) {
@@ -230,14 +232,33 @@ func (q *Queue[K]) Processing() int {
 // Add and AddAfter are no-ops and pending AddAfter calls never fire; keys
 // already waiting, and dirty keys re-added by Done, are still handed out by
 // Get, which returns ErrShutDown once none is waiting. Callers blocked in
-// Get with nothing waiting return ErrShutDown. ShutDown is idempotent.
+// Get with nothing waiting return ErrShutDown. ShutDown also forces every
+// ShutDownWithDrain waiting at that moment to return, without waiting for
+// the drain, as client-go's does: a program that drains on a first signal
+// can exit on a second. ShutDown is idempotent.
 func (q *Queue[K]) ShutDown() {
 	q.mu.Lock()
+	q.shutDown()
+	if q.cut != nil {
+		close(q.cut)
+		q.cut = nil
+	}
+	q.mu.Unlock()
+	q.stopLoop()
+}
+
+// shutDown stops intake. The caller holds the lock.
+func (q *Queue[K]) shutDown() {
 	if !q.shut {
 		q.shut = true
 		q.waiters.wakeAll()
 		q.checkDrained()
 	}
+}
+
+// stopLoop ends the timer goroutine, if one was started, and waits for it.
+func (q *Queue[K]) stopLoop() {
+	q.mu.Lock()
 	loop := q.delay.loop
 	q.mu.Unlock()
 	if loop != nil {
@@ -247,19 +268,21 @@ func (q *Queue[K]) ShutDown() {
 
 // ShutDownWithDrain shuts the queue down like ShutDown, then waits until no
 // key is waiting or processing: consumers must keep calling Get and Done
-// until Get returns ErrShutDown. If ctx ends first it returns ctx.Err(); the
-// queue stays shut down and keeps draining.
+// until Get returns ErrShutDown. It returns nil once drained. If ShutDown
+// is called meanwhile it returns ErrShutDown at once, and if ctx ends first
+// it returns ctx.Err(); either way the queue stays shut down and keeps
+// draining, and a later ShutDownWithDrain waits again.
 func (q *Queue[K]) ShutDownWithDrain(ctx context.Context) error {
-	q.ShutDown()
 	q.mu.Lock()
-	ch := q.drainedChan()
-	q.mu.Unlock()
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	q.shutDown()
+	drained := q.drainedChan()
+	if q.cut == nil && !q.drainDone {
+		q.cut = make(chan struct{})
 	}
+	cut := q.cut
+	q.mu.Unlock()
+	q.stopLoop()
+	return waitDrain(ctx, drained, cut)
 }
 
 func (q *Queue[K]) drainedChan() chan struct{} {

@@ -248,6 +248,38 @@ func TestQueueShutDownWithDrainContext(t *testing.T) {
 	})
 }
 
+// TestQueueShutDownEndsDrain follows client-go's contract that ShutDown
+// forces a pending ShutDownWithDrain to return: a program draining on the
+// first SIGTERM exits on the second. The keys still out may be Done
+// afterwards as usual, and a ShutDownWithDrain called after ShutDown
+// waits for the drain again.
+func TestQueueShutDownEndsDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := NewQueue[string](QueueConfig{})
+		q.Add("foo")
+		q.Add("bar")
+		foo, bar := mustGet(t, q), mustGet(t, q)
+		drained := make(chan error, 1)
+		go func() { drained <- q.ShutDownWithDrain(context.Background()) }()
+		synctest.Wait()
+		_, err := q.Get(context.Background())
+		require.ErrorIs(t, err, ErrShutDown, "shutting down, nothing waiting")
+		require.Empty(t, drained, "foo and bar are processing")
+
+		q.ShutDown()
+		require.ErrorIs(t, <-drained, ErrShutDown, "ShutDown cut the drain short")
+		go func() { drained <- q.ShutDownWithDrain(context.Background()) }()
+		synctest.Wait()
+		q.Done(foo)
+		synctest.Wait()
+		require.Empty(t, drained, "a later ShutDownWithDrain waits for bar")
+		q.Done(bar)
+		require.NoError(t, <-drained)
+		q.ShutDown()
+		require.NoError(t, q.ShutDownWithDrain(context.Background()), "drained already")
+	})
+}
+
 // TestQueueConcurrent hammers a Queue with producers and consumers and
 // checks that no key is processed twice at once and that every Add is
 // followed by a Get of its key.

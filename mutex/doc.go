@@ -24,8 +24,11 @@
 // # LockFile
 //
 // LockFile takes an exclusive flock(2) lock on a file, so two processes
-// never run the same critical section at once. The kernel releases the lock
-// when its holder exits or crashes, so no stale-lock timeout is needed.
+// never run the same critical section at once. The lock holds until unlock
+// is called or its holder exits or crashes, whatever the garbage collector
+// does; the kernel releases it at exit, so no stale-lock timeout is needed.
+// LockFile is Unix-only (Linux, the BSDs, macOS, illumos); elsewhere it
+// returns an error.
 //
 // # Performance
 //

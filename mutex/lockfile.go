@@ -44,9 +44,12 @@ const (
 // ctx.Err() and holds nothing; it also returns ctx.Err() without trying if
 // ctx has already ended.
 //
-// The kernel releases the lock when the process exits or is killed, so a
-// crashed holder never leaves a stale lock and no timeout is needed. The
-// descriptor is close-on-exec: child processes do not inherit the lock.
+// The lock is held until unlock is called or the process ends, and nothing
+// else: a caller that keeps the lock for the life of the process may drop
+// unlock, and the garbage collector will not release the lock behind its
+// back. The kernel releases the lock when the process exits or is killed,
+// so a crashed holder never leaves a stale lock and no timeout is needed.
+// The descriptor is close-on-exec: child processes do not inherit the lock.
 // Locks are per open file: two LockFile calls on one path exclude each
 // other even within one process.
 //
@@ -56,11 +59,10 @@ func LockFile(ctx context.Context, path string) (unlock func() error, err error)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	fd, err := open(path)
 	if err != nil {
-		return nil, fmt.Errorf("mutex: LockFile: %w", err)
+		return nil, fmt.Errorf("mutex: LockFile: %w", &os.PathError{Op: "open", Path: path, Err: err})
 	}
-	fd := int(f.Fd())
 	var timer *time.Timer
 	for wait := minPoll; ; wait = min(2*wait, maxPoll) {
 		err := flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
@@ -68,7 +70,7 @@ func LockFile(ctx context.Context, path string) (unlock func() error, err error)
 			break
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
+			closeFd(fd)
 			return nil, &os.PathError{Op: "mutex: flock", Path: path, Err: err}
 		}
 		if timer == nil {
@@ -80,7 +82,7 @@ func LockFile(ctx context.Context, path string) (unlock func() error, err error)
 		select {
 		case <-timer.C:
 		case <-ctx.Done():
-			f.Close()
+			closeFd(fd)
 			return nil, ctx.Err()
 		}
 	}
@@ -89,7 +91,7 @@ func LockFile(ctx context.Context, path string) (unlock func() error, err error)
 	return func() error {
 		once.Do(func() {
 			err := flock(fd, syscall.LOCK_UN)
-			if cerr := f.Close(); err == nil {
+			if cerr := closeFd(fd); err == nil {
 				err = cerr
 			}
 			if err != nil {
@@ -98,6 +100,27 @@ func LockFile(ctx context.Context, path string) (unlock func() error, err error)
 		})
 		return unlockErr
 	}, nil
+}
+
+// open opens path for LockFile, creating it if missing, and returns a bare
+// descriptor rather than an *os.File. An *os.File closes its descriptor
+// when the garbage collector finds it unreachable, and closing the
+// descriptor releases the flock: a caller that dropped unlock would lose
+// the lock while it still runs. A bare descriptor has no finalizer, so only
+// unlock or the end of the process closes it.
+func open(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// closeFd closes fd. It does not retry on EINTR: on Linux the descriptor
+// is released even then, and a retry could close one reused meanwhile.
+func closeFd(fd int) error {
+	return syscall.Close(fd)
 }
 
 // flock calls flock(2), retrying when a signal interrupts it.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -119,11 +120,26 @@ func TestLockFileBadPath(t *testing.T) {
 // the lock, then kills it with SIGKILL: the kernel releases the lock, so
 // this process gets it without any stale-lock timeout.
 func TestLockFileReleasedWhenHolderIsKilled(t *testing.T) {
+	testHolderKeepsLockUntilKilled(t, "TestHelperProcess")
+}
+
+// TestLockFileSurvivesGarbageCollection runs a child process that takes the
+// lock, drops unlock and collects garbage: the lock must still hold until
+// the child dies.
+func TestLockFileSurvivesGarbageCollection(t *testing.T) {
+	testHolderKeepsLockUntilKilled(t, "TestHelperProcessDropsUnlock")
+}
+
+// testHolderKeepsLockUntilKilled re-executes the test binary to run the
+// helper test named helper, which takes the lock and prints "locked". It
+// checks that this process cannot take the lock while the child lives, and
+// can once the child is killed.
+func testHolderKeepsLockUntilKilled(t *testing.T, helper string) {
 	path := filepath.Join(t.TempDir(), "lock")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+helper+"$", "-test.count=1")
 	child.Env = append(os.Environ(), helperEnv+"="+path)
 	child.Stderr = os.Stderr
 	stdin, err := child.StdinPipe() // never written: the child blocks on it
@@ -168,4 +184,38 @@ func TestHelperProcess(t *testing.T) {
 	fmt.Println("locked")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	require.NoError(t, unlock())
+}
+
+// TestHelperProcessDropsUnlock is not a test: re-executed by
+// TestLockFileSurvivesGarbageCollection, it takes the lock named in its
+// environment, drops unlock, runs the garbage collector and any finalizers
+// it queued, says "locked" on stdout, and waits to be killed.
+func TestHelperProcessDropsUnlock(t *testing.T) {
+	path := os.Getenv(helperEnv)
+	if path == "" {
+		t.Skip("helper process for TestLockFileSurvivesGarbageCollection")
+	}
+	_, err := mutex.LockFile(context.Background(), path)
+	require.NoError(t, err)
+	for range 3 {
+		collect()
+	}
+	fmt.Println("locked")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// collect runs a garbage collection and waits until the finalizer of an
+// object that became unreachable before it has run. Finalizers run one at a
+// time on one goroutine, so a few rounds of collect also let the finalizers
+// of earlier garbage run.
+func collect() {
+	done := make(chan struct{})
+	// A pointer-free object this small could share a block with others
+	// and never be freed; a pointer keeps it out of the tiny allocator.
+	runtime.SetFinalizer(&struct{ p *byte }{}, func(any) { close(done) })
+	runtime.GC()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second): // bound the wait: the test checks the outcome
+	}
 }

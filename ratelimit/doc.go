@@ -8,16 +8,36 @@
 //	one limit per account, user or tenant                     Keyed, Keyed.For
 //	several limits at once (per account AND global)           All
 //	pace an http.Client and obey 429/503 Retry-After          Transport
+//	hand a 429/503 the Transport returned to a pacer Runner   CheckResponse, LimitError
 //	read a Retry-After header safely                          RetryAfter, ParseRetryAfter
 //
 // Limiter (Wait) is what the rest of pacer consumes; Pauser (PauseFor) is
 // how a Retry-After reaches a limiter. Bucket and Keyed.For implement both.
 //
+// # With a pacer Runner
+//
+// A bucket for a remote API goes in one of three places:
+//
+//   - pacer.Config.Limiter, when one handler call makes one request: the
+//     Runner takes a token before each call;
+//   - a Transport in the handler's http.Client, when a call makes several
+//     requests: each request takes its own;
+//   - both, the same value: no call starts before a token is there, and
+//     the call's first request goes out on that token (see Transport), so
+//     no request spends two.
+//
+// Wherever it is, the time spent waiting shows in the Runner's
+// Stats.RateLimitWait. A handler hands a 429 or 503 that the Transport
+// could not absorb to the Runner with CheckResponse: the Runner pauses its
+// Limiter for every key and retries this one after the Retry-After.
+//
 // # Guarantees
 //
 //   - Rate: a Bucket lets at most Burst + Rate·t events through in any
 //     span of length t (x/time/rate's token math); a Keyed does the same
-//     per key, with its token interval rounded to the nanosecond.
+//     per key, with its token interval rounded to the nanosecond. Given
+//     times out of order, Keyed.AllowAt answers exactly as x/time/rate's
+//     AllowN does (see Keyed), which may let more events through.
 //   - Pauses: no Wait of a Bucket returns nil while a pause is in effect,
 //     neither for waiters that arrive during it nor for those that were
 //     already sleeping (they wake at the pause's end, not before). A pause

@@ -27,8 +27,17 @@ const numShards = 64
 // per shard; Len sweeps every shard that is due.
 //
 // Each bucket is one small struct (the time it is full again, as in GCRA,
-// plus its pause), not a rate.Limiter. Token times are whole nanoseconds, so
-// the interval between tokens is 1/Rate rounded to the nanosecond.
+// the time of its last event, and its pause), not a rate.Limiter. Token
+// times are whole nanoseconds, so the interval between tokens is 1/Rate
+// rounded to the nanosecond.
+//
+// Times passed to AllowAt need not be in order; Keyed then answers as
+// x/time/rate's Limiter does. An event at t before the key's last event
+// (the latest taken, or its pause) sees the tokens that were left at the
+// last event: time running backwards neither credits nor takes away tokens.
+// If it is allowed, t becomes the last event, and the tokens earned
+// afterwards count from t. So with times out of order a key may pass more
+// than Burst + Rate·d events within a span d, as x/time/rate does.
 //
 // A key's pause (PauseKey) holds the key's current and future waiters until
 // it ends and empties the key's bucket, like Bucket.PauseUntil; a waiter that
@@ -57,7 +66,8 @@ type shard[K comparable] struct {
 
 // keyState is one key's bucket.
 type keyState struct {
-	full    int64  // Unix nanoseconds at which the bucket is full again
+	full    int64  // Unix nanoseconds at which the bucket is full again, seen from last
+	last    int64  // Unix nanoseconds of the last event taken, or of the pause
 	pause   int64  // Unix nanoseconds until which the key is paused
 	gen     uint32 // bumped by every pause, which voids the tokens of sleepers
 	waiters int32  // sleeping Waits; the bucket is not dropped while there are any
@@ -101,7 +111,7 @@ func (k *Keyed[K]) state(s *shard[K], key K, now int64) *keyState {
 		if s.m == nil {
 			s.m = make(map[K]*keyState)
 		}
-		e = &keyState{full: now}
+		e = &keyState{full: now, last: now}
 		s.m[key] = e
 		s.peak = max(s.peak, len(s.m))
 		if s.sweepAt == math.MaxInt64 {
@@ -153,7 +163,9 @@ func (k *Keyed[K]) Len() int {
 func (k *Keyed[K]) Allow(key K) bool { return k.AllowAt(key, k.clk.Now(), 1) }
 
 // AllowAt reports whether n events of key may happen at t, and if so takes
-// their tokens. It is false while the key is paused.
+// their tokens. It is false while the key is paused. t may be earlier than
+// the key's last event; AllowAt then answers as x/time/rate's AllowN (see
+// Keyed).
 func (k *Keyed[K]) AllowAt(key K, t time.Time, n int) bool {
 	now := t.UnixNano()
 	s := k.lock(key, now)
@@ -162,12 +174,23 @@ func (k *Keyed[K]) AllowAt(key K, t time.Time, n int) bool {
 	if now < e.pause || n > k.burst {
 		return false
 	}
-	nf := max(e.full, now) + int64(n)*k.interval
+	nf := max(e.fullAt(now), now) + int64(n)*k.interval
 	if nf-now > k.span {
 		return false
 	}
-	e.full = nf
+	e.full, e.last = nf, now
 	return true
+}
+
+// fullAt returns when the bucket is full again, seen from an event at now.
+// Before the last event, that is as far after now as it was after the last
+// event: x/time/rate's Limiter treats time running backwards as no time
+// passing.
+func (e *keyState) fullAt(now int64) int64 {
+	if now < e.last {
+		return e.full - (e.last - now)
+	}
+	return e.full
 }
 
 // keyTicket is one waiter's place in a key's bucket: due at at; held when
@@ -188,7 +211,7 @@ func (k *Keyed[K]) reserve(key K, now int64, n int) keyTicket {
 	if now < e.pause {
 		return keyTicket{at: e.pause}
 	}
-	e.full = max(e.full, now) + int64(n)*k.interval
+	e.full, e.last = max(e.fullAt(now), now)+int64(n)*k.interval, now
 	return keyTicket{at: max(now, e.full-k.span), held: true, full: e.full, gen: e.gen}
 }
 
@@ -310,7 +333,7 @@ func (k *Keyed[K]) PauseKey(key K, d time.Duration) {
 		return
 	}
 	e.pause = end
-	e.full = now + k.span
+	e.full, e.last = now+k.span, now
 	e.gen++
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/time/rate"
 
 	"github.com/pacerkit/pacer/ratelimit"
 )
@@ -93,6 +94,92 @@ func keyedModelRun(t *testing.T, seed uint64) {
 			m.tokens -= float64(n)
 		}
 		require.Equal(t, want, k.AllowAt(key, now, n), "seed %d step %d key %d n %d tokens %v", seed, step, key, n, m.tokens)
+	}
+}
+
+// TestKeyedAllowAtMatchesXRate runs sequences of AllowAt with times out of
+// order against x/time/rate's Limiter and Keyed, both at 4 tokens/s with a
+// burst of 3, and requires the same answers. x/time/rate credits no tokens
+// for time running backwards and takes none away: an event at t before the
+// last one sees the tokens left at the last one, and t becomes the new last.
+// Times are multiples of 1/8 s, so x/time/rate's float tokens are exact.
+func TestKeyedAllowAtMatchesXRate(t *testing.T) {
+	type allow struct {
+		at   time.Duration // after the start
+		n    int
+		want bool
+	}
+	ms := time.Millisecond
+	tests := []struct {
+		name  string
+		steps []allow
+	}{
+		{"back after draining, then forward", []allow{
+			{10 * time.Second, 3, true}, {9 * time.Second, 1, false}, {10 * time.Second, 1, false}, {10*time.Second + 250*ms, 1, true},
+		}},
+		{"back after one token", []allow{
+			{10 * time.Second, 1, true}, {5 * time.Second, 2, true}, {5 * time.Second, 1, false},
+		}},
+		{"no credit until time passes the last event", []allow{
+			{10 * time.Second, 3, true}, {10*time.Second + 500*ms, 2, true},
+			{10 * time.Second, 1, false}, {10*time.Second + 250*ms, 1, false}, {10*time.Second + 750*ms, 1, true},
+		}},
+		{"the earlier event becomes the last", []allow{
+			{10 * time.Second, 2, true}, {9 * time.Second, 1, true}, {9*time.Second + 500*ms, 2, true},
+			{9*time.Second + 500*ms, 1, false}, {9*time.Second + 750*ms, 1, true},
+		}},
+		{"far back, refused until the last event", []allow{
+			{time.Minute, 3, true}, {time.Second, 1, false}, {time.Second + 250*ms, 1, false},
+			{time.Minute - 250*ms, 1, false}, {time.Minute + 250*ms, 1, true},
+		}},
+		{"refused events do not move the last", []allow{
+			{10 * time.Second, 3, true}, {2 * time.Second, 1, false}, {10*time.Second + 250*ms, 1, true},
+		}},
+		{"more than the burst, back in time", []allow{
+			{10 * time.Second, 1, true}, {time.Second, 4, false}, {time.Second, 2, true}, {time.Second, 1, false},
+		}},
+		{"zero events move the last back", []allow{
+			{10 * time.Second, 3, true}, {8 * time.Second, 0, true}, {8 * time.Second, 1, false},
+			{8*time.Second + 250*ms, 1, true},
+		}},
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lim := rate.NewLimiter(4, 3)
+			lim.AllowN(start, 0) // start full at the start, as Keyed does
+			k := newKeyed[string](t, ratelimit.KeyedConfig{Rate: 4, Burst: 3})
+			k.AllowAt("a", start, 0)
+			for i, st := range tt.steps {
+				at := start.Add(st.at)
+				require.Equal(t, st.want, lim.AllowN(at, st.n), "step %d: the table disagrees with x/time/rate", i)
+				require.Equal(t, st.want, k.AllowAt("a", at, st.n), "step %d: AllowAt(+%v, %d)", i, st.at, st.n)
+			}
+		})
+	}
+}
+
+// TestKeyedAllowAtMatchesXRateRandom compares AllowAt with x/time/rate on
+// random sequences of times that often run backwards.
+func TestKeyedAllowAtMatchesXRateRandom(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for seed := range uint64(50) {
+		rng := rand.New(rand.NewPCG(seed, 16))
+		lim := rate.NewLimiter(4, 3)
+		lim.AllowN(start, 0)
+		k := newKeyed[string](t, ratelimit.KeyedConfig{Rate: 4, Burst: 3})
+		k.AllowAt("a", start, 0)
+		at := start
+		for step := range 500 {
+			// Steps of -2 s to +1 s in eighths of a second.
+			at = at.Add(time.Duration(rng.IntN(25)-16) * time.Second / 8)
+			if at.Before(start) {
+				at = start
+			}
+			n := rng.IntN(5)
+			want := lim.AllowN(at, n)
+			require.Equal(t, want, k.AllowAt("a", at, n), "seed %d step %d: AllowAt(+%v, %d)", seed, step, at.Sub(start), n)
+		}
 	}
 }
 

@@ -1,12 +1,14 @@
 package ratelimit
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"time"
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/pacerkit/pacer/internal/callctx"
 	"github.com/pacerkit/pacer/internal/timing"
 )
 
@@ -28,7 +30,19 @@ import (
 // Waiting stops when the request's context ends, with its error. A
 // Transport is safe for concurrent use if its Base and Limiter are. Its
 // zero value sends through http.DefaultTransport without pacing and
-// retries a 429/503 with Retry-After up to 3 times.
+// retries a 429/503 with Retry-After up to 3 times. A 429 or 503 it
+// returns can be turned into an error with CheckResponse.
+//
+// Inside a pacer Runner's handler (for requests made with the handler's
+// ctx, or a ctx derived from it), the time each attempt waits on Limiter,
+// or sleeps a Retry-After, adds to the Runner's Stats.RateLimitWait. When
+// Limiter is also the Runner's Config.Limiter (the same value: the same
+// *Bucket, or Keyed.For of the same key), the first request of the call
+// goes out on the token the Runner took before the call instead of waiting
+// for another (unless a Bucket was paused since, which voids the token);
+// later requests wait as usual. So a call that makes n requests spends n tokens, or one if it
+// makes none. Limiters that cannot be compared, such as All's, are never
+// the same.
 type Transport struct {
 	// Base sends the requests. The default is http.DefaultTransport.
 	Base http.RoundTripper
@@ -65,9 +79,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	rewindable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	clk := timing.From(t.Clock)
+	call := callctx.From(ctx) // set by a pacer Runner around its handler
 	for attempt := 0; ; attempt++ {
-		if t.Limiter != nil {
-			if err := t.Limiter.Wait(ctx); err != nil {
+		if t.Limiter != nil && !(attempt == 0 && t.paid(call)) {
+			if err := t.wait(ctx, clk, call); err != nil {
 				if attempt == 0 && req.Body != nil {
 					req.Body.Close() // a RoundTripper must close the body, even on errors
 				}
@@ -105,8 +120,35 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
 		resp.Body.Close()
-		if !pauses && !timing.Sleep(clk, d, ctx.Done()) {
-			return nil, ctx.Err()
+		if !pauses {
+			start := clk.Now()
+			slept := timing.Sleep(clk, d, ctx.Done())
+			call.AddWait(clk.Now().Sub(start))
+			if !slept {
+				return nil, ctx.Err()
+			}
 		}
 	}
+}
+
+// wait waits on the Limiter, counting the time in call.
+func (t *Transport) wait(ctx context.Context, clk timing.Clock, call *callctx.Call) error {
+	if !call.Counting() {
+		return t.Limiter.Wait(ctx)
+	}
+	start := clk.Now()
+	err := t.Limiter.Wait(ctx)
+	call.AddWait(clk.Now().Sub(start))
+	return err
+}
+
+// paid reports whether the request may go out on the token that the
+// Runner took from the same Limiter before the call. A pause that began
+// since voids that token, as it voids every token reserved before it.
+func (t *Transport) paid(call *callctx.Call) bool {
+	if !call.TakePaid(t.Limiter) {
+		return false
+	}
+	b, ok := t.Limiter.(*Bucket)
+	return !ok || !b.pausedAt(b.now())
 }

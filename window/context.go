@@ -8,9 +8,12 @@ import (
 	"github.com/pacerkit/pacer/internal/timing"
 )
 
-// ErrClosed is the cause of a context from Schedule.Context ending because
-// the window closed.
-var ErrClosed = errors.New("window: closed")
+// ErrOutside is the cause of a context from Schedule.Context ending because
+// the window closed (or was closed when Context was called): the work is
+// outside the window. It is not a failure of the work, nor a shutdown: a
+// pacer.Runner's handler tells the two apart by cause, ErrOutside or
+// pacer.ErrClosed.
+var ErrOutside = errors.New("window: outside the delivery window")
 
 func (s Schedule) clock() timing.Clock {
 	if s.clk == nil {
@@ -20,15 +23,16 @@ func (s Schedule) clock() timing.Clock {
 }
 
 // Context returns a copy of parent that is cancelled when the current span
-// of s closes, with cause ErrClosed: context.Cause(ctx) == ErrClosed and
+// of s closes, with cause ErrOutside: context.Cause(ctx) == ErrOutside and
 // ctx.Err() == context.Canceled. If s is closed now, ctx is already
-// cancelled with cause ErrClosed when Context returns. "Now" and the wait
+// cancelled with cause ErrOutside when Context returns. "Now" and the wait
 // until the close follow the Schedule's clock (see WithClock), and
 // ctx.Deadline reports the close on that clock (or parent's deadline, if
 // earlier).
 //
-// The span closes at EndAt(now) even if the next span opens at that very
-// instant. As with context.WithCancel, call cancel as soon as the work is
+// The window closes at EndAt(now): spans that touch, as in "Sat-Sun
+// 00:00-24:00", count as one, so work running across Saturday midnight goes
+// on. As with context.WithCancel, call cancel as soon as the work is
 // done: it releases the timer and the goroutine waiting for the close, and
 // returns once that goroutine has exited.
 func (s Schedule) Context(parent context.Context) (ctx context.Context, cancel context.CancelFunc) {
@@ -42,7 +46,7 @@ func (s Schedule) Context(parent context.Context) (ctx context.Context, cancel c
 	}
 	ctx = deadlineCtx{inner, deadline}
 	if !end.After(now) {
-		cancelCause(ErrClosed)
+		cancelCause(ErrOutside)
 		return ctx, func() { cancelCause(context.Canceled) }
 	}
 	// The timer starts here, not in the goroutine, so a mock clock moved
@@ -54,7 +58,7 @@ func (s Schedule) Context(parent context.Context) (ctx context.Context, cancel c
 		defer timer.Stop()
 		select {
 		case <-timer.C():
-			cancelCause(ErrClosed)
+			cancelCause(ErrOutside)
 		case <-inner.Done():
 		}
 	}()

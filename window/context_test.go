@@ -33,12 +33,13 @@ func TestContextCancelledAtClose(t *testing.T) {
 		time.Sleep(time.Nanosecond)
 		synctest.Wait()
 		require.ErrorIs(t, ctx.Err(), context.Canceled)
-		require.ErrorIs(t, context.Cause(ctx), ErrClosed)
+		require.ErrorIs(t, context.Cause(ctx), ErrOutside)
+		require.EqualError(t, context.Cause(ctx), "window: outside the delivery window")
 
 		// Children see the close too.
 		child, cancelChild := context.WithCancel(ctx)
 		defer cancelChild()
-		require.ErrorIs(t, context.Cause(child), ErrClosed)
+		require.ErrorIs(t, context.Cause(child), ErrOutside)
 	})
 }
 
@@ -48,7 +49,7 @@ func TestContextClosedNow(t *testing.T) {
 		ctx, cancel := s.Context(context.Background())
 		defer cancel()
 		require.ErrorIs(t, ctx.Err(), context.Canceled)
-		require.ErrorIs(t, context.Cause(ctx), ErrClosed)
+		require.ErrorIs(t, context.Cause(ctx), ErrOutside)
 		deadline, ok := ctx.Deadline()
 		require.True(t, ok)
 		require.Equal(t, utc(1999, 12, 31, 17, 0), deadline.UTC())
@@ -63,7 +64,7 @@ func TestContextCancelBeforeClose(t *testing.T) {
 		cancel()
 		cancel() // idempotent
 		require.ErrorIs(t, context.Cause(ctx), context.Canceled)
-		require.NotErrorIs(t, context.Cause(ctx), ErrClosed)
+		require.NotErrorIs(t, context.Cause(ctx), ErrOutside)
 	})
 }
 
@@ -88,7 +89,7 @@ func TestContextParent(t *testing.T) {
 		time.Sleep(time.Hour)
 		synctest.Wait()
 		require.ErrorIs(t, ctx.Err(), context.DeadlineExceeded)
-		require.NotErrorIs(t, context.Cause(ctx), ErrClosed)
+		require.NotErrorIs(t, context.Cause(ctx), ErrOutside)
 	})
 }
 
@@ -151,7 +152,7 @@ func TestMockClock(t *testing.T) {
 	require.NoError(t, ctx.Err())
 	mock.Add(time.Second)
 	receive(t, ctx.Done()) // closed by the context's goroutine once the mock timer fires
-	require.ErrorIs(t, context.Cause(ctx), ErrClosed)
+	require.ErrorIs(t, context.Cause(ctx), ErrOutside)
 }
 
 // receive returns the next value from c; the wall-clock bound only turns a

@@ -10,7 +10,9 @@
 // end is not after its start crosses midnight; its span belongs to the day it
 // opens on, and the Schedule's days filter opening days only: "Fri
 // 22:00-06:00" is open on Saturday until 06:00, and Saturday 22:00 is not an
-// opening.
+// opening. An end of 24:00 is the midnight that ends the opening day, so
+// "Sat-Sun 00:00-24:00" is open for the whole of both days; its two spans
+// touch at Sunday 00:00.
 //
 // Daylight saving follows one rule for start and end alike: a wall time
 // resolves to the first instant whose wall clock reads that time or later.
@@ -34,7 +36,7 @@
 // Context and Wait read the Schedule's clock, the real one unless set with
 // WithClock (a *clock.Mock in tests; the real clock also runs on the fake
 // time of a testing/synctest bubble). Context(ctx) ends at the close of the
-// current span with cause ErrClosed, at once if the window is closed; Wait(ctx)
+// current span with cause ErrOutside, at once if the window is closed; Wait(ctx)
 // returns when the window is open.
 //
 // A Schedule is an immutable value, safe for concurrent use. The zero

@@ -1,7 +1,10 @@
 package window
 
 import (
+	"context"
+	"math"
 	"testing"
+	"testing/synctest"
 	"time"
 	_ "time/tzdata" // the zones below, should the machine lack them
 
@@ -63,4 +66,88 @@ func TestScheduleDaylightSaving(t *testing.T) {
 			require.Equal(t, tt.end, s.EndAt(tt.at).UTC(), "EndAt")
 		})
 	}
+}
+
+// TestScheduleWholeDays checks that 24:00 ends a span at the next midnight,
+// so "00:00-24:00" is the whole day however long the day is: 25 hours on a
+// fall-back Sunday, 23 on a spring-forward one.
+func TestScheduleWholeDays(t *testing.T) {
+	tests := []struct {
+		schedule    string
+		at          time.Time // some instant on the day
+		open, close time.Time
+		hours       int
+		ends        time.Time // EndAt, when not close: the next day's span opens at close
+	}{
+		{"Sat-Sun 00:00-24:00 Europe/Paris", utc(2026, 10, 25, 12, 0), utc(2026, 10, 24, 22, 0), utc(2026, 10, 25, 23, 0), 25, time.Time{}},
+		{"Sat-Sun 00:00-24:00 Europe/Paris", utc(2026, 3, 29, 12, 0), utc(2026, 3, 28, 23, 0), utc(2026, 3, 29, 22, 0), 23, time.Time{}},
+		{"Sat-Sun 00:00-24:00 Europe/Paris", utc(2026, 3, 28, 12, 0), utc(2026, 3, 27, 23, 0), utc(2026, 3, 28, 23, 0), 24, utc(2026, 3, 29, 22, 0)},
+		{"Sun 00:00-24:00 America/New_York", utc(2026, 11, 1, 12, 0), utc(2026, 11, 1, 4, 0), utc(2026, 11, 2, 5, 0), 25, time.Time{}},
+		{"Sun 00:00-24:00 America/New_York", utc(2026, 3, 8, 12, 0), utc(2026, 3, 8, 5, 0), utc(2026, 3, 9, 4, 0), 23, time.Time{}},
+		{"Sun 18:00-24:00 America/New_York", utc(2026, 11, 1, 23, 0), utc(2026, 11, 1, 23, 0), utc(2026, 11, 2, 5, 0), 6, time.Time{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.schedule+" "+tt.at.Format(time.DateOnly), func(t *testing.T) {
+			s, err := Parse(tt.schedule)
+			require.NoError(t, err)
+			require.Equal(t, tt.schedule, s.String(), "String round trip")
+			ends := tt.close
+			if !tt.ends.IsZero() {
+				ends = tt.ends
+			}
+			require.True(t, s.Contains(tt.at))
+			require.Equal(t, ends, s.EndAt(tt.at).UTC(), "EndAt")
+			require.Equal(t, time.Duration(tt.hours)*time.Hour, tt.close.Sub(tt.open))
+			require.True(t, s.Contains(tt.open), "open at the first midnight")
+			if !s.Contains(tt.open.Add(-time.Second)) {
+				require.False(t, s.EndAt(tt.open.Add(-time.Second)).After(tt.open), "no earlier span runs past it")
+			}
+			require.True(t, s.Contains(tt.close.Add(-time.Second)), "open until the next midnight")
+			require.Equal(t, ends, s.EndAt(tt.close.Add(-time.Second)).UTC())
+		})
+	}
+	// Sunday's span closes at Monday 00:00, which no weekend span opens.
+	s, err := Parse("Sat-Sun 00:00-24:00 Europe/Paris")
+	require.NoError(t, err)
+	require.False(t, s.Contains(utc(2026, 10, 25, 23, 0)))
+	require.Equal(t, utc(2026, 10, 30, 23, 0), s.NextOpen(utc(2026, 10, 25, 23, 0)).UTC())
+}
+
+// TestScheduleTouchingSpans checks that spans which open as the previous
+// one closes are one window: work running across Saturday midnight of
+// "Sat-Sun 00:00-24:00" is not cut there, and a Schedule open every day
+// from 00:00 to 24:00 never closes.
+func TestScheduleTouchingSpans(t *testing.T) {
+	weekend := mustParse(t, "Sat-Sun 00:00-24:00 Europe/Paris")
+	satNight := utc(2026, 10, 24, 21, 59) // Saturday 23:59 in Paris
+	require.Equal(t, utc(2026, 10, 25, 23, 0), weekend.EndAt(satNight).UTC(), "closes Monday 00:00")
+
+	always := mustParse(t, "00:00-24:00 Europe/Paris")
+	require.Equal(t, time.Unix(0, math.MaxInt64), always.EndAt(satNight))
+	require.Equal(t, satNight, always.NextOpen(satNight))
+
+	// Adjacent spans that do not touch still close on their own.
+	evenings := mustParse(t, "Sat-Sun 18:00-24:00 Europe/Paris")
+	require.Equal(t, utc(2026, 10, 24, 22, 0), evenings.EndAt(satNight).UTC())
+}
+
+func TestContextAcrossTouchingSpans(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// synctest's clock starts at 2000-01-01 00:00 UTC, a Saturday.
+		s := mustParse(t, "Sat-Sun 00:00-24:00 UTC")
+		ctx, cancel := s.Context(context.Background())
+		defer cancel()
+		time.Sleep(47 * time.Hour)
+		synctest.Wait()
+		require.NoError(t, ctx.Err(), "open across Saturday midnight")
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		require.ErrorIs(t, context.Cause(ctx), ErrOutside, "closed at Monday 00:00")
+
+		always, cancelAlways := mustParse(t, "00:00-24:00 UTC").Context(context.Background())
+		defer cancelAlways()
+		time.Sleep(30 * 24 * time.Hour)
+		synctest.Wait()
+		require.NoError(t, always.Err())
+	})
 }

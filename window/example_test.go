@@ -83,8 +83,8 @@ func Example_tooLate() {
 		}
 		sent++
 	}
-	fmt.Printf("%d of %d delivered, closed: %v\n", sent, len(groups), errors.Is(context.Cause(ctx), window.ErrClosed))
+	fmt.Printf("%d of %d delivered, outside the window: %v\n", sent, len(groups), errors.Is(context.Cause(ctx), window.ErrOutside))
 	// Output:
 	// window ended 2026-11-23 18:00:00 +0100 CET
-	// 0 of 3 delivered, closed: true
+	// 0 of 3 delivered, outside the window: true
 }

@@ -107,6 +107,7 @@ func checkAgainstBrute(t *testing.T, s Schedule, at time.Time, spans []bruteSpan
 
 // FuzzSchedule compares Contains, NextOpen and EndAt with the minute-by-minute
 // reference on random windows, day masks, zones and instants (2000-2040).
+// Ends run from 00:00 to 24:00.
 func FuzzSchedule(f *testing.F) {
 	paris := []int64{ // minutes since 2000 near Paris and New York transitions
 		minutesSince2000(time.Date(2026, 3, 29, 0, 30, 0, 0, time.UTC)),
@@ -120,10 +121,13 @@ func FuzzSchedule(f *testing.F) {
 	f.Add(uint16(90), uint16(60), uint8(0x7f), uint8(2), paris[2], uint8(59))
 	f.Add(uint16(1320), uint16(360), uint8(0x2a), uint8(7), paris[3], uint8(1))
 	f.Add(uint16(135), uint16(140), uint8(0x01), uint8(3), int64(0), uint8(0))
+	f.Add(uint16(0), uint16(1440), uint8(0x41), uint8(1), paris[1], uint8(0))  // whole weekend days
+	f.Add(uint16(0), uint16(1440), uint8(0x01), uint8(2), paris[2], uint8(30)) // New York's 25-hour Sunday
+	f.Add(uint16(1380), uint16(1440), uint8(0x7f), uint8(5), int64(0), uint8(0))
 	f.Fuzz(func(t *testing.T, start, end uint16, mask, zone uint8, minute int64, second uint8) {
-		st, en := int(start%1440), int(end%1440)
+		st, en := int(start%1440), int(end%1441) // an end may be 24:00
 		if st == en {
-			en = (en + 1) % 1440
+			en++
 		}
 		mask &= allDays
 		if mask == 0 {

@@ -10,7 +10,7 @@ import (
 //
 //	[DAYS] HH:MM-HH:MM [ZONE]
 //
-// separated by spaces, or "never" for the zero Schedule, where
+// separated by spaces, or "never" (in any case) for the zero Schedule, where
 //
 //   - DAYS is a comma-separated list of days and day ranges: "Mon-Fri",
 //     "Mon,Wed,Fri", "Mon-Wed,Sat". Days are English names or their
@@ -19,30 +19,45 @@ import (
 //     Without DAYS the window opens every day.
 //   - HH:MM-HH:MM are the start and end times, 24-hour wall clock, as in
 //     Daily; "22:00-06:00" crosses midnight and belongs to the day it
-//     opens on.
+//     opens on. The end may be 24:00, the midnight that ends the day:
+//     "Sat-Sun 00:00-24:00" is the whole weekend, 25 hours on a fall-back
+//     Sunday.
 //   - ZONE is an IANA time zone name for time.LoadLocation, e.g.
-//     "Europe/Paris"; it defaults to UTC.
+//     "Europe/Paris"; it defaults to UTC. Abbreviations are not zone
+//     names: the few that tzdata keeps as legacy zones load, but may not
+//     mean what was meant ("EST" is UTC-5 all year, with no daylight
+//     saving), so write "America/New_York".
+//
+// When the text is close to this form, the error says what it most likely
+// means: `window: bad times "9-17": want HH:MM-HH:MM; did you mean
+// "09:00-17:00"?`, or `window: unknown time zone "Europe/paris"; did you
+// mean "Europe/Paris"?`.
 //
 // Examples: "Mon-Fri 09:00-17:30 Europe/Paris", "Mon,Wed,Fri 22:00-06:00 UTC",
-// "09:00-17:00 Asia/Kolkata", "Sat-Mon 10:00-14:00 America/New_York".
+// "09:00-17:00 Asia/Kolkata", "Sat-Mon 10:00-14:00 America/New_York",
+// "Sat-Sun 00:00-24:00 Europe/Paris".
 func Parse(text string) (Schedule, error) {
 	fields := strings.Fields(text)
 	if len(fields) == 0 {
 		return Schedule{}, fmt.Errorf("window: empty schedule; want \"[DAYS] HH:MM-HH:MM [ZONE]\"")
 	}
-	if len(fields) == 1 && fields[0] == "never" {
+	if len(fields) == 1 && strings.EqualFold(fields[0], "never") {
 		return Schedule{}, nil
 	}
 	var days []time.Weekday
+	daysField := ""
 	if c := fields[0][0]; c < '0' || c > '9' {
 		var err error
 		if days, err = parseDays(fields[0]); err != nil {
 			return Schedule{}, err
 		}
-		fields = fields[1:]
+		daysField, fields = fields[0], fields[1:]
 	}
 	if len(fields) == 0 {
 		return Schedule{}, fmt.Errorf("window: missing times in %q; want \"[DAYS] HH:MM-HH:MM [ZONE]\"", text)
+	}
+	if hint := timesHint(fields); hint != "" {
+		return Schedule{}, fmt.Errorf("window: bad times %q: want HH:MM-HH:MM; did you mean %q?", fields[0], hint)
 	}
 	start, end, ok := strings.Cut(fields[0], "-")
 	if !ok {
@@ -52,13 +67,31 @@ func Parse(text string) (Schedule, error) {
 	if len(fields) > 1 {
 		var err error
 		if loc, err = time.LoadLocation(fields[1]); err != nil {
-			return Schedule{}, fmt.Errorf("window: unknown time zone %q: %w", fields[1], err)
+			return Schedule{}, zoneError(daysField, fields, err)
 		}
 	}
 	if len(fields) > 2 {
 		return Schedule{}, fmt.Errorf("window: unexpected %q after the time zone", fields[2])
 	}
 	return Daily(start, end, loc, days...)
+}
+
+// zoneError explains why fields[1], after the times fields[0] and the days
+// daysField, is not a time zone.
+func zoneError(daysField string, fields []string, err error) error {
+	name := fields[1]
+	if err.Error() != "unknown time zone "+name {
+		// Not the plain "unknown time zone" that would repeat the name.
+		return fmt.Errorf("window: bad time zone %q: %w", name, err)
+	}
+	if _, err := parseDays(name); err == nil {
+		if daysField != "" {
+			name = daysField + "," + name
+		}
+		moved := append([]string{name, fields[0]}, fields[2:]...)
+		return fmt.Errorf("window: unknown time zone %q; days go first: did you mean %q?", fields[1], strings.Join(moved, " "))
+	}
+	return fmt.Errorf("window: unknown time zone %q%s", name, zoneHint(name))
 }
 
 var dayNames = [7]string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}
@@ -93,6 +126,9 @@ func parseDay(name, list string) (time.Weekday, error) {
 		if strings.EqualFold(name, dayNames[d]) || strings.EqualFold(name, d.String()) {
 			return d, nil
 		}
+	}
+	if hint := dayHint(name); hint != "" {
+		return 0, fmt.Errorf("window: bad day %q in %q; did you mean %q?", name, list, hint)
 	}
 	return 0, fmt.Errorf("window: bad day %q in %q: want Mon, Tue, Wed, Thu, Fri, Sat or Sun", name, list)
 }

@@ -2,6 +2,7 @@ package window
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -31,7 +32,7 @@ import (
 // A Schedule is a small immutable value, safe for concurrent use. The zero
 // Schedule is never open. Build one with Daily or Parse.
 type Schedule struct {
-	start, end int32 // minutes after midnight, wall clock
+	start, end int32 // minutes after midnight, wall clock; end may be 24*60
 	days       uint8 // bit d set: a span opens on time.Weekday(d)
 	loc        *time.Location
 	clk        timing.Clock // nil: the real clock
@@ -42,6 +43,10 @@ const allDays = 1<<7 - 1
 // Daily returns the Schedule open from start to end, both "HH:MM" wall-clock
 // times in loc, on the given days, or on every day when days is empty. If end
 // is not after start the span crosses midnight. start and end must differ.
+// end may be "24:00", the midnight that ends the opening day, so
+// "00:00"-"24:00" is the whole day, however long daylight saving makes it:
+// 25 hours on a fall-back day, 23 on a spring-forward one. start may not be
+// "24:00".
 //
 // The error names what is wrong, e.g.
 // `window: bad start time "25:00": hour must be 00-23`.
@@ -55,7 +60,11 @@ func Daily(start, end string, loc *time.Location, days ...time.Weekday) (Schedul
 		return Schedule{}, err
 	}
 	if s.start == s.end {
-		return Schedule{}, fmt.Errorf("window: start and end are both %q; a span must not be empty", start)
+		whole := ""
+		if s.start == 0 {
+			whole = " (the whole day is 00:00-24:00)"
+		}
+		return Schedule{}, fmt.Errorf("window: start and end are both %q; a span must not be empty%s", start, whole)
 	}
 	if loc == nil {
 		return Schedule{}, fmt.Errorf("window: nil *time.Location; use time.UTC for UTC")
@@ -73,7 +82,8 @@ func Daily(start, end string, loc *time.Location, days ...time.Weekday) (Schedul
 }
 
 // parseClock parses "HH:MM" into minutes after midnight; which is "start"
-// or "end", for the error.
+// or "end", for the error. An end may be "24:00", the midnight that ends
+// the day.
 func parseClock(which, v string) (int32, error) {
 	digit := func(i int) int32 { return int32(v[i] - '0') }
 	ok := len(v) == 5 && v[2] == ':'
@@ -81,13 +91,22 @@ func parseClock(which, v string) (int32, error) {
 		ok = ok && v[i] >= '0' && v[i] <= '9'
 	}
 	if !ok {
+		if hint := clockHint(which, v); hint != "" {
+			return 0, fmt.Errorf("window: bad %s time %q: want HH:MM; did you mean %q?", which, v, hint)
+		}
 		return 0, fmt.Errorf("window: bad %s time %q: want HH:MM", which, v)
 	}
 	h, m := digit(0)*10+digit(1), digit(3)*10+digit(4)
-	if h > 23 {
+	switch {
+	case h == 24 && m == 0 && which == "end":
+		return 24 * 60, nil
+	case h == 24 && m == 0:
+		return 0, fmt.Errorf("window: bad %s time %q: 24:00 can only end a span; start at 00:00", which, v)
+	case h > 23 && which == "end":
+		return 0, fmt.Errorf("window: bad %s time %q: hour must be 00-23, or 24:00 exactly", which, v)
+	case h > 23:
 		return 0, fmt.Errorf("window: bad %s time %q: hour must be 00-23", which, v)
-	}
-	if m > 59 {
+	case m > 59:
 		return 0, fmt.Errorf("window: bad %s time %q: minute must be 00-59", which, v)
 	}
 	return h*60 + m, nil
@@ -119,7 +138,11 @@ func (s Schedule) Contains(t time.Time) bool {
 }
 
 // EndAt returns the close of the span that contains t, in the Schedule's
-// location.
+// location. Spans that open at the very instant the previous one closes
+// count as one: in "Sat-Sun 00:00-24:00" the window that contains Saturday
+// 23:59 closes on Monday at 00:00. A Schedule open at every instant (every
+// day, 00:00-24:00) never closes: EndAt then returns time.Unix(0,
+// math.MaxInt64), in the year 2262.
 //
 // If t lies outside every span, EndAt returns the instant the window last
 // closed: the close of the latest non-empty span that ended at or before t.
@@ -135,7 +158,11 @@ func (s Schedule) EndAt(t time.Time) time.Time {
 		return t
 	}
 	if sp.sec < sp.close {
-		return time.Unix(sp.close, 0).In(s.loc)
+		closing, ok := s.stretchClose(&sp.r, sp.day, sp.close)
+		if !ok {
+			return forever
+		}
+		return time.Unix(closing, 0).In(s.loc)
 	}
 	// Spans close in day order, so the first non-empty one back from the
 	// located day is the latest. Empty spans (in a gap) are rare; two weeks
@@ -148,6 +175,25 @@ func (s Schedule) EndAt(t time.Time) time.Time {
 		}
 	}
 	return t
+}
+
+// forever is the close of a Schedule that never closes: the latest instant
+// whose Unix nanoseconds fit an int64, so that a timer or deadline set for
+// it does not overflow.
+var forever = time.Unix(0, math.MaxInt64)
+
+// stretchClose follows the spans that open at the instant the one opening
+// on day closes, at closing, and returns the close of the last of them. It
+// reports false if the spans never stop: only a Schedule open every day
+// from 00:00 to 24:00 does that, and a week shows it.
+func (s *Schedule) stretchClose(r *resolver, day, closing int64) (int64, bool) {
+	for d := day + 1; d <= day+7; d++ {
+		if !s.opensOn(d) || s.openOf(r, d) != closing {
+			return closing, true
+		}
+		closing = s.closeOf(r, d)
+	}
+	return closing, false
 }
 
 // NextOpen returns t if s contains t, or else the first instant after t at
@@ -223,6 +269,8 @@ func (s *Schedule) closeOf(r *resolver, day int64) int64 {
 	if s.end < s.start {
 		day++ // crosses midnight
 	}
+	// An end of 24:00 is day*secondsPerDay + secondsPerDay: the next
+	// midnight, resolved like any wall time.
 	return r.instant(day*secondsPerDay + int64(s.end)*60)
 }
 

@@ -26,10 +26,16 @@ func TestDailyErrors(t *testing.T) {
 	}{
 		{"25:00", "06:00", time.UTC, nil, `window: bad start time "25:00": hour must be 00-23`},
 		{"06:00", "17:60", time.UTC, nil, `window: bad end time "17:60": minute must be 00-59`},
-		{"9:00", "17:00", time.UTC, nil, `window: bad start time "9:00": want HH:MM`},
-		{"09:00", "5pm", time.UTC, nil, `window: bad end time "5pm": want HH:MM`},
+		{"9:00", "17:00", time.UTC, nil, `window: bad start time "9:00": want HH:MM; did you mean "09:00"?`},
+		{"09:00", "5pm", time.UTC, nil, `window: bad end time "5pm": want HH:MM; did you mean "17:00"?`},
+		{"09:00", "5 pm", time.UTC, nil, `window: bad end time "5 pm": want HH:MM`},
+		{"24", "06:00", time.UTC, nil, `window: bad start time "24": want HH:MM`},
+		{"00:00", "00:00", time.UTC, nil, `window: start and end are both "00:00"; a span must not be empty (the whole day is 00:00-24:00)`},
 		{"09:00", "", time.UTC, nil, `window: bad end time "": want HH:MM`},
 		{"09:00", "09:00", time.UTC, nil, `window: start and end are both "09:00"; a span must not be empty`},
+		{"24:00", "06:00", time.UTC, nil, `window: bad start time "24:00": 24:00 can only end a span; start at 00:00`},
+		{"06:00", "24:01", time.UTC, nil, `window: bad end time "24:01": hour must be 00-23, or 24:00 exactly`},
+		{"06:00", "25:00", time.UTC, nil, `window: bad end time "25:00": hour must be 00-23, or 24:00 exactly`},
 		{"09:00", "17:00", nil, nil, `window: nil *time.Location; use time.UTC for UTC`},
 		{"09:00", "17:00", time.UTC, []time.Weekday{time.Monday, 7}, `window: bad weekday 7: want time.Sunday-time.Saturday`},
 	}
@@ -63,6 +69,8 @@ func TestParse(t *testing.T) {
 		{"Mon-Sun 08:00-09:00 UTC", "08:00", "09:00", time.UTC, nil, "08:00-09:00 UTC"},
 		{"Fri-Thu 08:00-09:00 UTC", "08:00", "09:00", time.UTC, nil, "08:00-09:00 UTC"},
 		{"Wed-Wed,Wed 08:00-09:00 UTC", "08:00", "09:00", time.UTC, []time.Weekday{3}, "Wed 08:00-09:00 UTC"},
+		{"Sat-Sun 00:00-24:00 Europe/Paris", "00:00", "24:00", paris, []time.Weekday{6, 0}, ""},
+		{"22:00-24:00 UTC", "22:00", "24:00", time.UTC, nil, ""},
 		{"Sun,Tue,Thu,Sat 08:00-09:00 UTC", "08:00", "09:00", time.UTC, []time.Weekday{0, 2, 4, 6}, "Tue,Thu,Sat-Sun 08:00-09:00 UTC"},
 	}
 	for _, tt := range tests {
@@ -99,8 +107,65 @@ func TestParseErrors(t *testing.T) {
 		_, err := Parse(tt.text)
 		require.EqualError(t, err, tt.want, "Parse(%q)", tt.text)
 	}
-	_, err := Parse("09:00-17:00 Mars/Olympus_Mons")
-	require.ErrorContains(t, err, `window: unknown time zone "Mars/Olympus_Mons": `)
+}
+
+// TestParseErrorHints checks that errors suggest the form Parse reads
+// where one reading is obvious, and say nothing twice.
+func TestParseErrorHints(t *testing.T) {
+	tests := []struct{ text, want string }{
+		{"09:00-17:00 Mars/Olympus_Mons", `window: unknown time zone "Mars/Olympus_Mons"`},
+		{"09:00-17:00 ../etc/passwd", `window: bad time zone "../etc/passwd": time: invalid location name`},
+		{"09:00-17:00 Europe/paris", `window: unknown time zone "Europe/paris"; did you mean "Europe/Paris"?`},
+		{"09:00-17:00 america/new_york", `window: unknown time zone "america/new_york"; did you mean "America/New_York"?`},
+		{"09:00-17:00 utc", `window: unknown time zone "utc"; did you mean "UTC"?`},
+		{"09:00-17:00 PST", `window: unknown time zone "PST": an abbreviation, not a zone name; did you mean "America/Los_Angeles"?`},
+		{"09:00-17:00 est", `window: unknown time zone "est": an abbreviation, not a zone name; did you mean "America/New_York"?`},
+		{"09:00-17:00 cest", `window: unknown time zone "cest": an abbreviation, not a zone name; did you mean "Europe/Paris"?`},
+		{"09:00-17:00 UTC+2", `window: unknown time zone "UTC+2"; did you mean "Etc/GMT-2" (Etc/ signs are inverted)?`},
+		{"09:00-17:00 GMT-05:00", `window: unknown time zone "GMT-05:00"; did you mean "Etc/GMT+5" (Etc/ signs are inverted)?`},
+		{"09:00-17:00 UTC+0", `window: unknown time zone "UTC+0"; did you mean "UTC"?`},
+		{"09:00-17:00 UTC+5:30", `window: unknown time zone "UTC+5:30"`},
+		{"09:00-17:00 Mon-Fri", `window: unknown time zone "Mon-Fri"; days go first: did you mean "Mon-Fri 09:00-17:00"?`},
+		{"Sat 09:00-17:00 Sun Europe/Paris", `window: unknown time zone "Sun"; days go first: did you mean "Sat,Sun 09:00-17:00 Europe/Paris"?`},
+		{"9:00-17:30", `window: bad times "9:00-17:30": want HH:MM-HH:MM; did you mean "09:00-17:30"?`},
+		{"Mon 9-17 UTC", `window: bad times "9-17": want HH:MM-HH:MM; did you mean "09:00-17:00"?`},
+		{"9am-5:30pm", `window: bad times "9am-5:30pm": want HH:MM-HH:MM; did you mean "09:00-17:30"?`},
+		{"0900-1700", `window: bad times "0900-1700": want HH:MM-HH:MM; did you mean "09:00-17:00"?`},
+		{"09h30-12h00", `window: bad times "09h30-12h00": want HH:MM-HH:MM; did you mean "09:30-12:00"?`},
+		{"09:00 - 17:00 UTC", `window: bad times "09:00": want HH:MM-HH:MM; did you mean "09:00-17:00"?`},
+		{"09:00 -17:00", `window: bad times "09:00": want HH:MM-HH:MM; did you mean "09:00-17:00"?`},
+		{"09:00–17:00", `window: bad times "09:00–17:00": want HH:MM-HH:MM; did you mean "09:00-17:00"?`},
+		{"22:00-24", `window: bad times "22:00-24": want HH:MM-HH:MM; did you mean "22:00-24:00"?`},
+		{"24-06:00", `window: bad start time "24": want HH:MM`},
+		{"24:00-06:00", `window: bad start time "24:00": 24:00 can only end a span; start at 00:00`},
+		{"9-25", `window: bad start time "9": want HH:MM; did you mean "09:00"?`},
+		{"00:00-00:00", `window: start and end are both "00:00"; a span must not be empty (the whole day is 00:00-24:00)`},
+		{"Tues-Thurs 09:00-17:00", `window: bad day "Tues" in "Tues-Thurs"; did you mean "Tue"?`},
+		{"Mon-Th 09:00-17:00", `window: bad day "Th" in "Mon-Th"; did you mean "Thu"?`},
+		{"T 09:00-17:00", `window: bad day "T" in "T": want Mon, Tue, Wed, Thu, Fri, Sat or Sun`},
+	}
+	for _, tt := range tests {
+		_, err := Parse(tt.text)
+		require.EqualError(t, err, tt.want, "Parse(%q)", tt.text)
+	}
+	for _, text := range []string{"never", "Never", "NEVER"} {
+		s, err := Parse(text)
+		require.NoError(t, err, "Parse(%q)", text)
+		require.True(t, s.IsZero())
+	}
+}
+
+// TestZoneFoldWithoutZoneinfo covers systems with no zoneinfo directory
+// (Windows, or tzdata embedded in the binary): the usual capitalisation is
+// tried instead.
+func TestZoneFoldWithoutZoneinfo(t *testing.T) {
+	t.Setenv("ZONEINFO", "")
+	dirs := zoneDirs
+	zoneDirs = nil
+	t.Cleanup(func() { zoneDirs = dirs })
+	require.Equal(t, "America/New_York", zoneFold("AMERICA/NEW_YORK"))
+	require.Equal(t, "UTC", zoneFold("utc"))
+	require.Empty(t, zoneFold("america/port-au-prince"), "beyond the usual capitalisation")
 }
 
 func TestScheduleSpans(t *testing.T) {

@@ -61,7 +61,8 @@ func TestScheduleMatchesBruteAroundTransitions(t *testing.T) {
 }
 
 // randomSchedule picks a window whose ends often fall near the wall clock of
-// the transition tr, so they land in gaps and repeated hours.
+// the transition tr, so they land in gaps and repeated hours. An end at
+// midnight is 00:00 or 24:00 at random.
 func randomSchedule(t *testing.T, rng *rand.Rand, loc *time.Location, tr time.Time) (start, end int, mask uint8, s Schedule) {
 	t.Helper()
 	near := func() int {
@@ -74,6 +75,9 @@ func randomSchedule(t *testing.T, rng *rand.Rand, loc *time.Location, tr time.Ti
 	start, end = near(), near()
 	if start == end {
 		end = (end + 1) % 1440
+	}
+	if end == 0 && rng.IntN(2) == 0 {
+		end = 24 * 60 // the same midnight, written as the end of the day
 	}
 	mask = allDays
 	if rng.IntN(2) == 0 {

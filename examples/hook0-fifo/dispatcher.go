@@ -105,17 +105,16 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Hide the Bucket's PauseFor: the Runner would pause it for every
-		// subscription whenever a handler returns RetryAfter, but our
-		// retry delays concern one receiver only.
-		limiter = struct{ ratelimit.Limiter }{b}
+		// The handler's RetryAfter delays one subscription and never
+		// pauses the bucket: one failing receiver slows no other.
+		limiter = b
 	}
 	base := pacer.Config[key, message]{
 		MaxBatch: 1,
 		// The handler picks its delays with pacer.RetryAfter and gives up
 		// with pacer.Permanent; this backoff, without a limit, only paces
 		// a handler that panicked.
-		Retry:   pacer.Backoff{Initial: max(cfg.Retry.FastDelay, time.Millisecond), Max: max(cfg.Retry.SlowDelay, cfg.Retry.FastDelay, time.Millisecond)},
+		Retry:   pacer.Backoff{Initial: max(cfg.Retry.FastDelay, time.Millisecond), Max: max(cfg.Retry.SlowDelay, cfg.Retry.FastDelay, time.Millisecond), Attempts: pacer.Unlimited},
 		Limiter: limiter,
 		Logger:  cfg.Logger,
 		OnEvent: d.track.event,

@@ -18,13 +18,13 @@ var demoDefaults = demoConfig{Events: 60, EventRate: 100, FailRate: 0.2, DownFor
 
 // runInProcess plays the demo with the receiver reached in process. Call
 // it inside a synctest bubble.
-func runInProcess(t *testing.T, retry schedule, dc demoConfig) *report {
+func runInProcess(t *testing.T, retry schedule, rate float64, dc demoConfig) *report {
 	t.Helper()
 	secret := []byte("s3cret")
 	rc := newReceiver(demoReceiver(dc, secret))
 	d, err := newDispatcher(dispatcherConfig{
 		Subs: demoSubscriptions("http://hooks.invalid"), Retry: retry,
-		FIFOWorkers: 4, Workers: 8, Secret: secret, Timeout: time.Second,
+		FIFOWorkers: 4, Workers: 8, Rate: rate, Burst: 10, Secret: secret, Timeout: time.Second,
 		Transport: hookhttp.InProcess{Handler: rc},
 	})
 	require.NoError(t, err)
@@ -52,16 +52,20 @@ func stats(rep *report, name string) subStats {
 }
 
 func TestDemo(t *testing.T) {
+	demo := schedule{Fast: 3, FastDelay: 25 * time.Millisecond, Slow: 2, SlowDelay: 250 * time.Millisecond}
 	for _, tc := range []struct {
 		name  string
 		retry schedule
+		rate  float64 // deliveries per second, all subscriptions together
 	}{
-		{"demo schedule", schedule{Fast: 3, FastDelay: 25 * time.Millisecond, Slow: 2, SlowDelay: 250 * time.Millisecond}},
-		{"production schedule", schedule{Fast: 3, FastDelay: 3 * time.Second, Slow: 5, SlowDelay: 10 * time.Minute}},
+		{"demo schedule", demo, 0},
+		{"production schedule", schedule{Fast: 3, FastDelay: 3 * time.Second, Slow: 5, SlowDelay: 10 * time.Minute}, 0},
+		// A failing receiver's retry delays leave the shared bucket alone.
+		{"demo schedule, global rate", demo, 500},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				rep := runInProcess(t, tc.retry, demoDefaults)
+				rep := runInProcess(t, tc.retry, tc.rate, demoDefaults)
 				require.Len(t, rep.checks, 6)
 
 				want := map[string]int{"orders": 32, "billing": 28, "audit": 60, "warehouse": 16, "legacy": 4, "crm": 24, "analytics": 60}
@@ -87,6 +91,11 @@ func TestDemo(t *testing.T) {
 					require.ErrorContains(t, l.Err, "500")
 				}
 				require.Equal(t, "legacy", rep.blocker)
+				// Retry delays hold up their own subscription only, even
+				// with a global rate: no other message waited for one.
+				for _, s := range rep.snap.subs {
+					require.Less(t, s.maxWait, tc.retry.FastDelay, s.sub.Name)
+				}
 				// warehouse was down at first: it retried, kept its order,
 				// and lost nothing.
 				require.Positive(t, stats(rep, "warehouse").retries)

@@ -63,8 +63,9 @@ func newApp(cfg appConfig) (*app, error) {
 	}
 	// The transport pauses the bucket on a 429 with Retry-After, so every
 	// user backs off, and retries the request itself. With an adaptive
-	// debounce it does not retry: the 429 reaches the Runner as a RetryAfter
-	// error, which lengthens the debounce, and the user's run starts over.
+	// debounce it does not retry: the 429 reaches the Runner as a
+	// ratelimit.LimitError (see client.do), which lengthens the debounce,
+	// and the user's run starts over after the Retry-After.
 	retries := 3
 	if cfg.Adaptive > cfg.Debounce {
 		retries = -1

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/pacerkit/pacer/ratelimit"
 )
 
 // A client talks to the task API: the fake one in the demo, or any service
@@ -64,6 +66,11 @@ func (c *client) do(ctx context.Context, method, path string, in, out any) error
 		return err
 	}
 	defer resp.Body.Close()
+	// A 429 or 503 that the transport could not absorb: the Runner pauses
+	// for every user and runs this one again after the Retry-After.
+	if err := ratelimit.CheckResponse(resp); err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
 	if resp.StatusCode/100 != 2 {
 		se := &statusError{Method: method, Path: path, Status: resp.StatusCode, Header: resp.Header}
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))

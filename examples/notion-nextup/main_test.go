@@ -17,6 +17,7 @@ import (
 
 	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
+	"github.com/pacerkit/pacer/ratelimit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -250,8 +251,21 @@ func TestClassify(t *testing.T) {
 	require.Equal(t, status(500, ""), classify(status(500, "")), "5xx is transient")
 	require.ErrorContains(t, classify(status(404, "")), "permanent")
 	require.ErrorContains(t, classify(status(401, "")), "permanent")
-	require.ErrorContains(t, classify(status(429, "2")), "retry after 2s")
-	require.Equal(t, status(429, ""), classify(status(429, "")), "429 without Retry-After backs off")
+
+	// A 429 or 503 comes back from the client as a ratelimit.LimitError,
+	// which classify leaves to the Runner.
+	for _, code := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
+		api := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Retry-After", "2")
+			w.WriteHeader(code)
+		})
+		c := &client{base: "http://tasks.invalid", hc: &http.Client{Transport: hookhttp.InProcess{Handler: api}}}
+		_, err := c.listTasks(t.Context(), "ada")
+		var le *ratelimit.LimitError
+		require.ErrorAs(t, err, &le)
+		require.Equal(t, ratelimit.LimitError{StatusCode: code, RetryAfter: 2 * time.Second}, *le)
+		require.Same(t, err, classify(err))
+	}
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }

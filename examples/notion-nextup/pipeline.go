@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/pacerkit/pacer"
-	"github.com/pacerkit/pacer/ratelimit"
 )
 
 // A pipeline recomputes one user's next-up list: load the user's tasks, rank
@@ -85,25 +84,16 @@ func (p *pipeline) leave(user string) {
 	delete(p.running, user)
 }
 
-// classify tells the Runner what an API error means: a 429 or 503 that the
-// transport could not absorb waits its Retry-After, other 5xx answers and
+// classify tells the Runner what an API error means: 5xx answers, 408 and
 // network errors are transient and retried with backoff, and any other
 // answer (404 unknown user, 401 bad token, 400) is permanent: retrying
-// cannot help, so the events are dropped.
+// cannot help, so the events are dropped. A 429 or 503 never gets here as
+// a statusError: client.do returns it as a *ratelimit.LimitError, which
+// the Runner handles itself.
 func classify(err error) error {
 	var se *statusError
-	if !errors.As(err, &se) {
+	if !errors.As(err, &se) || se.Status >= 500 || se.Status == http.StatusRequestTimeout {
 		return err
 	}
-	switch {
-	case se.Status == http.StatusTooManyRequests || se.Status == http.StatusServiceUnavailable:
-		if d, ok := ratelimit.RetryAfter(se.Header, time.Now()); ok {
-			return pacer.RetryAfter(err, d)
-		}
-		return err
-	case se.Status >= 500 || se.Status == http.StatusRequestTimeout:
-		return err
-	default:
-		return pacer.Permanent(err)
-	}
+	return pacer.Permanent(err)
 }

@@ -122,7 +122,7 @@ func (f *fanout) sendLocked(ctx context.Context, i int, r reminder) (res result)
 	eg.Wait()
 	// Groups leave parts pending only when ctx ended, or when the window
 	// closed or will close before their next message may go out.
-	res.Closed = ctx.Err() == nil && (errors.Is(context.Cause(wctx), window.ErrClosed) || f.tally(i).Pending > 0)
+	res.Closed = ctx.Err() == nil && (errors.Is(context.Cause(wctx), window.ErrOutside) || f.tally(i).Pending > 0)
 	res.Status = f.resolve(i, res.Closed)
 	if res.Status == "" {
 		res.Status = statusInterrupted

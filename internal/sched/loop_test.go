@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"math"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -87,5 +88,27 @@ func TestLoopRunsAgainWhenAlreadyDue(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		require.Equal(t, 3, calls)
+	})
+}
+
+// TestLoopLatestDeadlineSleeps checks that the loop sleeps through the
+// latest deadline there is, the saturated one of a delay meaning "forever",
+// instead of taking it for one in the past.
+func TestLoopLatestDeadlineSleeps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ns := timing.NewNanos(timing.Real{})
+		var mu sync.Mutex
+		calls := 0
+		loop := Start(timing.Real{}, func(now time.Time) (time.Time, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			return ns.Time(math.MaxInt64), true
+		})
+		defer loop.Stop()
+		time.Sleep(1000 * time.Hour)
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, 1, calls)
 	})
 }

@@ -76,11 +76,20 @@ func (m *Memory[K, V]) Leased() int { return m.g.Leased() }
 // Held implements Store.
 func (m *Memory[K, V]) Held() int { return m.g.Stats().Held }
 
+// Retrying implements Store.
+func (m *Memory[K, V]) Retrying() (keys, behind int) {
+	s := m.g.Stats()
+	return s.Retrying, s.BehindRetrying
+}
+
 // Active implements Store.
 func (m *Memory[K, V]) Active() int {
 	s := m.g.Stats()
 	return s.Messages - s.HeldMessages
 }
+
+// Behind implements Store.
+func (m *Memory[K, V]) Behind(key K) int { return m.g.Behind(key) }
 
 // Stop implements Store.
 func (m *Memory[K, V]) Stop() { m.g.ShutDown() }

@@ -120,3 +120,55 @@ func TestMemoryStopKeepsRetries(t *testing.T) {
 		require.Equal(t, []int{1}, left, "the held value")
 	})
 }
+
+// TestMemoryRetryKeepsBatch checks, as the Runner sees it in coalesce mode,
+// that a retried batch is handed out again as it was: a value put during
+// the backoff gets a call, and attempts, of its own.
+func TestMemoryRetryKeepsBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, err := NewMemory[string, int](0, nil)
+		require.NoError(t, err)
+		defer m.Close(nil)
+		ctx := context.Background()
+		require.NoError(t, m.Put("a", 1, 2))
+		l, err := m.Get(ctx)
+		require.NoError(t, err)
+		m.Retry(l, time.Second)
+		require.NoError(t, m.Put("a", 3))
+		l, err = m.Get(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []int{1, 2}, l.Values)
+		require.Equal(t, 2, l.Attempt)
+		require.True(t, m.Drop(l), "3 is left")
+		l, err = m.Get(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []int{3}, l.Values)
+		require.Equal(t, 1, l.Attempt)
+		require.False(t, m.Ack(l))
+	})
+}
+
+// TestMemoryRetrying checks the count of keys waiting for a retry and of
+// the values blocked behind them, as the Runner reads it in strict mode.
+func TestMemoryRetrying(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, err := NewMemory[string, int](1, nil)
+		require.NoError(t, err)
+		defer m.Close(nil)
+		ctx := context.Background()
+		require.NoError(t, m.Put("a", 1, 2))
+		l, err := m.Get(ctx)
+		require.NoError(t, err)
+		m.Retry(l, time.Second)
+		require.NoError(t, m.Put("a", 3))
+		keys, behind := m.Retrying()
+		require.Equal(t, 1, keys)
+		require.Equal(t, 2, behind, "2 and 3 wait behind 1")
+		l, err = m.Get(ctx) // the retry comes due
+		require.NoError(t, err)
+		keys, behind = m.Retrying()
+		require.Zero(t, keys)
+		require.Zero(t, behind)
+		require.True(t, m.Ack(l))
+	})
+}

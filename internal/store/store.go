@@ -56,8 +56,9 @@ type Store[K comparable, V any] interface {
 	// Drop ends l and gives its values up, as Ack does.
 	Drop(l Lease[K, V]) (more bool)
 	// Retry ends l and keeps its values at the head of the key, which is
-	// not ready before after has passed; its next lease has Attempt one
-	// higher.
+	// not ready before after has passed; its next lease has exactly the
+	// same values and Attempt one higher. Values put meanwhile wait behind
+	// them and form the lease after, at Attempt 1.
 	Retry(l Lease[K, V], after time.Duration)
 	// Defer is Retry without counting an attempt: the handler did not
 	// fail, it did not run or was cut short (window closed, shutdown).
@@ -74,9 +75,17 @@ type Store[K comparable, V any] interface {
 	Leased() int
 	// Held returns the number of held keys.
 	Held() int
+	// Retrying returns the number of keys waiting for a Retry delay (not
+	// a Defer) and of the values put behind their retried batches, which
+	// wait for them: in strict mode, the keys blocked by a failing value
+	// and the values they hold up. Both are read at one instant.
+	Retrying() (keys, behind int)
 	// Active returns the number of values that still have work ahead of
 	// them: every value except those of held keys.
 	Active() int
+	// Behind returns the number of values of key behind its head batch,
+	// whether that batch is leased, waiting for a retry, or held.
+	Behind(key K) int
 	// Stop refuses further Puts; Get hands out what is or becomes ready,
 	// waiting for pending retries, then returns ErrStopped once nothing is
 	// ready or waiting for a retry. Held keys stay held. Stop is

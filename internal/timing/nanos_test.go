@@ -1,6 +1,7 @@
 package timing
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -31,4 +32,18 @@ func TestNanosReal(t *testing.T) {
 	at := n.Time(ns + int64(time.Hour))
 	require.NotEqual(t, at, at.Round(0), "carries a monotonic reading")
 	require.InDelta(t, float64(time.Hour), float64(time.Until(at)), float64(time.Minute))
+}
+
+// TestNanosLatest checks that the latest reading, the saturated deadline of
+// a delay meaning "forever", converts to a Time far ahead of now and back
+// without wrapping, on both kinds of clock.
+func TestNanosLatest(t *testing.T) {
+	mock := clock.NewMock()
+	mock.Set(time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC))
+	for name, clk := range map[string]Clock{"real": Real{}, "mock": From(mock)} {
+		n := NewNanos(clk)
+		at := n.Time(math.MaxInt64)
+		require.Greater(t, at.Sub(clk.Now()), 200*365*24*time.Hour, name)
+		require.Equal(t, int64(math.MaxInt64), n.Of(at), name)
+	}
 }
