@@ -4,12 +4,11 @@
 // its fire function with the whole burst once the key has had no Add for
 // Config.Wait, or for the quiet period AddWait opened the burst with, which
 // may differ from burst to burst. Config.MaxWait serves a key that never
-// goes quiet,
-// Config.MaxItems fires a burst as soon as it is full, and Config.Leading
-// also acts on the first value of a quiet key at once. With MaxWait equal to
-// Wait and Leading, a Keyed is a throttle, as lodash's throttle is: the
-// first value of a quiet key fires at once, then at most one burst per Wait
-// with the values that came since.
+// goes quiet, Config.MaxItems fires a burst as soon as it is full, and
+// Config.Leading also acts on the first value of a quiet key at once. With
+// MaxWait equal to Wait and Leading, a Keyed is a throttle, as lodash's
+// throttle is: the first value of a quiet key fires at once, then at most
+// one burst per Wait with the values that came since.
 //
 //	d, err := debounce.New(debounce.Config{Wait: 5 * time.Second, MaxWait: time.Minute},
 //		func(user string, b debounce.Burst[Event]) { queue.Add(user) })

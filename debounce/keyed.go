@@ -21,8 +21,9 @@ var ErrClosed = errors.New("debounce: closed")
 //
 // All keys share one goroutine and one timer, on which fire runs; a panic
 // in fire crashes the program. A key's state exists only while it has an
-// open burst. Its methods are safe for concurrent use. The zero value is
-// not usable: create it with New, and stop it with Shutdown or Close.
+// open burst (with Leading, until the key is quiet). Its methods are safe
+// for concurrent use. The zero value is not usable: create it with New,
+// and stop it with Shutdown or Close.
 type Keyed[K comparable, V any] struct {
 	wait     time.Duration
 	maxWait  time.Duration // 0 for none
@@ -152,12 +153,14 @@ func (k *Keyed[K, V]) add(key K, v V, w time.Duration) error {
 }
 
 // Flush ends key's burst and fires it now. It reports whether there was a
-// burst with values to fire; a Leading burst whose only value already fired
-// ends without firing again. fire runs on the debouncer's goroutine, so it
-// may not have run yet when Flush returns; it runs after every burst whose
-// deadline has passed, and Close does not discard it. A burst
-// whose deadline has passed is over even if fire has not run yet: Flush
-// leaves it to fire in its place and reports false.
+// burst with values to fire; a burst whose only value already fired at the
+// leading edge ends without firing again. fire runs on the debouncer's
+// goroutine, so it may not have run yet when Flush returns; it runs after
+// every burst whose deadline has passed, and Close does not discard it. A
+// burst whose deadline has passed is over even if fire has not run yet:
+// Flush leaves it to fire in its place and reports false. Flush does not
+// make the key quiet: with Leading, an Add within the quiet period opens a
+// burst that does not lead.
 func (k *Keyed[K, V]) Flush(key K) bool {
 	k.mu.Lock()
 	e := k.entries[key]
