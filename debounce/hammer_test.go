@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestHammer runs Adds and Flushes from several goroutines on the real clock
-// with a short Wait, then closes with flush. Every value must be delivered
+// TestHammer runs Adds, AddWaits and Flushes from several goroutines on the
+// real clock with a short Wait, then shuts down. Every value must be delivered
 // exactly once, each goroutine's values for a key in Add order, and fire
 // must never run twice at once.
 func TestHammer(t *testing.T) {
@@ -44,7 +44,12 @@ func TestHammer(t *testing.T) {
 		wg.Go(func() {
 			for i := range adds {
 				key := (i*7 + w) % keys
-				require.NoError(t, k.Add(key, w*adds+i))
+				if i%3 == 0 {
+					// Quiet periods of their own, shorter and longer than Wait.
+					require.NoError(t, k.AddWait(key, w*adds+i, time.Duration(i%4)*time.Millisecond/2+time.Microsecond))
+				} else {
+					require.NoError(t, k.Add(key, w*adds+i))
+				}
 				switch i % 97 {
 				case 0:
 					k.Flush(key)
