@@ -22,7 +22,9 @@
 //     when its TTL passes without Extend; the key is then leased again, with
 //     the same values, the next Attempt and a larger Fence.
 //   - Fencing: every lease of a key carries a Fence larger than the one
-//     before. Extend and Finish refuse a lease that lapsed or whose fence
+//     before, even when the key emptied in between and its state was
+//     removed (draw fences from a counter of the queue, not of the key).
+//     Extend and Finish refuse a lease that lapsed, ended, or whose fence
 //     moved, with ErrLeaseLost, and change nothing.
 //   - Fairness: keys are leased in the order they became ready: their burst
 //     came due, a lease ended with values behind it, a retry delay passed, or
@@ -43,7 +45,8 @@
 // math.MaxInt64 means never.
 //
 // Every method takes a ctx and returns an error: a call that reaches a
-// server can fail, and the caller decides what to do about it. An engine is
+// server can fail, and the caller decides what to do about it. A call whose
+// ctx is already done returns ctx.Err() and changes nothing. An engine is
 // safe for concurrent use.
 package store
 
@@ -53,9 +56,10 @@ import (
 	"time"
 )
 
-// ErrLeaseLost is returned by Extend and Finish for a lease that lapsed or
-// whose key was leased again since: another holder may have the key now, so
-// the caller must stop working on the batch and must not report on it.
+// ErrLeaseLost is returned by Extend and Finish for a lease that lapsed,
+// was already finished, or whose key was leased again since: another holder
+// may have the key now, so the caller must stop working on the batch and
+// must not report on it.
 var ErrLeaseLost = errors.New("store: lease lost")
 
 // ErrClosed is returned by every method of a closed engine.
@@ -67,34 +71,42 @@ type Store interface {
 	// Add appends vals to key in queue, behind the key's earlier values, as
 	// one step: all of them or, with an error, none. With p.Wait 0 they are
 	// ready at once; otherwise they join the key's open burst (see
-	// AddParams).
+	// AddParams). Adding no values does nothing.
 	Add(ctx context.Context, queue, key string, vals [][]byte, p AddParams) error
 
 	// Claim leases up to p.Keys ready keys for p.TTL, oldest-ready first.
 	// Each lease holds the key's first ready values, at most p.MaxBatch of
-	// them (0: all). It does not block: when no key is ready it returns no
-	// lease, and next says how long until the earliest key becomes ready
-	// (a burst comes due, a retry delay or a lease's TTL passes), or Never.
+	// them (0: all); values of an open burst are not ready. It does not
+	// block: when no key is ready it returns no lease. next says how long
+	// until the earliest key this call did not lease is ready (a burst comes
+	// due, a retry delay or a lease's TTL passes): 0 when one is ready
+	// already, Never when nothing is scheduled.
 	Claim(ctx context.Context, queue string, p ClaimParams) (leases []Lease, next time.Duration, err error)
 
 	// Wait blocks until d has passed, ctx ended (ctx.Err()), or the queue
 	// may have changed in a way that makes a key ready sooner: an Add, a
-	// Finish or a Release, from any process. Wake-ups may be spurious or
-	// late by a little, never lost for longer than d: a worker calls Claim
-	// again after Wait returns nil.
+	// Finish, a Release or a Redrive, from any process. A change made after
+	// the caller's last Claim returned, but before Wait was called, is not
+	// lost either: Wait then returns at once (or when the burst it opened
+	// comes due), so that a worker may Wait for the next of a Claim that
+	// found nothing without a race. Wake-ups may be spurious or late by a
+	// little: a worker calls Claim again after Wait returns nil.
 	Wait(ctx context.Context, queue string, d time.Duration) error
 
-	// Extend renews l for ttl from now. It returns ErrLeaseLost if l lapsed
-	// or was superseded.
+	// Extend renews l for ttl from now; ttl must be positive. It returns
+	// ErrLeaseLost if l lapsed, ended or was superseded.
 	Extend(ctx context.Context, l Lease, ttl time.Duration) error
 
 	// Finish ends l as o says. more reports whether the key still has
-	// values (ready, or in an open burst). It returns ErrLeaseLost, and
-	// changes nothing, if l lapsed or was superseded.
+	// values (ready, or in an open burst); it is always true after a Retry,
+	// Defer or Hold. It returns ErrLeaseLost, and changes nothing, if l
+	// lapsed, ended or was superseded.
 	Finish(ctx context.Context, l Lease, o Outcome) (more bool, err error)
 
 	// Release puts a held key back in the ready order, at the tail, with its
-	// attempts started over. It reports whether key was held.
+	// attempts started over: its next lease takes the held values and, up to
+	// MaxBatch, the ready values behind them, at Attempt 1. It reports
+	// whether key was held.
 	Release(ctx context.Context, queue, key string) (bool, error)
 
 	// Stats returns the counts of queue, read at one instant.
@@ -105,7 +117,10 @@ type Store interface {
 // debouncing, leased, delayed or ready.
 const Never = time.Duration(1<<63 - 1)
 
-// AddParams says when added values become ready.
+// AddParams says when added values become ready. Each Add with a Wait sets
+// the burst's deadline anew, with its own Wait and MaxWait:
+// min(now+Wait, first+MaxWait), where first is when the burst's first value
+// came; the burst is closed, and its values ready, from that deadline on.
 type AddParams struct {
 	// Wait is the quiet period: the key's burst is ready once no value came
 	// for Wait. 0 makes the values ready at once (and ends an open burst:
@@ -177,7 +192,11 @@ type Outcome struct {
 	Err string
 }
 
-// Stats are the counts of a queue, read at one instant.
+// Stats are the counts of a queue, read at one instant. A key with values
+// is counted in at most one of Ready, Leased, Retrying and Held, by what
+// its head is doing (a key waiting for a Defer delay, or whose only values
+// are an open burst, in none); Pending counts every key with an open burst,
+// whatever its head does. A lease whose TTL passed counts as Ready.
 type Stats struct {
 	Values     int // values stored: ready, debouncing, leased, delayed or held
 	Keys       int // keys with values
