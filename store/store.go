@@ -9,8 +9,8 @@
 //
 // The contract speaks bytes and strings, not a Runner's K and V: the Runner
 // encodes keys and values (see pacer.Codec), so one engine serves Runners
-// of any types. Several Runners share a store by using different queue
-// names.
+// of any types. A key is any string, the empty one and any bytes included.
+// Several Runners share a store by using different queue names.
 //
 // # Guarantees
 //
