@@ -1,0 +1,235 @@
+// Package store is the contract between a pacer Runner and the engine that
+// keeps its state: the values waiting per key, the debounce of each key's
+// burst, the lease that makes a key exclusive, retries, held keys and dead
+// letters. Memory keeps that state in the process; store/redisstore and
+// store/pgstore keep it in a server that several processes share, so that
+// every Runner guarantee holds across all of them and a crash loses nothing
+// that Add accepted. The suite in store/storetest holds every engine to the
+// same contract.
+//
+// The contract speaks bytes and strings, not a Runner's K and V: the Runner
+// encodes keys and values (see pacer.Codec), so one engine serves Runners
+// of any types. A key is any string, the empty one and any bytes included.
+// Several Runners share a store by using different queue names.
+//
+// # Guarantees
+//
+// An engine must keep all of these, across every process that uses it:
+//
+//   - Order: a key's values are leased in Add order and never skipped,
+//     except by a Drop.
+//   - Exclusivity: a key has at most one lease at a time. A lease lapses
+//     when its TTL passes without Extend; the key is then leased again, with
+//     the same values, the next Attempt and a larger Fence.
+//   - Fencing: every lease of a key carries a Fence larger than the one
+//     before, even when the key emptied in between and its state was
+//     removed (draw fences from a counter of the queue, not of the key).
+//     Extend and Finish refuse a lease that lapsed, ended, or whose fence
+//     moved, with ErrLeaseLost, and change nothing.
+//   - Fairness: keys are leased in the order they became ready: their burst
+//     came due, a lease ended with values behind it, a retry delay passed, or
+//     the key was released. A key that just ran goes behind the keys already
+//     waiting.
+//   - Debounce: values added with a Wait join the key's open burst; the burst
+//     is ready once no value came for Wait, and no later than MaxWait after
+//     its first value. Values that arrive while the key is leased wait behind
+//     the lease and run after it.
+//   - Retry: a retried or deferred batch comes back with exactly the same
+//     values; values that arrived meanwhile form the next batch, at Attempt 1.
+//   - Durability (shared engines): once Add returned nil, the values survive
+//     the crash of any process.
+//
+// Time is the engine's own: the server's clock for a shared engine, so that
+// processes whose clocks disagree still agree on deadlines. Durations in
+// the contract are relative to that clock, and saturate: a delay of
+// math.MaxInt64 means never.
+//
+// Every method takes a ctx and returns an error: a call that reaches a
+// server can fail, and the caller decides what to do about it. A call whose
+// ctx is already done returns ctx.Err() and changes nothing. An engine is
+// safe for concurrent use.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrLeaseLost is returned by Extend and Finish for a lease that lapsed,
+// was already finished, or whose key was leased again since: another holder
+// may have the key now, so the caller must stop working on the batch and
+// must not report on it.
+var ErrLeaseLost = errors.New("store: lease lost")
+
+// ErrClosed is returned by every method of a closed engine.
+var ErrClosed = errors.New("store: closed")
+
+// Store is what a pacer Runner needs from the engine that keeps its state.
+// See the package doc for the guarantees an implementation must keep.
+type Store interface {
+	// Add appends vals to key in queue, behind the key's earlier values, as
+	// one step: all of them or, with an error, none. With p.Wait 0 they are
+	// ready at once; otherwise they join the key's open burst (see
+	// AddParams). Adding no values does nothing.
+	Add(ctx context.Context, queue, key string, vals [][]byte, p AddParams) error
+
+	// Claim leases up to p.Keys ready keys for p.TTL, oldest-ready first.
+	// Each lease holds the key's first ready values, at most p.MaxBatch of
+	// them (0: all); values of an open burst are not ready. It does not
+	// block: when no key is ready it returns no lease. next says how long
+	// until the earliest key this call did not lease is ready (a burst comes
+	// due, a retry delay or a lease's TTL passes): 0 when one is ready
+	// already, Never when nothing is scheduled.
+	Claim(ctx context.Context, queue string, p ClaimParams) (leases []Lease, next time.Duration, err error)
+
+	// Wait blocks until d has passed, ctx ended (ctx.Err()), or the queue
+	// may have changed in a way that makes a key ready sooner: an Add, a
+	// Finish, a Release or a Redrive, from any process. A change made after
+	// the caller's last Claim returned, but before Wait was called, is not
+	// lost either: Wait then returns at once (or when the burst it opened
+	// comes due), so that a worker may Wait for the next of a Claim that
+	// found nothing without a race. Wake-ups may be spurious or late by a
+	// little: a worker calls Claim again after Wait returns nil.
+	Wait(ctx context.Context, queue string, d time.Duration) error
+
+	// Extend renews l for ttl from now; ttl must be positive. It returns
+	// ErrLeaseLost if l lapsed, ended or was superseded.
+	Extend(ctx context.Context, l Lease, ttl time.Duration) error
+
+	// Finish ends l as o says. more reports whether the key still has
+	// values (ready, or in an open burst); it is always true after a Retry,
+	// Defer or Hold. It returns ErrLeaseLost, and changes nothing, if l
+	// lapsed, ended or was superseded.
+	Finish(ctx context.Context, l Lease, o Outcome) (more bool, err error)
+
+	// Release puts a held key back in the ready order, at the tail, with its
+	// attempts started over: its next lease takes the held values and, up to
+	// MaxBatch, the ready values behind them, at Attempt 1. It reports
+	// whether key was held.
+	Release(ctx context.Context, queue, key string) (bool, error)
+
+	// Stats returns the counts of queue, read at one instant.
+	Stats(ctx context.Context, queue string) (Stats, error)
+}
+
+// Never is the next of a Claim when nothing is scheduled: no key is
+// debouncing, leased, delayed or ready.
+const Never = time.Duration(1<<63 - 1)
+
+// AddParams says when added values become ready. Each Add with a Wait sets
+// the burst's deadline anew, with its own Wait and MaxWait:
+// min(now+Wait, first+MaxWait), where first is when the burst's first value
+// came; the burst is closed, and its values ready, from that deadline on.
+type AddParams struct {
+	// Wait is the quiet period: the key's burst is ready once no value came
+	// for Wait. 0 makes the values ready at once (and ends an open burst:
+	// they are queued behind it, which becomes ready with them).
+	Wait time.Duration
+	// MaxWait bounds a burst: it is ready no later than MaxWait after its
+	// first value, however often values come. 0 means no bound.
+	MaxWait time.Duration
+}
+
+// ClaimParams says what Claim may lease.
+type ClaimParams struct {
+	// Keys is the most keys one Claim leases; it must be at least 1.
+	Keys int
+	// MaxBatch is the most values in one lease; 0 means all of the key's
+	// ready values. A retried or deferred batch keeps its size whatever
+	// MaxBatch says.
+	MaxBatch int
+	// TTL is how long a lease lasts without Extend; it must be positive.
+	TTL time.Duration
+}
+
+// A Lease is the exclusive right, until it lapses, to handle the first
+// Values of a key. It is ended by one Finish.
+type Lease struct {
+	Queue  string
+	Key    string
+	Values [][]byte
+	// Attempt is 1 for the first lease of these values, and one more for
+	// each retry or lapsed lease since; Defer does not count.
+	Attempt int
+	// Fence grows with every lease of the key, in every process: a holder
+	// passes it along with its own writes so that the writes of a holder
+	// whose lease lapsed can be refused.
+	Fence uint64
+	// First is when the oldest value of the batch was added, on the
+	// engine's clock.
+	First time.Time
+}
+
+// OutcomeKind is what a Finish does with a lease's values.
+type OutcomeKind uint8
+
+// The outcomes of a lease.
+const (
+	// Ack removes the values: they were handled.
+	Ack OutcomeKind = iota + 1
+	// Drop removes the values and keeps them as a dead letter with
+	// Outcome.Err, where the engine supports it (DeadLetters).
+	Drop
+	// Retry keeps the values at the head of the key, not ready before
+	// Outcome.After; their next lease has the next Attempt.
+	Retry
+	// Defer is Retry without counting an attempt: the batch did not get
+	// its chance (it did not run, or a closing window or a stopping process
+	// cut it short).
+	Defer
+	// Hold keeps the values at the head and takes the key out of the ready
+	// order until Release.
+	Hold
+)
+
+// An Outcome says how a lease ended.
+type Outcome struct {
+	Kind OutcomeKind
+	// After is the delay of a Retry or Defer, saturating.
+	After time.Duration
+	// Err is why a batch was dropped, kept with the dead letter.
+	Err string
+}
+
+// Stats are the counts of a queue, read at one instant. A key with values
+// is counted in at most one of Ready, Leased, Retrying and Held, by what
+// its head is doing (a key waiting for a Defer delay, or whose only values
+// are an open burst, in none); Pending counts every key with an open burst,
+// whatever its head does. A lease whose TTL passed counts as Ready.
+type Stats struct {
+	Values     int // values stored: ready, debouncing, leased, delayed or held
+	Keys       int // keys with values
+	Ready      int // keys ready to be leased now
+	Pending    int // keys whose burst is still debouncing
+	Leased     int // keys out on a lease
+	Retrying   int // keys waiting for a Retry delay
+	Behind     int // values waiting behind those keys' retried batches
+	Held       int // held keys
+	HeldValues int // values of held keys
+	Dead       int // dead letters kept
+}
+
+// DeadLetters is implemented by engines that keep dropped batches.
+type DeadLetters interface {
+	// DeadLetters returns up to limit dead letters of queue, oldest first,
+	// starting after the one with ID after (0: from the oldest).
+	DeadLetters(ctx context.Context, queue string, after uint64, limit int) ([]DeadLetter, error)
+	// Redrive appends the values of the dead letter with ID id to the tail
+	// of its key, ready at once, and removes the dead letter. It reports
+	// whether the dead letter existed.
+	Redrive(ctx context.Context, queue string, id uint64) (bool, error)
+	// Purge removes the dead letters of queue dropped before t, and
+	// returns how many it removed.
+	Purge(ctx context.Context, queue string, before time.Time) (int, error)
+}
+
+// A DeadLetter is a batch that was given up, with why and when.
+type DeadLetter struct {
+	ID      uint64 // grows with each dead letter of the queue
+	Key     string
+	Values  [][]byte
+	Err     string
+	Attempt int
+	At      time.Time // when it was dropped, on the engine's clock
+}
