@@ -156,10 +156,14 @@ func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V],
 }
 
 // Add gives v to key. With Debounce, v joins the key's burst; otherwise it
-// is queued at once. Add never blocks on the handler. It returns ErrClosed
-// once Shutdown began, and ErrFull when the Runner holds Config.MaxValues
-// values; in both cases v was not accepted.
-func (r *Runner[K, V]) Add(key K, v V) error {
+// is queued at once. Add never blocks on the handler. It returns ctx.Err()
+// if ctx is done, ErrClosed once Shutdown began, and ErrFull when the
+// Runner holds Config.MaxValues values; in all these cases v was not
+// accepted.
+func (r *Runner[K, V]) Add(ctx context.Context, key K, v V) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if r.closed.Load() {
 		return ErrClosed
 	}
@@ -223,17 +227,24 @@ func (r *Runner[K, V]) fired(key K, b debounce.Burst[V]) {
 
 // Release puts a key held after using up its attempts back in the queue,
 // at the tail, with its attempts started over. It reports whether key was
-// held.
-func (r *Runner[K, V]) Release(key K) bool {
+// held, and ctx.Err() if ctx is done.
+func (r *Runner[K, V]) Release(ctx context.Context, key K) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
 	if !r.store.Release(key) {
-		return false
+		return false, nil
 	}
 	r.logf(slog.LevelInfo, "pacer: key released", key)
-	return true
+	return true, nil
 }
 
-// Stats returns a snapshot of the Runner's state and counters.
-func (r *Runner[K, V]) Stats() Stats {
+// Stats returns a snapshot of the Runner's state and counters, or
+// ctx.Err() if ctx is done.
+func (r *Runner[K, V]) Stats(ctx context.Context) (Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return Stats{}, err
+	}
 	s := Stats{
 		Queued:        r.store.Len(),
 		InFlight:      r.store.Leased(),
@@ -258,7 +269,7 @@ func (r *Runner[K, V]) Stats() Stats {
 	if r.adapt != nil {
 		s.Debounce = r.adapt.CurrentAt(r.clk.Now())
 	}
-	return s
+	return s, nil
 }
 
 // drop gives a batch up: OnDrop, EventDropped, a warning.

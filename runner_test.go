@@ -23,7 +23,7 @@ func TestBurstMakesOneCall(t *testing.T) {
 		r := newRunner(t, pacer.Config[string, int]{Debounce: time.Second}, rc)
 		stop := start(t, r)
 		for i := range 5 {
-			require.NoError(t, r.Add("u1", i))
+			require.NoError(t, r.Add(t.Context(), "u1", i))
 			time.Sleep(100 * time.Millisecond)
 		}
 		time.Sleep(5 * time.Second)
@@ -44,11 +44,11 @@ func TestReadyOrderAndExclusivity(t *testing.T) {
 		})
 		r := newRunner(t, pacer.Config[string, int]{Debounce: time.Second, Workers: 4}, rc)
 		stop := start(t, r)
-		require.NoError(t, r.Add("U1", 1))
+		require.NoError(t, r.Add(t.Context(), "U1", 1))
 		time.Sleep(100 * time.Millisecond)
-		require.NoError(t, r.Add("U2", 2))
+		require.NoError(t, r.Add(t.Context(), "U2", 2))
 		time.Sleep(100 * time.Millisecond)
-		require.NoError(t, r.Add("U1", 3))
+		require.NoError(t, r.Add(t.Context(), "U1", 3))
 		time.Sleep(3 * time.Second)
 		require.Equal(t, []call{
 			{"U2", []int{2}, seconds(1.1), 1},
@@ -58,7 +58,7 @@ func TestReadyOrderAndExclusivity(t *testing.T) {
 		// A stream of values for two keys while four workers run: each
 		// key's calls never overlap and every value is handled once.
 		for i := range 200 {
-			require.NoError(t, r.Add([]string{"U1", "U2"}[i%2], 100+i))
+			require.NoError(t, r.Add(t.Context(), []string{"U1", "U2"}[i%2], 100+i))
 			time.Sleep(37 * time.Millisecond)
 		}
 		stop()
@@ -83,13 +83,13 @@ func TestRerunAtTail(t *testing.T) {
 		})
 		r := newRunner(t, pacer.Config[string, int]{}, rc)
 		stop := start(t, r)
-		require.NoError(t, r.Add("a", 1))
+		require.NoError(t, r.Add(t.Context(), "a", 1))
 		time.Sleep(time.Second)
-		require.NoError(t, r.Add("a", 2))
+		require.NoError(t, r.Add(t.Context(), "a", 2))
 		time.Sleep(time.Second)
-		require.NoError(t, r.Add("b", 10))
+		require.NoError(t, r.Add(t.Context(), "b", 10))
 		time.Sleep(time.Second)
-		require.NoError(t, r.Add("a", 3))
+		require.NoError(t, r.Add(t.Context(), "a", 3))
 		time.Sleep(20 * time.Second)
 		require.Equal(t, []call{
 			{"a", []int{1}, 0, 1},
@@ -97,7 +97,7 @@ func TestRerunAtTail(t *testing.T) {
 			{"a", []int{2, 3}, 10 * time.Second, 1},
 		}, rc.Calls())
 		require.Equal(t, 1, rc.count(pacer.EventRerun))
-		require.Equal(t, uint64(1), r.Stats().Reruns)
+		require.Equal(t, uint64(1), stats(t, r).Reruns)
 		stop()
 	})
 }
@@ -110,7 +110,7 @@ func TestMaxWaitServesBusyKey(t *testing.T) {
 		stop := start(t, r)
 		time.Sleep(100 * time.Millisecond)
 		for i := range 60 { // every 300 ms from 0.1 s to 17.8 s
-			require.NoError(t, r.Add("busy", i))
+			require.NoError(t, r.Add(t.Context(), "busy", i))
 			time.Sleep(300 * time.Millisecond)
 		}
 		time.Sleep(5 * time.Second)
@@ -142,7 +142,7 @@ func TestPauseAllPausesLimiter(t *testing.T) {
 		})
 		r := newRunner(t, pacer.Config[string, int]{Limiter: bucket}, rc)
 		for _, k := range []string{"a", "b", "c"} {
-			require.NoError(t, r.Add(k, 1))
+			require.NoError(t, r.Add(t.Context(), k, 1))
 		}
 		stop := start(t, r)
 		time.Sleep(time.Minute)
@@ -153,7 +153,7 @@ func TestPauseAllPausesLimiter(t *testing.T) {
 			{"a", []int{1}, 10 * time.Second, 2},
 		}, rc.Calls())
 		require.Equal(t, uint64(1), bucket.Stats().Pauses)
-		st := r.Stats()
+		st := stats(t, r)
 		require.Equal(t, uint64(1), st.Retries)
 		require.Equal(t, 10*time.Second, st.RateLimitWait)
 		stop()
@@ -180,7 +180,7 @@ func TestStrictExhaustedDrop(t *testing.T) {
 		require.Equal(t, []call{{"a", []int{2}, 3 * time.Second, 0}}, rc.Drops())
 		require.EqualError(t, rc.dropErr[0], "boom")
 		// After a1, b10 and the drop of a2 the key had values left.
-		require.Equal(t, uint64(3), r.Stats().Reruns)
+		require.Equal(t, uint64(3), stats(t, r).Reruns)
 		require.Equal(t, 3, rc.count(pacer.EventRerun))
 		stop()
 	})
@@ -203,20 +203,24 @@ func TestStrictExhaustedHold(t *testing.T) {
 		time.Sleep(10 * time.Second)
 		require.Equal(t, strictPrefix(), rc.Calls())
 		require.Empty(t, rc.Drops())
-		st := r.Stats()
+		st := stats(t, r)
 		require.Equal(t, 1, st.Held)
 		require.Equal(t, 2, st.Queued)
 		require.Equal(t, 1, rc.count(pacer.EventHeld))
 
-		require.False(t, r.Release("b"))
+		ok, err := r.Release(t.Context(), "b")
+		require.NoError(t, err)
+		require.False(t, ok)
 		failing = false
-		require.True(t, r.Release("a"))
+		ok, err = r.Release(t.Context(), "a")
+		require.NoError(t, err)
+		require.True(t, ok)
 		time.Sleep(time.Second)
 		require.Equal(t, []call{
 			{"a", []int{2}, 10 * time.Second, 1},
 			{"a", []int{3}, 10 * time.Second, 1},
 		}, rc.Calls()[6:])
-		require.Zero(t, r.Stats().Held)
+		require.Zero(t, stats(t, r).Held)
 		stop()
 		require.Empty(t, rc.Drops())
 	})
@@ -235,7 +239,7 @@ func addStrict(t *testing.T, r *pacer.Runner[string, int]) {
 		k string
 		v int
 	}{{"a", 1}, {"a", 2}, {"a", 3}, {"b", 10}, {"b", 11}} {
-		require.NoError(t, r.Add(kv.k, kv.v))
+		require.NoError(t, r.Add(t.Context(), kv.k, kv.v))
 	}
 }
 
@@ -271,9 +275,9 @@ func TestWindow(t *testing.T) {
 		}
 		r := newRunner(t, pacer.Config[string, int]{Window: &w, Workers: 2}, rc)
 		stop := start(t, r)
-		require.NoError(t, r.Add("long", 1))
+		require.NoError(t, r.Add(t.Context(), "long", 1))
 		time.Sleep(30 * time.Minute)
-		require.NoError(t, r.Add("short", 2))
+		require.NoError(t, r.Add(t.Context(), "short", 2))
 		time.Sleep(3 * time.Hour)
 		// Both workers wait for the opening, so either may start first.
 		require.ElementsMatch(t, []call{
@@ -285,7 +289,7 @@ func TestWindow(t *testing.T) {
 		require.Equal(t, 2, rc.count(pacer.EventSkipped))
 
 		// Added after the close, a value waits for the next day's opening.
-		require.NoError(t, r.Add("late", 3))
+		require.NoError(t, r.Add(t.Context(), "late", 3))
 		time.Sleep(24 * time.Hour)
 		require.Equal(t, call{"late", []int{3}, 25 * time.Hour, 1}, rc.Calls()[2])
 		stop()
@@ -310,7 +314,7 @@ func TestWindowCloseDefersBatch(t *testing.T) {
 		cfg.Retry.Attempts = 1 // a counted failure would be dropped
 		r := newRunner(t, cfg, rc)
 		stop := start(t, r)
-		require.NoError(t, r.Add("k", 1))
+		require.NoError(t, r.Add(t.Context(), "k", 1))
 		time.Sleep(30 * time.Hour)
 		require.Equal(t, []call{
 			{"k", []int{1}, time.Hour, 1},
@@ -333,8 +337,8 @@ func TestPanicIsSurvived(t *testing.T) {
 		})
 		cfg := pacer.Config[string, int]{Retry: pacer.Backoff{Initial: time.Second}}
 		r := newRunner(t, cfg, rc)
-		require.NoError(t, r.Add("bad", 1))
-		require.NoError(t, r.Add("good", 2))
+		require.NoError(t, r.Add(t.Context(), "bad", 1))
+		require.NoError(t, r.Add(t.Context(), "good", 2))
 		stop := start(t, r)
 		time.Sleep(5 * time.Second)
 		require.Equal(t, []call{
@@ -366,15 +370,15 @@ func TestPermanentDrops(t *testing.T) {
 			return nil
 		})
 		r := newRunner(t, pacer.Config[string, int]{MaxBatch: 1}, rc)
-		require.NoError(t, r.Add("k", 1))
-		require.NoError(t, r.Add("k", 2))
+		require.NoError(t, r.Add(t.Context(), "k", 1))
+		require.NoError(t, r.Add(t.Context(), "k", 2))
 		stop := start(t, r)
 		stop()
 		require.Equal(t, []call{{"k", []int{1}, 0, 1}, {"k", []int{2}, 0, 1}}, rc.Calls())
 		require.Equal(t, []call{{Key: "k", Batch: []int{1}}}, rc.Drops())
 		require.EqualError(t, rc.dropErr[0], "permanent: bad payload")
 		require.Equal(t, 1, rc.count(pacer.EventDropped))
-		require.Equal(t, uint64(1), r.Stats().Dropped)
+		require.Equal(t, uint64(1), stats(t, r).Dropped)
 	})
 }
 
@@ -389,7 +393,7 @@ func TestBackoffSchedule(t *testing.T) {
 		})
 		cfg := pacer.Config[string, int]{Retry: pacer.Backoff{Initial: 250 * time.Millisecond, Max: 2 * time.Second, Multiplier: 4}}
 		r := newRunner(t, cfg, rc)
-		require.NoError(t, r.Add("k", 1))
+		require.NoError(t, r.Add(t.Context(), "k", 1))
 		stop := start(t, r)
 		time.Sleep(time.Minute)
 		var ats []time.Duration
@@ -398,7 +402,7 @@ func TestBackoffSchedule(t *testing.T) {
 		}
 		// 250 ms, then 1 s, then capped at 2 s twice.
 		require.Equal(t, []time.Duration{0, seconds(0.25), seconds(1.25), seconds(3.25), seconds(5.25)}, ats)
-		require.Equal(t, uint64(4), r.Stats().Retries)
+		require.Equal(t, uint64(4), stats(t, r).Retries)
 		stop()
 	})
 }
@@ -424,7 +428,7 @@ func TestLimiterOneTokenPerCall(t *testing.T) {
 		})
 		r := newRunner(t, pacer.Config[string, int]{Limiter: bucket, Workers: 3, Retry: pacer.Backoff{Initial: time.Millisecond}}, rc)
 		for _, k := range []string{"a", "b", "c"} {
-			require.NoError(t, r.Add(k, 1))
+			require.NoError(t, r.Add(t.Context(), k, 1))
 		}
 		stop := start(t, r)
 		time.Sleep(time.Minute)
@@ -450,7 +454,7 @@ func TestStrictAttemptStartsOverPerValue(t *testing.T) {
 			})
 			r := newRunner(t, pacer.Config[string, int]{MaxBatch: 1, Workers: 4, Retry: pacer.Backoff{Initial: time.Millisecond, Attempts: 2}}, rc)
 			for i := range 50 {
-				require.NoError(t, r.Add("k", i))
+				require.NoError(t, r.Add(t.Context(), "k", i))
 			}
 			stop := start(t, r)
 			time.Sleep(time.Minute)
