@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -18,9 +17,9 @@ import (
 // A burst of values for one key makes exactly one handler call with every
 // value, once the key has been quiet for Debounce.
 func TestBurstMakesOneCall(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bothPaths(t, func(t *testing.T, on path) {
 		rc := newRecorder(nil)
-		r := newRunner(t, pacer.Config[string, int]{Debounce: time.Second}, rc)
+		r := newRunner(t, on(pacer.Config[string, int]{Debounce: time.Second}), rc)
 		stop := start(t, r)
 		for i := range 5 {
 			require.NoError(t, r.Add(t.Context(), "u1", i))
@@ -37,12 +36,12 @@ func TestBurstMakesOneCall(t *testing.T) {
 // first (its quiet period ended first), and with several workers one key
 // never runs twice at once.
 func TestReadyOrderAndExclusivity(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bothPaths(t, func(t *testing.T, on path) {
 		rc := newRecorder(func(context.Context, string, []int) error {
 			time.Sleep(500 * time.Millisecond)
 			return nil
 		})
-		r := newRunner(t, pacer.Config[string, int]{Debounce: time.Second, Workers: 4}, rc)
+		r := newRunner(t, on(pacer.Config[string, int]{Debounce: time.Second, Workers: 4}), rc)
 		stop := start(t, r)
 		require.NoError(t, r.Add(t.Context(), "U1", 1))
 		time.Sleep(100 * time.Millisecond)
@@ -61,6 +60,7 @@ func TestReadyOrderAndExclusivity(t *testing.T) {
 			require.NoError(t, r.Add(t.Context(), []string{"U1", "U2"}[i%2], 100+i))
 			time.Sleep(37 * time.Millisecond)
 		}
+		time.Sleep(5 * time.Second) // with a Store, Shutdown leaves what is stored
 		stop()
 		require.False(t, rc.overlap, "two calls of one key ran at once")
 		var got []int
@@ -74,14 +74,14 @@ func TestReadyOrderAndExclusivity(t *testing.T) {
 // Values that arrive while their key is being handled make it run exactly
 // once more, from the tail: behind keys that became ready meanwhile.
 func TestRerunAtTail(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bothPaths(t, func(t *testing.T, on path) {
 		rc := newRecorder(func(_ context.Context, key string, batch []int) error {
 			if batch[0] == 1 {
 				time.Sleep(10 * time.Second)
 			}
 			return nil
 		})
-		r := newRunner(t, pacer.Config[string, int]{}, rc)
+		r := newRunner(t, on(pacer.Config[string, int]{}), rc)
 		stop := start(t, r)
 		require.NoError(t, r.Add(t.Context(), "a", 1))
 		time.Sleep(time.Second)
@@ -104,9 +104,9 @@ func TestRerunAtTail(t *testing.T) {
 
 // A key that never goes quiet is still handled every MaxWait.
 func TestMaxWaitServesBusyKey(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bothPaths(t, func(t *testing.T, on path) {
 		rc := newRecorder(nil)
-		r := newRunner(t, pacer.Config[string, int]{Debounce: time.Second, MaxWait: 5 * time.Second}, rc)
+		r := newRunner(t, on(pacer.Config[string, int]{Debounce: time.Second, MaxWait: 5 * time.Second}), rc)
 		stop := start(t, r)
 		time.Sleep(100 * time.Millisecond)
 		for i := range 60 { // every 300 ms from 0.1 s to 17.8 s
@@ -131,7 +131,7 @@ func TestMaxWaitServesBusyKey(t *testing.T) {
 // bucket for everyone; the other keys are served when the pause ends, ahead
 // of the key that failed, and the key's retry follows.
 func TestPauseAllPausesLimiter(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bothPaths(t, func(t *testing.T, on path) {
 		bucket, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: math.Inf(1)})
 		require.NoError(t, err)
 		rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
@@ -140,7 +140,7 @@ func TestPauseAllPausesLimiter(t *testing.T) {
 			}
 			return nil
 		})
-		r := newRunner(t, pacer.Config[string, int]{Limiter: bucket}, rc)
+		r := newRunner(t, on(pacer.Config[string, int]{Limiter: bucket}), rc)
 		for _, k := range []string{"a", "b", "c"} {
 			require.NoError(t, r.Add(t.Context(), k, 1))
 		}
@@ -164,14 +164,14 @@ func TestPauseAllPausesLimiter(t *testing.T) {
 // while other keys flow; once its attempts are used up it is dropped
 // (OnDrop) and the key goes on.
 func TestStrictExhaustedDrop(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bothPaths(t, func(t *testing.T, on path) {
 		rc := newRecorder(func(_ context.Context, _ string, batch []int) error {
 			if batch[0] == 2 {
 				return errors.New("boom")
 			}
 			return nil
 		})
-		r := newRunner(t, strictConfig(pacer.ExhaustedDrop), rc)
+		r := newRunner(t, on(strictConfig(pacer.ExhaustedDrop)), rc)
 		addStrict(t, r)
 		stop := start(t, r)
 		time.Sleep(time.Minute)
@@ -189,7 +189,7 @@ func TestStrictExhaustedDrop(t *testing.T) {
 // Strict mode with ExhaustedHold: the key is held with its value at the
 // head and its later values behind it until Release.
 func TestStrictExhaustedHold(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bothPaths(t, func(t *testing.T, on path) {
 		failing := true
 		rc := newRecorder(func(_ context.Context, _ string, batch []int) error {
 			if batch[0] == 2 && failing {
@@ -197,7 +197,7 @@ func TestStrictExhaustedHold(t *testing.T) {
 			}
 			return nil
 		})
-		r := newRunner(t, strictConfig(pacer.ExhaustedHold), rc)
+		r := newRunner(t, on(strictConfig(pacer.ExhaustedHold)), rc)
 		addStrict(t, r)
 		stop := start(t, r)
 		time.Sleep(10 * time.Second)
@@ -259,7 +259,7 @@ func strictPrefix() []call {
 // No batch starts outside the window; a running handler's ctx ends when the
 // window closes, with cause window.ErrOutside.
 func TestWindow(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bothPaths(t, func(t *testing.T, on path) {
 		// The bubble's clock starts at midnight UTC.
 		w, err := window.Daily("01:00", "02:00", time.UTC)
 		require.NoError(t, err)
@@ -273,7 +273,7 @@ func TestWindow(t *testing.T) {
 			}
 			return nil // stopped cleanly, e.g. after reporting how far it got
 		}
-		r := newRunner(t, pacer.Config[string, int]{Window: &w, Workers: 2}, rc)
+		r := newRunner(t, on(pacer.Config[string, int]{Window: &w, Workers: 2}), rc)
 		stop := start(t, r)
 		require.NoError(t, r.Add(t.Context(), "long", 1))
 		time.Sleep(30 * time.Minute)
@@ -299,7 +299,7 @@ func TestWindow(t *testing.T) {
 // A handler cut short by the window close that returns an error runs again
 // when the window reopens, and that does not count as an attempt.
 func TestWindowCloseDefersBatch(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bothPaths(t, func(t *testing.T, on path) {
 		w, err := window.Daily("01:00", "02:00", time.UTC)
 		require.NoError(t, err)
 		calls := 0
@@ -312,7 +312,7 @@ func TestWindowCloseDefersBatch(t *testing.T) {
 		})
 		cfg := pacer.Config[string, int]{Window: &w}
 		cfg.Retry.Attempts = 1 // a counted failure would be dropped
-		r := newRunner(t, cfg, rc)
+		r := newRunner(t, on(cfg), rc)
 		stop := start(t, r)
 		require.NoError(t, r.Add(t.Context(), "k", 1))
 		time.Sleep(30 * time.Hour)
@@ -328,7 +328,7 @@ func TestWindowCloseDefersBatch(t *testing.T) {
 // A panicking handler is recovered: the batch is retried like any failure,
 // the error is a *pacer.PanicError, and the worker goes on with other keys.
 func TestPanicIsSurvived(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bothPaths(t, func(t *testing.T, on path) {
 		rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
 			if key == "bad" && pacer.Attempt(ctx) == 1 {
 				panic("kaboom")
@@ -336,7 +336,7 @@ func TestPanicIsSurvived(t *testing.T) {
 			return nil
 		})
 		cfg := pacer.Config[string, int]{Retry: pacer.Backoff{Initial: time.Second}}
-		r := newRunner(t, cfg, rc)
+		r := newRunner(t, on(cfg), rc)
 		require.NoError(t, r.Add(t.Context(), "bad", 1))
 		require.NoError(t, r.Add(t.Context(), "good", 2))
 		stop := start(t, r)
@@ -362,14 +362,14 @@ func TestPanicIsSurvived(t *testing.T) {
 
 // A Permanent error drops the batch at once (OnDrop, EventDropped).
 func TestPermanentDrops(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bothPaths(t, func(t *testing.T, on path) {
 		rc := newRecorder(func(_ context.Context, _ string, batch []int) error {
 			if batch[0] == 1 {
 				return pacer.Permanent(errors.New("bad payload"))
 			}
 			return nil
 		})
-		r := newRunner(t, pacer.Config[string, int]{MaxBatch: 1}, rc)
+		r := newRunner(t, on(pacer.Config[string, int]{MaxBatch: 1}), rc)
 		require.NoError(t, r.Add(t.Context(), "k", 1))
 		require.NoError(t, r.Add(t.Context(), "k", 2))
 		stop := start(t, r)
@@ -384,7 +384,7 @@ func TestPermanentDrops(t *testing.T) {
 
 // Ordinary errors retry with the configured exponential backoff.
 func TestBackoffSchedule(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bothPaths(t, func(t *testing.T, on path) {
 		rc := newRecorder(func(ctx context.Context, _ string, _ []int) error {
 			if pacer.Attempt(ctx) < 5 {
 				return errors.New("transient")
@@ -392,7 +392,7 @@ func TestBackoffSchedule(t *testing.T) {
 			return nil
 		})
 		cfg := pacer.Config[string, int]{Retry: pacer.Backoff{Initial: 250 * time.Millisecond, Max: 2 * time.Second, Multiplier: 4}}
-		r := newRunner(t, cfg, rc)
+		r := newRunner(t, on(cfg), rc)
 		require.NoError(t, r.Add(t.Context(), "k", 1))
 		stop := start(t, r)
 		time.Sleep(time.Minute)
@@ -417,7 +417,7 @@ func seq(from, to int) []int {
 
 // The Limiter gives one token per handler call, retries included.
 func TestLimiterOneTokenPerCall(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bothPaths(t, func(t *testing.T, on path) {
 		bucket, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: 1, Burst: 1})
 		require.NoError(t, err)
 		rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
@@ -426,7 +426,7 @@ func TestLimiterOneTokenPerCall(t *testing.T) {
 			}
 			return nil
 		})
-		r := newRunner(t, pacer.Config[string, int]{Limiter: bucket, Workers: 3, Retry: pacer.Backoff{Initial: time.Millisecond}}, rc)
+		r := newRunner(t, on(pacer.Config[string, int]{Limiter: bucket, Workers: 3, Retry: pacer.Backoff{Initial: time.Millisecond}}), rc)
 		for _, k := range []string{"a", "b", "c"} {
 			require.NoError(t, r.Add(t.Context(), k, 1))
 		}
@@ -445,14 +445,14 @@ func TestLimiterOneTokenPerCall(t *testing.T) {
 // for its key the moment the value before it ends.
 func TestStrictAttemptStartsOverPerValue(t *testing.T) {
 	for range 20 {
-		synctest.Test(t, func(t *testing.T) {
+		bothPaths(t, func(t *testing.T, on path) {
 			rc := newRecorder(func(ctx context.Context, _ string, _ []int) error {
 				if pacer.Attempt(ctx) == 1 {
 					return errors.New("fail once")
 				}
 				return nil
 			})
-			r := newRunner(t, pacer.Config[string, int]{MaxBatch: 1, Workers: 4, Retry: pacer.Backoff{Initial: time.Millisecond, Attempts: 2}}, rc)
+			r := newRunner(t, on(pacer.Config[string, int]{MaxBatch: 1, Workers: 4, Retry: pacer.Backoff{Initial: time.Millisecond, Attempts: 2}}), rc)
 			for i := range 50 {
 				require.NoError(t, r.Add(t.Context(), "k", i))
 			}
