@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/store"
 )
 
 // readyDelays returns the Delay of the EventReady events for key.
@@ -97,5 +98,29 @@ func TestAdaptiveBurstWaitsTheTarget(t *testing.T) {
 		require.Equal(t, []time.Duration{time.Second}, rc.readyDelays("early"))
 		require.Equal(t, []time.Duration{3500 * time.Millisecond}, rc.readyDelays("x"))
 		start(t, r)()
+	})
+}
+
+// With a Store, Adaptive reads the backlog from the engine, and each Add
+// passes the quiet period of its moment to the engine, which debounces.
+func TestAdaptiveDebounceOnStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := store.NewMemory(store.MemoryConfig{})
+		for i := range 10 { // another instance's backlog
+			require.NoError(t, mem.Add(t.Context(), "q", fmt.Sprint("k", i), [][]byte{[]byte("0")}, store.AddParams{}))
+		}
+		rc := newRecorder(nil)
+		r := newRunner(t, pacer.Config[string, int]{
+			Store: mem, Name: "q", Debounce: time.Second,
+			Adaptive: pacer.Adaptive{Max: 4 * time.Second, Backlog: 10, HalfLife: time.Minute},
+		}, rc)
+		require.NoError(t, r.Add(t.Context(), "x", 1))
+		require.Equal(t, 4*time.Second, stats(t, r).Debounce)
+		stop := start(t, r)
+		time.Sleep(10 * time.Second)
+		stop()
+		calls := rc.Calls()
+		require.Len(t, calls, 11)
+		require.Equal(t, call{"x", []int{1}, 4 * time.Second, 1}, calls[10])
 	})
 }

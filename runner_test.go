@@ -171,7 +171,8 @@ func TestStrictExhaustedDrop(t *testing.T) {
 			}
 			return nil
 		})
-		r := newRunner(t, on(strictConfig(pacer.ExhaustedDrop)), rc)
+		cfg := on(strictConfig(pacer.ExhaustedDrop))
+		r := newRunner(t, cfg, rc)
 		addStrict(t, r)
 		stop := start(t, r)
 		time.Sleep(time.Minute)
@@ -182,6 +183,9 @@ func TestStrictExhaustedDrop(t *testing.T) {
 		// After a1, b10 and the drop of a2 the key had values left.
 		require.Equal(t, uint64(3), stats(t, r).Reruns)
 		require.Equal(t, 3, rc.count(pacer.EventRerun))
+		if cfg.Store != nil {
+			require.Equal(t, 1, stats(t, r).Dead, "the store keeps the batch as a dead letter")
+		}
 		stop()
 	})
 }

@@ -22,6 +22,10 @@ import (
 func (s *sharedStore[K, V]) Get(ctx context.Context) (istore.Lease[K, V], error) {
 	s.idle.Add(1)
 	defer s.idle.Add(-1)
+	if s.stop.Err() != nil { // before the select, which picks at random
+		s.giveBack(ctx)
+		return istore.Lease[K, V]{}, istore.ErrStopped
+	}
 	select {
 	case l := <-s.handoff:
 		return l, nil
@@ -63,7 +67,7 @@ func (s *sharedStore[K, V]) lead(ctx context.Context) (istore.Lease[K, V], error
 		timing.Sleep(s.clk, d, ctx.Done())
 	}
 	for {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || s.stop.Err() != nil {
 			return zero, s.stopped(ctx)
 		}
 		at := s.clk.Now()
@@ -90,10 +94,10 @@ func (s *sharedStore[K, V]) lead(ctx context.Context) (istore.Lease[K, V], error
 
 // stopped returns why a claim loop under ctx ended.
 func (s *sharedStore[K, V]) stopped(ctx context.Context) error {
-	if ctx.Err() != nil && s.stop.Err() == nil {
-		return ctx.Err()
+	if s.stop.Err() != nil {
+		return istore.ErrStopped
 	}
-	return istore.ErrStopped
+	return ctx.Err()
 }
 
 // hand gives l to an idle worker. The buffer has room for every worker,
