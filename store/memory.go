@@ -32,8 +32,8 @@ type MemoryConfig struct {
 //
 // Memory starts no goroutine and holds no resource beyond memory, so it
 // has nothing to close: Wait uses one timer per call. One lock guards all
-// of its state; Claim, Finish and Add cost O(log n) in the keys of the
-// queue, Stats O(n). Each key's values are copied in and out, so callers may
+// of its state; Add, Claim and Finish take logarithmic time, Stats visits
+// every key of the queue. Values are copied in and out, so callers may
 // reuse their buffers.
 //
 // Memory is safe for concurrent use. The zero value is not usable: create
