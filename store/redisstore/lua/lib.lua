@@ -244,8 +244,13 @@ local function promote(now, lim)
       end
       make_ready(r[i], kk, r[i + 1])
     end
-    rcall('HINCRBY', K_META, 'bh', -behind)
-    rcall('HINCRBY', K_META, 'df', -deferred)
+    -- HINCRBY takes no "-0".
+    if behind > 0 then
+      rcall('HINCRBY', K_META, 'bh', -behind)
+    end
+    if deferred > 0 then
+      rcall('HINCRBY', K_META, 'df', -deferred)
+    end
   end
   -- Bursts that came due, alone or behind other values.
   r = due_by(K_PENDING, now, lim)
