@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"embed"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -10,7 +11,7 @@ import (
 var luaFiles embed.FS
 
 // The scripts, one per operation, each run with EVALSHA (falling back to
-// EVAL once per server) in one round trip. lib.lua comes first in each.
+// EVAL once per server) in one round trip.
 var (
 	addScript         = newScript("add.lua")
 	claimScript       = newScript("claim.lua")
@@ -23,8 +24,16 @@ var (
 	purgeScript       = newScript("purge.lua")
 )
 
+// includeLib is the line of a script that lib.lua replaces.
+const includeLib = "-- @include lib.lua\n"
+
+// newScript returns the script of the file name, with lib.lua in it.
 func newScript(name string) *redis.Script {
-	return redis.NewScript(mustRead("lib.lua") + "\n" + mustRead(name))
+	src := mustRead(name)
+	if !strings.Contains(src, includeLib) {
+		panic("redisstore: " + name + " does not include lib.lua")
+	}
+	return redis.NewScript(strings.Replace(src, includeLib, mustRead("lib.lua"), 1))
 }
 
 func mustRead(name string) string {

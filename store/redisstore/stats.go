@@ -7,7 +7,9 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// Stats counts queue at one instant, in one script; see store.Store.
+// Stats counts queue at one instant, in one script; see store.Store. It
+// costs O(log n) in the keys of the queue, and O(1) more per held or
+// delayed key.
 func (s *Store) Stats(ctx context.Context, queue string) (store.Stats, error) {
 	n, err := s.names(ctx, queue)
 	if err != nil {
@@ -22,15 +24,15 @@ func (s *Store) Stats(ctx context.Context, queue string) (store.Stats, error) {
 	}
 	st := store.Stats{
 		Values:     int(r[0]),
-		Ready:      int(r[1]),
-		Pending:    int(r[2]),
-		Leased:     int(r[3]),
-		Retrying:   int(r[4]),
-		Behind:     int(r[5]),
-		Held:       int(r[6]),
-		HeldValues: int(r[7]),
-		Dead:       int(r[8]),
-		Keys:       int(r[9]),
+		Keys:       int(r[1]),
+		Ready:      int(r[2]),
+		Pending:    int(r[3]),
+		Leased:     int(r[4]),
+		Retrying:   int(r[5]),
+		Behind:     int(r[6]),
+		Held:       int(r[7]),
+		HeldValues: int(r[8]),
+		Dead:       int(r[9]),
 	}
 	return st, nil
 }

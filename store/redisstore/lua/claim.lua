@@ -13,6 +13,7 @@
   next, the microseconds until the earliest key this call did not lease is
   ready: 0 if one is, -1 if none is due ever.
 ]]
+-- @include lib.lua
 local now = now_us()
 local want, maxbatch = tonumber(ARGV[2]), tonumber(ARGV[3])
 promote(now, want + 16)

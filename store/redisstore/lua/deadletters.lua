@@ -9,6 +9,7 @@
   Returns {id, {key, error, attempt, time, value...}, id, ...}, each value
   as stored ("<time added>:<value>").
 ]]
+-- @include lib.lua
 local ids = rcall('ZRANGEBYSCORE', K_DEAD, '(' .. ARGV[2], '+inf', 'LIMIT', 0, tonumber(ARGV[3]))
 local out = {}
 for _, id in ipairs(ids) do

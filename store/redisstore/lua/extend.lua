@@ -9,6 +9,7 @@
   ARGV[4]     TTL in microseconds from now, -1 for ever
   Returns 1, or 0 if the lease lapsed or was superseded.
 ]]
+-- @include lib.lua
 local now = now_us()
 if not leased_by(KEYS[11], ARGV[2], ARGV[3], now) then
   return 0

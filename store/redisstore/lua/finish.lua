@@ -13,6 +13,7 @@
   Returns 1 if the key still has values, 0 if not, -1 if the lease lapsed,
   ended or was superseded (and nothing changed).
 ]]
+-- @include lib.lua
 local key, kk, vk = ARGV[2], KEYS[11], KEYS[12]
 local kind = tonumber(ARGV[4])
 local now = now_us()
@@ -48,7 +49,6 @@ end
 if kind == 5 then
   rcall('HSET', kk, 's', 'h')
   rcall('ZADD', K_HELD, now, key)
-  rcall('HINCRBY', K_META, 'hv', rcall('LLEN', vk))
   return 1
 end
 
@@ -65,10 +65,8 @@ if due <= now then
 end
 if kind == 3 then
   rcall('HSET', kk, 's', 't')
-  rcall('HINCRBY', K_META, 'bh', rcall('LLEN', vk) - n)
 else
   rcall('HSET', kk, 's', 'd')
-  rcall('HINCRBY', K_META, 'df', 1)
 end
 wake_before(due)
 rcall('ZADD', K_DELAYED, due, key)

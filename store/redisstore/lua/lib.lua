@@ -1,6 +1,7 @@
 --[[
-  lib.lua comes first in every script of the package: it names the
-  queue's keys and holds the steps that several scripts share.
+  lib.lua is included in every script of the package, where the script
+  says "-- @include lib.lua": it names the queue's keys and holds the steps
+  that several scripts share.
 
   KEYS[1..10] of every script are the queue's own keys, all under the hash
   tag {prefix:queue}:
@@ -12,9 +13,7 @@
     KEYS[4]  delayed   ZSET  key -> when its retried or deferred batch is due
     KEYS[5]  leased    ZSET  key -> when its lease lapses
     KEYS[6]  held      ZSET  key -> when it was held
-    KEYS[7]  meta      HASH  f: last fence, v: values, hv: values of held
-                             keys, bh: values behind retried batches,
-                             df: deferred keys, d: last dead letter id
+    KEYS[7]  meta      HASH  f: last fence, v: values, d: last dead letter id
     KEYS[8]  wake      ZSET  at most one member, popped by a waiting worker
     KEYS[9]  dead      ZSET  dead letter id -> id
     KEYS[10] deadat    ZSET  dead letter id -> when it was dropped
@@ -25,7 +24,8 @@
   waits behind its head). It has two more names, built from ARGV[1] and in
   the same hash slot: ARGV[1].."v:"..key, the LIST of its values, and
   ARGV[1].."k:"..key, a HASH with
-    s   state: r ready, p pending, l leased, t retrying, d deferred, h held
+    s   state: r (or absent) ready, p pending, l leased, t retrying,
+        d deferred, h held
     f   fence of its last lease
     a   leases of its head batch that counted as attempts
     n   size of its head batch once a lease fixed it (absent: not fixed)
@@ -65,16 +65,6 @@ local function burst_due(now, first, wait, maxwait)
     due = math.min(due, first + maxwait)
   end
   return due
-end
-
--- stamp returns ARGV[from..] as stored values added at now.
-local function stamp(now, from)
-  local t = string.format('%d', now) .. ':'
-  local out = {}
-  for i = from, #ARGV do
-    out[#out + 1] = t .. ARGV[i]
-  end
-  return out
 end
 
 -- wake lets one waiting worker return from its blocking pop.
@@ -144,31 +134,10 @@ local function settle(key, kk, left, now)
   rcall('ZADD', K_PENDING, due, key)
 end
 
--- append adds the stored values vals to the tail of key, as Add does.
-local function append(key, kk, vk, vals, now, wait, maxwait)
-  local n = #vals
-  local len = rcall('RPUSH', vk, unpack(vals))
-  rcall('HINCRBY', K_META, 'v', n)
-  if len == n then
-    -- A new key.
-    if wait == 0 then
-      make_ready(key, kk, now)
-      wake()
-      return
-    end
-    local due = burst_due(now, now, wait, maxwait)
-    rcall('HSET', kk, 's', 'p', 'b', n, 'bf', now, 'bd', due)
-    wake_before(due)
-    rcall('ZADD', K_PENDING, due, key)
-    return
-  end
-  local h = rcall('HMGET', kk, 's', 'b', 'bf', 'bd')
+-- place updates key, which had values before n more came at now, as Add
+-- does: h holds its fields s, b, bf and bd from before.
+local function place(key, kk, n, now, wait, maxwait, h)
   local s, b = h[1], tonumber(h[2]) or 0
-  if s == 'h' then
-    rcall('HINCRBY', K_META, 'hv', n)
-  elseif s == 't' then
-    rcall('HINCRBY', K_META, 'bh', n)
-  end
   if b > 0 and tonumber(h[4]) <= now then
     -- The open burst came due: its values are ready, in its place.
     close_burst(kk, key)
@@ -210,6 +179,21 @@ local function append(key, kk, vk, vals, now, wait, maxwait)
   rcall('ZADD', K_PENDING, due, key)
 end
 
+-- append adds the stored values vals to the tail of key, ready at once,
+-- as Redrive does.
+local function append(key, kk, vk, vals, now)
+  local n = #vals
+  local len = rcall('RPUSH', vk, unpack(vals))
+  rcall('HINCRBY', K_META, 'v', n)
+  if len == n then
+    -- A new key, whose state is ready while its hash has no s.
+    rcall('ZADD', K_READY, now, key)
+    wake()
+    return
+  end
+  place(key, kk, n, now, 0, 0, rcall('HMGET', kk, 's', 'b', 'bf', 'bd'))
+end
+
 -- due_by returns up to lim members of the ZSET k whose score is at most
 -- now, lowest first, with their scores, and removes them from k.
 local function due_by(k, now, lim)
@@ -230,27 +214,10 @@ local function promote(now, lim)
   for i = 1, #r, 2 do
     make_ready(r[i], PFX .. 'k:' .. r[i], r[i + 1])
   end
-  -- Delayed batches: the values behind a retried one are no longer behind.
+  -- Retried and deferred batches.
   r = due_by(K_DELAYED, now, lim)
-  if #r > 0 then
-    local behind, deferred = 0, 0
-    for i = 1, #r, 2 do
-      local kk = PFX .. 'k:' .. r[i]
-      local h = rcall('HMGET', kk, 's', 'n')
-      if h[1] == 'd' then
-        deferred = deferred + 1
-      else
-        behind = behind + rcall('LLEN', PFX .. 'v:' .. r[i]) - tonumber(h[2])
-      end
-      make_ready(r[i], kk, r[i + 1])
-    end
-    -- HINCRBY takes no "-0".
-    if behind > 0 then
-      rcall('HINCRBY', K_META, 'bh', -behind)
-    end
-    if deferred > 0 then
-      rcall('HINCRBY', K_META, 'df', -deferred)
-    end
+  for i = 1, #r, 2 do
+    make_ready(r[i], PFX .. 'k:' .. r[i], r[i + 1])
   end
   -- Bursts that came due, alone or behind other values.
   r = due_by(K_PENDING, now, lim)

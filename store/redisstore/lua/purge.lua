@@ -8,6 +8,7 @@
   ARGV[3]     most dead letters to remove
   Returns how many it removed.
 ]]
+-- @include lib.lua
 local ids = rcall('ZRANGEBYSCORE', K_DEADAT, '-inf', '(' .. ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
 for _, id in ipairs(ids) do
   rcall('DEL', PFX .. 'd:' .. id)

@@ -8,6 +8,7 @@
   ARGV[2]     id of the dead letter
   Returns 1, or 0 if there is no such dead letter.
 ]]
+-- @include lib.lua
 local dk = PFX .. 'd:' .. ARGV[2]
 local d = rcall('LRANGE', dk, 0, -1)
 if #d == 0 then
@@ -25,6 +26,6 @@ for i = 5, #d do
 end
 if #vals > 0 then
   local key = d[1]
-  append(key, PFX .. 'k:' .. key, PFX .. 'v:' .. key, vals, now, 0, 0)
+  append(key, PFX .. 'k:' .. key, PFX .. 'v:' .. key, vals, now)
 end
 return 1

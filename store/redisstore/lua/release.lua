@@ -10,14 +10,13 @@
   ARGV[2]     key
   Returns 1 if the key was held, 0 if not.
 ]]
+-- @include lib.lua
 local key, kk, vk = ARGV[2], KEYS[11], KEYS[12]
 if rcall('HGET', kk, 's') ~= 'h' then
   return 0
 end
 local now = now_us()
 rcall('ZREM', K_HELD, key)
-local left = rcall('LLEN', vk)
-rcall('HINCRBY', K_META, 'hv', -left)
 rcall('HDEL', kk, 'a', 'n')
-settle(key, kk, left, now)
+settle(key, kk, rcall('LLEN', vk), now)
 return 1
