@@ -138,7 +138,12 @@ var ErrFull = errors.New("pacer: runner full")
 // with Fence. ErrLeaseLost wraps store.ErrLeaseLost. It is also wrapped in
 // the error a batch is dropped or held with when its last attempt's lease
 // lapsed, its holder having died.
-var ErrLeaseLost = fmt.Errorf("pacer: lease lost: %w", store.ErrLeaseLost)
+var ErrLeaseLost error = leaseLost{}
+
+type leaseLost struct{}
+
+func (leaseLost) Error() string { return "pacer: lease lost" }
+func (leaseLost) Unwrap() error { return store.ErrLeaseLost }
 
 // ErrUndecodable is wrapped in the error a batch is dropped with when some
 // of its stored values, or its key, no longer decode with the Runner's

@@ -43,8 +43,8 @@ func TestLeaseLostCancelsHandler(t *testing.T) {
 		after     time.Duration // when the handler's ctx ends
 		says      string
 	}{
-		{"refused", store.ErrLeaseLost, time.Second, "pacer: lease lost: store: lease lost"},
-		{"failing", errors.New("connection refused"), 2 * time.Second, "pacer: lease lost: store: lease lost: renewal failed for 2s of a 3s TTL: connection refused"},
+		{"refused", store.ErrLeaseLost, time.Second, "pacer: lease lost"},
+		{"failing", errors.New("connection refused"), 2 * time.Second, "pacer: lease lost: renewal failed for 2s of a 3s TTL: connection refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -136,7 +136,7 @@ func TestLeaseLapsedOnLastAttempt(t *testing.T) {
 			}
 			require.Len(t, dropped, 1)
 			require.ErrorIs(t, dropped[0], pacer.ErrLeaseLost)
-			require.EqualError(t, dropped[0], "pacer: lease lost: store: lease lost: attempt 2 of 2 lapsed, its holder gone")
+			require.EqualError(t, dropped[0], "pacer: lease lost: attempt 2 of 2 lapsed, its holder gone")
 			dead, err := mem.DeadLetters(ctx, "q", 0, 10)
 			require.NoError(t, err)
 			require.Len(t, dead, 1)
