@@ -13,7 +13,10 @@ import (
 // PauseAll or a ratelimit.LimitError; RetryAfter delays one key and does
 // not count), then decays back with a half-life once the pressure goes. A
 // key's burst waits the target quiet period of the moment it opens, and
-// keeps it while values join; Stats.Debounce reports the target. A longer
+// keeps it while values join; Stats.Debounce reports the target. With a
+// Config.Store, the backlog is the values the engine stores, read at most
+// once a second, and each Add passes the target of its moment to the
+// engine, which sets the burst's deadline from it. A longer
 // quiet period coalesces more values per handler call, which is what a
 // saturated downstream needs. The zero value (Max == 0) turns it off.
 type Adaptive struct {

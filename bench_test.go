@@ -24,6 +24,7 @@ func BenchmarkRunner(b *testing.B) {
 		maxBatch int
 	}{{"coalesce", 0}, {"strict", 1}} {
 		b.Run(mode.name, func(b *testing.B) {
+			ctx := context.Background()
 			running := make(chan struct{})
 			var once sync.Once
 			r, err := pacer.New(pacer.Config[string, int]{MaxBatch: mode.maxBatch, Workers: 2},
@@ -35,27 +36,30 @@ func BenchmarkRunner(b *testing.B) {
 				b.Fatal(err)
 			}
 			done := make(chan error, 1)
-			go func() { done <- r.Run(context.Background()) }()
+			go func() { done <- r.Run(ctx) }()
 			// Wait until Run runs, so the workers handle values while they are added.
-			if err := r.Add("warm-up", -1); err != nil {
+			if err := r.Add(ctx, "warm-up", -1); err != nil {
 				b.Fatal(err)
 			}
 			<-running
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
-				if err := r.Add(keys[i%len(keys)], i); err != nil {
+				if err := r.Add(ctx, keys[i%len(keys)], i); err != nil {
 					b.Fatal(err)
 				}
 			}
-			if err := r.Shutdown(context.Background()); err != nil {
+			if err := r.Shutdown(ctx); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()
 			if err := <-done; err != nil {
 				b.Fatal(err)
 			}
-			st := r.Stats()
+			st, err := r.Stats(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
 			if st.Handled != uint64(b.N)+1 {
 				b.Fatalf("handled %d of %d values", st.Handled, b.N+1)
 			}

@@ -57,7 +57,7 @@ func panicIn(t *testing.T, which string) {
 	})
 	require.NoError(t, err)
 	stop := start(t, r)
-	require.NoError(t, r.Add("k", 1))
+	require.NoError(t, r.Add(t.Context(), "k", 1))
 	time.Sleep(time.Minute)
 	stop()
 }

@@ -3,18 +3,20 @@ package pacer
 import (
 	"fmt"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"github.com/benbjohnson/clock"
 
 	"github.com/pacerkit/pacer/ratelimit"
+	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/window"
 )
 
 // Config configures a Runner. The zero value is valid: no debounce, coalesced
 // batches, one worker, 25 attempts per batch with exponential backoff from
 // 1 s to 5 min, then the batch is dropped; no rate limit, no window, no
-// bound on the values held.
+// bound on the values held; state in the process.
 type Config[K comparable, V any] struct {
 	// Debounce is the quiet period: a key's values are collected until no
 	// new value came for Debounce, then they enter the key's queue as one
@@ -67,11 +69,13 @@ type Config[K comparable, V any] struct {
 	// later. Stats.Values and Stats.Refused show the level and the refusals.
 	// The default 0 means no bound: an embedded library should not start
 	// refusing work at a number it cannot know, so set it to protect the
-	// process's memory from a backlog that outgrows it.
+	// process's memory from a backlog that outgrows it. It does not apply
+	// with a Store, which keeps the values outside the process.
 	MaxValues int
 	// DropPendingOnShutdown makes Shutdown hand the bursts still being
 	// debounced to OnDrop (with ErrClosed) instead of queueing them to be
-	// handled, which is the default.
+	// handled, which is the default. It does not apply with a Store, where
+	// bursts debounce in the engine.
 	DropPendingOnShutdown bool
 	// Logger receives structured logs: Debug for each value and batch, Warn
 	// for retries, drops and holds, Error for handler panics. nil discards.
@@ -85,14 +89,60 @@ type Config[K comparable, V any] struct {
 	// OnDrop, when set, is called with every batch the Runner gives up on,
 	// and why: a Permanent error, used-up attempts, or ErrClosed for what a
 	// Shutdown did not handle (held keys, or everything left when its ctx
-	// expired). It is called synchronously, like OnEvent, must not call
-	// Shutdown, and a panic in it crashes the program, as in OnEvent: a
-	// dead-letter hook that fails must not lose the batch silently.
+	// expired; never with a Store, which keeps them). With a Store, it is
+	// also called for a batch whose last attempt's lease lapsed (an error
+	// wrapping ErrLeaseLost) and for one whose stored values no longer
+	// decode (wrapping ErrUndecodable; the batch has the values that did);
+	// the engine keeps each dropped batch, as stored, as a dead letter. It
+	// is called synchronously, like OnEvent, before the key's next values
+	// may start, must not call Shutdown, and a panic in it crashes the
+	// program, as in OnEvent: a dead-letter hook that fails must not lose
+	// the batch silently.
 	OnDrop func(key K, batch []V, err error)
 	// Clock is the time source. The default is clock.New(), the real clock,
-	// which also works inside testing/synctest bubbles.
+	// which also works inside testing/synctest bubbles. With a Store, the
+	// engine's own clock decides when bursts, retry delays and leases come
+	// due; this one times the lease renewals, the window and the Limiter.
 	Clock clock.Clock
+
+	// Store, when set, keeps the Runner's state in a shared engine (see
+	// package store: store.Memory in the process, store/redisstore in
+	// Redis) instead of the process, under the queue Name, so that Runners
+	// of several processes sharing it keep every guarantee across all of
+	// them: a key's values added on different instances join one debounced
+	// burst, a key is leased by one worker of one instance at a time, in
+	// order, and what Add accepted survives the crash of any process
+	// (with a durable engine). Delivery is at least once: a batch whose
+	// holder died, or lost its lease, runs again.
+	//
+	// The Runner then talks to the engine only: Debounce, MaxWait and
+	// Adaptive go to the engine with each Add; retries, held keys and
+	// dead letters (a dropped batch is kept with its error) live there;
+	// workers lease batches for LeaseTTL and renew their leases while they
+	// work (see ErrLeaseLost and Fence). Shutdown leaves what is stored in
+	// the engine for the next Runner instead of handing it to OnDrop;
+	// MaxValues and DropPendingOnShutdown do not apply. The Runner does
+	// not close the Store. The default nil keeps the state in the process,
+	// with no encoding.
+	Store store.Store
+	// Name is the Runner's queue in Store: Runners that share a Store and
+	// a Name share their keys, their leases and their order. It is
+	// required with Store and unused without.
+	Name string
+	// Codec encodes values for Store. The default is JSON[V].
+	Codec Codec[V]
+	// KeyCodec encodes keys for Store. Keys whose kind is string or an
+	// integer need none; with Store, any other key type requires one.
+	KeyCodec Codec[K]
+	// LeaseTTL is how long a lease on Store lasts without renewal. A
+	// worker renews its lease every LeaseTTL/3 while it works on the batch;
+	// a holder that dies leaves its key to another instance after at most
+	// LeaseTTL. The default is 30 seconds; it must be 0 or at least 1 ms.
+	LeaseTTL time.Duration
 }
+
+// defaultLeaseTTL is what Config.LeaseTTL 0 means.
+const defaultLeaseTTL = 30 * time.Second
 
 // Exhausted is what a Runner does with a batch that used up its attempts.
 type Exhausted uint8
@@ -115,6 +165,20 @@ func (c Config[K, V]) withDefaults() Config[K, V] {
 	}
 	if c.Clock == nil {
 		c.Clock = clock.New()
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = defaultLeaseTTL
+	}
+	if c.Store != nil {
+		if c.Codec == nil {
+			c.Codec = JSON[V]{}
+		}
+		if c.KeyCodec == nil {
+			c.KeyCodec = keyCodec[K]()
+		}
+		// The engine holds the values and the bursts, not the process.
+		c.MaxValues = 0
+		c.DropPendingOnShutdown = false
 	}
 	c.Retry = c.Retry.withDefaults()
 	return c
@@ -141,6 +205,12 @@ func (c Config[K, V]) validate() error {
 	case c.Window != nil && c.Window.IsZero():
 		// Nothing would ever start, and a graceful Shutdown would never end.
 		return fmt.Errorf("pacer: Config.Window must not be the zero Schedule, which never opens")
+	case c.LeaseTTL != 0 && c.LeaseTTL < time.Millisecond:
+		return fmt.Errorf("pacer: Config.LeaseTTL must be 0 (30 s) or at least 1ms, got %v", c.LeaseTTL)
+	case c.Store != nil && c.Name == "":
+		return fmt.Errorf("pacer: Config.Name must be set with Config.Store: it names the Runner's queue in the store")
+	case c.Store != nil && c.KeyCodec == nil && keyCodec[K]() == nil:
+		return fmt.Errorf("pacer: Config.KeyCodec must be set with Config.Store for keys of type %v: only string and integer keys have a default encoding", reflect.TypeFor[K]())
 	}
 	if err := c.Retry.validate(); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/window"
 )
 
@@ -31,6 +32,8 @@ func TestConfigValidation(t *testing.T) {
 		{cfg{Adaptive: pacer.Adaptive{Max: time.Second}}, "pacer: Config.Adaptive needs Config.Debounce > 0, got 0s"},
 		{cfg{Debounce: 2 * time.Second, Adaptive: pacer.Adaptive{Max: time.Second}}, "pacer: Config.Adaptive.Max must be >= Config.Debounce (2s), got 1s"},
 		{cfg{Window: &window.Schedule{}}, "pacer: Config.Window must not be the zero Schedule, which never opens"},
+		{cfg{LeaseTTL: time.Microsecond}, "pacer: Config.LeaseTTL must be 0 (30 s) or at least 1ms, got 1µs"},
+		{cfg{Store: store.NewMemory(store.MemoryConfig{})}, "pacer: Config.Name must be set with Config.Store: it names the Runner's queue in the store"},
 	} {
 		_, err := pacer.New(tc.cfg, func(context.Context, string, []int) error { return nil })
 		require.EqualError(t, err, tc.err)

@@ -17,6 +17,16 @@
 //	a token bucket that obeys Retry-After          ratelimit.Bucket, ratelimit.Keyed, ratelimit.Transport
 //	only inside working hours of a time zone       window.Schedule
 //	all of the above around one handler            pacer.Runner
+//	the Runner's state shared by several processes  pacer.Config.Store, package store
+//
+// A Runner keeps its state in the process by default. With Config.Store
+// it keeps it in a store.Store engine instead (store.Memory in the
+// process, store/redisstore in Redis), which several processes share:
+// changing that one field (and naming the queue) makes debounce,
+// exclusivity, order, retries, held keys and dead letters hold across
+// every instance, with leases that lapse when their holder dies and a
+// fencing token per lease (Fence). Values are encoded with a Codec, JSON
+// by default; string and integer keys need no configuration.
 //
 // Every type that owns goroutines has a constructor and an idempotent Close
 // or Shutdown that waits for them. Every blocking call takes a

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pacerkit/pacer/internal/callctx"
 	"github.com/pacerkit/pacer/ratelimit"
+	"github.com/pacerkit/pacer/store"
 )
 
 // ErrClosed is returned by Add after Shutdown began, and by Run after the
@@ -127,3 +128,25 @@ func Attempt(ctx context.Context) int {
 // Config.MaxValues values: the value was not accepted. A webhook can answer
 // 429 or 503 with it and let the sender retry.
 var ErrFull = errors.New("pacer: runner full")
+
+// ErrLeaseLost is the cause of a handler's ctx cancelled because the
+// Runner lost the lease of its batch: the Config.Store refused to renew it
+// (it lapsed, or another holder has the key now), or the renewals kept
+// failing until it could no longer be renewed before its TTL passes. The
+// Runner then reports no outcome for the batch: its next holder runs it,
+// as the next attempt. A handler that writes elsewhere guards its writes
+// with Fence. ErrLeaseLost wraps store.ErrLeaseLost. It is also wrapped in
+// the error a batch is dropped or held with when its last attempt's lease
+// lapsed, its holder having died.
+var ErrLeaseLost error = leaseLost{}
+
+type leaseLost struct{}
+
+func (leaseLost) Error() string { return "pacer: lease lost" }
+func (leaseLost) Unwrap() error { return store.ErrLeaseLost }
+
+// ErrUndecodable is wrapped in the error a batch is dropped with when some
+// of its stored values, or its key, no longer decode with the Runner's
+// codecs (Config.Codec, Config.KeyCodec): the store keeps the batch as a
+// dead letter, as it was stored, and OnDrop gets the values that decoded.
+var ErrUndecodable = errors.New("pacer: stored value does not decode")

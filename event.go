@@ -10,7 +10,9 @@ const (
 	// EventReceived: Add accepted a value (Size 1).
 	EventReceived EventKind = iota + 1
 	// EventReady: a key's debounced burst entered its queue (Size values;
-	// Delay is the time from the burst's first value to now).
+	// Delay is the time from the burst's first value to now). With a
+	// Config.Store it is reported only for values added without Debounce:
+	// a burst closes in the engine, unseen by the Runner.
 	EventReady
 	// EventStarted: a batch was handed to the handler (Attempt, Size; Delay
 	// is the time spent waiting for the window and the Limiter).
@@ -67,7 +69,7 @@ type Event[K comparable] struct {
 	Time     time.Time     // when it happened, on the Runner's clock
 	Attempt  int           // 1 for a batch's first handler call
 	Size     int           // number of values concerned
-	Behind   int           // values of the key queued behind the batch, which wait for it (retry, held)
+	Behind   int           // values of the key queued behind the batch, which wait for it (retry, held); 0 with a Config.Store
 	Delay    time.Duration // a wait: time to ready, to start, or until a retry (see the kinds)
 	Duration time.Duration // the handler's running time (finished, retry, dropped, held)
 	Err      error         // the handler's error (retry, dropped, held)

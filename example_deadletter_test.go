@@ -32,11 +32,12 @@ func Example_deadLetter() {
 	if err != nil {
 		panic(err)
 	}
+	ctx := context.Background()
 	for _, msg := range []string{"hello", "malformed", "unlucky", "bye"} {
-		_ = r.Add("sub-1", msg)
+		_ = r.Add(ctx, "sub-1", msg)
 	}
 	// With no Run, Shutdown runs the workers itself until all is done.
-	if err := r.Shutdown(context.Background()); err != nil {
+	if err := r.Shutdown(ctx); err != nil {
 		panic(err)
 	}
 	// Output:

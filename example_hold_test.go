@@ -36,21 +36,22 @@ func Example_strictHold() {
 	if err != nil {
 		panic(err)
 	}
+	ctx := context.Background()
 	for i := 1; i <= 3; i++ {
-		_ = r.Add("sub-1", i)
+		_ = r.Add(ctx, "sub-1", i)
 	}
-	go r.Run(context.Background())
+	go r.Run(ctx)
 
 	key := <-held
-	st := r.Stats()
+	st, _ := r.Stats(ctx)
 	fmt.Println("held keys:", st.Held, "values waiting:", st.Queued)
 
 	fixed.Store(true) // e.g. an operator fixed the receiver
 	fmt.Println("release", key)
-	if !r.Release(key) {
+	if ok, _ := r.Release(ctx, key); !ok {
 		panic("the key was not held")
 	}
-	_ = r.Shutdown(context.Background())
+	_ = r.Shutdown(ctx)
 	// Output:
 	// sub-1 1 delivered
 	// sub-1 held after 2 attempts, 1 behind: receiver rejects 2

@@ -69,11 +69,12 @@ func Example_limiterWithTransport() {
 		panic(err)
 	}
 	start := time.Now()
-	_ = r.Add("alice", "edit")
-	go func() { _ = r.Run(context.Background()) }()
+	ctx := context.Background()
+	_ = r.Add(ctx, "alice", "edit")
+	go func() { _ = r.Run(ctx) }()
 
 	<-done
-	_ = r.Shutdown(context.Background())
+	_ = r.Shutdown(ctx)
 	fmt.Println("retried after the Retry-After:", time.Since(start) >= time.Second)
 	fmt.Println("requests:", hits.Load())
 	// Output:

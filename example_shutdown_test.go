@@ -37,9 +37,9 @@ func Example_shutdownOnSignal() {
 	go r.Run(ctx)
 
 	// The webhook handler adds the users' edits.
-	_ = r.Add("alice", "title")
-	_ = r.Add("alice", "due date")
-	_ = r.Add("bob", "title")
+	_ = r.Add(ctx, "alice", "title")
+	_ = r.Add(ctx, "alice", "due date")
+	_ = r.Add(ctx, "bob", "title")
 
 	sigterm() // Run returns context.Canceled; the edits stay in the Runner
 
@@ -52,7 +52,7 @@ func Example_shutdownOnSignal() {
 	for _, s := range recomputed {
 		fmt.Println(s)
 	}
-	st := r.Stats()
+	st, _ := r.Stats(shutdownCtx)
 	fmt.Println("handled", st.Handled, "dropped", st.Dropped)
 	// Output:
 	// alice [title due date]

@@ -25,15 +25,16 @@ func Example_coalesce() {
 	if err != nil {
 		panic(err)
 	}
-	go func() { _ = r.Run(context.Background()) }()
+	ctx := context.Background()
+	go func() { _ = r.Run(ctx) }()
 
-	_ = r.Add("bob", "title")
-	_ = r.Add("alice", "title")
-	_ = r.Add("alice", "due date")
-	_ = r.Add("alice", "assignee")
+	_ = r.Add(ctx, "bob", "title")
+	_ = r.Add(ctx, "alice", "title")
+	_ = r.Add(ctx, "alice", "due date")
+	_ = r.Add(ctx, "alice", "assignee")
 
 	<-done
-	_ = r.Shutdown(context.Background())
+	_ = r.Shutdown(ctx)
 	// Output:
 	// bob [title]
 	// alice [title due date assignee]
@@ -60,13 +61,14 @@ func Example_strict() {
 	if err != nil {
 		panic(err)
 	}
+	ctx := context.Background()
 	for i := 1; i <= 3; i++ {
-		_ = r.Add("sub-1", i) // buffered until Run starts
+		_ = r.Add(ctx, "sub-1", i) // buffered until Run starts
 	}
-	go func() { _ = r.Run(context.Background()) }()
+	go func() { _ = r.Run(ctx) }()
 
 	<-done
-	_ = r.Shutdown(context.Background())
+	_ = r.Shutdown(ctx)
 	// Output:
 	// sub-1 1 delivered, attempt 1
 	// sub-1 2 failed, attempt 1

@@ -41,13 +41,14 @@ func Example_window() {
 	if err != nil {
 		panic(err)
 	}
-	go r.Run(context.Background())
+	ctx := context.Background()
+	go r.Run(ctx)
 
-	_ = r.Add("group-1", "reminder")
+	_ = r.Add(ctx, "group-1", "reminder")
 	<-waiting
 	clk.Add(time.Hour) // 09:00
 	<-sent
-	_ = r.Shutdown(context.Background())
+	_ = r.Shutdown(ctx)
 	// Output:
 	// group-1 waits 1h0m0s for the window
 	// sent [reminder] to group-1 at 09:00 with a ctx that ends at 17:30

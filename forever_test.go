@@ -41,7 +41,7 @@ func TestForeverDelays(t *testing.T) {
 				r := newRunner(t, pacer.Config[string, int]{Retry: tc.retry}, rc)
 				done := make(chan error, 1)
 				go func() { done <- r.Run(context.Background()) }()
-				require.NoError(t, r.Add("k", 1))
+				require.NoError(t, r.Add(t.Context(), "k", 1))
 				time.Sleep(1000 * time.Hour)
 				var ats []time.Duration
 				for _, c := range rc.Calls() {

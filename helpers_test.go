@@ -121,3 +121,11 @@ func start(t *testing.T, r *pacer.Runner[string, int]) (stop func()) {
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// stats returns r.Stats, failing the test on an error.
+func stats[K comparable, V any](t testing.TB, r *pacer.Runner[K, V]) pacer.Stats {
+	t.Helper()
+	st, err := r.Stats(context.Background())
+	require.NoError(t, err)
+	return st
+}

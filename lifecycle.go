@@ -17,6 +17,9 @@ import (
 // Run again to resume. If ctx ends after a Shutdown began, the drain goes on
 // under the Shutdown's control and Run returns once it is over.
 //
+// With a Config.Store, the batches cut short go back to the engine, where
+// any instance may take them at once, and what is stored stays there.
+//
 // Run returns nil when a Shutdown stopped it, ErrRunning while another Run
 // runs, and ErrClosed once Shutdown began.
 func (r *Runner[K, V]) Run(ctx context.Context) error {
@@ -112,6 +115,14 @@ func (r *Runner[K, V]) startLocked(parent context.Context) *crew {
 // errors.Is(err, context.DeadlineExceeded) holds for an expired deadline.
 // Handlers must therefore return when their ctx ends.
 //
+// With a Config.Store, Shutdown leaves the queue to the engine and the
+// other instances: it stops claiming batches at once and lets the running
+// ones finish, and nothing goes to OnDrop. If ctx ends first, the
+// handlers' ctx is cancelled (cause ErrClosed) and their batches go back to
+// the engine without using an attempt, where another instance takes them
+// at once; Shutdown then returns an error that wraps ctx.Err(). The Store
+// is not closed: it belongs to the caller.
+//
 // Shutdown and ErrClosed follow net/http's Server: Shutdown(ctx) is the
 // graceful stop, and an expired ctx is the immediate one. Shutdown is
 // idempotent and safe to call concurrently; every call waits for the first
@@ -187,6 +198,9 @@ func (r *Runner[K, V]) lose(key K, vs []V) {
 // gaveUpErr is the error of a Shutdown whose ctx ended before the drain
 // did; call it once the Runner is closed.
 func (r *Runner[K, V]) gaveUpErr(err error) error {
+	if r.cfg.Store != nil {
+		return fmt.Errorf("pacer: Shutdown gave up, the batches it cut short went back to the store: %w", err)
+	}
 	return fmt.Errorf("pacer: Shutdown gave up, %d values went to OnDrop: %w", r.lost.Load(), err)
 }
 

@@ -30,7 +30,7 @@ func TestWindowCloseKeepsLimiterToken(t *testing.T) {
 		rc := newRecorder(nil)
 		r := newRunner(t, pacer.Config[string, int]{Limiter: bucket, Window: &w}, rc)
 		for _, k := range []string{"a", "b", "c"} {
-			require.NoError(t, r.Add(k, 1))
+			require.NoError(t, r.Add(t.Context(), k, 1))
 		}
 		stop := start(t, r)
 		time.Sleep(72 * time.Hour)
@@ -42,7 +42,7 @@ func TestWindowCloseKeepsLimiterToken(t *testing.T) {
 			{"b", []int{1}, 24 * time.Hour, 1},
 			{"c", []int{1}, 24 * time.Hour, 1},
 		}, rc.Calls())
-		require.Equal(t, 20*time.Minute, r.Stats().RateLimitWait)
+		require.Equal(t, 20*time.Minute, stats(t, r).RateLimitWait)
 		stop()
 	})
 }
@@ -60,8 +60,8 @@ func TestRetryAfterDelaysOnlyItsKey(t *testing.T) {
 			return nil
 		})
 		r := newRunner(t, pacer.Config[string, int]{Limiter: bucket}, rc)
-		require.NoError(t, r.Add("a", 1))
-		require.NoError(t, r.Add("b", 1))
+		require.NoError(t, r.Add(t.Context(), "a", 1))
+		require.NoError(t, r.Add(t.Context(), "b", 1))
 		stop := start(t, r)
 		time.Sleep(2 * time.Hour)
 		require.Equal(t, []call{
@@ -70,7 +70,7 @@ func TestRetryAfterDelaysOnlyItsKey(t *testing.T) {
 			{"a", []int{1}, time.Hour, 2},
 		}, rc.Calls())
 		require.Zero(t, bucket.Stats().Pauses)
-		require.Zero(t, r.Stats().RateLimitWait)
+		require.Zero(t, stats(t, r).RateLimitWait)
 		stop()
 	})
 }
@@ -96,12 +96,12 @@ func TestAdaptiveFollowsPauseAll(t *testing.T) {
 		}
 		r := newRunner(t, cfg, rc)
 		stop := start(t, r)
-		require.NoError(t, r.Add("retry", 1))
+		require.NoError(t, r.Add(t.Context(), "retry", 1))
 		time.Sleep(5 * time.Second)
-		require.Equal(t, time.Second, r.Stats().Debounce)
-		require.NoError(t, r.Add("pause", 1))
+		require.Equal(t, time.Second, stats(t, r).Debounce)
+		require.NoError(t, r.Add(t.Context(), "pause", 1))
 		time.Sleep(1500 * time.Millisecond) // fails at 1 s
-		require.InDelta(t, 2, r.Stats().Debounce.Seconds(), 1e-3)
+		require.InDelta(t, 2, stats(t, r).Debounce.Seconds(), 1e-3)
 		stop()
 	})
 }
@@ -141,8 +141,8 @@ func TestLimitErrorPausesAll(t *testing.T) {
 			})
 			cfg := pacer.Config[string, int]{Limiter: bucket, Retry: pacer.Backoff{Initial: 5 * time.Second}}
 			r := newRunner(t, cfg, rc)
-			require.NoError(t, r.Add("a", 1))
-			require.NoError(t, r.Add("b", 1))
+			require.NoError(t, r.Add(t.Context(), "a", 1))
+			require.NoError(t, r.Add(t.Context(), "b", 1))
 			stop := start(t, r)
 			time.Sleep(time.Minute)
 			want := []call{{"a", []int{1}, 0, 1}, {"b", []int{1}, tc.bWaits, 1}, {"a", []int{1}, tc.aRetries, 2}}
@@ -166,8 +166,8 @@ func TestPauseAllOnLastAttempt(t *testing.T) {
 			return nil
 		})
 		r := newRunner(t, pacer.Config[string, int]{Limiter: bucket, Retry: pacer.Backoff{Attempts: 1}}, rc)
-		require.NoError(t, r.Add("a", 1))
-		require.NoError(t, r.Add("b", 1))
+		require.NoError(t, r.Add(t.Context(), "a", 1))
+		require.NoError(t, r.Add(t.Context(), "b", 1))
 		stop := start(t, r)
 		time.Sleep(2 * time.Hour)
 		require.Equal(t, []call{{"a", []int{1}, 0, 1}, {"b", []int{1}, time.Hour, 1}}, rc.Calls())

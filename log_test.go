@@ -47,7 +47,7 @@ func TestLogLevels(t *testing.T) {
 		})
 		require.NoError(t, err)
 		stop := start(t, r)
-		require.NoError(t, r.Add("k", 1))
+		require.NoError(t, r.Add(t.Context(), "k", 1))
 		time.Sleep(time.Minute)
 		stop()
 		require.Equal(t, map[string]slog.Level{

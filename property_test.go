@@ -96,7 +96,7 @@ func checkProperties(t *testing.T, maxBatch int, seed uint64) {
 			time.Sleep(time.Duration(rng.IntN(2000)) * time.Millisecond)
 		}
 		key := fmt.Sprint("k", rng.IntN(5))
-		require.NoError(t, r.Add(key, v))
+		require.NoError(t, r.Add(t.Context(), key, v))
 		added[key] = append(added[key], v)
 	}
 	stop()
@@ -104,7 +104,7 @@ func checkProperties(t *testing.T, maxBatch int, seed uint64) {
 	require.False(t, overlap, "two calls of one key at once")
 	require.False(t, oversize, "a batch larger than MaxBatch")
 	require.Equal(t, added, ended, "every value ends once, in Add order per key")
-	st := r.Stats()
+	st := stats(t, r)
 	require.Equal(t, uint64(300), st.Received)
 	require.Equal(t, uint64(300), st.Handled+st.Dropped)
 	require.Zero(t, st.Queued+st.InFlight+st.Pending+st.Held)

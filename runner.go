@@ -2,6 +2,7 @@ package pacer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -23,17 +24,24 @@ import (
 // Limiter for every key, and any other error retries it with the configured
 // Backoff. ctx ends when the window closes (cause window.ErrOutside), when
 // Run's ctx ends (its cause; the batch then goes back to its key without
-// using an attempt), or when a Shutdown's ctx expires (cause ErrClosed); a
-// graceful Shutdown lets it run. Attempt(ctx) tells which attempt this is.
-// batch belongs to the Runner, which hands the same values again on a retry
-// and to OnDrop: the handler must not modify them (clone batch first to
-// sort or filter it).
+// using an attempt), when a Shutdown's ctx expires (cause ErrClosed), or,
+// with a Config.Store, when the Runner lost the batch's lease (cause
+// ErrLeaseLost; another instance runs the batch again); a graceful
+// Shutdown lets it run. Attempt(ctx) tells which attempt this is, and
+// Fence(ctx) the lease's fencing token. batch belongs to the Runner, which
+// hands the same values again on a retry and to OnDrop: the handler must
+// not modify them (clone batch first to sort or filter it).
 type Handler[K comparable, V any] func(ctx context.Context, key K, batch []V) error
 
 // A Runner paces work per key: it debounces the values added for a key,
 // queues the key's bursts in order, and runs the handler on batches of them
 // with a fixed number of workers, under an optional rate limit and delivery
 // window, retrying failures with backoff.
+//
+// Its state lives in the process, or, with Config.Store, in a store.Store
+// engine that Runners of several processes share under one Config.Name:
+// the guarantees below then hold across all of them, and delivery is at
+// least once (a batch whose holder died or lost its lease runs again).
 //
 // Guarantees:
 //
@@ -49,25 +57,28 @@ type Handler[K comparable, V any] func(ctx context.Context, key K, batch []V) er
 //     failing value is retried until it succeeds, is dropped or is held
 //     before any later value of its key runs; other keys go on meanwhile.
 //   - No loss: every value accepted by Add is either handled successfully,
-//     handed to OnDrop (with the reason), or still held by the Runner. The
-//     Runner never drops work silently: ending Run's ctx drops nothing; a
-//     graceful Shutdown finishes everything except held keys; held keys,
-//     and what a Shutdown cut short by its ctx could not finish, go to
-//     OnDrop with ErrClosed, and that Shutdown returns an error that says
-//     how many values it dropped.
+//     handed to OnDrop (with the reason), or still held by the Runner or
+//     its Store. The Runner never drops work silently: ending Run's ctx
+//     drops nothing. In the process, a graceful Shutdown finishes
+//     everything except held keys; held keys, and what a Shutdown cut
+//     short by its ctx could not finish, go to OnDrop with ErrClosed, and
+//     that Shutdown returns an error that says how many values it dropped.
+//     With a Store, Shutdown leaves everything stored to the next Runner,
+//     and a batch OnDrop gets is also kept in the engine as a dead letter.
 //   - A panic in the handler is recovered and treated as an error
 //     (*PanicError); the worker lives on.
 //
 // Lifecycle: New starts the debouncer; Add may be called at once and
-// buffers values until Run starts the workers. Run blocks until its ctx
-// ends or Shutdown has drained the Runner; when its ctx ends, the Runner
-// keeps everything and still accepts values, and Run may be called again.
-// Shutdown drains the Runner, and a program must call it to have every
-// value handled: it may be called at any time, also before Run or after
-// Run returned (it then runs the workers itself) or more than once, and
-// waits until every goroutine of the Runner has returned. Add returns
-// ErrClosed once Shutdown began. The usual pattern is to run with a ctx
-// that a signal cancels, then to call Shutdown with a deadline:
+// buffers values (or stores them) until Run starts the workers. Run blocks
+// until its ctx ends or Shutdown has stopped the Runner; when its ctx ends,
+// the Runner keeps everything and still accepts values, and Run may be
+// called again. Shutdown drains the Runner (with a Store: lets the running
+// batches finish), and a program must call it before it exits: it may be
+// called at any time, also before Run or after Run returned (it then runs
+// the workers itself) or more than once, and waits until every goroutine
+// of the Runner has returned. Add returns ErrClosed once Shutdown began.
+// The usual pattern is to run with a ctx that a signal cancels, then to
+// call Shutdown with a deadline:
 //
 //	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 //	defer stop()
@@ -86,7 +97,7 @@ type Handler[K comparable, V any] func(ctx context.Context, key K, batch []V) er
 //
 // A Runner is safe for concurrent use.
 //
-// Overhead (BenchmarkRunner: 1,000,000 values over 10,000 keys, no-op
+// Overhead in the process (BenchmarkRunner: 1,000,000 values over 10,000 keys, no-op
 // handler, no debounce, 2 workers, 2 shared vCPUs): 0.38-0.50 µs and 2
 // allocations per value in strict mode (one call per value), 0.33-0.62 µs
 // and 2 allocations per value in coalesce mode (about one call per three
@@ -125,16 +136,11 @@ func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V],
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	mem, err := store.NewMemory[K, V](cfg.MaxBatch, cfg.Clock)
-	if err != nil {
-		return nil, fmt.Errorf("pacer: %w", err)
-	}
 	r := &Runner[K, V]{
 		cfg:    cfg,
 		handle: h,
 		clk:    timing.From(cfg.Clock),
 		log:    cfg.Logger,
-		store:  mem,
 		done:   make(chan struct{}),
 	}
 	r.pauser, _ = cfg.Limiter.(ratelimit.Pauser)
@@ -145,9 +151,20 @@ func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V],
 	if cfg.Adaptive.Max > 0 {
 		r.adapt = newAdaptiveWait(cfg.Debounce, cfg.Adaptive)
 	}
+	if cfg.Store != nil {
+		// The engine debounces: the values of a key come from every
+		// instance.
+		r.store = newSharedStore(cfg, r.adapt)
+		return r, nil
+	}
+	mem, err := store.NewMemory[K, V](cfg.MaxBatch, cfg.Clock)
+	if err != nil {
+		return nil, fmt.Errorf("pacer: %w", err)
+	}
+	r.store = mem
 	if cfg.Debounce > 0 {
 		dc := debounce.Config{Wait: cfg.Debounce, MaxWait: cfg.MaxWait, Clock: cfg.Clock}
-		r.intake, err = newIntake(dc, r.adapt, r.clk.Now, r.store.Len, r.fired)
+		r.intake, err = newIntake(dc, r.adapt, r.clk.Now, mem.Len, r.fired)
 		if err != nil {
 			return nil, fmt.Errorf("pacer: %w", err)
 		}
@@ -156,10 +173,21 @@ func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V],
 }
 
 // Add gives v to key. With Debounce, v joins the key's burst; otherwise it
-// is queued at once. Add never blocks on the handler. It returns ErrClosed
-// once Shutdown began, and ErrFull when the Runner holds Config.MaxValues
-// values; in both cases v was not accepted.
-func (r *Runner[K, V]) Add(key K, v V) error {
+// is queued at once. Add never blocks on the handler. It returns ctx.Err()
+// if ctx is done, ErrClosed once Shutdown began, and ErrFull when the
+// Runner holds Config.MaxValues values; in all these cases v was not
+// accepted.
+//
+// With a Config.Store, Add encodes key and v and stores v, in one call to
+// the engine that ctx bounds; the burst debounces in the engine, where the
+// values of the key added by other instances join it. Once Add returned
+// nil, v survives the crash of any process (with a durable engine). Any
+// other error (the engine is unreachable, a codec failed) means v was not
+// accepted: nothing is buffered in the process.
+func (r *Runner[K, V]) Add(ctx context.Context, key K, v V) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if r.closed.Load() {
 		return ErrClosed
 	}
@@ -173,14 +201,17 @@ func (r *Runner[K, V]) Add(key K, v V) error {
 			r.release(1)
 			return err
 		}
-	} else if r.store.Put(key, v) != nil {
+	} else if err := r.store.Put(ctx, key, v); err != nil {
 		r.release(1)
-		return ErrClosed
+		if errors.Is(err, store.ErrStopped) {
+			return ErrClosed
+		}
+		return err
 	}
 	r.c.received.Add(1)
 	r.emit(EventReceived, key, 0, 1, 0, 0, nil)
 	r.logf(slog.LevelDebug, "pacer: value received", key)
-	if r.intake == nil {
+	if r.cfg.Debounce == 0 {
 		r.emit(EventReady, key, 0, 1, 0, 0, nil)
 	}
 	return nil
@@ -210,7 +241,7 @@ func (r *Runner[K, V]) fired(key K, b debounce.Burst[V]) {
 		r.drop(key, b.Values, 0, ErrClosed, 0)
 		return
 	}
-	if err := r.store.Put(key, b.Values...); err != nil {
+	if err := r.store.Put(context.Background(), key, b.Values...); err != nil {
 		r.lose(key, b.Values) // a Shutdown gave up while intake flushed
 		return
 	}
@@ -223,21 +254,40 @@ func (r *Runner[K, V]) fired(key K, b debounce.Burst[V]) {
 
 // Release puts a key held after using up its attempts back in the queue,
 // at the tail, with its attempts started over. It reports whether key was
-// held.
-func (r *Runner[K, V]) Release(key K) bool {
-	if !r.store.Release(key) {
-		return false
+// held, and ctx.Err() if ctx is done. With a Config.Store it releases the
+// key for every instance, and returns the engine's error if it fails.
+func (r *Runner[K, V]) Release(ctx context.Context, key K) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	ok, err := r.store.Release(ctx, key)
+	if !ok || err != nil {
+		return false, err
 	}
 	r.logf(slog.LevelInfo, "pacer: key released", key)
-	return true
+	return true, nil
 }
 
-// Stats returns a snapshot of the Runner's state and counters.
-func (r *Runner[K, V]) Stats() Stats {
+// Stats returns a snapshot of the Runner's state and counters, or
+// ctx.Err() if ctx is done. With a Config.Store, the gauges are the
+// engine's, for every instance sharing the queue, read in one call that
+// may fail; the counters are this Runner's own.
+func (r *Runner[K, V]) Stats(ctx context.Context) (Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return Stats{}, err
+	}
+	g, err := r.store.Gauges(ctx)
+	if err != nil {
+		return Stats{}, err
+	}
 	s := Stats{
-		Queued:        r.store.Len(),
-		InFlight:      r.store.Leased(),
-		Held:          r.store.Held(),
+		Queued:        g.Queued,
+		InFlight:      g.InFlight,
+		Pending:       g.Pending,
+		Held:          g.Held,
+		Retrying:      g.Retrying,
+		Blocked:       g.Blocked,
+		Dead:          g.Dead,
 		Debounce:      r.cfg.Debounce,
 		Received:      r.c.received.Load(),
 		Handled:       r.c.handled.Load(),
@@ -251,14 +301,16 @@ func (r *Runner[K, V]) Stats() Stats {
 	// The counters are read one by one, and a value is counted received
 	// only once Add put it in, so it may end first: clamp at 0.
 	s.Values = int(max(int64(s.Received)-int64(s.Handled)-int64(s.Dropped), 0))
-	s.Retrying, s.Blocked = r.store.Retrying()
+	if g.Values >= 0 { // the engine counts the values of every instance
+		s.Values = g.Values
+	}
 	if r.intake != nil {
-		s.Pending = r.intake.pending()
+		s.Pending += r.intake.pending()
 	}
 	if r.adapt != nil {
 		s.Debounce = r.adapt.CurrentAt(r.clk.Now())
 	}
-	return s
+	return s, nil
 }
 
 // drop gives a batch up: OnDrop, EventDropped, a warning.

@@ -7,6 +7,12 @@ import (
 
 // Stats is a snapshot of a Runner's state and counters, from Runner.Stats.
 // Gauges describe the moment of the call; counters only grow.
+//
+// With a Config.Store the gauges describe the engine's queue, and so every
+// Runner that shares it, and the engine does not count apart the values
+// out on a lease: Values and Queued are then both every value stored
+// (debouncing, ready, leased, delayed or held), and InFlight counts the
+// leased keys. The counters are always this Runner's own.
 type Stats struct {
 	// Gauges.
 	Values   int           // values the Runner holds: debouncing, queued or being handled (the level Config.MaxValues bounds)
@@ -16,6 +22,7 @@ type Stats struct {
 	Held     int           // keys held after using up their attempts, waiting for Release
 	Retrying int           // keys whose batch failed and waits for its retry
 	Blocked  int           // values queued behind the batches of Retrying keys, which wait for them
+	Dead     int           // dead letters the Config.Store keeps (0 without a Store)
 	Debounce time.Duration // the current quiet period; with Adaptive, its target (see Adaptive)
 
 	// Counters.

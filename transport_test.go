@@ -83,14 +83,14 @@ func TestTransportWaitInStats(t *testing.T) {
 		rc := newRecorder(func(ctx context.Context, _ string, _ []int) error { return get(ctx, client, 1) })
 		r := newRunner(t, pacer.Config[string, int]{}, rc)
 		for _, k := range []string{"a", "b", "c"} {
-			require.NoError(t, r.Add(k, 1))
+			require.NoError(t, r.Add(t.Context(), k, 1))
 		}
 		stop := start(t, r)
 		time.Sleep(time.Minute)
 		stop()
 		require.Equal(t, []time.Duration{0, time.Second, 2 * time.Second}, srv.times())
-		require.Equal(t, 2*time.Second, r.Stats().RateLimitWait)
-		require.Equal(t, bucket.Stats().WaitTime, r.Stats().RateLimitWait)
+		require.Equal(t, 2*time.Second, stats(t, r).RateLimitWait)
+		require.Equal(t, bucket.Stats().WaitTime, stats(t, r).RateLimitWait)
 	})
 }
 
@@ -102,11 +102,11 @@ func TestTransportRetryAfterSleepInStats(t *testing.T) {
 		client := &http.Client{Transport: &ratelimit.Transport{Base: srv}}
 		rc := newRecorder(func(ctx context.Context, _ string, _ []int) error { return get(ctx, client, 1) })
 		r := newRunner(t, pacer.Config[string, int]{}, rc)
-		require.NoError(t, r.Add("a", 1))
+		require.NoError(t, r.Add(t.Context(), "a", 1))
 		stop := start(t, r)
 		stop()
 		require.Equal(t, []time.Duration{0, 3 * time.Second}, srv.times())
-		require.Equal(t, 3*time.Second, r.Stats().RateLimitWait)
+		require.Equal(t, 3*time.Second, stats(t, r).RateLimitWait)
 	})
 }
 
@@ -122,7 +122,7 @@ func TestTransportUsesTheCallsToken(t *testing.T) {
 			rc := newRecorder(func(ctx context.Context, _ string, _ []int) error { return get(ctx, client, requests) })
 			r := newRunner(t, pacer.Config[string, int]{Limiter: bucket}, rc)
 			for _, k := range []string{"a", "b", "c"} {
-				require.NoError(t, r.Add(k, 1))
+				require.NoError(t, r.Add(t.Context(), k, 1))
 			}
 			stop := start(t, r)
 			stop()
@@ -146,7 +146,7 @@ func TestTransportPaidTokenVoidedByPause(t *testing.T) {
 			return get(ctx, client, 1)
 		})
 		r := newRunner(t, pacer.Config[string, int]{Limiter: bucket}, rc)
-		require.NoError(t, r.Add("a", 1))
+		require.NoError(t, r.Add(t.Context(), "a", 1))
 		stop := start(t, r)
 		stop()
 		require.Equal(t, []time.Duration{10 * time.Second}, srv.times())
@@ -163,7 +163,7 @@ func TestTransportIncomparableLimiter(t *testing.T) {
 		client := &http.Client{Transport: &ratelimit.Transport{Base: newOKServer(), Limiter: both}}
 		rc := newRecorder(func(ctx context.Context, _ string, _ []int) error { return get(ctx, client, 1) })
 		r := newRunner(t, pacer.Config[string, int]{Limiter: both}, rc)
-		require.NoError(t, r.Add("a", 1))
+		require.NoError(t, r.Add(t.Context(), "a", 1))
 		stop := start(t, r)
 		stop()
 		require.Len(t, rc.Calls(), 1)

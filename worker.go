@@ -3,6 +3,7 @@ package pacer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -27,6 +28,10 @@ func (r *Runner[K, V]) work(ctx context.Context) {
 
 // process handles one leased batch and ends the lease.
 func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
+	if err := r.unfit(l); err != nil {
+		r.finish(ctx, l, err, 0, false) // without a call
+		return
+	}
 	// Reading the clock is a good part of the cost of a batch: only do it
 	// when someone looks at the durations.
 	timed := r.cfg.OnEvent != nil || r.log.Enabled(ctx, slog.LevelWarn)
@@ -34,9 +39,13 @@ func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
 	if timed {
 		leased = r.clk.Now()
 	}
-	if !r.admit(ctx, l) {
-		// The Runner is stopping: nothing ran, so no attempt was used.
-		r.store.Defer(l, 0)
+	lctx, kept := r.store.Keep(ctx, l)
+	if !r.admit(lctx, l) {
+		// The Runner is stopping, or lost the lease: nothing ran, so no
+		// attempt was used.
+		if kept() == nil {
+			r.ended(l, r.store.Defer(ctx, l, 0))
+		}
 		return
 	}
 	if timed {
@@ -49,7 +58,7 @@ func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
 
 	// The handler's ctx tells a ratelimit.Transport where to count its
 	// waits and which token this call already paid.
-	hctx := context.Context(&callctx.Call{Context: ctx, Paid: r.cfg.Limiter, Waited: &r.c.rateWait, Attempt: callctx.Attempt32(l.Attempt)})
+	hctx := context.Context(&callctx.Call{Context: lctx, Paid: r.cfg.Limiter, Waited: &r.c.rateWait, Attempt: callctx.Attempt32(l.Attempt)})
 	cancel := context.CancelFunc(func() {})
 	if r.window != nil {
 		hctx, cancel = r.window.Context(hctx)
@@ -57,12 +66,43 @@ func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
 	err := r.call(hctx, l)
 	windowClosed := errors.Is(context.Cause(hctx), window.ErrOutside)
 	cancel()
+	lost := kept()
 	var took time.Duration
 	if timed {
 		took = r.clk.Now().Sub(start)
 	}
 	r.c.batches.Add(1)
+	if lost != nil {
+		// The batch's next holder runs it: the engine would refuse any
+		// outcome from this one.
+		if err == nil {
+			r.c.handled.Add(uint64(len(l.Values)))
+		}
+		return
+	}
 	r.finish(ctx, l, err, took, windowClosed)
+}
+
+// unfit returns why a leased batch must not reach the handler: its values
+// no longer decode (it is dropped, whatever Config.Exhausted says), or it
+// is past its last attempt, which lapsed with its holder.
+func (r *Runner[K, V]) unfit(l store.Lease[K, V]) error {
+	if err := l.Unreadable(); err != nil {
+		return Permanent(err)
+	}
+	if n := r.cfg.Retry.Attempts; n > 0 && l.Attempt > n {
+		return fmt.Errorf("%w: attempt %d of %d lapsed, its holder gone", ErrLeaseLost, l.Attempt-1, n)
+	}
+	return nil
+}
+
+// ended logs the failure of the call that ended l: the engine lost the
+// lease, or could not be reached; either way the lease lapses and the
+// batch runs again, with the next attempt.
+func (r *Runner[K, V]) ended(l store.Lease[K, V], err error) {
+	if err != nil {
+		r.logf(slog.LevelWarn, "pacer: could not end the lease, the batch will run again", l.Key, slog.Int("attempt", l.Attempt), slog.Any("err", err))
+	}
 }
 
 // admit waits until the batch may start: the window is open and the
@@ -121,7 +161,8 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 	defer r.checkDrained()
 	n := len(l.Values)
 	if err == nil {
-		more := r.store.Ack(l)
+		more, serr := r.store.Ack(ctx, l)
+		r.ended(l, serr)
 		r.c.handled.Add(uint64(n))
 		r.release(n)
 		r.emit(EventFinished, l.Key, l.Attempt, n, 0, took, nil)
@@ -135,8 +176,9 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 		// Cut short by the end of Run's ctx or by a Shutdown that gave up:
 		// not the handler's fault. The batch goes back to its key without
 		// using an attempt, for a later Run or Shutdown to handle, or for a
-		// Shutdown that gave up to hand to OnDrop.
-		r.store.Defer(l, 0)
+		// Shutdown that gave up to hand to OnDrop (or, with a Store, for
+		// another instance to take at once).
+		r.ended(l, r.store.Defer(ctx, l, 0))
 		return
 	}
 	permanent, after, hasAfter, pause := classify(err)
@@ -151,7 +193,7 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 		opens := r.window.NextOpen(now).Sub(now)
 		r.emitBlocking(EventRetry, l, opens, took, err)
 		r.logf(slog.LevelInfo, "pacer: window closed during batch", l.Key, slog.Int("size", n), slog.Any("err", err))
-		r.store.Defer(l, opens)
+		r.ended(l, r.store.Defer(ctx, l, opens))
 		return
 	}
 	switch {
@@ -159,9 +201,9 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 		// OnDrop runs before the key's next values may start, so a
 		// dead-letter hook sees a key's drops in order.
 		r.drop(l.Key, l.Values, l.Attempt, err, took)
-		r.rerun(l, r.store.Drop(l))
+		r.dropped(ctx, l, err)
 	case r.cfg.Retry.Attempts > 0 && l.Attempt >= r.cfg.Retry.Attempts:
-		r.exhausted(l, err, took)
+		r.exhausted(ctx, l, err, took)
 	default:
 		if !hasAfter {
 			after = r.cfg.Retry.Delay(l.Attempt)
@@ -169,7 +211,7 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 		r.c.retries.Add(1)
 		r.emitBlocking(EventRetry, l, after, took, err)
 		r.logf(slog.LevelWarn, "pacer: batch failed, will retry", l.Key, slog.Int("size", n), slog.Int("attempt", l.Attempt), slog.Duration("after", after), slog.Any("err", err))
-		r.store.Retry(l, after)
+		r.ended(l, r.store.Retry(ctx, l, after))
 	}
 }
 
@@ -186,15 +228,22 @@ func (r *Runner[K, V]) pauseAll(key K, d time.Duration) {
 }
 
 // exhausted ends a batch that used up its attempts, per Config.Exhausted.
-func (r *Runner[K, V]) exhausted(l store.Lease[K, V], err error, took time.Duration) {
+func (r *Runner[K, V]) exhausted(ctx context.Context, l store.Lease[K, V], err error, took time.Duration) {
 	if r.cfg.Exhausted == ExhaustedHold {
-		r.store.Hold(l) // first: OnEvent may Release the key
+		r.ended(l, r.store.Hold(ctx, l)) // first: OnEvent may Release the key
 		r.emitBlocking(EventHeld, l, 0, took, err)
 		r.logf(slog.LevelWarn, "pacer: attempts used up, key held", l.Key, slog.Int("size", len(l.Values)), slog.Int("attempt", l.Attempt), slog.Any("err", err))
 		return
 	}
 	r.drop(l.Key, l.Values, l.Attempt, err, took)
-	r.rerun(l, r.store.Drop(l))
+	r.dropped(ctx, l, err)
+}
+
+// dropped ends a lease whose batch went to OnDrop.
+func (r *Runner[K, V]) dropped(ctx context.Context, l store.Lease[K, V], err error) {
+	more, serr := r.store.Drop(ctx, l, err)
+	r.ended(l, serr)
+	r.rerun(l, more)
 }
 
 // rerun reports a key that went back to the queue with values left.

@@ -96,7 +96,7 @@ func publishDemo(ctx context.Context, d *dispatcher, dc demoConfig) error {
 		typ := demoTypes[i%len(demoTypes)]
 		payload, _ := json.Marshal(map[string]any{"n": i + 1})
 		ev := Event{ID: fmt.Sprintf("evt_%03d", i+1), Type: typ, Payload: payload}
-		if _, err := d.publish(ev); err != nil {
+		if _, err := d.publish(ctx, ev); err != nil {
 			return err
 		}
 		select {

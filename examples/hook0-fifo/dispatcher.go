@@ -135,7 +135,7 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 
 // publish queues ev for every subscription that matches its type and
 // returns how many.
-func (d *dispatcher) publish(ev Event) (int, error) {
+func (d *dispatcher) publish(ctx context.Context, ev Event) (int, error) {
 	now := time.Now()
 	d.mu.Lock() // numbering and queueing in one step keeps Add order = Seq order
 	defer d.mu.Unlock()
@@ -151,7 +151,7 @@ func (d *dispatcher) publish(ev Event) (int, error) {
 		if s.FIFO {
 			r, k = d.fifo, key{sub: s.Name}
 		}
-		if err := r.Add(k, m); err != nil {
+		if err := r.Add(ctx, k, m); err != nil {
 			d.track.lost(m)
 			return n, err
 		}

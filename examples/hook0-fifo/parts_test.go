@@ -175,7 +175,7 @@ func TestReceiverRefusesBadSignatures(t *testing.T) {
 			Secret: []byte("wrong"), Transport: hookhttp.InProcess{Handler: rc},
 		})
 		require.NoError(t, err)
-		_, err = d.publish(Event{ID: "e1", Type: "x"})
+		_, err = d.publish(t.Context(), Event{ID: "e1", Type: "x"})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)

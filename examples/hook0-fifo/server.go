@@ -98,7 +98,7 @@ func routes(d *dispatcher) http.Handler {
 		if ev.ID == "" {
 			ev.ID = fmt.Sprintf("evt_%d_%d", time.Now().Unix(), ids.Add(1))
 		}
-		n, err := d.publish(ev)
+		n, err := d.publish(r.Context(), ev)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -112,7 +113,7 @@ func (a *app) onEvent(e pacer.Event[string]) {
 }
 
 // idle reports whether no user is waiting, queued or being processed.
-func (a *app) idle() bool {
-	s := a.runner.Stats()
-	return s.Queued == 0 && s.InFlight == 0 && s.Pending == 0
+func (a *app) idle(ctx context.Context) (bool, error) {
+	s, err := a.runner.Stats(ctx)
+	return err == nil && s.Queued == 0 && s.InFlight == 0 && s.Pending == 0, err
 }

@@ -151,7 +151,14 @@ func (d *demo) send(ctx context.Context, body []byte, signed bool, user string) 
 
 // waitIdle waits until no user is pending, queued or being processed.
 func (d *demo) waitIdle(ctx context.Context) error {
-	for !d.app.idle() {
+	for {
+		idle, err := d.app.idle(ctx)
+		if err != nil {
+			return fmt.Errorf("waiting for the runner to go idle: %w", err)
+		}
+		if idle {
+			break
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for the runner to go idle: %w", ctx.Err())

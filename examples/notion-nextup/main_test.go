@@ -153,7 +153,7 @@ func TestWebhook(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var got []string
 			h := &webhook{secret: secret, now: time.Now, log: discard(),
-				enqueue: func(user string, ev Event) error {
+				enqueue: func(_ context.Context, user string, ev Event) error {
 					if c.closed {
 						return pacer.ErrClosed
 					}
@@ -180,7 +180,7 @@ func TestWebhook(t *testing.T) {
 		})
 	}
 	// Without a secret, signatures are not checked.
-	h := &webhook{now: time.Now, log: discard(), enqueue: func(string, Event) error { return nil }}
+	h := &webhook{now: time.Now, log: discard(), enqueue: func(context.Context, string, Event) error { return nil }}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(good)))
 	require.Equal(t, 202, rec.Code)
@@ -289,12 +289,19 @@ func TestAdaptiveDebounceGrowsOn429(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- a.runner.Run(ctx) }()
 		for _, u := range demoUsers {
-			require.NoError(t, a.runner.Add(u, Event{Type: "task.updated", Assignee: u}))
+			require.NoError(t, a.runner.Add(ctx, u, Event{Type: "task.updated", Assignee: u}))
 		}
 		longest := time.Duration(0)
-		for !a.idle() {
+		for {
+			idle, err := a.idle(ctx)
+			require.NoError(t, err)
+			if idle {
+				break
+			}
 			time.Sleep(time.Second)
-			longest = max(longest, a.runner.Stats().Debounce)
+			st, err := a.runner.Stats(ctx)
+			require.NoError(t, err)
+			longest = max(longest, st.Debounce)
 		}
 		require.Positive(t, fake.snapshot().Throttled)
 		require.Greater(t, longest, cfg.Debounce, "429s lengthened the debounce")

@@ -8,8 +8,13 @@ import (
 func routes(a *app) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/webhook", a.hook)
-	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]any{"runner": a.runner.Stats(), "bucket": a.bucket.Stats()})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		st, err := a.runner.Stats(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		writeJSON(w, map[string]any{"runner": st, "bucket": a.bucket.Stats()})
 	})
 	return mux
 }

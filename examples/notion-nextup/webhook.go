@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -31,7 +32,7 @@ type Event struct {
 // down). It is safe for concurrent use.
 type webhook struct {
 	secret  []byte // empty: signatures are not checked
-	enqueue func(user string, ev Event) error
+	enqueue func(ctx context.Context, user string, ev Event) error
 	now     func() time.Time
 	log     *slog.Logger
 
@@ -75,7 +76,7 @@ func (h *webhook) serve(w http.ResponseWriter, r *http.Request) (status int, msg
 		return http.StatusAccepted, ""
 	}
 	ev.At = h.now()
-	if err := h.enqueue(ev.Assignee, ev); err != nil {
+	if err := h.enqueue(r.Context(), ev.Assignee, ev); err != nil {
 		return http.StatusServiceUnavailable, err.Error()
 	}
 	h.received.Add(1)

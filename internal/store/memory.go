@@ -38,7 +38,9 @@ func stopped(err error) error {
 }
 
 // Put implements Store.
-func (m *Memory[K, V]) Put(key K, vs ...V) error { return stopped(m.g.Put(key, vs...)) }
+func (m *Memory[K, V]) Put(_ context.Context, key K, vs ...V) error {
+	return stopped(m.g.Put(key, vs...))
+}
 
 // Get implements Store.
 func (m *Memory[K, V]) Get(ctx context.Context) (Lease[K, V], error) {
@@ -49,37 +51,63 @@ func (m *Memory[K, V]) Get(ctx context.Context) (Lease[K, V], error) {
 	return Lease[K, V]{Key: l.Key, Values: l.Messages, Attempt: l.Attempt, mem: l}, nil
 }
 
-// Ack implements Store.
-func (m *Memory[K, V]) Ack(l Lease[K, V]) bool { return m.g.Ack(l.mem) }
+// Keep implements Store: a Memory lease lasts until it is ended.
+func (m *Memory[K, V]) Keep(ctx context.Context, _ Lease[K, V]) (context.Context, func() error) {
+	return ctx, kept
+}
 
-// Drop implements Store.
-func (m *Memory[K, V]) Drop(l Lease[K, V]) bool { return m.g.Drop(l.mem) }
+func kept() error { return nil }
+
+// Ack implements Store.
+func (m *Memory[K, V]) Ack(_ context.Context, l Lease[K, V]) (bool, error) {
+	return m.g.Ack(l.mem), nil
+}
+
+// Drop implements Store. Memory keeps no dead letters: the Runner hands
+// the values to OnDrop.
+func (m *Memory[K, V]) Drop(_ context.Context, l Lease[K, V], _ error) (bool, error) {
+	return m.g.Drop(l.mem), nil
+}
 
 // Retry implements Store.
-func (m *Memory[K, V]) Retry(l Lease[K, V], after time.Duration) { m.g.Retry(l.mem, after) }
+func (m *Memory[K, V]) Retry(_ context.Context, l Lease[K, V], after time.Duration) error {
+	m.g.Retry(l.mem, after)
+	return nil
+}
 
 // Defer implements Store.
-func (m *Memory[K, V]) Defer(l Lease[K, V], after time.Duration) { m.g.Defer(l.mem, after) }
+func (m *Memory[K, V]) Defer(_ context.Context, l Lease[K, V], after time.Duration) error {
+	m.g.Defer(l.mem, after)
+	return nil
+}
 
 // Hold implements Store.
-func (m *Memory[K, V]) Hold(l Lease[K, V]) { m.g.Hold(l.mem) }
+func (m *Memory[K, V]) Hold(_ context.Context, l Lease[K, V]) error {
+	m.g.Hold(l.mem)
+	return nil
+}
 
 // Release implements Store.
-func (m *Memory[K, V]) Release(key K) bool { return m.g.Release(key) }
+func (m *Memory[K, V]) Release(_ context.Context, key K) (bool, error) {
+	return m.g.Release(key), nil
+}
 
-// Len implements Store.
+// Len returns the number of values not out on a lease: the backlog that
+// adaptive debounce reads.
 func (m *Memory[K, V]) Len() int { return m.g.Len() }
 
-// Leased implements Store.
-func (m *Memory[K, V]) Leased() int { return m.g.Leased() }
-
-// Held implements Store.
-func (m *Memory[K, V]) Held() int { return m.g.Stats().Held }
-
-// Retrying implements Store.
-func (m *Memory[K, V]) Retrying() (keys, behind int) {
+// Gauges implements Store. Values is -1: the Runner counts its values,
+// debouncing ones included, itself.
+func (m *Memory[K, V]) Gauges(context.Context) (Gauges, error) {
 	s := m.g.Stats()
-	return s.Retrying, s.BehindRetrying
+	return Gauges{
+		Values:   -1,
+		Queued:   s.Waiting,
+		InFlight: s.Leases,
+		Held:     s.Held,
+		Retrying: s.Retrying,
+		Blocked:  s.BehindRetrying,
+	}, nil
 }
 
 // Active implements Store.

@@ -1,0 +1,159 @@
+package pacer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	istore "github.com/pacerkit/pacer/internal/store"
+	"github.com/pacerkit/pacer/internal/timing"
+	"github.com/pacerkit/pacer/store"
+)
+
+// Get implements istore.Store with one claim loop per Runner, run by
+// whichever idle worker holds the leader token: it claims as many keys as
+// there are idle workers in one call, keeps one lease and hands the others
+// over, and when nothing is ready it blocks in the engine's Wait until the
+// next key is due or something changes. One caller at a time means one
+// round trip for all idle workers and one blocked Wait per Runner, not one
+// per worker (a herd that every Add would wake), and no goroutine of its
+// own to own and stop: the loop lives in the workers.
+func (s *sharedStore[K, V]) Get(ctx context.Context) (istore.Lease[K, V], error) {
+	s.idle.Add(1)
+	defer s.idle.Add(-1)
+	if s.stop.Err() != nil { // before the select, which picks at random
+		s.giveBack(ctx)
+		return istore.Lease[K, V]{}, istore.ErrStopped
+	}
+	select {
+	case l := <-s.handoff:
+		return l, nil
+	case s.leader <- struct{}{}:
+		l, err := s.lead(ctx)
+		<-s.leader
+		if err != nil {
+			s.giveBack(ctx)
+		}
+		return l, err
+	case <-ctx.Done():
+		s.giveBack(ctx)
+		return istore.Lease[K, V]{}, ctx.Err()
+	case <-s.stop.Done():
+		s.giveBack(ctx)
+		return istore.Lease[K, V]{}, istore.ErrStopped
+	}
+}
+
+// lead claims until it has a lease for its caller, ctx ends or the store
+// is stopped. Failures of the engine are logged and retried with the
+// Retry backoff, capped at the lease TTL so that the workers resume soon
+// after the engine does.
+func (s *sharedStore[K, V]) lead(ctx context.Context) (istore.Lease[K, V], error) {
+	var zero istore.Lease[K, V]
+	select {
+	case l := <-s.handoff: // claimed by an earlier leader for a worker that left
+		return l, nil
+	default:
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.stop, cancel)()
+	failures := 0
+	pause := func(op string, err error) {
+		failures++
+		d := min(s.retry.Delay(failures), s.ttl)
+		s.warn("pacer: store failed, the workers wait", slog.String("op", op), slog.Int("failures", failures), slog.Duration("for", d), slog.Any("err", err))
+		timing.Sleep(s.clk, d, ctx.Done())
+	}
+	for {
+		if ctx.Err() != nil || s.stop.Err() != nil {
+			return zero, s.stopped(ctx)
+		}
+		at := s.clk.Now()
+		p := store.ClaimParams{Keys: max(int(s.idle.Load()), 1), MaxBatch: s.maxBatch, TTL: s.ttl}
+		leases, next, err := s.st.Claim(ctx, s.name, p)
+		if err != nil {
+			if ctx.Err() == nil {
+				pause("claim", err)
+			}
+			continue
+		}
+		failures = 0
+		if len(leases) > 0 {
+			for _, l := range leases[1:] {
+				s.hand(ctx, s.decode(l, at))
+			}
+			return s.decode(leases[0], at), nil
+		}
+		if err := s.st.Wait(ctx, s.name, next); err != nil && ctx.Err() == nil {
+			pause("wait", err)
+		}
+	}
+}
+
+// stopped returns why a claim loop under ctx ended.
+func (s *sharedStore[K, V]) stopped(ctx context.Context) error {
+	if s.stop.Err() != nil {
+		return istore.ErrStopped
+	}
+	return ctx.Err()
+}
+
+// hand gives l to an idle worker. The buffer has room for every worker,
+// so it only fills if leases pile up unhandled: l then goes back at once.
+func (s *sharedStore[K, V]) hand(ctx context.Context, l istore.Lease[K, V]) {
+	select {
+	case s.handoff <- l:
+	default:
+		s.deferNow(ctx, l)
+	}
+}
+
+// giveBack returns the leases claimed for workers that are not taking
+// them, since a worker leaving Get with an error means its crew stops, to
+// the engine at once and without using an attempt.
+func (s *sharedStore[K, V]) giveBack(ctx context.Context) {
+	for {
+		select {
+		case l := <-s.handoff:
+			s.deferNow(ctx, l)
+		default:
+			return
+		}
+	}
+}
+
+func (s *sharedStore[K, V]) deferNow(ctx context.Context, l istore.Lease[K, V]) {
+	if err := s.Defer(ctx, l, 0); err != nil {
+		s.warn("pacer: could not give a lease back, it will lapse", slog.String("key", l.Remote.Lease.Key), slog.Any("err", err))
+	}
+}
+
+// decode turns an engine's lease, claimed at at, into a typed one. What
+// does not decode is reported in the lease's Err, for the Runner to drop
+// the batch: a value that will never decode must not come back forever.
+func (s *sharedStore[K, V]) decode(l store.Lease, at time.Time) istore.Lease[K, V] {
+	out := istore.Lease[K, V]{Attempt: l.Attempt, Remote: &istore.Remote{Lease: l, Claimed: at}}
+	out.Values = make([]V, 0, len(l.Values))
+	bad, at0, err0 := 0, 0, error(nil)
+	for i, b := range l.Values {
+		v, err := s.codec.Decode(b)
+		if err != nil {
+			if bad++; bad == 1 {
+				at0, err0 = i, err
+			}
+			continue
+		}
+		out.Values = append(out.Values, v)
+	}
+	key, err := s.keys.Decode([]byte(l.Key))
+	switch {
+	case err != nil:
+		out.Remote.Err = fmt.Errorf("%w: key %q: %w", ErrUndecodable, l.Key, err)
+	case bad > 0:
+		out.Remote.Err = fmt.Errorf("%w: %d of %d values of the batch, the first at index %d: %w", ErrUndecodable, bad, len(l.Values), at0, err0)
+	}
+	out.Key = key
+	return out
+}

@@ -1,0 +1,205 @@
+package pacer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	istore "github.com/pacerkit/pacer/internal/store"
+	"github.com/pacerkit/pacer/internal/timing"
+	"github.com/pacerkit/pacer/store"
+)
+
+// sharedStore is the Runner's store over a store.Store engine
+// (Config.Store): it encodes keys and values, debounces in the engine,
+// claims batches for the idle workers (shared_claim.go) and keeps their
+// leases alive (lease_keeper.go).
+type sharedStore[K comparable, V any] struct {
+	st       store.Store
+	name     string
+	codec    Codec[V]
+	keys     Codec[K]
+	clk      timing.Clock
+	log      *slog.Logger
+	ttl      time.Duration
+	maxBatch int
+	retry    Backoff // paces the claims while the engine fails
+
+	debounce, maxWait time.Duration
+	adapt             *adaptiveWait // nil without Adaptive
+
+	// The claim loop: see shared_claim.go.
+	idle    atomic.Int32            // workers in Get
+	leader  chan struct{}           // holds a token while a worker claims
+	handoff chan istore.Lease[K, V] // leases claimed for other idle workers
+	stop    context.Context         // ends at Stop
+	halt    context.CancelFunc      // ends stop
+
+	// For Adaptive: the engine's backlog, n values read at at (see quiet).
+	backlog struct {
+		sync.Mutex
+		n  int
+		at time.Time
+	}
+}
+
+var _ istore.Store[string, int] = (*sharedStore[string, int])(nil)
+
+func newSharedStore[K comparable, V any](cfg Config[K, V], adapt *adaptiveWait) *sharedStore[K, V] {
+	stop, halt := context.WithCancel(context.Background())
+	return &sharedStore[K, V]{
+		st:       cfg.Store,
+		name:     cfg.Name,
+		codec:    cfg.Codec,
+		keys:     cfg.KeyCodec,
+		clk:      timing.From(cfg.Clock),
+		log:      cfg.Logger,
+		ttl:      cfg.LeaseTTL,
+		maxBatch: cfg.MaxBatch,
+		retry:    cfg.Retry,
+		debounce: cfg.Debounce,
+		maxWait:  cfg.MaxWait,
+		adapt:    adapt,
+		leader:   make(chan struct{}, 1),
+		handoff:  make(chan istore.Lease[K, V], cfg.Workers),
+		stop:     stop,
+		halt:     halt,
+	}
+}
+
+// Put implements istore.Store: the values join key's burst in the engine,
+// which closes it after the quiet period, whichever instance adds to it.
+func (s *sharedStore[K, V]) Put(ctx context.Context, key K, vs ...V) error {
+	if s.stop.Err() != nil {
+		return istore.ErrStopped
+	}
+	k, err := s.keys.Encode(key)
+	if err != nil {
+		return fmt.Errorf("pacer: Config.KeyCodec cannot encode key %v: %w", key, err)
+	}
+	vals := make([][]byte, len(vs))
+	for i, v := range vs {
+		if vals[i], err = s.codec.Encode(v); err != nil {
+			return fmt.Errorf("pacer: Config.Codec cannot encode a value of key %v: %w", key, err)
+		}
+	}
+	return s.st.Add(ctx, s.name, string(k), vals, store.AddParams{Wait: s.quiet(ctx), MaxWait: s.maxWait})
+}
+
+// backlogEvery is how often Adaptive reads the engine's backlog, which
+// costs a round trip: at most once a second per Runner.
+const backlogEvery = time.Second
+
+// quiet returns the quiet period of a burst that an Add would open now:
+// Debounce, or Adaptive's target for the engine's backlog.
+func (s *sharedStore[K, V]) quiet(ctx context.Context) time.Duration {
+	if s.adapt == nil {
+		return s.debounce
+	}
+	now := s.clk.Now()
+	b := &s.backlog
+	if b.TryLock() { // one Add refreshes; the others use the last count
+		if b.at.IsZero() || now.Sub(b.at) >= backlogEvery {
+			if st, err := s.st.Stats(ctx, s.name); err == nil {
+				b.n = st.Values - st.HeldValues
+			}
+			b.at = now
+		}
+		n := b.n
+		b.Unlock()
+		return s.adapt.WaitAt(now, n)
+	}
+	return s.adapt.CurrentAt(now)
+}
+
+// finish ends l in the engine as o says. It runs even when ctx ended (a
+// Runner stopping defers its batches), bounded by the lease's TTL, after
+// which the engine would refuse it anyway.
+func (s *sharedStore[K, V]) finish(ctx context.Context, l istore.Lease[K, V], o store.Outcome) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.ttl)
+	defer cancel()
+	return s.st.Finish(ctx, l.Remote.Lease, o)
+}
+
+// Ack implements istore.Store.
+func (s *sharedStore[K, V]) Ack(ctx context.Context, l istore.Lease[K, V]) (bool, error) {
+	return s.finish(ctx, l, store.Outcome{Kind: store.Ack})
+}
+
+// Drop implements istore.Store: the engine keeps the batch as it was
+// stored, with why, as a dead letter.
+func (s *sharedStore[K, V]) Drop(ctx context.Context, l istore.Lease[K, V], why error) (bool, error) {
+	return s.finish(ctx, l, store.Outcome{Kind: store.Drop, Err: why.Error()})
+}
+
+// Retry implements istore.Store.
+func (s *sharedStore[K, V]) Retry(ctx context.Context, l istore.Lease[K, V], after time.Duration) error {
+	_, err := s.finish(ctx, l, store.Outcome{Kind: store.Retry, After: after})
+	return err
+}
+
+// Defer implements istore.Store.
+func (s *sharedStore[K, V]) Defer(ctx context.Context, l istore.Lease[K, V], after time.Duration) error {
+	_, err := s.finish(ctx, l, store.Outcome{Kind: store.Defer, After: after})
+	return err
+}
+
+// Hold implements istore.Store.
+func (s *sharedStore[K, V]) Hold(ctx context.Context, l istore.Lease[K, V]) error {
+	_, err := s.finish(ctx, l, store.Outcome{Kind: store.Hold})
+	return err
+}
+
+// Release implements istore.Store.
+func (s *sharedStore[K, V]) Release(ctx context.Context, key K) (bool, error) {
+	k, err := s.keys.Encode(key)
+	if err != nil {
+		return false, fmt.Errorf("pacer: Config.KeyCodec cannot encode key %v: %w", key, err)
+	}
+	return s.st.Release(ctx, s.name, string(k))
+}
+
+// Gauges implements istore.Store with the engine's counts, which cover
+// every Runner of the queue. The engine does not count the values out on
+// a lease apart: Queued counts every value stored.
+func (s *sharedStore[K, V]) Gauges(ctx context.Context) (istore.Gauges, error) {
+	st, err := s.st.Stats(ctx, s.name)
+	if err != nil {
+		return istore.Gauges{}, err
+	}
+	return istore.Gauges{
+		Values:   st.Values,
+		Queued:   st.Values,
+		InFlight: st.Leased,
+		Pending:  st.Pending,
+		Held:     st.Held,
+		Retrying: st.Retrying,
+		Blocked:  st.Behind,
+		Dead:     st.Dead,
+	}, nil
+}
+
+// Active implements istore.Store: a stopping Runner leaves what is stored
+// to the engine, so nothing holds a Shutdown back but the running batches.
+func (s *sharedStore[K, V]) Active() int { return 0 }
+
+// Behind implements istore.Store: the engine does not tell it.
+func (s *sharedStore[K, V]) Behind(K) int { return 0 }
+
+// Stop implements istore.Store: the Runner claims no more batches.
+func (s *sharedStore[K, V]) Stop() { s.halt() }
+
+// Close implements istore.Store: the values stay in the engine, which the
+// Runner does not own.
+func (s *sharedStore[K, V]) Close(func(K, []V)) { s.halt() }
+
+// warn logs a failed call to the engine.
+func (s *sharedStore[K, V]) warn(msg string, attrs ...slog.Attr) {
+	ctx := context.Background()
+	if s.log.Enabled(ctx, slog.LevelWarn) {
+		s.log.LogAttrs(ctx, slog.LevelWarn, msg, append([]slog.Attr{slog.String("queue", s.name)}, attrs...)...)
+	}
+}

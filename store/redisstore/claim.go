@@ -1,0 +1,74 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pacerkit/pacer/store"
+)
+
+// Claim leases up to p.Keys ready keys in one script, after moving into
+// the ready order the bursts, delayed batches and lapsed leases that came
+// due; see store.Store.
+func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
+	n, err := s.names(ctx, queue)
+	if err != nil {
+		return nil, 0, err
+	}
+	switch {
+	case p.Keys < 1:
+		return nil, 0, fmt.Errorf("redisstore: ClaimParams.Keys is %d, want at least 1", p.Keys)
+	case p.MaxBatch < 0:
+		return nil, 0, fmt.Errorf("redisstore: ClaimParams.MaxBatch is %d, want 0 or more", p.MaxBatch)
+	case p.TTL <= 0:
+		return nil, 0, fmt.Errorf("redisstore: ClaimParams.TTL is %v, want more than 0", p.TTL)
+	}
+	r, err := s.run(ctx, claimScript, n, nil, p.Keys, p.MaxBatch, micros(p.TTL)).Slice()
+	if err != nil {
+		return nil, 0, wrap("claim", err)
+	}
+	ls, next, err := parseClaim(queue, r)
+	if err != nil {
+		return nil, 0, wrap("claim", err)
+	}
+	return ls, next, nil
+}
+
+// parseClaim reads claim.lua's reply.
+func parseClaim(queue string, r []any) ([]store.Lease, time.Duration, error) {
+	if len(r) == 0 {
+		return nil, 0, errors.New("empty reply")
+	}
+	next, _ := r[0].(int64)
+	var ls []store.Lease
+	for i := 1; i < len(r); {
+		if i+4 > len(r) {
+			return nil, 0, errors.New("short reply")
+		}
+		key, _ := r[i].(string)
+		fence, _ := r[i+1].(int64)
+		attempt, _ := r[i+2].(int64)
+		count, _ := r[i+3].(int64)
+		i += 4
+		if count < 1 || i+int(count) > len(r) {
+			return nil, 0, fmt.Errorf("lease of %q with %d values", key, count)
+		}
+		l := store.Lease{Queue: queue, Key: key, Attempt: int(attempt), Fence: uint64(fence), Values: make([][]byte, count)}
+		for j := range l.Values {
+			e, _ := r[i+j].(string)
+			at, v, err := unstamp(e)
+			if err != nil {
+				return nil, 0, fmt.Errorf("key %q: %w", key, err)
+			}
+			if j == 0 {
+				l.First = at
+			}
+			l.Values[j] = v
+		}
+		i += int(count)
+		ls = append(ls, l)
+	}
+	return ls, fromMicros(next), nil
+}

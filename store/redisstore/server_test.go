@@ -1,0 +1,79 @@
+package redisstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/store/redisstore"
+)
+
+// serverURL is the Redis the tests use: PACER_REDIS_URL, or a local one.
+func serverURL() string {
+	if u := os.Getenv("PACER_REDIS_URL"); u != "" {
+		return u
+	}
+	return "redis://127.0.0.1:6379/0"
+}
+
+// client returns a client of the test server, closed when t ends. Without
+// a server the test is skipped, or fails when CI=true.
+func client(t testing.TB) *redis.Client {
+	t.Helper()
+	opt, err := redis.ParseURL(serverURL())
+	require.NoError(t, err, "PACER_REDIS_URL")
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no Redis at %s: %v", serverURL(), err)
+		}
+		t.Skipf("no Redis at %s (%v): start redis-server, or set PACER_REDIS_URL, to run these tests", serverURL(), err)
+	}
+	return c
+}
+
+// prefix returns a Config.Prefix no other test uses.
+func prefix(t testing.TB) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "pacertest-" + hex.EncodeToString(b[:])
+}
+
+// newStore returns a Store on the test server under its own prefix, whose
+// keys are deleted when t ends.
+func newStore(t testing.TB) (*redisstore.Store, *redis.Client, string) {
+	t.Helper()
+	c := client(t)
+	p := prefix(t)
+	s, err := redisstore.New(c, redisstore.Config{Prefix: p})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = s.Close()
+		ctx := context.Background()
+		for _, k := range scan(t, c, p) {
+			c.Del(ctx, k)
+		}
+	})
+	return s, c, p
+}
+
+// scan returns the names of the keys under prefix p.
+func scan(t testing.TB, c *redis.Client, p string) []string {
+	t.Helper()
+	var keys []string
+	iter := c.Scan(context.Background(), 0, "{"+p+":*", 1000).Iterator()
+	for iter.Next(context.Background()) {
+		keys = append(keys, iter.Val())
+	}
+	require.NoError(t, iter.Err())
+	return keys
+}
