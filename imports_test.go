@@ -8,20 +8,35 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// coreDeps are the modules a core package may depend on, besides the
+// standard library.
+var coreDeps = []string{
+	"github.com/pacerkit/pacer",
+	"golang.org/x/time/",
+	"golang.org/x/sync/",
+	"github.com/benbjohnson/clock",
+}
+
 // TestCoreImports keeps the core packages free of heavy dependencies: they
 // may import the standard library, golang.org/x/time, golang.org/x/sync,
 // github.com/benbjohnson/clock and each other, nothing else.
 func TestCoreImports(t *testing.T) {
-	core := []string{".", "./debounce", "./fifo", "./mutex", "./ratelimit", "./window"}
-	args := append([]string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}, core...)
+	requireDeps(t, coreDeps, ".", "./debounce", "./fifo", "./mutex", "./ratelimit", "./window", "./store")
+}
+
+// TestStoretestImports keeps the conformance suite, which every engine's
+// tests import, as light as the core plus testify (and testify's YAML).
+func TestStoretestImports(t *testing.T) {
+	requireDeps(t, append([]string{"github.com/stretchr/testify/", "go.yaml.in/yaml/"}, coreDeps...), "./store/storetest")
+}
+
+// requireDeps checks that pkgs depend only on the standard library and
+// allowed: module paths, or prefixes when they end in a slash.
+func requireDeps(t *testing.T, allowed []string, pkgs ...string) {
+	t.Helper()
+	args := append([]string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}, pkgs...)
 	out, err := exec.Command("go", args...).CombinedOutput()
 	require.NoError(t, err, "go list: %s", out)
-	allowed := []string{
-		"github.com/pacerkit/pacer",
-		"golang.org/x/time/",
-		"golang.org/x/sync/",
-		"github.com/benbjohnson/clock",
-	}
 	for _, pkg := range strings.Fields(string(out)) {
 		ok := false
 		for _, prefix := range allowed {
@@ -29,6 +44,6 @@ func TestCoreImports(t *testing.T) {
 				ok = true
 			}
 		}
-		require.True(t, ok, "a core package depends on %s", pkg)
+		require.True(t, ok, "%s depends on %s", strings.Join(pkgs, " "), pkg)
 	}
 }

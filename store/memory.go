@@ -1,0 +1,140 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/pacerkit/pacer/internal/sched"
+	"github.com/pacerkit/pacer/internal/timing"
+)
+
+var (
+	_ Store       = (*Memory)(nil)
+	_ DeadLetters = (*Memory)(nil)
+)
+
+// MemoryConfig configures a Memory. The zero value is ready to use.
+type MemoryConfig struct {
+	// Clock is the engine's clock: debounce deadlines, retry delays, lease
+	// TTLs and the times of Lease.First and DeadLetter.At are read from it.
+	// The default, nil, is clock.New(), the wall clock, which also runs on
+	// fake time inside testing/synctest bubbles.
+	Clock clock.Clock
+}
+
+// Memory is the Store that keeps its state in the process: the reference
+// engine, which keeps every guarantee of the package doc for the callers of
+// one process. Nothing survives the process, so it offers no durability.
+// It also keeps dead letters (DeadLetters), without limit until Purge.
+//
+// Memory starts no goroutine and holds no resource beyond memory, so it
+// has nothing to close: Wait uses one timer per call. One lock guards all
+// of its state; Add, Claim and Finish take logarithmic time, Stats visits
+// every key of the queue. Values are copied in and out, so callers may
+// reuse their buffers.
+//
+// Memory is safe for concurrent use. The zero value is not usable: create
+// one with NewMemory.
+type Memory struct {
+	clk  timing.Clock
+	nano timing.Nanos
+
+	mu     sync.Mutex
+	queues map[string]*queue
+	fence  uint64 // the last fence handed out, in any queue
+	deadID uint64 // the last dead letter's ID, in any queue
+}
+
+// queue is the state of one queue name. Records are never removed, so that
+// a Wait holding the queue's change channel hears every later change; a
+// queue costs little once its keys are gone.
+type queue struct {
+	keys map[string]*key
+	// sched holds, for every key that is not held, when it is or was ready
+	// (its lease's expiry while leased). Entries are never updated in
+	// place: a key pushes a new entry with a new version, and Claim skips
+	// those whose version is not the key's.
+	sched sched.Heap[slot]
+	dead  []grave // by ID
+	// changed is closed, and cleared, by every change a Wait must hear
+	// about; nil while nobody waits.
+	changed chan struct{}
+}
+
+// slot is an entry of a queue's schedule.
+type slot struct {
+	k   *key
+	ver uint64
+}
+
+// NewMemory returns an empty Memory.
+func NewMemory(cfg MemoryConfig) *Memory {
+	clk := timing.From(cfg.Clock)
+	return &Memory{clk: clk, nano: timing.NewNanos(clk), queues: make(map[string]*queue)}
+}
+
+// queue returns the record of name, creating it if create is set. It
+// returns nil for a queue that never was created.
+func (m *Memory) queue(name string, create bool) *queue {
+	q := m.queues[name]
+	if q == nil && create {
+		q = &queue{keys: make(map[string]*key)}
+		m.queues[name] = q
+	}
+	return q
+}
+
+// Add implements Store.
+func (m *Memory) Add(ctx context.Context, queue, key string, vals [][]byte, p AddParams) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if p.Wait < 0 || p.MaxWait < 0 {
+		return fmt.Errorf("store: AddParams.Wait and MaxWait must be >= 0, got %v and %v", p.Wait, p.MaxWait)
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(queue, true)
+	m.add(q, key, vals, p, m.nano.Now())
+	return nil
+}
+
+// add appends vals to key in q, as Add and Redrive do.
+func (m *Memory) add(q *queue, name string, vals [][]byte, p AddParams, now int64) {
+	k := q.keys[name]
+	if k == nil {
+		k = &key{name: name, attempt: 1}
+		q.keys[name] = k
+	}
+	k.add(q, vals, p, now)
+	q.wake()
+}
+
+// Release implements Store.
+func (m *Memory) Release(ctx context.Context, queue, key string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(queue, false)
+	if q == nil {
+		return false, nil
+	}
+	k := q.keys[key]
+	if k == nil || k.phase != held {
+		return false, nil
+	}
+	now := m.nano.Now()
+	k.settle(now)
+	k.phase, k.attempt, k.batch = idle, 1, 0
+	q.schedule(k, now)
+	q.wake()
+	return true, nil
+}

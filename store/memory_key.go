@@ -1,0 +1,124 @@
+package store
+
+import (
+	"bytes"
+
+	"github.com/pacerkit/pacer/internal/timing"
+)
+
+// phase is what a key of Memory is doing.
+type phase uint8
+
+const (
+	idle   phase = iota // in the schedule: ready at key.at, or waiting for it
+	leased              // out on a lease that lapses at key.at
+	held                // out of the schedule until Release
+)
+
+// key is Memory's state of one key that has values or a lease. Its values
+// run, head first: the head batch (batch values, when set), the ready
+// values, and the open burst (burst values at the tail).
+type key struct {
+	name string
+	vals []value
+	// batch is the size of the head batch: the values out on the lease,
+	// or kept after a lapse, Retry or Defer, which the next lease takes
+	// again as they are; 0 lets the next lease take what MaxBatch allows.
+	batch int
+	// attempt is the Attempt of the head batch's lease: the current one
+	// while leased, else the next one.
+	attempt int
+	// burst counts the values of the open burst, which is ready from due
+	// on; first is when its first value came.
+	burst      int
+	first, due int64
+	phase      phase
+	at         int64  // idle: when the key is or was ready; leased: when the lease lapses
+	fence      uint64 // the current lease's, while leased
+	retry      bool   // idle after a Retry, not a Defer
+	ver        uint64 // the version of the key's live schedule entry; 0 before the first
+}
+
+// value is a stored value and when it was added.
+type value struct {
+	b  []byte
+	at int64
+}
+
+// settle closes the open burst once its deadline has passed.
+func (k *key) settle(now int64) {
+	if k.burst > 0 && k.due <= now {
+		k.burst = 0
+	}
+}
+
+// ready returns how many values lead the key outside its open burst.
+func (k *key) ready() int { return len(k.vals) - k.burst }
+
+// add appends vals as Add does, and reschedules a key whose readiness
+// depends on its burst alone.
+func (k *key) add(q *queue, vals [][]byte, p AddParams, now int64) {
+	k.settle(now)
+	wasReady := k.ready() > 0
+	for _, v := range vals {
+		k.vals = append(k.vals, value{b: bytes.Clone(v), at: now})
+	}
+	if p.Wait == 0 {
+		k.burst = 0 // the open burst, if any, is ready with these values
+	} else {
+		if k.burst == 0 {
+			k.first = now
+		}
+		k.burst += len(vals)
+		k.due = timing.AddNanos(now, p.Wait)
+		if p.MaxWait > 0 {
+			k.due = min(k.due, timing.AddNanos(k.first, p.MaxWait))
+		}
+		k.settle(now)
+	}
+	// A leased or held key, a batch waiting for its delay, and a key that
+	// was ready already keep their place: the new values wait behind.
+	if k.phase != idle || k.batch > 0 || wasReady {
+		return
+	}
+	at := k.due
+	if k.ready() > 0 {
+		at = now
+	}
+	if k.ver == 0 || k.at != at {
+		q.schedule(k, at)
+	}
+}
+
+// schedule makes at the instant when k is ready (or its lease lapses), and
+// leaves its former entry stale.
+func (q *queue) schedule(k *key, at int64) {
+	k.ver++
+	k.at = at
+	q.sched.Push(slot{k, k.ver}, at)
+}
+
+// unschedule takes k out of the schedule.
+func (q *queue) unschedule(k *key) { k.ver++ }
+
+// forget removes k, which has no values and no lease.
+func (q *queue) forget(k *key) {
+	q.unschedule(k)
+	delete(q.keys, k.name)
+	k.vals = nil // a stale schedule entry may keep k a while
+}
+
+// top returns the key that is ready first, and when, dropping the stale
+// entries in front of it.
+func (q *queue) top() (*key, int64, bool) {
+	for {
+		s, at, ok := q.sched.Peek()
+		if !ok {
+			return nil, 0, false
+		}
+		if s.ver == s.k.ver {
+			return s.k, at, true
+		}
+		q.sched.Pop()
+	}
+}

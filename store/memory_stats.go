@@ -1,0 +1,40 @@
+package store
+
+import "context"
+
+// Stats implements Store. It visits every key of queue.
+func (m *Memory) Stats(ctx context.Context, queue string) (Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return Stats{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var s Stats
+	q := m.queue(queue, false)
+	if q == nil {
+		return s, nil
+	}
+	now := m.nano.Now()
+	for _, k := range q.keys {
+		k.settle(now)
+		s.Values += len(k.vals)
+		s.Keys++
+		if k.burst > 0 {
+			s.Pending++
+		}
+		switch {
+		case k.phase == held:
+			s.Held++
+			s.HeldValues += len(k.vals)
+		case k.at <= now: // idle and due, or a lapsed lease
+			s.Ready++
+		case k.phase == leased:
+			s.Leased++
+		case k.retry:
+			s.Retrying++
+			s.Behind += len(k.vals) - k.batch
+		}
+	}
+	s.Dead = len(q.dead)
+	return s, nil
+}

@@ -1,0 +1,111 @@
+// Package storetest is the conformance suite of store engines: Run holds an
+// engine to every guarantee of the store package doc, the same scenarios for
+// Memory and for the engines that keep their state in a server. An engine
+// is done when Run passes on it, under -race.
+//
+// The suite runs on real time, because an engine's clock is its own (a
+// server's clock cannot be mocked from a test). It keeps its durations
+// short (tens of milliseconds) and asserts in two ways: lower bounds
+// exactly (nothing is ready before its deadline, measured from before the
+// call that set it) and upper bounds generously (within Late of it). It
+// waits with the engine's own Wait and Claim, bounded by a deadline, never
+// with a sleep that hopes things happened. A scenario that finds the machine
+// too slow to prove anything (a pause that overran a quiet period) skips
+// itself, saying so, rather than fail.
+//
+// A typical engine test:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) storetest.Harness {
+//			return storetest.Harness{Store: newEngine(t), Queue: t.Name()}
+//		})
+//	}
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/pacerkit/pacer/store"
+)
+
+// Late is how late the suite lets a deadline be met, or a Wait wake up,
+// before it fails: generous, so that a loaded machine does not fail it.
+const Late = time.Second
+
+// Harness is the engine under test, as one scenario sees it.
+type Harness struct {
+	// Store is the engine. If it implements store.DeadLetters, the dead
+	// letter scenarios run too. Run never closes it; register that with
+	// t.Cleanup.
+	Store store.Store
+	// Queue is a queue name that no other scenario uses. A scenario also
+	// uses names that extend Queue with "/" and a suffix, which must be
+	// just as free.
+	Queue string
+}
+
+// Run runs every scenario on the engines that newHarness returns, each as a
+// parallel subtest of t, which calls newHarness with its own t. Scenarios
+// share no queue, so one engine, or one server, may serve them all.
+func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
+	t.Helper()
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			sc.run(&fixture{t: t, s: h.Store, q: h.Queue, ctx: t.Context()})
+		})
+	}
+}
+
+// scenarios lists the suite, one guarantee (or one corner of one) each.
+var scenarios = []struct {
+	name string
+	run  func(f *fixture)
+}{
+	{"Order", testOrder},
+	{"MaxBatch", testMaxBatch},
+	{"KeysPerClaim", testKeysPerClaim},
+	{"QueuesAreSeparate", testQueuesAreSeparate},
+	{"Exclusive", testExclusive},
+	{"ExclusiveConcurrent", testExclusiveConcurrent},
+	{"StaleHoldersRefused", testStaleHoldersRefused},
+	{"LeaseLapses", testLeaseLapses},
+	{"LapsedLeaseRefused", testLapsedLeaseRefused},
+	{"ExtendKeepsLease", testExtendKeepsLease},
+	{"StopAndDrain", testStopAndDrain},
+	{"FairnessOldestReadyFirst", testFairnessOldestReadyFirst},
+	{"FairnessRerunAtTail", testFairnessRerunAtTail},
+	{"FairnessDelays", testFairnessDelays},
+	{"Retry", testRetry},
+	{"RetryWithoutDelay", testRetryWithoutDelay},
+	{"Defer", testDefer},
+	{"HoldRelease", testHoldRelease},
+	{"FinishMore", testFinishMore},
+	{"DebounceWait", testDebounceWait},
+	{"DebounceQuietPeriodMoves", testDebounceQuietPeriodMoves},
+	{"DebounceMaxWait", testDebounceMaxWait},
+	{"DebounceEndedByWaitZero", testDebounceEndedByWaitZero},
+	{"DebounceBehindReadyValues", testDebounceBehindReadyValues},
+	{"AddedWhileLeasedRunAfter", testAddedWhileLeasedRunAfter},
+	{"First", testFirst},
+	{"ClaimNext", testClaimNext},
+	{"WaitWakesOnAdd", testWaitWakesOnAdd},
+	{"WaitWakesOnFinish", testWaitWakesOnFinish},
+	{"WaitWakesOnRelease", testWaitWakesOnRelease},
+	{"WaitWakesOnRedrive", testWaitWakesOnRedrive},
+	{"WaitTimesOut", testWaitTimesOut},
+	{"WaitEndsWithCtx", testWaitEndsWithCtx},
+	{"WaitHearsChangeBeforeIt", testWaitHearsChangeBeforeIt},
+	{"Stats", testStats},
+	{"StatsLapsedAndPending", testStatsLapsedAndPending},
+	{"DeadLetterKept", testDeadLetterKept},
+	{"DeadLetterPaging", testDeadLetterPaging},
+	{"DeadLetterRedrive", testDeadLetterRedrive},
+	{"DeadLetterPurge", testDeadLetterPurge},
+	{"LargeAndBinaryValues", testLargeAndBinaryValues},
+	{"UnusualKeys", testUnusualKeys},
+	{"AddNothing", testAddNothing},
+	{"DoneContext", testDoneContext},
+}
