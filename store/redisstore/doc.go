@@ -37,12 +37,12 @@
 // outlives the keys. A dead letter is one list, kept until Redrive or
 // Purge.
 //
-// Scripts that work on a key known to the caller (Add, Extend, Finish,
-// Release) get all the names they touch in KEYS. Claim, Stats and the
-// dead-letter scripts find the keys they touch as they run, so they build
-// those names from the queue's prefix; Redis Cluster runs such scripts
-// because every name has the queue's hash tag and so lives in the slot of
-// the declared KEYS.
+// Every script gets the queue's own names in KEYS, and a script on a key
+// the caller names (Add, Extend, Finish, Release) that key's names too.
+// The names a script finds only as it runs (the keys Claim leases or Stats
+// visits, a dead letter) it builds from the queue's prefix: Redis Cluster
+// runs such scripts because every one of those names carries the queue's
+// hash tag, and so lives in the slot of the declared KEYS.
 //
 // # Waiting
 //
