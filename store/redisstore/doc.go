@@ -50,9 +50,11 @@
 // that leaves keys ready put a member in the queue's wake-up set (a sorted
 // set that holds at most one), when the change may make a key ready sooner
 // than the waiting workers expect; Wait blocks on it with BZPOPMIN, and
-// one blocked Wait takes each wake-up. A Claim whose lease would lapse
-// before anything else is due wakes a worker too, so that a crashed holder's
-// batch is taken over on time.
+// one blocked Wait takes each wake-up. A Claim that leases keys while a
+// key is due later (a burst, a delay, a lease's lapse, its own leases'
+// included) wakes a waiting worker too: the claiming worker may have been
+// the one timing that key, so another takes its place, and a crashed
+// holder's batch is taken over on time.
 //
 // Redis checks the timeouts of blocking commands only hz times a second
 // (every 100 ms by default), too coarse for a debounce. So Wait measures

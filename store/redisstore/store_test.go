@@ -200,3 +200,28 @@ func TestUnreachable(t *testing.T) {
 	require.True(t, strings.HasPrefix(err.Error(), "redisstore: add: "), err.Error())
 	require.Less(t, time.Since(start), 100*time.Millisecond)
 }
+
+// TestClaimHandsOnTheTimer: a worker that took a wake-up and then leased a
+// key no longer waits for the next key due, so its Claim wakes a waiting
+// worker to wait for it instead.
+func TestClaimHandsOnTheTimer(t *testing.T) {
+	s, c, p := newStore(t)
+	ctx := t.Context()
+	q := "q"
+	require.NoError(t, s.Add(ctx, q, "later", [][]byte{[]byte("1")}, store.AddParams{Wait: time.Minute}))
+	require.NoError(t, s.Add(ctx, q, "now", [][]byte{[]byte("1")}, store.AddParams{}))
+	require.NoError(t, c.Del(ctx, "{"+p+":"+q+"}:wake").Err()) // this worker took the wake-up
+	done := make(chan error, 1)
+	go func() { done <- s.Wait(ctx, q, time.Hour) }() // another, waiting for ever
+	time.Sleep(20 * time.Millisecond)
+	ls, next, err := s.Claim(ctx, q, store.ClaimParams{Keys: 1, TTL: time.Hour})
+	require.NoError(t, err)
+	require.Len(t, ls, 1)
+	require.Greater(t, next, 50*time.Second)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting worker was not woken to wait for the burst")
+	}
+}

@@ -23,8 +23,6 @@ local out = {0}
 if #got > 0 then
   local exp = deadline(now, tonumber(ARGV[4]))
   if exp ~= INF and (m == nil or exp < m) then
-    -- A worker waiting for m would miss these leases' lapse.
-    wake()
     m = exp
   end
   local fence = rcall('HINCRBY', K_META, 'f', #got / 2) - #got / 2
@@ -73,9 +71,18 @@ end
 if rcall('ZCARD', K_READY) > 0 then
   -- More is ready than this worker took: pass the wake-up on.
   wake()
-elseif m == nil or m == INF then
+  out[1] = 0
+  return out
+end
+if m == nil or m == INF then
   out[1] = -1
 else
   out[1] = math.max(m - now, 1)
+  if #got > 0 then
+    -- This worker may have been the one waiting for m, the next key due
+    -- (perhaps one of these leases' lapse): it is busy now, so a waiting
+    -- worker takes its place.
+    wake()
+  end
 end
 return out
