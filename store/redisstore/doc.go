@@ -96,11 +96,11 @@
 // alternating rounds of 64 calls, so that both see the same machine; the
 // ratio (x-ping) is the figure that counts. On a 2-core virtual machine
 // shared with other work, against a local Redis 7.0, with go test -bench .
-// -benchtime=5000x -count=3:
+// -benchtime=5000x -count=3, over several runs:
 //
 //	                          serial          8 in flight
-//	PING                      23-35 µs        13-20 µs per call
-//	Add, 1 value, Wait 0      1.7-2.0x PING   1.7-1.8x PING
+//	PING                      23-65 µs        13-28 µs per call
+//	Add, 1 value, Wait 0      1.7-2.1x PING   1.5-2.0x PING (most near 1.8)
 //
 // The script that Add runs costs about as much as the round trip itself:
 // four commands (TIME, RPUSH, HINCRBY, HMGET; a new key's ZADDs instead of
