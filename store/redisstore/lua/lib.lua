@@ -31,7 +31,8 @@
     n   size of its head batch once a lease fixed it (absent: not fixed)
     b   values at the tail in an open burst (absent: no open burst)
     bf  when that burst began, bd when it is due
-  Both go when the key has no values left. A dead letter is the LIST
+  Both go when the key has no values left; a key that was only ever ready
+  has no HASH. A dead letter is the LIST
   ARGV[1].."d:"..id: key, error, attempt, time, then the values.
 
   Times are microseconds of the server's clock (TIME); a duration of -1 is
