@@ -10,7 +10,9 @@
 // The contract speaks bytes and strings, not a Runner's K and V: the Runner
 // encodes keys and values (see pacer.Codec), so one engine serves Runners
 // of any types. A key is any string, the empty one and any bytes included.
-// Several Runners share a store by using different queue names.
+// Several Runners share a store by using different queue names; an engine
+// may refuse some names (redisstore refuses braces, its hash-tag
+// delimiters) with an error that says so.
 //
 // # Guarantees
 //
@@ -62,14 +64,19 @@ import (
 // must not report on it.
 var ErrLeaseLost = errors.New("store: lease lost")
 
-// ErrClosed is returned by every method of a closed engine.
+// ErrClosed is returned by every method of a closed engine. An engine that
+// owns resources (connections, a listener) implements io.Closer; closing
+// it ends blocked Waits.
 var ErrClosed = errors.New("store: closed")
 
 // Store is what a pacer Runner needs from the engine that keeps its state.
 // See the package doc for the guarantees an implementation must keep.
 type Store interface {
 	// Add appends vals to key in queue, behind the key's earlier values, as
-	// one step: all of them or, with an error, none. With p.Wait 0 they are
+	// one step: all of them or, with an error, none. One exception is a
+	// reply lost on the way back from a server: the values may then be
+	// stored although Add returned an error, so a caller that adds again
+	// after such an error may add them twice (at-least-once). With p.Wait 0 they are
 	// ready at once; otherwise they join the key's open burst (see
 	// AddParams). Adding no values does nothing.
 	Add(ctx context.Context, queue, key string, vals [][]byte, p AddParams) error
