@@ -2,31 +2,201 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer/store"
+	"github.com/pacerkit/pacer/store/redisstore"
 )
 
-func TestBasics(t *testing.T) {
-	s, _, _ := newStore(t)
-	ctx := context.Background()
-	q := "q"
-	require.NoError(t, s.Add(ctx, q, "k", [][]byte{[]byte("1"), []byte("2")}, store.AddParams{}))
-	ls, next, err := s.Claim(ctx, q, store.ClaimParams{Keys: 2, TTL: time.Minute})
+func TestNewChecksConfig(t *testing.T) {
+	_, err := redisstore.New(nil, redisstore.Config{})
+	require.ErrorContains(t, err, "redisstore: nil client")
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer c.Close()
+	_, err = redisstore.New(c, redisstore.Config{Prefix: "a{b}"})
+	require.ErrorContains(t, err, "Config.Prefix")
+	s, err := redisstore.New(c, redisstore.Config{})
 	require.NoError(t, err)
-	require.Len(t, ls, 1)
-	require.Equal(t, [][]byte{[]byte("1"), []byte("2")}, ls[0].Values)
-	require.Equal(t, 1, ls[0].Attempt)
-	require.Positive(t, next)
+	err = s.Add(t.Context(), "q}", "k", [][]byte{[]byte("v")}, store.AddParams{})
+	require.ErrorContains(t, err, "queue name")
+	require.NoError(t, s.Close())
+}
+
+// TestKeysFollowActiveKeys: once every key of a queue emptied, whatever
+// went on before, only the queue's bookkeeping is left in Redis.
+func TestKeysFollowActiveKeys(t *testing.T) {
+	s, c, p := newStore(t)
+	ctx := t.Context()
+	q := "q"
+	for i := range 50 {
+		k := fmt.Sprint(i % 10)
+		wait := store.AddParams{}
+		if i%3 == 0 {
+			wait = store.AddParams{Wait: time.Millisecond}
+		}
+		require.NoError(t, s.Add(ctx, q, k, [][]byte{[]byte(fmt.Sprint(i))}, wait))
+	}
+	held, deferred := false, false
+	for {
+		ls, next, err := s.Claim(ctx, q, store.ClaimParams{Keys: 3, MaxBatch: 2, TTL: time.Minute})
+		require.NoError(t, err)
+		if len(ls) == 0 {
+			if next == store.Never {
+				break
+			}
+			require.NoError(t, s.Wait(ctx, q, next))
+			continue
+		}
+		for _, l := range ls {
+			o := store.Outcome{Kind: store.Ack}
+			switch {
+			case l.Attempt == 1 && l.Key == "3":
+				o = store.Outcome{Kind: store.Retry, After: time.Millisecond}
+			case !deferred && l.Key == "4":
+				o, deferred = store.Outcome{Kind: store.Defer}, true
+			case !held && l.Key == "5":
+				o, held = store.Outcome{Kind: store.Hold}, true
+			}
+			_, err := s.Finish(ctx, l, o)
+			require.NoError(t, err)
+		}
+		_, err = s.Release(ctx, q, "5") // held a moment, then back in line
+		require.NoError(t, err)
+	}
 	st, err := s.Stats(ctx, q)
 	require.NoError(t, err)
-	require.Equal(t, store.Stats{Values: 2, Keys: 1, Leased: 1}, st)
-	more, err := s.Finish(ctx, ls[0], store.Outcome{Kind: store.Ack})
+	require.Equal(t, store.Stats{}, st)
+	left := scan(t, c, p)
+	for _, k := range left {
+		require.Contains(t, []string{"meta", "wake"}, strings.TrimPrefix(k, "{"+p+":"+q+"}:"), "key %q is left", k)
+	}
+}
+
+// TestWaitUsesLocalTimer: a Wait shorter than Redis' timeout resolution
+// (100 ms) ends on time, and leaves nothing behind.
+func TestWaitUsesLocalTimer(t *testing.T) {
+	s, c, p := newStore(t)
+	for _, d := range []time.Duration{time.Millisecond, 20 * time.Millisecond, 1100 * time.Millisecond} {
+		start := time.Now()
+		require.NoError(t, s.Wait(t.Context(), "q", d))
+		took := time.Since(start)
+		require.GreaterOrEqual(t, took, d)
+		require.Less(t, took, d+time.Second/2, "Wait(%v) took %v", d, took)
+	}
+	require.Empty(t, scan(t, c, p))
+}
+
+// TestWaitEndsWithCtx: a blocked Wait returns ctx's error as soon as ctx
+// ends, and leaves nothing behind.
+func TestWaitEndsWithCtx(t *testing.T) {
+	s, c, p := newStore(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	start := time.Now()
+	err := s.Wait(ctx, "q", time.Hour)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Less(t, time.Since(start), time.Second)
+	require.Empty(t, scan(t, c, p))
+}
+
+// TestWaitHearsOtherProcesses: a Wait of one Store returns when another
+// Store on the same Redis adds a value, finishes a lease or leases a key
+// whose lease could lapse before anything else is due.
+func TestWaitHearsOtherProcesses(t *testing.T) {
+	a, _, p := newStore(t)
+	b, err := redisstore.New(client(t), redisstore.Config{Prefix: p})
 	require.NoError(t, err)
-	require.False(t, more)
-	_, err = s.Finish(ctx, ls[0], store.Outcome{Kind: store.Ack})
-	require.ErrorIs(t, err, store.ErrLeaseLost)
+	defer b.Close()
+	ctx := t.Context()
+	q := "q"
+	waitFor := func(change func()) time.Duration {
+		t.Helper()
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- a.Wait(ctx, q, time.Hour) }()
+		time.Sleep(20 * time.Millisecond) // let the Wait block
+		change()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("Wait did not hear the change")
+		}
+		return time.Since(start)
+	}
+	waitFor(func() { require.NoError(t, b.Add(ctx, q, "k", [][]byte{[]byte("1")}, store.AddParams{})) })
+	var l store.Lease
+	waitFor(func() {
+		ls, _, err := b.Claim(ctx, q, store.ClaimParams{Keys: 1, TTL: 50 * time.Millisecond})
+		require.NoError(t, err)
+		require.Len(t, ls, 1)
+		l = ls[0]
+	})
+	// The holder stops; a Claim after the TTL takes the batch over.
+	ls, next, err := a.Claim(ctx, q, store.ClaimParams{Keys: 1, TTL: time.Minute})
+	require.NoError(t, err)
+	require.Empty(t, ls)
+	require.LessOrEqual(t, next, 50*time.Millisecond)
+	require.NoError(t, a.Wait(ctx, q, next))
+	ls, _, err = a.Claim(ctx, q, store.ClaimParams{Keys: 1, TTL: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, ls, 1)
+	require.Equal(t, 2, ls[0].Attempt)
+	require.Greater(t, ls[0].Fence, l.Fence)
+	require.NoError(t, b.Add(ctx, q, "k", [][]byte{[]byte("2")}, store.AddParams{}))
+	waitFor(func() {
+		_, err := a.Finish(ctx, ls[0], store.Outcome{Kind: store.Ack})
+		require.NoError(t, err)
+	})
+}
+
+func TestClose(t *testing.T) {
+	s, _, _ := newStore(t)
+	done := make(chan error, 1)
+	go func() { done <- s.Wait(context.Background(), "q", time.Hour) }()
+	time.Sleep(20 * time.Millisecond)
+	require.NoError(t, s.Close())
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, store.ErrClosed)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end the Wait")
+	}
+	require.NoError(t, s.Close())
+	ctx := t.Context()
+	require.ErrorIs(t, s.Add(ctx, "q", "k", [][]byte{[]byte("1")}, store.AddParams{}), store.ErrClosed)
+	_, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 1, TTL: time.Second})
+	require.ErrorIs(t, err, store.ErrClosed)
+	require.ErrorIs(t, s.Wait(ctx, "q", time.Second), store.ErrClosed)
+	_, err = s.Stats(ctx, "q")
+	require.ErrorIs(t, err, store.ErrClosed)
+}
+
+// TestUnreachable: with no server to reach, Add fails at once, saying so,
+// with a client that does not retry (go-redis by default retries a
+// command three times and a dial five times, for about 1.7 s in all).
+func TestUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1})
+	defer c.Close()
+	s, err := redisstore.New(c, redisstore.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	start := time.Now()
+	err = s.Add(t.Context(), "q", "k", [][]byte{[]byte("1")}, store.AddParams{})
+	var op *net.OpError
+	require.True(t, errors.As(err, &op), "got %v", err)
+	require.True(t, strings.HasPrefix(err.Error(), "redisstore: add: "), err.Error())
+	require.Less(t, time.Since(start), 100*time.Millisecond)
 }

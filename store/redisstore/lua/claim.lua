@@ -44,21 +44,31 @@ if #got > 0 then
         n = maxbatch
       end
     end
-    local a = (tonumber(h[2]) or 0) + 1
     fence = fence + 1
-    rcall('HSET', kk, 's', 'l', 'f', fence, 'a', a, 'n', n)
-    zadd[#zadd + 1] = exp
-    zadd[#zadd + 1] = key
-    local vals = rcall('LRANGE', vk, 0, n - 1)
-    out[#out + 1] = key
-    out[#out + 1] = fence
-    out[#out + 1] = a
-    out[#out + 1] = #vals
-    for j = 1, #vals do
-      out[#out + 1] = vals[j]
+    if n > 0 then
+      local a = (tonumber(h[2]) or 0) + 1
+      rcall('HSET', kk, 's', 'l', 'f', fence, 'a', a, 'n', n)
+      zadd[#zadd + 1] = exp
+      zadd[#zadd + 1] = key
+      local vals = rcall('LRANGE', vk, 0, n - 1)
+      out[#out + 1] = key
+      out[#out + 1] = fence
+      out[#out + 1] = a
+      out[#out + 1] = #vals
+      for j = 1, #vals do
+        out[#out + 1] = vals[j]
+      end
+    elseif b > 0 then
+      -- Never so while the scripts keep the model; an empty lease would
+      -- take every value (LRANGE 0 -1), so the key waits for its burst.
+      settle(key, kk, b, now)
+    else
+      rcall('DEL', kk)
     end
   end
-  rcall('ZADD', K_LEASED, unpack(zadd))
+  if #zadd > 0 then
+    rcall('ZADD', K_LEASED, unpack(zadd))
+  end
 end
 if rcall('ZCARD', K_READY) > 0 then
   -- More is ready than this worker took: pass the wake-up on.

@@ -1,0 +1,130 @@
+package redisstore_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/store"
+)
+
+// TestSameAsMemory runs random sequences of operations on the Store and on
+// store.Memory, the reference engine, and requires the same answers: the
+// same leases, outcomes, counts and dead letters. The sequences avoid
+// deadlines that could pass during the test (delays and quiet periods are 0
+// or for ever), so that the two clocks do not matter.
+func TestSameAsMemory(t *testing.T) {
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			r, _, _ := newStore(t)
+			m := store.NewMemory(store.MemoryConfig{})
+			sameAsMemory(t, rand.New(rand.NewPCG(seed, 9)), r, m)
+		})
+	}
+}
+
+// held is a lease out in both engines.
+type held struct{ r, m store.Lease }
+
+func sameAsMemory(t *testing.T, rng *rand.Rand, r, m store.Store) {
+	ctx := t.Context()
+	const q = "q"
+	var out []held
+	keys := []string{"a", "b", "c", "", "e\x00:f"}
+	dur := func() time.Duration {
+		if rng.IntN(3) == 0 {
+			return time.Duration(1<<63 - 1)
+		}
+		return 0
+	}
+	class := func(d time.Duration) string {
+		switch {
+		case d == 0:
+			return "now"
+		case d == store.Never:
+			return "never"
+		}
+		return "later"
+	}
+	for step := range 400 {
+		msg := fmt.Sprintf("step %d", step)
+		switch op := rng.IntN(10); {
+		case op < 3:
+			key := keys[rng.IntN(len(keys))]
+			var vals [][]byte
+			for i := range 1 + rng.IntN(3) {
+				vals = append(vals, fmt.Appendf(nil, "%d.%d", step, i))
+			}
+			p := store.AddParams{Wait: dur()}
+			msg += fmt.Sprintf(": Add(%q, %q, %v)", key, vals, p)
+			require.NoError(t, r.Add(ctx, q, key, vals, p), msg)
+			require.NoError(t, m.Add(ctx, q, key, vals, p), msg)
+		case op < 5:
+			p := store.ClaimParams{Keys: 1 + rng.IntN(3), MaxBatch: rng.IntN(4), TTL: time.Hour}
+			msg += fmt.Sprintf(": Claim(%+v)", p)
+			rl, rn, err := r.Claim(ctx, q, p)
+			require.NoError(t, err, msg)
+			ml, mn, err := m.Claim(ctx, q, p)
+			require.NoError(t, err, msg)
+			require.Equal(t, class(mn), class(rn), msg+": next")
+			require.Equal(t, len(ml), len(rl), msg)
+			for i := range ml {
+				require.Equal(t, ml[i].Key, rl[i].Key, msg)
+				require.Equal(t, ml[i].Values, rl[i].Values, msg)
+				require.Equal(t, ml[i].Attempt, rl[i].Attempt, msg)
+				out = append(out, held{rl[i], ml[i]})
+			}
+		case op < 8 && len(out) > 0:
+			i := rng.IntN(len(out))
+			h := out[i]
+			if rng.IntN(8) > 0 {
+				out = append(out[:i], out[i+1:]...) // else finished twice
+			}
+			o := store.Outcome{Kind: store.OutcomeKind(1 + rng.IntN(5)), After: dur(), Err: msg}
+			msg += fmt.Sprintf(": Finish(%q, %+v)", h.m.Key, o)
+			rm, rerr := r.Finish(ctx, h.r, o)
+			mm, merr := m.Finish(ctx, h.m, o)
+			require.Equal(t, merr, rerr, msg)
+			require.Equal(t, mm, rm, msg)
+		case op < 9:
+			key := keys[rng.IntN(len(keys))]
+			msg += fmt.Sprintf(": Release(%q)", key)
+			rok, err := r.Release(ctx, q, key)
+			require.NoError(t, err, msg)
+			mok, err := m.Release(ctx, q, key)
+			require.NoError(t, err, msg)
+			require.Equal(t, mok, rok, msg)
+		default:
+			rd, err := r.(store.DeadLetters).DeadLetters(ctx, q, 0, 100)
+			require.NoError(t, err, msg)
+			md, err := m.(store.DeadLetters).DeadLetters(ctx, q, 0, 100)
+			require.NoError(t, err, msg)
+			require.Equal(t, len(md), len(rd), msg)
+			for i := range md {
+				require.Equal(t, md[i].ID, rd[i].ID, msg)
+				require.Equal(t, md[i].Key, rd[i].Key, msg)
+				require.Equal(t, md[i].Values, rd[i].Values, msg)
+				require.Equal(t, md[i].Err, rd[i].Err, msg)
+				require.Equal(t, md[i].Attempt, rd[i].Attempt, msg)
+			}
+			if len(md) > 0 && rng.IntN(2) == 0 {
+				id := md[rng.IntN(len(md))].ID
+				msg += fmt.Sprintf(": Redrive(%d)", id)
+				rok, err := r.(store.DeadLetters).Redrive(ctx, q, id)
+				require.NoError(t, err, msg)
+				mok, err := m.(store.DeadLetters).Redrive(ctx, q, id)
+				require.NoError(t, err, msg)
+				require.Equal(t, mok, rok, msg)
+			}
+		}
+		rs, err := r.Stats(ctx, q)
+		require.NoError(t, err, msg)
+		ms, err := m.Stats(ctx, q)
+		require.NoError(t, err, msg)
+		require.Equal(t, ms, rs, msg+": Stats")
+	}
+}
