@@ -37,12 +37,14 @@
 // outlives the keys. A dead letter is one list, kept until Redrive or
 // Purge.
 //
-// Scripts that work on a key known to the caller (Add, Extend, Finish,
-// Release) get all the names they touch in KEYS. Claim, Stats and the
-// dead-letter scripts find the keys they touch as they run, so they build
-// those names from the queue's prefix; Redis Cluster runs such scripts
-// because every name has the queue's hash tag and so lives in the slot of
-// the declared KEYS.
+// Scripts that work on a key known to the caller (Extend, Finish,
+// Release) get all the names they touch in KEYS. Add, the hot path, gets
+// the five it touches in its common case (a value ready at once), which
+// saves about a tenth of a round trip over passing all twelve. Claim,
+// Stats and the dead-letter scripts find the keys they touch as they run,
+// so they build those names from the queue's prefix, as Add's rarer cases
+// do; Redis Cluster runs such scripts because every name has the queue's
+// hash tag and so lives in the slot of the declared KEYS.
 //
 // # Waiting
 //
