@@ -93,7 +93,11 @@ type Config[K comparable, V any] struct {
 	// also called for a batch whose last attempt's lease lapsed (an error
 	// wrapping ErrLeaseLost) and for one whose stored values no longer
 	// decode (wrapping ErrUndecodable; the batch has the values that did);
-	// the engine keeps each dropped batch, as stored, as a dead letter. It
+	// besides OnDrop, an engine that implements store.DeadLetters keeps
+	// each dropped batch, as stored, as a dead letter, which
+	// Runner.DeadLetters lists, Runner.Redrive puts back at its key's tail
+	// and Runner.Purge removes, from any instance and after a restart.
+	// Without a Store, OnDrop is the only record of a dropped batch. OnDrop
 	// is called synchronously, like OnEvent, before the key's next values
 	// may start, must not call Shutdown, and a panic in it crashes the
 	// program, as in OnEvent: a dead-letter hook that fails must not lose

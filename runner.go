@@ -64,7 +64,9 @@ type Handler[K comparable, V any] func(ctx context.Context, key K, batch []V) er
 //     short by its ctx could not finish, go to OnDrop with ErrClosed, and
 //     that Shutdown returns an error that says how many values it dropped.
 //     With a Store, Shutdown leaves everything stored to the next Runner,
-//     and a batch OnDrop gets is also kept in the engine as a dead letter.
+//     and a batch OnDrop gets is also kept in the engine as a dead letter,
+//     which DeadLetters lists, Redrive puts back at its key's tail and
+//     Purge removes (see ErrNoDeadLetters for the stores that keep none).
 //   - A panic in the handler is recovered and treated as an error
 //     (*PanicError); the worker lives on.
 //

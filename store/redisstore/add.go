@@ -29,7 +29,7 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 	for _, v := range vals {
 		args = append(args, v)
 	}
-	if err := addScript.Run(ctx, s.c, n.key(key), args...).Err(); err != nil {
+	if err := addScript.Run(ctx, s.c, n.add(key), args...).Err(); err != nil {
 		return wrap("add", err)
 	}
 	return nil

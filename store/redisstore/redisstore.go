@@ -81,6 +81,12 @@ func (n *names) key(k string) []string {
 	return append(keys, n.prefix+"k:"+k, n.prefix+"v:"+k)
 }
 
+// add returns the KEYS of add.lua on key k: k's HASH and LIST, and the
+// queue's ready, meta and wake, the keys of its common case.
+func (n *names) add(k string) []string {
+	return []string{n.prefix + "k:" + k, n.prefix + "v:" + k, n.keys[0], n.keys[6], n.keys[7]}
+}
+
 // hash returns the KEYS of a script on the HASH of key k.
 func (n *names) hash(k string) []string {
 	keys := make([]string, len(n.keys), len(n.keys)+1)

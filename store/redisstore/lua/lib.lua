@@ -3,8 +3,9 @@
   says "-- @include lib.lua": it names the queue's keys and holds the steps
   that several scripts share.
 
-  KEYS[1..10] of every script are the queue's own keys, all under the hash
-  tag {prefix:queue}:
+  KEYS[1..10] of every script but add.lua are the queue's own keys, all
+  under the hash tag {prefix:queue}, and every script names them from the
+  prefix:
     KEYS[1]  ready     ZSET  key -> when it became ready; leased lowest first
     KEYS[2]  pending   ZSET  key -> when its burst is due, for keys with
                              nothing but an open burst
@@ -41,8 +42,11 @@
 ]]
 local rcall = redis.call
 local PFX = ARGV[1]
-local K_READY, K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K_HELD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local K_META, K_WAKE, K_DEAD, K_DEADAT = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+-- The names come from the prefix, not KEYS, so that a script may declare
+-- only the keys it touches on its common path (see add.lua).
+local K_READY, K_PENDING, K_TRAILING = PFX .. 'ready', PFX .. 'pending', PFX .. 'trailing'
+local K_DELAYED, K_LEASED, K_HELD = PFX .. 'delayed', PFX .. 'leased', PFX .. 'held'
+local K_META, K_WAKE, K_DEAD, K_DEADAT = PFX .. 'meta', PFX .. 'wake', PFX .. 'dead', PFX .. 'deadat'
 local INF = math.huge
 
 local function now_us()

@@ -1,0 +1,87 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// benchOnly skips t unless PACER_BENCH=1: the measurements take seconds
+// to minutes and print figures rather than guard behaviour.
+func benchOnly(t *testing.T) {
+	t.Helper()
+	if os.Getenv("PACER_BENCH") != "1" {
+		t.Skip("a measurement: set PACER_BENCH=1 to run it")
+	}
+}
+
+// benchServer starts a redis-server of the test's own on a spare port,
+// with no persistence, stopped when t ends, and returns its address, so
+// that what a measurement counts or times is its own work only. Without
+// redis-server the test is skipped, or fails when CI=true.
+func benchServer(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("redis-server is not installed: %v", err)
+		}
+		t.Skip("redis-server is not installed: install it to run this test")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", t.TempDir(), "--logfile", "")
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	for i := 0; ; i++ {
+		if c.Ping(context.Background()).Err() == nil {
+			return addr
+		}
+		require.Less(t, i, 100, "redis-server on %s did not answer", addr)
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// benchClient returns a client of addr, closed when t ends.
+func benchClient(t testing.TB, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 64})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// quantiles returns the p50, p99 and max of ds, which it sorts.
+func quantiles(ds []time.Duration) (p50, p99, top time.Duration) {
+	slices.Sort(ds)
+	at := func(q float64) time.Duration { return ds[min(int(q*float64(len(ds))), len(ds)-1)] }
+	return at(0.50), at(0.99), ds[len(ds)-1]
+}
+
+// pingTime returns the median of n serial PINGs.
+func pingTime(t testing.TB, c *redis.Client, n int) time.Duration {
+	ds := make([]time.Duration, n)
+	for i := range ds {
+		t0 := time.Now()
+		require.NoError(t, c.Ping(context.Background()).Err())
+		ds[i] = time.Since(t0)
+	}
+	p50, _, _ := quantiles(ds)
+	return p50
+}

@@ -1,0 +1,143 @@
+package redisstore_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/store"
+	"github.com/pacerkit/pacer/store/redisstore"
+)
+
+// throughputChild is set in the environment of the processes that
+// TestMeasureThroughput starts: "addr prefix queue maxbatch".
+const throughputChild = "PACER_THROUGHPUT_CHILD"
+
+// End-to-end throughput: 20,000 values over 500 keys are added, then
+// handled by 2 OS processes (this test binary, run again) of one Runner
+// with 4 workers each and a no-op handler, in strict (MaxBatch 1) and
+// coalesce (MaxBatch 0) modes. The time runs from the go signal, which the
+// processes get once they are connected and waiting, until the store is
+// empty. The target is 12,600 values a second or more.
+func TestMeasureThroughput(t *testing.T) {
+	benchOnly(t)
+	addr := benchServer(t)
+	c := benchClient(t, addr)
+	s, err := redisstore.New(c, redisstore.Config{Prefix: "tp"})
+	require.NoError(t, err)
+	defer s.Close()
+	const values, keys, rounds = 20000, 500, 3
+	v := func(i int) []byte { return []byte(strconv.Itoa(i)) }
+	for _, mode := range []struct {
+		name     string
+		maxBatch int
+	}{{"strict", 1}, {"coalesce", 0}} {
+		for round := range rounds {
+			q := fmt.Sprintf("%s-%d", mode.name, round)
+			fill(t, s, q, values, keys, v)
+			var procs []*exec.Cmd
+			var outs []*bufio.Scanner
+			for range 2 {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestThroughputChild$", "-test.count=1")
+				cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s tp %s %d", throughputChild, addr, q, mode.maxBatch))
+				out, err := cmd.StdoutPipe()
+				require.NoError(t, err)
+				cmd.Stderr = os.Stderr
+				require.NoError(t, cmd.Start())
+				procs = append(procs, cmd)
+				sc := bufio.NewScanner(out)
+				require.True(t, sc.Scan())
+				require.Equal(t, "ready", sc.Text())
+				outs = append(outs, sc)
+			}
+			t0 := time.Now()
+			require.NoError(t, c.RPush(t.Context(), "tp-go-"+q, "go", "go").Err())
+			for {
+				st, err := s.Stats(t.Context(), q)
+				require.NoError(t, err)
+				if st.Values == 0 {
+					break
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			took := time.Since(t0)
+			require.NoError(t, c.RPush(t.Context(), "tp-stop-"+q, "stop", "stop").Err())
+			handled := 0
+			for i, cmd := range procs {
+				for outs[i].Scan() {
+					if n, ok := strings.CutPrefix(outs[i].Text(), "handled "); ok {
+						m, err := strconv.Atoi(n)
+						require.NoError(t, err)
+						handled += m
+					}
+				}
+				require.NoError(t, cmd.Wait())
+			}
+			require.Equal(t, values, handled, "every value handled once")
+			fmt.Printf("throughput %s round %d: %d values in %v: %.0f values/s\n", mode.name, round, values, took.Round(time.Millisecond), values/took.Seconds())
+		}
+	}
+}
+
+// fill adds n values over keys keys to queue q, 16 Adds in flight.
+func fill(t *testing.T, s *redisstore.Store, q string, n, keys int, v func(int) []byte) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				assertNoError(t, s.Add(context.Background(), q, strconv.Itoa(i%keys), [][]byte{v(i)}, store.AddParams{}))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func assertNoError(t *testing.T, err error) {
+	if err != nil {
+		t.Error(err)
+	}
+}
+
+// TestThroughputChild is one process of TestMeasureThroughput: a Runner
+// with 4 workers and a no-op handler that starts on the go signal and
+// stops on the stop signal, then prints how many values it handled.
+func TestThroughputChild(t *testing.T) {
+	env := os.Getenv(throughputChild)
+	if env == "" {
+		t.Skip("a process of TestMeasureThroughput")
+	}
+	f := strings.Fields(env)
+	addr, prefix, q := f[0], f[1], f[2]
+	maxBatch, err := strconv.Atoi(f[3])
+	require.NoError(t, err)
+	c := benchClient(t, addr)
+	s, err := redisstore.New(c, redisstore.Config{Prefix: prefix})
+	require.NoError(t, err)
+	defer s.Close()
+	var handled atomic.Int64
+	r, err := pacer.New(pacer.Config[string, int]{Store: s, Name: q, Workers: 4, MaxBatch: maxBatch},
+		func(_ context.Context, _ string, batch []int) error { handled.Add(int64(len(batch))); return nil })
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, c.Ping(ctx).Err())
+	fmt.Println("ready")
+	require.NoError(t, c.BLPop(ctx, 0, "tp-go-"+q).Err())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	require.NoError(t, c.BLPop(ctx, 0, "tp-stop-"+q).Err())
+	require.NoError(t, r.Shutdown(ctx))
+	require.NoError(t, <-done)
+	fmt.Printf("handled %d\n", handled.Load())
+}
