@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -18,6 +20,36 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 	}
 	if _, err := s.pool.Exec(ctx, sql, args...); err != nil {
 		return failed(ctx, "Add", err)
+	}
+	return nil
+}
+
+// AddTx is Add inside the caller's transaction tx: the values exist if and
+// only if tx commits, so that a service can store a change and the work it
+// calls for in one commit (the outbox pattern). It sends one statement on
+// tx and nothing else: no savepoint, no round trip of its own beyond that
+// statement. The Waits of every process hear of the values when tx
+// commits; a tx that rolls back leaves no trace.
+//
+// The statement locks the key's row until tx ends: another AddTx or Add of
+// that key waits for it, a worker's Finish of that key too, and Claim
+// skips the key meanwhile. Keep such transactions short, and add to keys
+// in a consistent order when one transaction adds to several, as with any
+// row PostgreSQL locks. An error from AddTx leaves tx aborted, as any
+// failed statement does.
+func (s *Store) AddTx(ctx context.Context, tx pgx.Tx, queue, key string, vals [][]byte, p store.AddParams) error {
+	if err := s.begin(ctx, queue); err != nil {
+		return err
+	}
+	if tx == nil {
+		return fmt.Errorf("pgstore: AddTx needs a transaction, got nil")
+	}
+	sql, args, err := s.add(queue, key, vals, p)
+	if err != nil || sql == "" {
+		return err
+	}
+	if _, err := tx.Exec(ctx, sql, args...); err != nil {
+		return failed(ctx, "AddTx", err)
 	}
 	return nil
 }
