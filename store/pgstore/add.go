@@ -14,12 +14,16 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 	if err := s.begin(ctx, queue); err != nil {
 		return err
 	}
-	sql, args, err := s.add(queue, key, vals, p)
+	sql, args, err := s.add(queue, key, vals, p, nil)
 	if err != nil || sql == "" {
 		return err
 	}
-	if _, err := s.pool.Exec(ctx, sql, args...); err != nil {
+	var woke bool
+	if _, err := s.row(ctx, sql, args, &woke, nil); err != nil {
 		return failed(ctx, "Add", err)
+	}
+	if woke {
+		s.notify(queue)
 	}
 	return nil
 }
@@ -28,8 +32,10 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 // only if tx commits, so that a service can store a change and the work it
 // calls for in one commit (the outbox pattern). It sends one statement on
 // tx and nothing else: no savepoint, no round trip of its own beyond that
-// statement. The Waits of every process hear of the values when tx
-// commits; a tx that rolls back leaves no trace.
+// statement. The statement notifies the Waits of every process, which
+// PostgreSQL does when tx commits; a tx that rolls back leaves no trace.
+// That notification makes tx's commit take PostgreSQL's notification lock,
+// which notifying transactions of the whole cluster take in turn.
 //
 // The statement locks the key's row until tx ends: another AddTx or Add of
 // that key waits for it, a worker's Finish of that key too, and Claim
@@ -44,7 +50,7 @@ func (s *Store) AddTx(ctx context.Context, tx pgx.Tx, queue, key string, vals []
 	if tx == nil {
 		return fmt.Errorf("pgstore: AddTx needs a transaction, got nil")
 	}
-	sql, args, err := s.add(queue, key, vals, p)
+	sql, args, err := s.add(queue, key, vals, p, s.channel)
 	if err != nil || sql == "" {
 		return err
 	}
@@ -55,8 +61,8 @@ func (s *Store) AddTx(ctx context.Context, tx pgx.Tx, queue, key string, vals []
 }
 
 // add returns the statement of an Add and its arguments; no statement for
-// no values.
-func (s *Store) add(queue, key string, vals [][]byte, p store.AddParams) (string, []any, error) {
+// no values. The statement notifies channel itself unless it is nil.
+func (s *Store) add(queue, key string, vals [][]byte, p store.AddParams, channel any) (string, []any, error) {
 	if p.Wait < 0 || p.MaxWait < 0 {
 		return "", nil, fmt.Errorf("pgstore: AddParams.Wait and MaxWait must be >= 0, got %v and %v", p.Wait, p.MaxWait)
 	}
@@ -65,13 +71,13 @@ func (s *Store) add(queue, key string, vals [][]byte, p store.AddParams) (string
 	}
 	vals = notNull(vals)
 	if p.Wait == 0 {
-		return s.q.addReady, []any{queue, bytesOf(key), vals, s.channel, payload(queue)}, nil
+		return s.q.addReady, []any{queue, bytesOf(key), vals, channel, payload(queue)}, nil
 	}
 	var maxWait any // NULL: no bound
 	if p.MaxWait > 0 {
 		maxWait = interval(p.MaxWait)
 	}
-	return s.q.addBurst, []any{queue, bytesOf(key), vals, interval(p.Wait), maxWait, s.channel, payload(queue)}, nil
+	return s.q.addBurst, []any{queue, bytesOf(key), vals, interval(p.Wait), maxWait, channel, payload(queue)}, nil
 }
 
 // notNull returns vals with every nil value made empty, since a nil one

@@ -51,9 +51,13 @@ func (s *Store) Redrive(ctx context.Context, queue string, id uint64) (bool, err
 	if id == 0 || id > math.MaxInt64 {
 		return false, nil
 	}
-	found, err := s.row(ctx, s.q.redrive, []any{queue, int64(id), s.channel, payload(queue)}, nil)
+	var woke bool
+	found, err := s.row(ctx, s.q.redrive, []any{queue, int64(id)}, &woke)
 	if err != nil {
 		return false, failed(ctx, "Redrive", err)
+	}
+	if woke {
+		s.notify(queue)
 	}
 	return found, nil
 }

@@ -51,17 +51,25 @@
 //
 // # Wake-ups
 //
-// Add, Finish, Release and Redrive notify the schema's channel, with the
-// queue's name as payload, in their own statement when they make a key
-// ready sooner; PostgreSQL delivers the notification when the statement's
-// transaction commits. A Store listens on one connection of its own, taken
-// from the pool for good by the first Wait (so it no longer counts against
-// the pool's size) and closed by Close; its goroutine wakes the Waits of
-// the queue named. Notifications are a hint on top of a poll: a Wait reads
-// when the queue's next key is ready, sleeps until then or until d at
-// most, and never longer than Config.PollInterval, so a lost notification
-// (a dropped connection, which the listener reopens) only delays work. See
-// Store.Wait for why a change made just before a Wait is not lost.
+// Workers sleep in Wait, and changes wake them by LISTEN/NOTIFY on the
+// schema's channel, with the queue's name as payload, from every process.
+// Add, Finish, Release and Redrive notify when they make a key ready
+// sooner; they do so right after their statement committed, from a
+// goroutine of the Store that sends the notifications of all queues
+// changed meanwhile in one statement. They do not notify inside their own
+// statement, because a transaction that notifies holds a lock of the whole
+// PostgreSQL cluster while it commits, so notifying writes would wait for
+// the disk one at a time. AddTx does notify in its statement: only
+// PostgreSQL knows when the caller's transaction commits.
+//
+// A Store listens on one connection of its own, taken from the pool for
+// good by the first Wait (so it no longer counts against the pool's size)
+// and closed by Close; its goroutine wakes the Waits of the queue named,
+// and reopens the connection if it fails. Notifications are a hint on top
+// of a poll: a Wait reads when the queue's next key is ready, sleeps until
+// then or until d at most, and never longer than Config.PollInterval, so a
+// lost notification only delays work. See Store.Wait for why a change made
+// just before a Wait is not lost.
 //
 // # Names
 //

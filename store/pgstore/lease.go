@@ -43,28 +43,31 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, o store.Outcome) (boo
 	if !ok {
 		return false, store.ErrLeaseLost
 	}
-	key, pl := bytesOf(l.Key), payload(l.Queue)
+	key := bytesOf(l.Key)
 	var (
 		more, found bool
 		err         error
 	)
 	switch o.Kind {
 	case store.Ack:
-		found, err = s.row(ctx, s.q.finishAck, []any{l.Queue, key, fence, s.channel, pl}, &more, nil)
+		found, err = s.row(ctx, s.q.finishAck, []any{l.Queue, key, fence}, &more)
 	case store.Drop:
-		found, err = s.row(ctx, s.q.finishDrop, []any{l.Queue, key, fence, s.channel, pl, bytesOf(o.Err)}, &more, nil)
+		found, err = s.row(ctx, s.q.finishDrop, []any{l.Queue, key, fence, bytesOf(o.Err)}, &more)
 	case store.Retry, store.Defer:
-		found, err = s.row(ctx, s.q.finishRetry, []any{l.Queue, key, fence, o.Kind == store.Retry, interval(o.After), s.channel, pl}, nil)
+		found, err = s.changed(ctx, s.q.finishRetry, l.Queue, key, fence, o.Kind == store.Retry, interval(o.After))
 		more = true
 	case store.Hold:
-		tag, e := s.pool.Exec(ctx, s.q.finishHold, l.Queue, key, fence)
-		found, err, more = tag.RowsAffected() > 0, e, true
+		found, err = s.changed(ctx, s.q.finishHold, l.Queue, key, fence)
+		more = true
 	}
 	if err != nil {
 		return false, failed(ctx, "Finish", err)
 	}
 	if !found {
 		return false, store.ErrLeaseLost
+	}
+	if more && o.Kind != store.Hold {
+		s.notify(l.Queue) // the key may be ready before its lease would have lapsed
 	}
 	return more, nil
 }
@@ -74,9 +77,12 @@ func (s *Store) Release(ctx context.Context, queue, key string) (bool, error) {
 	if err := s.begin(ctx, queue); err != nil {
 		return false, err
 	}
-	found, err := s.row(ctx, s.q.release, []any{queue, bytesOf(key), s.channel, payload(queue)}, nil)
+	found, err := s.changed(ctx, s.q.release, queue, bytesOf(key))
 	if err != nil {
 		return false, failed(ctx, "Release", err)
+	}
+	if found {
+		s.notify(queue)
 	}
 	return found, nil
 }
@@ -96,4 +102,11 @@ func (s *Store) row(ctx context.Context, sql string, args []any, dst ...any) (bo
 		}
 	}
 	return found, rows.Err()
+}
+
+// changed runs a statement that changes at most one row, and reports
+// whether it did.
+func (s *Store) changed(ctx context.Context, sql string, args ...any) (bool, error) {
+	tag, err := s.pool.Exec(ctx, sql, args...)
+	return tag.RowsAffected() > 0, err
 }

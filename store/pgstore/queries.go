@@ -10,9 +10,12 @@ import "strings"
 // time of the statement, not of the transaction's start). Durations come in
 // as intervals, NULL for a delay that never ends, which becomes 'infinity'.
 //
-// The statements that move a key's ready_at earlier notify the store's
-// channel with the queue's payload (see payload), for the Waits of every
-// process; PostgreSQL sends it when the statement's transaction commits.
+// The statements that make a key ready sooner say so (or, for the
+// caller's transaction of AddTx, notify themselves, since only PostgreSQL
+// knows when that commits): the Store then notifies the queue's channel
+// once the statement committed (see notifier), not in the statement, since
+// a transaction that notifies holds a lock of the whole cluster while it
+// commits.
 // Statements that lock a key row and then write it select the row FOR
 // UPDATE first, in a MATERIALIZED CTE, and decide from that locked version:
 // the later parts of a statement see its snapshot, which a concurrent Add
@@ -22,7 +25,7 @@ import "strings"
 type queries struct {
 	addReady, addBurst, claim, extend              string
 	finishAck, finishDrop, finishRetry, finishHold string
-	release, upcoming, stats                       string
+	release, upcoming, stats, notify               string
 	deadLetters, redrive, purge                    string
 }
 
@@ -39,6 +42,7 @@ func newQueries(schema string) queries {
 		finishRetry: r.Replace(finishRetrySQL),
 		finishHold:  r.Replace(finishHoldSQL),
 		release:     r.Replace(releaseSQL),
+		notify:      notifySQL,
 		upcoming:    r.Replace(upcomingSQL),
 		stats:       r.Replace(statsSQL),
 		deadLetters: r.Replace(deadLettersSQL),
@@ -49,10 +53,11 @@ func newQueries(schema string) queries {
 
 // addReadySQL appends values to a key, ready at once, ending its open burst.
 // A key that is leased, held, waiting for a delay or ready already keeps its
-// place in the ready order; any other is ready now. It notifies when the key
-// became ready now.
+// place in the ready order; any other is ready now. It returns whether the
+// key became ready now, and then notifies if given a channel.
 //
-// $1 queue, $2 key, $3 values (bytea[]), $4 channel, $5 payload.
+// $1 queue, $2 key, $3 values (bytea[]), $4 channel (NULL: none), $5
+// payload.
 const addReadySQL = `
 WITH k AS (
 	INSERT INTO {schema}.keys AS k (queue, key, tail, ready_at)
@@ -68,17 +73,19 @@ WITH k AS (
 	SELECT $1, $2, k.tail - cardinality($3::bytea[]) + v.i - 1, v.value, statement_timestamp()
 	FROM k, unnest($3::bytea[]) WITH ORDINALITY AS v(value, i)
 )
-SELECT pg_notify($4, $5) FROM k WHERE k.ready_at = statement_timestamp()`
+SELECT w.woke, CASE WHEN w.woke AND $4::text IS NOT NULL THEN pg_notify($4, $5) END
+FROM k, LATERAL (SELECT coalesce(k.ready_at = statement_timestamp(), false) AS woke) w`
 
 // addBurstSQL appends values to a key's open burst, or opens one: the burst
 // is due at min(now+wait, first+max_wait), and its values are ready from
 // then on. A key that is leased, held, waiting for a delay or ready already
 // keeps its place in the ready order; any other is ready when the burst is
-// due. It notifies when the key became ready now or a burst opened on an
-// idle key, which may be due before what a Wait sleeps for.
+// due. It returns whether the key became ready now or a burst opened on an
+// idle key, which may be due before what a Wait sleeps for; and then
+// notifies if given a channel.
 //
 // $1 queue, $2 key, $3 values (bytea[]), $4 wait (> 0; NULL: never), $5
-// max_wait (NULL: no bound), $6 channel, $7 payload.
+// max_wait (NULL: no bound), $6 channel (NULL: none), $7 payload.
 const addBurstSQL = `
 WITH k AS (
 	INSERT INTO {schema}.keys AS k (queue, key, tail, burst, burst_first, burst_due, ready_at)
@@ -104,9 +111,10 @@ WITH k AS (
 	SELECT $1, $2, k.tail - cardinality($3::bytea[]) + v.i - 1, v.value, statement_timestamp()
 	FROM k, unnest($3::bytea[]) WITH ORDINALITY AS v(value, i)
 )
-SELECT pg_notify($6, $7) FROM k
-WHERE k.leased_until IS NULL AND NOT k.held AND k.batch = 0
-	AND (k.ready_at = statement_timestamp() OR (k.burst_first = statement_timestamp() AND k.ready_at > statement_timestamp()))`
+SELECT w.woke, CASE WHEN w.woke AND $6::text IS NOT NULL THEN pg_notify($6, $7) END
+FROM k, LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AND k.batch = 0
+	AND (k.ready_at = statement_timestamp()
+		OR (k.burst_first = statement_timestamp() AND k.ready_at > statement_timestamp())) AS woke) w`
 
 // claimSQL leases up to $2 ready keys of a queue, oldest-ready first. It
 // locks key rows only, skipping those another transaction holds, and
@@ -178,9 +186,9 @@ WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timest
 // finishAckSQL ends a lease by removing its batch. A key with values left
 // is ready now, behind the keys already waiting, or when its open burst is
 // due; a key with none is removed. It returns one row, with more, if the
-// lease was current, and notifies when the key has values left.
+// lease was current.
 //
-// $1 queue, $2 key, $3 fence, $4 channel, $5 payload.
+// $1 queue, $2 key, $3 fence.
 const finishAckSQL = `
 WITH k AS MATERIALIZED (
 	SELECT head, tail, batch, burst_due,
@@ -203,12 +211,11 @@ WITH k AS MATERIALIZED (
 	DELETE FROM {schema}.messages AS m USING k
 	WHERE m.queue = $1 AND m.key = $2 AND m.seq >= k.head AND m.seq < k.head + k.batch
 )
-SELECT k.tail > k.head + k.batch, CASE WHEN k.tail > k.head + k.batch THEN pg_notify($4, $5) END
-FROM k`
+SELECT k.tail > k.head + k.batch FROM k`
 
 // finishDropSQL is finishAckSQL that keeps the batch as a dead letter.
 //
-// $1 queue, $2 key, $3 fence, $4 channel, $5 payload, $6 error.
+// $1 queue, $2 key, $3 fence, $4 error.
 const finishDropSQL = `
 WITH k AS MATERIALIZED (
 	SELECT head, tail, batch, attempt, burst_due,
@@ -233,31 +240,24 @@ WITH k AS MATERIALIZED (
 	RETURNING m.seq, m.value
 ), dead AS (
 	INSERT INTO {schema}.dead_letters (queue, key, vals, error, attempt, dropped_at)
-	SELECT $1, $2, array_agg(done.value ORDER BY done.seq), $6, k.attempt, statement_timestamp()
+	SELECT $1, $2, array_agg(done.value ORDER BY done.seq), $4, k.attempt, statement_timestamp()
 	FROM done, k
 	GROUP BY k.attempt
 )
-SELECT k.tail > k.head + k.batch, CASE WHEN k.tail > k.head + k.batch THEN pg_notify($4, $5) END
-FROM k`
+SELECT k.tail > k.head + k.batch FROM k`
 
 // finishRetrySQL ends a lease by keeping its batch at the head, ready
-// after a delay; a Retry counts an attempt, a Defer does not. It returns a
-// row if the lease was current, and notifies, since the delay may end
-// before the lease would have.
+// after a delay; a Retry counts an attempt, a Defer does not. It changes
+// no row when the lease is lost.
 //
-// $1 queue, $2 key, $3 fence, $4 retry (bool), $5 delay (NULL: never),
-// $6 channel, $7 payload.
+// $1 queue, $2 key, $3 fence, $4 retry (bool), $5 delay (NULL: never).
 const finishRetrySQL = `
-WITH r AS (
-	UPDATE {schema}.keys SET
-		attempt = attempt + CASE WHEN $4::boolean THEN 1 ELSE 0 END,
-		retrying = $4::boolean,
-		leased_until = NULL,
-		ready_at = coalesce(statement_timestamp() + $5::interval, 'infinity')
-	WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()
-	RETURNING 1
-)
-SELECT pg_notify($6, $7) FROM r`
+UPDATE {schema}.keys SET
+	attempt = attempt + CASE WHEN $4::boolean THEN 1 ELSE 0 END,
+	retrying = $4::boolean,
+	leased_until = NULL,
+	ready_at = coalesce(statement_timestamp() + $5::interval, 'infinity')
+WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
 
 // finishHoldSQL ends a lease by holding the key: its batch stays at the
 // head, and the key leaves the ready order until released. It changes no
@@ -270,18 +270,13 @@ UPDATE {schema}.keys SET
 WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
 
 // releaseSQL puts a held key back in the ready order, at the tail, with its
-// attempts started over. It returns a row, and notifies, if the key was
-// held.
+// attempts started over. It changes no row if the key was not held.
 //
-// $1 queue, $2 key, $3 channel, $4 payload.
+// $1 queue, $2 key.
 const releaseSQL = `
-WITH r AS (
-	UPDATE {schema}.keys SET
-		held = false, attempt = 1, batch = 0, ready_at = statement_timestamp()
-	WHERE queue = $1 AND key = $2 AND held
-	RETURNING 1
-)
-SELECT pg_notify($3, $4) FROM r`
+UPDATE {schema}.keys SET
+	held = false, attempt = 1, batch = 0, ready_at = statement_timestamp()
+WHERE queue = $1 AND key = $2 AND held`
 
 // upcomingSQL returns the server's now and the earliest ready_at of a
 // queue's keys, NULL if none is scheduled.
@@ -325,10 +320,10 @@ ORDER BY id
 LIMIT $3`
 
 // redriveSQL removes a dead letter and appends its values to its key as
-// addReadySQL does. It returns a row if the dead letter existed, and
-// notifies when the key became ready now.
+// addReadySQL does. It returns a row, saying whether the key became ready
+// now, if the dead letter existed.
 //
-// $1 queue, $2 id, $3 channel, $4 payload.
+// $1 queue, $2 id.
 const redriveSQL = `
 WITH d AS (
 	DELETE FROM {schema}.dead_letters WHERE queue = $1 AND id = $2
@@ -348,7 +343,7 @@ WITH d AS (
 	SELECT $1, d.key, k.tail - cardinality(d.vals) + v.i - 1, v.value, statement_timestamp()
 	FROM d, k, unnest(d.vals) WITH ORDINALITY AS v(value, i)
 )
-SELECT CASE WHEN k.ready_at = statement_timestamp() THEN pg_notify($3, $4) END
+SELECT coalesce(k.ready_at = statement_timestamp(), false)
 FROM d LEFT JOIN k ON true`
 
 // purgeSQL removes a queue's dead letters dropped before a time.
@@ -356,3 +351,10 @@ FROM d LEFT JOIN k ON true`
 // $1 queue, $2 before.
 const purgeSQL = `
 DELETE FROM {schema}.dead_letters WHERE queue = $1 AND dropped_at < $2`
+
+// notifySQL wakes the Waits of queues: one notification each, in a
+// transaction that writes nothing, so it commits without waiting for a
+// disk.
+//
+// $1 channel, $2 payloads (text[]).
+const notifySQL = `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`

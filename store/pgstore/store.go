@@ -36,6 +36,7 @@ type Store struct {
 
 	mu     sync.Mutex
 	ln     *listener // started by the first Wait
+	nt     *notifier // started by the first change to notify
 	closed chan struct{}
 }
 
@@ -65,10 +66,11 @@ func New(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	}, nil
 }
 
-// Close ends the store: it closes the connection its Waits listen on and
-// waits for the goroutine that owns it. Every method then returns
-// store.ErrClosed, and Waits in progress return it too. Close does not
-// close the pool, and calling it again does nothing.
+// Close ends the store: it sends the notifications still pending, closes
+// the connection its Waits listen on, and waits for the goroutines that own
+// them. Every method then returns store.ErrClosed, and Waits in progress
+// return it too. Close does not close the pool, and calling it again does
+// nothing.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	select {
@@ -78,12 +80,33 @@ func (s *Store) Close() error {
 	default:
 	}
 	close(s.closed)
-	ln := s.ln
+	ln, nt := s.ln, s.nt
 	s.mu.Unlock()
+	if nt != nil {
+		nt.stop()
+	}
 	if ln != nil {
 		ln.stop()
 	}
 	return nil
+}
+
+// notify wakes the Waits of queue, in every process, once the statement
+// that changed it committed.
+func (s *Store) notify(queue string) {
+	s.mu.Lock()
+	if s.nt == nil {
+		select {
+		case <-s.closed: // the change is made; only its hint is lost
+			s.mu.Unlock()
+			return
+		default:
+		}
+		s.nt = startNotifier(s.pool, s.q.notify, s.channel)
+	}
+	nt := s.nt
+	s.mu.Unlock()
+	nt.send(payload(queue))
 }
 
 // begin is what every method does first: it returns ctx.Err() for a ctx
