@@ -125,7 +125,7 @@ FROM k, LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AND k.batch = 0
 // every row carries the server's now and the earliest ready_at of the keys
 // it did not lease, NULL if there is none.
 //
-// $1 queue, $2 keys, $3 max_batch (NULL: all), $4 ttl.
+// $1 queue, $2 keys, $3 max_batch (NULL: all), $4 ttl (NULL: never).
 const claimSQL = `
 WITH picked AS MATERIALIZED (
 	SELECT key, ready_at
@@ -141,12 +141,12 @@ WITH picked AS MATERIALIZED (
 			ELSE least(k.tail - k.head - CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END, $3::bigint) END,
 		attempt = CASE WHEN k.leased_until IS NULL THEN k.attempt ELSE k.attempt + 1 END,
 		fence = nextval('{schema}.fences'),
-		leased_until = statement_timestamp() + $4::interval,
-		ready_at = statement_timestamp() + $4::interval,
+		leased_until = coalesce(statement_timestamp() + $4::interval, 'infinity'),
+		ready_at = coalesce(statement_timestamp() + $4::interval, 'infinity'),
 		retrying = false
 	FROM picked
 	WHERE k.queue = $1 AND k.key = picked.key
-	RETURNING k.key, k.head, k.batch, k.attempt, k.fence, picked.ready_at AS was_ready
+	RETURNING k.key, k.head, k.batch, k.attempt, k.fence, k.leased_until, picked.ready_at AS was_ready
 ), leases AS (
 	SELECT l.key, l.attempt, l.fence, l.was_ready,
 		array_agg(m.value ORDER BY m.seq) AS vals,
@@ -162,7 +162,7 @@ WITH picked AS MATERIALIZED (
 	LIMIT 1
 )
 SELECT statement_timestamp(),
-	least((SELECT ready_at FROM upcoming), (SELECT statement_timestamp() + $4::interval FROM leased LIMIT 1)),
+	least((SELECT ready_at FROM upcoming), (SELECT leased_until FROM leased LIMIT 1)),
 	l.key IS NOT NULL,
 	coalesce(l.key, ''::bytea),
 	coalesce(l.attempt, 0),
@@ -176,11 +176,11 @@ ORDER BY l.was_ready, l.key`
 // extendSQL renews a lease that has not lapsed. It changes no row when the
 // lease is lost.
 //
-// $1 queue, $2 key, $3 fence, $4 ttl.
+// $1 queue, $2 key, $3 fence, $4 ttl (NULL: never).
 const extendSQL = `
 UPDATE {schema}.keys SET
-	leased_until = statement_timestamp() + $4::interval,
-	ready_at = statement_timestamp() + $4::interval
+	leased_until = coalesce(statement_timestamp() + $4::interval, 'infinity'),
+	ready_at = coalesce(statement_timestamp() + $4::interval, 'infinity')
 WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
 
 // finishAckSQL ends a lease by removing its batch. A key with values left
