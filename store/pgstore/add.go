@@ -10,6 +10,8 @@ import (
 )
 
 // Add implements store.Store: one statement, committed before it returns.
+// If the key became ready sooner, the Store then notifies the Waits of
+// every process (see the package doc).
 func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p store.AddParams) error {
 	if err := s.begin(ctx, queue); err != nil {
 		return err
@@ -41,8 +43,9 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 // that key waits for it, a worker's Finish of that key too, and Claim
 // skips the key meanwhile. Keep such transactions short, and add to keys
 // in a consistent order when one transaction adds to several, as with any
-// row PostgreSQL locks. An error from AddTx leaves tx aborted, as any
-// failed statement does.
+// row PostgreSQL locks. A worker that finds such a key ready and cannot
+// lease it tries again at once, and keeps trying while tx lasts. An error
+// from AddTx leaves tx aborted, as any failed statement does.
 func (s *Store) AddTx(ctx context.Context, tx pgx.Tx, queue, key string, vals [][]byte, p store.AddParams) error {
 	if err := s.begin(ctx, queue); err != nil {
 		return err
