@@ -120,7 +120,11 @@ FROM k, LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AND k.batch = 0
 // locks key rows only, skipping those another transaction holds, and
 // commits at once: no transaction stays open while a lease is out. A lease
 // takes the head batch kept from before, or the ready values up to
-// max_batch; a lease that lapsed is leased again at the next attempt. It
+// max_batch; a lease that lapsed is leased again at the next attempt. The
+// values it takes stop at the tail that the statement's snapshot sees
+// (seen): an Add that committed after the snapshot but before the row was
+// locked moved the locked row's tail past values that the statement cannot
+// read, and they would be acked unseen. It
 // returns a row per lease, in the ready order, or one row with found false;
 // every row carries the server's now and the earliest ready_at of the keys
 // it did not lease, NULL if there is none.
@@ -134,18 +138,25 @@ WITH picked AS MATERIALIZED (
 	ORDER BY ready_at
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
+), seen AS (
+	SELECT key, tail
+	FROM {schema}.keys
+	WHERE queue = $1 AND key IN (SELECT key FROM picked)
 ), leased AS (
 	UPDATE {schema}.keys AS k SET
 		burst = CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
 		batch = CASE WHEN k.batch > 0 THEN k.batch
-			ELSE least(k.tail - k.head - CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END, $3::bigint) END,
+			ELSE least(least(k.tail - CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
+				seen.tail) - k.head, $3::bigint) END,
 		attempt = CASE WHEN k.leased_until IS NULL THEN k.attempt ELSE k.attempt + 1 END,
 		fence = nextval('{schema}.fences'),
 		leased_until = coalesce(statement_timestamp() + $4::interval, 'infinity'),
 		ready_at = coalesce(statement_timestamp() + $4::interval, 'infinity'),
 		retrying = false
-	FROM picked
+	FROM picked JOIN seen USING (key)
 	WHERE k.queue = $1 AND k.key = picked.key
+		AND (k.batch > 0 OR least(k.tail - CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
+			seen.tail) > k.head)
 	RETURNING k.key, k.head, k.batch, k.attempt, k.fence, k.leased_until, picked.ready_at AS was_ready
 ), leases AS (
 	SELECT l.key, l.attempt, l.fence, l.was_ready,
