@@ -3,6 +3,8 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -25,7 +27,7 @@ func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([
 	if p.MaxBatch > 0 {
 		maxBatch = int64(p.MaxBatch)
 	}
-	rows, err := s.pool.Query(ctx, s.q.claim, queue, int64(p.Keys), maxBatch, interval(p.TTL))
+	rows, err := s.pool.Query(ctx, s.claimSQL(p.Keys), queue, maxBatch, interval(p.TTL))
 	if err != nil {
 		return nil, 0, failed(ctx, "Claim", err)
 	}
@@ -56,3 +58,21 @@ func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([
 	}
 	return leases, next, nil
 }
+
+// claimSQL returns the claim statement for keys keys (see claimSQL), made
+// once for each of the few values a store's callers use.
+func (s *Store) claimSQL(keys int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sql, ok := s.claims[keys]
+	if !ok {
+		sql = strings.Replace(s.q.claim, "{keys}", strconv.Itoa(keys), 1)
+		if len(s.claims) < maxClaimSQL {
+			s.claims[keys] = sql
+		}
+	}
+	return sql
+}
+
+// maxClaimSQL bounds the claim statements a store keeps.
+const maxClaimSQL = 64

@@ -116,7 +116,7 @@ FROM k, LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AND k.batch = 0
 	AND (k.ready_at = statement_timestamp()
 		OR (k.burst_first = statement_timestamp() AND k.ready_at > statement_timestamp())) AS woke) w`
 
-// claimSQL leases up to $2 ready keys of a queue, oldest-ready first. It
+// claimSQL leases up to {keys} ready keys of a queue, oldest-ready first. It
 // locks key rows only, skipping those another transaction holds, and
 // commits at once: no transaction stays open while a lease is out. A lease
 // takes the head batch kept from before, or the ready values up to
@@ -124,19 +124,23 @@ FROM k, LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AND k.batch = 0
 // values it takes stop at the tail that the statement's snapshot sees
 // (seen): an Add that committed after the snapshot but before the row was
 // locked moved the locked row's tail past values that the statement cannot
-// read, and they would be acked unseen. It
-// returns a row per lease, in the ready order, or one row with found false;
-// every row carries the server's now and the earliest ready_at of the keys
-// it did not lease, NULL if there is none.
+// read, and they would be acked unseen. It returns a row per lease, in the
+// ready order, or one row with found false; every row carries the server's
+// now and the earliest ready_at of the keys it did not lease, NULL if there
+// is none.
 //
-// $1 queue, $2 keys, $3 max_batch (NULL: all), $4 ttl (NULL: never).
+// {keys} is the most keys to lease, a literal: PostgreSQL's generic plan
+// of a statement guesses that a LIMIT given as a parameter keeps a tenth of
+// the rows, so with many ready keys it would plan every Claim anew.
+//
+// $1 queue, $2 max_batch (NULL: all), $3 ttl (NULL: never).
 const claimSQL = `
 WITH picked AS MATERIALIZED (
 	SELECT key, ready_at
 	FROM {schema}.keys
 	WHERE queue = $1 AND ready_at <= statement_timestamp()
 	ORDER BY ready_at
-	LIMIT $2
+	LIMIT {keys}
 	FOR UPDATE SKIP LOCKED
 ), seen AS (
 	SELECT key, tail
@@ -147,11 +151,11 @@ WITH picked AS MATERIALIZED (
 		burst = CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
 		batch = CASE WHEN k.batch > 0 THEN k.batch
 			ELSE least(least(k.tail - CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
-				seen.tail) - k.head, $3::bigint) END,
+				seen.tail) - k.head, $2::bigint) END,
 		attempt = CASE WHEN k.leased_until IS NULL THEN k.attempt ELSE k.attempt + 1 END,
 		fence = nextval('{schema}.fences'),
-		leased_until = coalesce(statement_timestamp() + $4::interval, 'infinity'),
-		ready_at = coalesce(statement_timestamp() + $4::interval, 'infinity'),
+		leased_until = coalesce(statement_timestamp() + $3::interval, 'infinity'),
+		ready_at = coalesce(statement_timestamp() + $3::interval, 'infinity'),
 		retrying = false
 	FROM picked JOIN seen USING (key)
 	WHERE k.queue = $1 AND k.key = picked.key

@@ -35,8 +35,9 @@ type Store struct {
 	channel string // the channel of the schema's notifications
 
 	mu     sync.Mutex
-	ln     *listener // started by the first Wait
-	nt     *notifier // started by the first change to notify
+	claims map[int]string // claimSQL by number of keys
+	ln     *listener      // started by the first Wait
+	nt     *notifier      // started by the first change to notify
 	closed chan struct{}
 }
 
@@ -62,6 +63,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		cfg:     cfg,
 		q:       newQueries(schema),
 		channel: cfg.Schema + channelSuffix,
+		claims:  make(map[int]string),
 		closed:  make(chan struct{}),
 	}, nil
 }
