@@ -145,8 +145,18 @@ func BenchmarkClaim(b *testing.B) {
 
 // BenchmarkThroughput is 2 processes of 4 workers each, on a store of their
 // own each, working 20,000 values over 1,000 keys with a no-op handler,
-// one value per lease, and reports values/s.
+// one value per lease, claiming one key per Claim or several; it reports
+// values/s.
 func BenchmarkThroughput(b *testing.B) {
+	for _, keys := range []int{1, 4} {
+		b.Run(fmt.Sprintf("KeysPerClaim=%d", keys), func(b *testing.B) {
+			throughput(b, store.ClaimParams{Keys: keys, MaxBatch: 1, TTL: time.Minute})
+		})
+	}
+}
+
+// throughput runs BenchmarkThroughput with p.
+func throughput(b *testing.B, p store.ClaimParams) {
 	const keys, per, procs, workers = 1000, 20, 2, 4
 	pool := connect(b, appName(b))
 	schema := freshSchema(b, pool)
@@ -158,7 +168,6 @@ func BenchmarkThroughput(b *testing.B) {
 		stores[i] = s
 	}
 	ctx := context.Background()
-	p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute}
 	var total time.Duration
 	for b.Loop() {
 		b.StopTimer()

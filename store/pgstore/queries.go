@@ -10,16 +10,19 @@ import "strings"
 // time of the statement, not of the transaction's start). Durations come in
 // as intervals, NULL for a delay that never ends, which becomes 'infinity'.
 //
-// The statements that make a key ready sooner say so (or, for the
-// caller's transaction of AddTx, notify themselves, since only PostgreSQL
-// knows when that commits): the Store then notifies the queue's channel
-// once the statement committed (see notifier), not in the statement, since
-// a transaction that notifies holds a lock of the whole cluster while it
-// commits.
-// Statements that lock a key row and then write it select the row FOR
-// UPDATE first, in a MATERIALIZED CTE, and decide from that locked version:
-// the later parts of a statement see its snapshot, which a concurrent Add
-// may have overtaken.
+// The statements that make a key ready sooner say so, and the Store then
+// notifies the queue's channel once the statement committed (see
+// notifier): not in the statement, since a transaction that notifies holds
+// a lock of the whole cluster while it commits. Only the Add of AddTx
+// notifies itself, since only PostgreSQL knows when the caller's
+// transaction commits.
+//
+// A statement reads with the snapshot taken when it began, but the row it
+// locks is the row's latest version, which a concurrent Add may have
+// changed since. So the statements that lock a key row and then write it
+// decide from the locked version (selected FOR UPDATE first, in a
+// MATERIALIZED CTE), and Claim reads no value past the tail its snapshot
+// sees.
 
 // queries holds the statements with the schema filled in.
 type queries struct {
