@@ -175,7 +175,7 @@ WITH picked AS MATERIALIZED (
 ), upcoming AS (
 	SELECT ready_at
 	FROM {schema}.keys
-	WHERE queue = $1 AND ready_at IS NOT NULL AND key NOT IN (SELECT key FROM picked)
+	WHERE queue = $1 AND ready_at IS NOT NULL AND key NOT IN (SELECT key FROM leased)
 	ORDER BY ready_at
 	LIMIT 1
 )
