@@ -1,0 +1,78 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/pacerkit/pacer/store"
+)
+
+// Claim implements store.Store: one statement that locks the key rows it
+// leases, skipping those another transaction holds, updates them and
+// commits before it returns. A lease whose TTL passed is leased again here,
+// in its place in the ready order: when it lapsed.
+func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
+	if err := s.begin(ctx, queue); err != nil {
+		return nil, 0, err
+	}
+	if p.Keys < 1 || p.MaxBatch < 0 || p.TTL <= 0 {
+		return nil, 0, fmt.Errorf("pgstore: ClaimParams needs Keys >= 1, MaxBatch >= 0 and TTL > 0, got %+v", p)
+	}
+	var maxBatch any // NULL: all
+	if p.MaxBatch > 0 {
+		maxBatch = int64(p.MaxBatch)
+	}
+	rows, err := s.pool.Query(ctx, s.claimSQL(p.Keys), queue, maxBatch, interval(p.TTL))
+	if err != nil {
+		return nil, 0, failed(ctx, "Claim", err)
+	}
+	defer rows.Close()
+	var (
+		leases []store.Lease
+		next   time.Duration
+	)
+	for rows.Next() {
+		var (
+			now      time.Time
+			upcoming pgtype.Timestamptz
+			found    bool
+			l        = store.Lease{Queue: queue}
+			key      []byte
+		)
+		if err := rows.Scan(&now, &upcoming, &found, &key, &l.Attempt, &l.Fence, &l.Values, &l.First); err != nil {
+			return nil, 0, failed(ctx, "Claim", err)
+		}
+		next = until(now, upcoming)
+		if found {
+			l.Key = string(key)
+			leases = append(leases, l)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, failed(ctx, "Claim", err)
+	}
+	return leases, next, nil
+}
+
+// claimSQL returns the claim statement for keys keys (see claimSQL), made
+// once for each of the few values a store's callers use.
+func (s *Store) claimSQL(keys int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sql, ok := s.claims[keys]
+	if !ok {
+		sql = strings.Replace(s.q.claim, "{keys}", strconv.Itoa(keys), 1)
+		if len(s.claims) < maxClaimSQL {
+			s.claims[keys] = sql
+		}
+	}
+	return sql
+}
+
+// maxClaimSQL bounds the claim statements a store keeps.
+const maxClaimSQL = 64

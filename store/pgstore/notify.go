@@ -1,0 +1,103 @@
+package pgstore
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// notifier sends the notifications of the store's own statements, from a
+// goroutine of its own, right after the statements committed: a
+// transaction that notifies holds a lock of the whole PostgreSQL cluster
+// from before its commit until it ends, so a notifying Add or Finish would
+// commit, and wait for the disk, one at a time with every other. Sent
+// apart, in a transaction that writes nothing, a notification holds the
+// lock for a moment, and the notifications that came meanwhile, one per
+// queue, share one statement. A notification that is lost (a failed
+// statement, a process that dies first) is a hint lost: Waits still find
+// the work when they poll.
+type notifier struct {
+	pool    *pgxpool.Pool
+	sql     string
+	channel string
+	cancel  context.CancelFunc
+	done    chan struct{}
+	kick    chan struct{} // holds a token while notifications are pending
+
+	mu      sync.Mutex
+	pending map[string]struct{} // payloads
+}
+
+// notifyTimeout bounds one statement of a notifier, and its last one when
+// the store closes.
+const notifyTimeout = 5 * time.Second
+
+// startNotifier starts the goroutine of a notifier on channel.
+func startNotifier(pool *pgxpool.Pool, sql, channel string) *notifier {
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &notifier{
+		pool:    pool,
+		sql:     sql,
+		channel: channel,
+		cancel:  cancel,
+		done:    make(chan struct{}),
+		kick:    make(chan struct{}, 1),
+		pending: make(map[string]struct{}),
+	}
+	go n.run(ctx)
+	return n
+}
+
+// send asks for a notification with payload p.
+func (n *notifier) send(p string) {
+	n.mu.Lock()
+	n.pending[p] = struct{}{}
+	n.mu.Unlock()
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+}
+
+// stop sends what is pending, ends the notifier and waits for its
+// goroutine.
+func (n *notifier) stop() {
+	n.cancel()
+	<-n.done
+}
+
+// run sends the pending notifications whenever there are some, until ctx
+// ends; then it sends those still pending.
+func (n *notifier) run(ctx context.Context) {
+	defer close(n.done)
+	for {
+		select {
+		case <-n.kick:
+			n.flush(ctx)
+		case <-ctx.Done():
+			last, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+			n.flush(last)
+			cancel()
+			return
+		}
+	}
+}
+
+// flush sends the pending notifications in one statement.
+func (n *notifier) flush(ctx context.Context) {
+	n.mu.Lock()
+	payloads := make([]string, 0, len(n.pending))
+	for p := range n.pending {
+		payloads = append(payloads, p)
+	}
+	clear(n.pending)
+	n.mu.Unlock()
+	if len(payloads) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
+	defer cancel()
+	_, _ = n.pool.Exec(ctx, n.sql, n.channel, payloads) // a hint: see notifier
+}

@@ -1,0 +1,378 @@
+package pgstore
+
+import "strings"
+
+// The statements of the store, one per operation, each one round trip and
+// one implicit transaction. {schema} stands for the store's quoted schema.
+//
+// Time is the server's: every statement reads statement_timestamp() (the
+// same instant throughout the statement; inside a caller's transaction, the
+// time of the statement, not of the transaction's start). Durations come in
+// as intervals, NULL for a delay that never ends, which becomes 'infinity'.
+//
+// The statements that make a key ready sooner say so, and the Store then
+// notifies the queue's channel once the statement committed (see
+// notifier): not in the statement, since a transaction that notifies holds
+// a lock of the whole cluster while it commits. Only the Add of AddTx
+// notifies itself, since only PostgreSQL knows when the caller's
+// transaction commits.
+//
+// A statement reads with the snapshot taken when it began, but the row it
+// locks is the row's latest version, which a concurrent Add may have
+// changed since. So the statements that lock a key row and then write it
+// decide from the locked version (selected FOR UPDATE first, in a
+// MATERIALIZED CTE), and Claim reads no value past the tail its snapshot
+// sees.
+
+// queries holds the statements with the schema filled in.
+type queries struct {
+	addReady, addBurst, claim, extend              string
+	finishAck, finishDrop, finishRetry, finishHold string
+	release, upcoming, stats, notify               string
+	deadLetters, redrive, purge                    string
+}
+
+// newQueries fills schema, quoted already, into the statements.
+func newQueries(schema string) queries {
+	r := strings.NewReplacer("{schema}", schema)
+	return queries{
+		addReady:    r.Replace(addReadySQL),
+		addBurst:    r.Replace(addBurstSQL),
+		claim:       r.Replace(claimSQL),
+		extend:      r.Replace(extendSQL),
+		finishAck:   r.Replace(finishAckSQL),
+		finishDrop:  r.Replace(finishDropSQL),
+		finishRetry: r.Replace(finishRetrySQL),
+		finishHold:  r.Replace(finishHoldSQL),
+		release:     r.Replace(releaseSQL),
+		notify:      notifySQL,
+		upcoming:    r.Replace(upcomingSQL),
+		stats:       r.Replace(statsSQL),
+		deadLetters: r.Replace(deadLettersSQL),
+		redrive:     r.Replace(redriveSQL),
+		purge:       r.Replace(purgeSQL),
+	}
+}
+
+// addReadySQL appends values to a key, ready at once, ending its open burst.
+// A key that is leased, held, waiting for a delay or ready already keeps its
+// place in the ready order; any other is ready now. It returns whether the
+// key became ready now, and then notifies if given a channel.
+//
+// $1 queue, $2 key, $3 values (bytea[]), $4 channel (NULL: none), $5
+// payload.
+const addReadySQL = `
+WITH k AS (
+	INSERT INTO {schema}.keys AS k (queue, key, tail, ready_at)
+	VALUES ($1, $2, cardinality($3::bytea[]), statement_timestamp())
+	ON CONFLICT (queue, key) DO UPDATE SET
+		tail = k.tail + EXCLUDED.tail,
+		burst = 0,
+		ready_at = CASE WHEN k.leased_until IS NULL AND NOT k.held AND k.batch = 0
+			THEN least(k.ready_at, EXCLUDED.ready_at) ELSE k.ready_at END
+	RETURNING k.tail, k.ready_at
+), m AS (
+	INSERT INTO {schema}.messages (queue, key, seq, value, added_at)
+	SELECT $1, $2, k.tail - cardinality($3::bytea[]) + v.i - 1, v.value, statement_timestamp()
+	FROM k, unnest($3::bytea[]) WITH ORDINALITY AS v(value, i)
+)
+SELECT w.woke, CASE WHEN w.woke AND $4::text IS NOT NULL THEN pg_notify($4, $5) END
+FROM k, LATERAL (SELECT coalesce(k.ready_at = statement_timestamp(), false) AS woke) w`
+
+// addBurstSQL appends values to a key's open burst, or opens one: the burst
+// is due at min(now+wait, first+max_wait), and its values are ready from
+// then on. A key that is leased, held, waiting for a delay or ready already
+// keeps its place in the ready order; any other is ready when the burst is
+// due. It returns whether the key became ready now or a burst opened on an
+// idle key, which may be due before what a Wait sleeps for; and then
+// notifies if given a channel.
+//
+// $1 queue, $2 key, $3 values (bytea[]), $4 wait (> 0; NULL: never), $5
+// max_wait (NULL: no bound), $6 channel (NULL: none), $7 payload.
+const addBurstSQL = `
+WITH k AS (
+	INSERT INTO {schema}.keys AS k (queue, key, tail, burst, burst_first, burst_due, ready_at)
+	SELECT $1, $2, c.n, c.n, statement_timestamp(), c.due, c.due
+	FROM (SELECT cardinality($3::bytea[]) AS n,
+		coalesce(least(statement_timestamp() + $4::interval, statement_timestamp() + $5::interval), 'infinity') AS due) c
+	ON CONFLICT (queue, key) DO UPDATE SET (tail, burst, burst_first, burst_due, ready_at) = (
+		SELECT k.tail + EXCLUDED.tail,
+			CASE WHEN d.due <= statement_timestamp() THEN 0 ELSE o.open + EXCLUDED.tail END,
+			f.first,
+			d.due,
+			CASE WHEN k.leased_until IS NOT NULL OR k.held OR k.batch > 0 OR k.tail - k.head > o.open
+				THEN k.ready_at
+				WHEN d.due <= statement_timestamp() THEN statement_timestamp()
+				ELSE d.due END
+		FROM (SELECT CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END AS open) o,
+		LATERAL (SELECT CASE WHEN o.open = 0 THEN statement_timestamp() ELSE k.burst_first END AS first) f,
+		LATERAL (SELECT coalesce(least(statement_timestamp() + $4::interval, f.first + $5::interval), 'infinity') AS due) d
+	)
+	RETURNING k.tail, k.ready_at, k.burst_first, k.leased_until, k.held, k.batch
+), m AS (
+	INSERT INTO {schema}.messages (queue, key, seq, value, added_at)
+	SELECT $1, $2, k.tail - cardinality($3::bytea[]) + v.i - 1, v.value, statement_timestamp()
+	FROM k, unnest($3::bytea[]) WITH ORDINALITY AS v(value, i)
+)
+SELECT w.woke, CASE WHEN w.woke AND $6::text IS NOT NULL THEN pg_notify($6, $7) END
+FROM k, LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AND k.batch = 0
+	AND (k.ready_at = statement_timestamp()
+		OR (k.burst_first = statement_timestamp() AND k.ready_at > statement_timestamp())) AS woke) w`
+
+// claimSQL leases up to {keys} ready keys of a queue, oldest-ready first. It
+// locks key rows only, skipping those another transaction holds, and
+// commits at once: no transaction stays open while a lease is out. A lease
+// takes the head batch kept from before, or the ready values up to
+// max_batch; a lease that lapsed is leased again at the next attempt. The
+// values it takes stop at the tail that the statement's snapshot sees
+// (seen): an Add that committed after the snapshot but before the row was
+// locked moved the locked row's tail past values that the statement cannot
+// read, and they would be acked unseen. It returns a row per lease, in the
+// ready order, or one row with found false; every row carries the server's
+// now and the earliest ready_at of the keys it did not lease, NULL if there
+// is none.
+//
+// {keys} is the most keys to lease, a literal: PostgreSQL's generic plan
+// of a statement guesses that a LIMIT given as a parameter keeps a tenth of
+// the rows, so with many ready keys it would plan every Claim anew.
+//
+// $1 queue, $2 max_batch (NULL: all), $3 ttl (NULL: never).
+const claimSQL = `
+WITH picked AS MATERIALIZED (
+	SELECT key, ready_at
+	FROM {schema}.keys
+	WHERE queue = $1 AND ready_at <= statement_timestamp()
+	ORDER BY ready_at
+	LIMIT {keys}
+	FOR UPDATE SKIP LOCKED
+), seen AS (
+	SELECT key, tail
+	FROM {schema}.keys
+	WHERE queue = $1 AND key IN (SELECT key FROM picked)
+), leased AS (
+	UPDATE {schema}.keys AS k SET
+		burst = CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
+		batch = CASE WHEN k.batch > 0 THEN k.batch
+			ELSE least(least(k.tail - CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
+				seen.tail) - k.head, $2::bigint) END,
+		attempt = CASE WHEN k.leased_until IS NULL THEN k.attempt ELSE k.attempt + 1 END,
+		fence = nextval('{schema}.fences'),
+		leased_until = coalesce(statement_timestamp() + $3::interval, 'infinity'),
+		ready_at = coalesce(statement_timestamp() + $3::interval, 'infinity'),
+		retrying = false
+	FROM picked JOIN seen USING (key)
+	WHERE k.queue = $1 AND k.key = picked.key
+		AND (k.batch > 0 OR least(k.tail - CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
+			seen.tail) > k.head)
+	RETURNING k.key, k.head, k.batch, k.attempt, k.fence, k.leased_until, picked.ready_at AS was_ready
+), leases AS (
+	SELECT l.key, l.attempt, l.fence, l.was_ready,
+		array_agg(m.value ORDER BY m.seq) AS vals,
+		min(m.added_at) FILTER (WHERE m.seq = l.head) AS first
+	FROM leased l
+	JOIN {schema}.messages m ON m.queue = $1 AND m.key = l.key AND m.seq >= l.head AND m.seq < l.head + l.batch
+	GROUP BY l.key, l.attempt, l.fence, l.was_ready, l.head
+), upcoming AS (
+	SELECT ready_at
+	FROM {schema}.keys
+	WHERE queue = $1 AND ready_at IS NOT NULL AND key NOT IN (SELECT key FROM leased)
+	ORDER BY ready_at
+	LIMIT 1
+)
+SELECT statement_timestamp(),
+	least((SELECT ready_at FROM upcoming), (SELECT leased_until FROM leased LIMIT 1)),
+	l.key IS NOT NULL,
+	coalesce(l.key, ''::bytea),
+	coalesce(l.attempt, 0),
+	coalesce(l.fence, 0),
+	l.vals,
+	coalesce(l.first, statement_timestamp())
+FROM (VALUES (1)) AS one(x)
+LEFT JOIN leases l ON true
+ORDER BY l.was_ready, l.key`
+
+// extendSQL renews a lease that has not lapsed. It changes no row when the
+// lease is lost.
+//
+// $1 queue, $2 key, $3 fence, $4 ttl (NULL: never).
+const extendSQL = `
+UPDATE {schema}.keys SET
+	leased_until = coalesce(statement_timestamp() + $4::interval, 'infinity'),
+	ready_at = coalesce(statement_timestamp() + $4::interval, 'infinity')
+WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
+
+// finishAckSQL ends a lease by removing its batch. A key with values left
+// is ready now, behind the keys already waiting, or when its open burst is
+// due; a key with none is removed. It returns one row, with more, if the
+// lease was current.
+//
+// $1 queue, $2 key, $3 fence.
+const finishAckSQL = `
+WITH k AS MATERIALIZED (
+	SELECT head, tail, batch, burst_due,
+		CASE WHEN burst_due <= statement_timestamp() THEN 0 ELSE burst END AS open
+	FROM {schema}.keys
+	WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()
+	FOR UPDATE
+), kept AS (
+	UPDATE {schema}.keys AS u SET
+		head = k.head + k.batch, batch = 0, attempt = 1, burst = k.open,
+		leased_until = NULL, retrying = false,
+		ready_at = CASE WHEN k.tail - k.head - k.batch > k.open
+			THEN statement_timestamp() ELSE k.burst_due END
+	FROM k
+	WHERE u.queue = $1 AND u.key = $2 AND k.tail > k.head + k.batch
+), emptied AS (
+	DELETE FROM {schema}.keys AS d USING k
+	WHERE d.queue = $1 AND d.key = $2 AND k.tail = k.head + k.batch
+), done AS (
+	DELETE FROM {schema}.messages AS m USING k
+	WHERE m.queue = $1 AND m.key = $2 AND m.seq >= k.head AND m.seq < k.head + k.batch
+)
+SELECT k.tail > k.head + k.batch FROM k`
+
+// finishDropSQL is finishAckSQL that keeps the batch as a dead letter.
+//
+// $1 queue, $2 key, $3 fence, $4 error.
+const finishDropSQL = `
+WITH k AS MATERIALIZED (
+	SELECT head, tail, batch, attempt, burst_due,
+		CASE WHEN burst_due <= statement_timestamp() THEN 0 ELSE burst END AS open
+	FROM {schema}.keys
+	WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()
+	FOR UPDATE
+), kept AS (
+	UPDATE {schema}.keys AS u SET
+		head = k.head + k.batch, batch = 0, attempt = 1, burst = k.open,
+		leased_until = NULL, retrying = false,
+		ready_at = CASE WHEN k.tail - k.head - k.batch > k.open
+			THEN statement_timestamp() ELSE k.burst_due END
+	FROM k
+	WHERE u.queue = $1 AND u.key = $2 AND k.tail > k.head + k.batch
+), emptied AS (
+	DELETE FROM {schema}.keys AS d USING k
+	WHERE d.queue = $1 AND d.key = $2 AND k.tail = k.head + k.batch
+), done AS (
+	DELETE FROM {schema}.messages AS m USING k
+	WHERE m.queue = $1 AND m.key = $2 AND m.seq >= k.head AND m.seq < k.head + k.batch
+	RETURNING m.seq, m.value
+), dead AS (
+	INSERT INTO {schema}.dead_letters (queue, key, vals, error, attempt, dropped_at)
+	SELECT $1, $2, array_agg(done.value ORDER BY done.seq), $4, k.attempt, statement_timestamp()
+	FROM done, k
+	GROUP BY k.attempt
+)
+SELECT k.tail > k.head + k.batch FROM k`
+
+// finishRetrySQL ends a lease by keeping its batch at the head, ready
+// after a delay; a Retry counts an attempt, a Defer does not. It changes
+// no row when the lease is lost.
+//
+// $1 queue, $2 key, $3 fence, $4 retry (bool), $5 delay (NULL: never).
+const finishRetrySQL = `
+UPDATE {schema}.keys SET
+	attempt = attempt + CASE WHEN $4::boolean THEN 1 ELSE 0 END,
+	retrying = $4::boolean,
+	leased_until = NULL,
+	ready_at = coalesce(statement_timestamp() + $5::interval, 'infinity')
+WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
+
+// finishHoldSQL ends a lease by holding the key: its batch stays at the
+// head, and the key leaves the ready order until released. It changes no
+// row when the lease is lost.
+//
+// $1 queue, $2 key, $3 fence.
+const finishHoldSQL = `
+UPDATE {schema}.keys SET
+	held = true, retrying = false, leased_until = NULL, ready_at = NULL
+WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
+
+// releaseSQL puts a held key back in the ready order, at the tail, with its
+// attempts started over. It changes no row if the key was not held.
+//
+// $1 queue, $2 key.
+const releaseSQL = `
+UPDATE {schema}.keys SET
+	held = false, attempt = 1, batch = 0, ready_at = statement_timestamp()
+WHERE queue = $1 AND key = $2 AND held`
+
+// upcomingSQL returns the server's now and the earliest ready_at of a
+// queue's keys, NULL if none is scheduled.
+//
+// $1 queue.
+const upcomingSQL = `
+SELECT statement_timestamp(), (
+	SELECT ready_at FROM {schema}.keys
+	WHERE queue = $1 AND ready_at IS NOT NULL
+	ORDER BY ready_at
+	LIMIT 1
+)`
+
+// statsSQL counts a queue's keys by state, as store.Stats defines them, in
+// one snapshot. It visits every key of the queue.
+//
+// $1 queue.
+const statsSQL = `
+SELECT
+	coalesce(sum(tail - head), 0),
+	count(*),
+	count(*) FILTER (WHERE ready_at <= statement_timestamp()),
+	count(*) FILTER (WHERE burst > 0 AND burst_due > statement_timestamp()),
+	count(*) FILTER (WHERE leased_until > statement_timestamp()),
+	count(*) FILTER (WHERE retrying AND leased_until IS NULL AND ready_at > statement_timestamp()),
+	coalesce(sum(tail - head - batch) FILTER (WHERE retrying AND leased_until IS NULL AND ready_at > statement_timestamp()), 0),
+	count(*) FILTER (WHERE held),
+	coalesce(sum(tail - head) FILTER (WHERE held), 0),
+	(SELECT count(*) FROM {schema}.dead_letters WHERE queue = $1)
+FROM {schema}.keys
+WHERE queue = $1`
+
+// deadLettersSQL lists a queue's dead letters by ID.
+//
+// $1 queue, $2 after this ID, $3 limit.
+const deadLettersSQL = `
+SELECT id, key, vals, error, attempt, dropped_at
+FROM {schema}.dead_letters
+WHERE queue = $1 AND id > $2
+ORDER BY id
+LIMIT $3`
+
+// redriveSQL removes a dead letter and appends its values to its key as
+// addReadySQL does. It returns a row, saying whether the key became ready
+// now, if the dead letter existed.
+//
+// $1 queue, $2 id.
+const redriveSQL = `
+WITH d AS (
+	DELETE FROM {schema}.dead_letters WHERE queue = $1 AND id = $2
+	RETURNING key, vals
+), k AS (
+	INSERT INTO {schema}.keys AS k (queue, key, tail, ready_at)
+	SELECT $1, d.key, cardinality(d.vals), statement_timestamp() FROM d
+	WHERE cardinality(d.vals) > 0
+	ON CONFLICT (queue, key) DO UPDATE SET
+		tail = k.tail + EXCLUDED.tail,
+		burst = 0,
+		ready_at = CASE WHEN k.leased_until IS NULL AND NOT k.held AND k.batch = 0
+			THEN least(k.ready_at, EXCLUDED.ready_at) ELSE k.ready_at END
+	RETURNING k.tail, k.ready_at
+), m AS (
+	INSERT INTO {schema}.messages (queue, key, seq, value, added_at)
+	SELECT $1, d.key, k.tail - cardinality(d.vals) + v.i - 1, v.value, statement_timestamp()
+	FROM d, k, unnest(d.vals) WITH ORDINALITY AS v(value, i)
+)
+SELECT coalesce(k.ready_at = statement_timestamp(), false)
+FROM d LEFT JOIN k ON true`
+
+// purgeSQL removes a queue's dead letters dropped before a time.
+//
+// $1 queue, $2 before.
+const purgeSQL = `
+DELETE FROM {schema}.dead_letters WHERE queue = $1 AND dropped_at < $2`
+
+// notifySQL wakes the Waits of queues: one notification each, in a
+// transaction that writes nothing, so it commits without waiting for a
+// disk.
+//
+// $1 channel, $2 payloads (text[]).
+const notifySQL = `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`

@@ -1,0 +1,70 @@
+package pgstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/pacerkit/pacer/store"
+)
+
+// Wait implements store.Store. It hears of changes by LISTEN/NOTIFY, from
+// every process, on one connection per Store that the first Wait opens.
+// Notifications are a hint: a Wait first registers for the queue's next
+// notification, then reads when the queue's next key is ready (one
+// statement), and returns at once if one is; so a change committed before
+// that read is seen by it, and one committed after is heard. It then
+// sleeps until the earliest of d, that key's time, a notification, and
+// Config.PollInterval, which bounds how late a lost notification makes
+// work.
+func (s *Store) Wait(ctx context.Context, queue string, d time.Duration) error {
+	if err := s.begin(ctx, queue); err != nil {
+		return err
+	}
+	if d <= 0 {
+		return nil
+	}
+	ln, err := s.listener()
+	if err != nil {
+		return err
+	}
+	changed := ln.changed(payload(queue))
+	var (
+		now      time.Time
+		upcoming pgtype.Timestamptz
+	)
+	if err := s.pool.QueryRow(ctx, s.q.upcoming, queue).Scan(&now, &upcoming); err != nil {
+		return failed(ctx, "Wait", err)
+	}
+	next := until(now, upcoming)
+	if next == 0 {
+		return nil
+	}
+	t := time.NewTimer(min(d, next, s.cfg.PollInterval))
+	defer t.Stop()
+	select {
+	case <-changed:
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.closed:
+		return store.ErrClosed
+	}
+	return nil
+}
+
+// listener returns the store's listener, starting it on first use.
+func (s *Store) listener() (*listener, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.closed:
+		return nil, store.ErrClosed
+	default:
+	}
+	if s.ln == nil {
+		s.ln = startListener(s.pool, s.channel)
+	}
+	return s.ln, nil
+}
