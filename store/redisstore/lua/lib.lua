@@ -72,9 +72,14 @@ local function burst_due(now, first, wait, maxwait)
   return due
 end
 
--- wake lets one waiting worker return from its blocking pop.
+-- wake lets one waiting worker return from its blocking pop. Once per
+-- script is enough: the member is the same, and no script pops it.
+local woken = false
 local function wake()
-  rcall('ZADD', K_WAKE, 0, 'w')
+  if not woken then
+    woken = true
+    rcall('ZADD', K_WAKE, 0, 'w')
+  end
 end
 
 -- earliest is the first time a key that is not ready becomes ready: a
@@ -323,13 +328,9 @@ end
 local function claim_ready(now, want, maxbatch, ttl)
   promote(now, want + 16)
   local got = rcall('ZPOPMIN', K_READY, want)
-  local m = earliest()
   local out = {0}
   if #got > 0 then
     local exp = deadline(now, ttl)
-    if exp ~= INF and (m == nil or exp < m) then
-      m = exp
-    end
     local fence = rcall('HINCRBY', K_META, 'f', #got / 2) - #got / 2
     local zadd = {}
     for i = 1, #got, 2 do
@@ -379,6 +380,9 @@ local function claim_ready(now, want, maxbatch, ttl)
     out[1] = 0
     return out
   end
+  -- Only now, and after the new leases joined leased: a worker with keys
+  -- ready has no use for next.
+  local m = earliest()
   if m == nil or m == INF then
     out[1] = -1
   else
