@@ -123,7 +123,9 @@ type Config[K comparable, V any] struct {
 	// Adaptive go to the engine with each Add; retries, held keys and
 	// dead letters (a dropped batch is kept with its error) live there;
 	// workers lease batches for LeaseTTL and renew their leases while they
-	// work (see ErrLeaseLost and Fence). Shutdown leaves what is stored in
+	// work (see ErrLeaseLost and Fence); with an engine that implements
+	// store.FinishClaimer, a worker that ends a batch leases its next one
+	// in the same call. Shutdown leaves what is stored in
 	// the engine for the next Runner instead of handing it to OnDrop;
 	// MaxValues and DropPendingOnShutdown do not apply. The Runner does
 	// not close the Store. The default nil keeps the state in the process,

@@ -19,6 +19,7 @@ import (
 // leases alive (lease_keeper.go).
 type sharedStore[K comparable, V any] struct {
 	st       store.Store
+	fc       store.FinishClaimer // st, if it can finish and claim at once
 	name     string
 	codec    Codec[V]
 	keys     Codec[K]
@@ -50,8 +51,10 @@ var _ istore.Store[string, int] = (*sharedStore[string, int])(nil)
 
 func newSharedStore[K comparable, V any](cfg Config[K, V], adapt *adaptiveWait) *sharedStore[K, V] {
 	stop, halt := context.WithCancel(context.Background())
+	fc, _ := cfg.Store.(store.FinishClaimer)
 	return &sharedStore[K, V]{
 		st:       cfg.Store,
+		fc:       fc,
 		name:     cfg.Name,
 		codec:    cfg.Codec,
 		keys:     cfg.KeyCodec,
@@ -124,30 +127,61 @@ func (s *sharedStore[K, V]) finish(ctx context.Context, l istore.Lease[K, V], o 
 	return s.st.Finish(ctx, l.Remote.Lease, o)
 }
 
+// finishNext ends l as finish does, after a handler call, by a worker that
+// goes back to Get next. With an engine that can, the same round trip
+// claims a key for it, handed over like the leader's claims (see
+// shared_claim.go): its next Get, or an idle worker's, takes it without a
+// Claim. The key is leased meanwhile, while the worker reports the batch
+// (OnEvent), as a key the leader claimed is until a worker takes it. A
+// Runner that is stopping claims nothing, and gives back at once, with no
+// attempt used, what it claimed while it began to stop.
+func (s *sharedStore[K, V]) finishNext(ctx context.Context, l istore.Lease[K, V], o store.Outcome) (bool, error) {
+	if s.fc == nil || ctx.Err() != nil || s.stop.Err() != nil {
+		return s.finish(ctx, l, o)
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.ttl)
+	defer cancel()
+	at := s.clk.Now()
+	p := store.ClaimParams{Keys: 1, MaxBatch: s.maxBatch, TTL: s.ttl}
+	more, leases, _, err := s.fc.FinishAndClaim(fctx, l.Remote.Lease, o, p)
+	for _, nl := range leases {
+		if s.stop.Err() != nil || ctx.Err() != nil {
+			// A Get that saw the stop may have given back the handoff
+			// already: this lease must not wait there for a worker.
+			s.deferNow(ctx, s.decode(nl, at))
+			continue
+		}
+		s.hand(ctx, s.decode(nl, at))
+	}
+	return more, err
+}
+
 // Ack implements istore.Store.
 func (s *sharedStore[K, V]) Ack(ctx context.Context, l istore.Lease[K, V]) (bool, error) {
-	return s.finish(ctx, l, store.Outcome{Kind: store.Ack})
+	return s.finishNext(ctx, l, store.Outcome{Kind: store.Ack})
 }
 
 // Drop implements istore.Store: the engine keeps the batch as it was
 // stored, with why, as a dead letter.
 func (s *sharedStore[K, V]) Drop(ctx context.Context, l istore.Lease[K, V], why error) (bool, error) {
-	return s.finish(ctx, l, store.Outcome{Kind: store.Drop, Err: why.Error()})
+	return s.finishNext(ctx, l, store.Outcome{Kind: store.Drop, Err: why.Error()})
 }
 
 // Retry implements istore.Store.
 func (s *sharedStore[K, V]) Retry(ctx context.Context, l istore.Lease[K, V], after time.Duration) error {
-	_, err := s.finish(ctx, l, store.Outcome{Kind: store.Retry, After: after})
+	_, err := s.finishNext(ctx, l, store.Outcome{Kind: store.Retry, After: after})
 	return err
 }
 
-// Defer implements istore.Store.
+// Defer implements istore.Store. It claims nothing: a batch is deferred
+// when it could not run, mostly because the Runner is stopping.
 func (s *sharedStore[K, V]) Defer(ctx context.Context, l istore.Lease[K, V], after time.Duration) error {
 	_, err := s.finish(ctx, l, store.Outcome{Kind: store.Defer, After: after})
 	return err
 }
 
-// Hold implements istore.Store.
+// Hold implements istore.Store. It claims nothing: holding is rare, and the
+// worker runs OnEvent's EventHeld before it is back in Get.
 func (s *sharedStore[K, V]) Hold(ctx context.Context, l istore.Lease[K, V]) error {
 	_, err := s.finish(ctx, l, store.Outcome{Kind: store.Hold})
 	return err

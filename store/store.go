@@ -217,6 +217,19 @@ type Stats struct {
 	Dead       int // dead letters kept
 }
 
+// FinishClaimer is implemented by engines that can end a lease and claim
+// the next ready keys in one step, saving a worker that is done with a
+// batch and wants the next a round trip to a server.
+type FinishClaimer interface {
+	// FinishAndClaim ends l as Finish(ctx, l, o) does and, if it did, then
+	// claims as Claim(ctx, l.Queue, p) does right after it: a key that l
+	// left with values is behind the keys already waiting. It returns
+	// Finish's more and Claim's leases and next. When l lapsed, ended or was
+	// superseded it returns ErrLeaseLost, changes nothing and claims
+	// nothing; on any other error the caller cannot know whether l ended.
+	FinishAndClaim(ctx context.Context, l Lease, o Outcome, p ClaimParams) (more bool, leases []Lease, next time.Duration, err error)
+}
+
 // DeadLetters is implemented by engines that keep dropped batches.
 type DeadLetters interface {
 	// DeadLetters returns up to limit dead letters of queue, oldest first,

@@ -1,8 +1,9 @@
 // Package redisstore keeps the state of pacer Runners in Redis (7.0 or
 // later), so that Runners in several processes share one debounce, one
 // ready order and one set of leases, and a crash of any of them loses
-// nothing that Add accepted. A Store implements store.Store and
-// store.DeadLetters, and passes the store/storetest conformance suite.
+// nothing that Add accepted. A Store implements store.Store,
+// store.DeadLetters and store.FinishClaimer, and passes the
+// store/storetest conformance suite.
 //
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 //	s, err := redisstore.New(c, redisstore.Config{Prefix: "myapp"})
@@ -15,6 +16,10 @@
 // store hold across processes because no two scripts interleave. The
 // scripts sit beside this file, in lua/, each with a header that lists its
 // KEYS, ARGV and reply; lua/lib.lua describes the data model.
+//
+// FinishAndClaim runs Finish's steps, then Claim's, in one script: a
+// Runner's worker ends its batch and leases its next one in one round
+// trip, where a Finish and a Claim would take two.
 //
 // Time is the server's: every script reads TIME, so processes whose clocks
 // disagree still agree on deadlines, and so on one order. Deadlines are
@@ -38,9 +43,10 @@
 // Purge.
 //
 // Scripts that work on a key known to the caller (Extend, Finish,
-// Release) get all the names they touch in KEYS. Add, the hot path, gets
-// the five it touches in its common case (a value ready at once), which
-// saves about a tenth of a round trip over passing all twelve. Claim,
+// Release, and FinishAndClaim for the key it ends) get all the names they
+// touch in KEYS. Add, the hot path, gets the five it touches in its
+// common case (a value ready at once), which saves about a tenth of a
+// round trip over passing all twelve. Claim (FinishAndClaim's too),
 // Stats and the dead-letter scripts find the keys they touch as they run,
 // so they build those names from the queue's prefix, as Add's rarer cases
 // do; Redis Cluster runs such scripts because every name has the queue's
@@ -118,10 +124,16 @@
 //   - Throughput (TestMeasureThroughput): 20,000 values over 500 keys
 //     added, then handled by 2 OS processes (the test binary run again)
 //     of one Runner with 4 workers each and a no-op handler, timed from a
-//     go signal to an empty store, 6 rounds: strict mode (MaxBatch 1, one
-//     call per value) 6,100-8,900 values/s, below the 12,600 aimed at;
-//     coalesce mode (a key's 40 values in one call) 160,000-280,000
-//     values/s.
+//     go signal to an empty store. Strict mode (MaxBatch 1, one call per
+//     value): 9,100-16,300 values/s in 15 rounds at load average 6 to 7,
+//     12 of them above the 12,600 aimed at, and 6,100-11,100 in 9 rounds
+//     at 9 to 11. A value costs 1.03 scripts (a FinishAndClaim, and now
+//     and then a Claim by a worker that found nothing) and about 25
+//     commands run by the server (INFO commandstats); a Finish, then a
+//     Claim shared by the idle workers, cost 1.6 scripts and 24 commands,
+//     and ran at 7,600-9,600 and 5,400-9,700 values/s in rounds taken in
+//     turn with these. Coalesce mode (a key's 40 values in one call):
+//     120,000-410,000 values/s (110,000-290,000 in turn).
 //   - Idle (TestIdleRunnerCommands, which always runs): an idle Runner with
 //     2 workers sent 0 commands in 10 s (INFO commandstats delta); its
 //     claim loop blocks in one BZPOPMIN of up to 30 s.

@@ -43,9 +43,13 @@ func TestRunnerDeadLettersOnRedis(t *testing.T) {
 
 	r2, err := pacer.New(cfg, c.handler(2)) // another instance, not running
 	require.NoError(t, err)
-	dead, err := r2.DeadLetters(ctx, 0, 10)
-	require.NoError(t, err)
-	require.Len(t, dead, 2)
+	// OnDrop runs before the engine keeps the batch: wait for both.
+	var dead []pacer.DeadLetter[string, int]
+	require.Eventually(t, func() bool {
+		dead, err = r2.DeadLetters(ctx, 0, 10)
+		require.NoError(t, err)
+		return len(dead) == 2
+	}, 5*time.Second, time.Millisecond)
 	require.ErrorIs(t, dead[0].DecodeErr, pacer.ErrUndecodable)
 	require.Equal(t, [][]byte{[]byte(`"x"`)}, dead[0].Raw.Values)
 	require.Equal(t, "k", dead[1].Key)

@@ -17,6 +17,7 @@ var (
 	claimScript       = newScript("claim.lua")
 	extendScript      = newScript("extend.lua")
 	finishScript      = newScript("finish.lua")
+	finishClaimScript = newScript("finishclaim.lua")
 	releaseScript     = newScript("release.lua")
 	statsScript       = newScript("stats.lua")
 	deadLettersScript = newScript("deadletters.lua")

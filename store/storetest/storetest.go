@@ -36,7 +36,8 @@ const Late = time.Second
 // Harness is the engine under test, as one scenario sees it.
 type Harness struct {
 	// Store is the engine. If it implements store.DeadLetters, the dead
-	// letter scenarios run too. Run never closes it; register that with
+	// letter scenarios run too, and if it implements store.FinishClaimer,
+	// so does FinishAndClaim's. Run never closes it; register that with
 	// t.Cleanup.
 	Store store.Store
 	// Queue is a queue name that no other scenario uses. A scenario also
@@ -83,6 +84,7 @@ var scenarios = []struct {
 	{"Defer", testDefer},
 	{"HoldRelease", testHoldRelease},
 	{"FinishMore", testFinishMore},
+	{"FinishAndClaim", testFinishAndClaim},
 	{"DebounceWait", testDebounceWait},
 	{"DebounceQuietPeriodMoves", testDebounceQuietPeriodMoves},
 	{"DebounceMaxWait", testDebounceMaxWait},

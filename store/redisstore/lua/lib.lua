@@ -72,9 +72,14 @@ local function burst_due(now, first, wait, maxwait)
   return due
 end
 
--- wake lets one waiting worker return from its blocking pop.
+-- wake lets one waiting worker return from its blocking pop. Once per
+-- script is enough: the member is the same, and no script pops it.
+local woken = false
 local function wake()
-  rcall('ZADD', K_WAKE, 0, 'w')
+  if not woken then
+    woken = true
+    rcall('ZADD', K_WAKE, 0, 'w')
+  end
 end
 
 -- earliest is the first time a key that is not ready becomes ready: a
@@ -250,4 +255,144 @@ local function leased_by(kk, key, fence, now, ...)
     return nil
   end
   return h
+end
+
+-- finish_lease ends the lease of key with fence fence, if it still holds
+-- at now, as kind says (1 ack, 2 drop, 3 retry, 4 defer, 5 hold), after
+-- the delay after of a retry or defer (-1: for ever), with the error why
+-- of a drop. kk and vk are the key's HASH and LIST. It returns 1 if the
+-- key still has values, 0 if not, -1 if the lease lapsed, ended or was
+-- superseded (and nothing changed).
+local function finish_lease(key, kk, vk, fence, kind, after, why, now)
+  local h = leased_by(kk, key, fence, now, 'n', 'a')
+  if not h then
+    return -1
+  end
+  local n = tonumber(h[3])
+  rcall('ZREM', K_LEASED, key)
+
+  if kind == 1 or kind == 2 then
+    if kind == 2 then
+      local id = rcall('HINCRBY', K_META, 'd', 1)
+      local dk = PFX .. 'd:' .. id
+      rcall('RPUSH', dk, key, why, h[4], string.format('%d', now))
+      rcall('RPUSH', dk, unpack(rcall('LRANGE', vk, 0, n - 1)))
+      rcall('ZADD', K_DEAD, id, id)
+      rcall('ZADD', K_DEADAT, now, id)
+    end
+    rcall('LTRIM', vk, n, -1)
+    rcall('HINCRBY', K_META, 'v', -n)
+    local left = rcall('LLEN', vk)
+    if left == 0 then
+      rcall('DEL', kk)
+      return 0
+    end
+    -- The next batch starts at attempt 1.
+    rcall('HDEL', kk, 'n', 'a')
+    settle(key, kk, left, now)
+    return 1
+  end
+
+  if kind == 5 then
+    rcall('HSET', kk, 's', 'h')
+    rcall('ZADD', K_HELD, now, key)
+    return 1
+  end
+
+  -- Retry or defer: the same batch, due after the delay; a defer does not
+  -- count as an attempt.
+  if kind == 4 then
+    rcall('HSET', kk, 'a', tonumber(h[4]) - 1)
+  end
+  local due = deadline(now, after)
+  if due <= now then
+    make_ready(key, kk, now)
+    wake()
+    return 1
+  end
+  if kind == 3 then
+    rcall('HSET', kk, 's', 't')
+  else
+    rcall('HSET', kk, 's', 'd')
+  end
+  wake_before(due)
+  rcall('ZADD', K_DELAYED, due, key)
+  return 1
+end
+
+-- claim_ready leases up to want ready keys at now, oldest-ready first, with
+-- at most maxbatch values each (0: all that are ready) for ttl (-1: for
+-- ever), after moving the keys that came due into the ready order. It
+-- returns claim.lua's reply: {next, key, fence, attempt, count, value...,
+-- key, ...}.
+local function claim_ready(now, want, maxbatch, ttl)
+  promote(now, want + 16)
+  local got = rcall('ZPOPMIN', K_READY, want)
+  local out = {0}
+  if #got > 0 then
+    local exp = deadline(now, ttl)
+    local fence = rcall('HINCRBY', K_META, 'f', #got / 2) - #got / 2
+    local zadd = {}
+    for i = 1, #got, 2 do
+      local key = got[i]
+      local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
+      local h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd')
+      local n, b = tonumber(h[1]), tonumber(h[3]) or 0
+      if b > 0 and tonumber(h[4]) <= now then
+        close_burst(kk, key)
+        b = 0
+      end
+      if n == nil then
+        n = rcall('LLEN', vk) - b
+        if maxbatch > 0 and n > maxbatch then
+          n = maxbatch
+        end
+      end
+      fence = fence + 1
+      if n > 0 then
+        local a = (tonumber(h[2]) or 0) + 1
+        rcall('HSET', kk, 's', 'l', 'f', fence, 'a', a, 'n', n)
+        zadd[#zadd + 1] = exp
+        zadd[#zadd + 1] = key
+        local vals = rcall('LRANGE', vk, 0, n - 1)
+        out[#out + 1] = key
+        out[#out + 1] = fence
+        out[#out + 1] = a
+        out[#out + 1] = #vals
+        for j = 1, #vals do
+          out[#out + 1] = vals[j]
+        end
+      elseif b > 0 then
+        -- Never so while the scripts keep the model; an empty lease would
+        -- take every value (LRANGE 0 -1), so the key waits for its burst.
+        settle(key, kk, b, now)
+      else
+        rcall('DEL', kk)
+      end
+    end
+    if #zadd > 0 then
+      rcall('ZADD', K_LEASED, unpack(zadd))
+    end
+  end
+  if rcall('ZCARD', K_READY) > 0 then
+    -- More is ready than this worker took: pass the wake-up on.
+    wake()
+    out[1] = 0
+    return out
+  end
+  -- Only now, and after the new leases joined leased: a worker with keys
+  -- ready has no use for next.
+  local m = earliest()
+  if m == nil or m == INF then
+    out[1] = -1
+  else
+    out[1] = math.max(m - now, 1)
+    if #got > 0 then
+      -- This worker may have been the one waiting for m, the next key due
+      -- (perhaps one of these leases' lapse): it is busy now, so a waiting
+      -- worker takes its place.
+      wake()
+    end
+  end
+  return out
 end

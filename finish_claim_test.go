@@ -1,0 +1,103 @@
+package pacer_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/store"
+)
+
+// finishClaiming is a Memory engine that counts its Claims and
+// FinishAndClaims, and runs onFinishClaim after each FinishAndClaim.
+type finishClaiming struct {
+	*store.Memory
+	claims, finishClaims atomic.Int32
+	onFinishClaim        func()
+}
+
+func (s *finishClaiming) Claim(ctx context.Context, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
+	s.claims.Add(1)
+	return s.Memory.Claim(ctx, queue, p)
+}
+
+func (s *finishClaiming) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outcome, p store.ClaimParams) (bool, []store.Lease, time.Duration, error) {
+	s.finishClaims.Add(1)
+	more, ls, next, err := s.Memory.FinishAndClaim(ctx, l, o, p)
+	if s.onFinishClaim != nil {
+		s.onFinishClaim()
+	}
+	return more, ls, next, err
+}
+
+// With an engine that implements store.FinishClaimer, a worker that is
+// done with a batch claims its next one in the same call: a busy Runner
+// makes one call to the engine per batch, not two.
+func TestFinishAndClaimSavesClaims(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &finishClaiming{Memory: store.NewMemory(store.MemoryConfig{})}
+		var mu sync.Mutex
+		var got []int
+		r, err := pacer.New(pacer.Config[string, int]{Store: st, Name: "q", Workers: 1, MaxBatch: 1},
+			func(_ context.Context, _ string, batch []int) error {
+				mu.Lock()
+				got = append(got, batch...)
+				mu.Unlock()
+				return nil
+			})
+		require.NoError(t, err)
+		for i := range 10 {
+			require.NoError(t, r.Add(t.Context(), "k", i))
+		}
+		stop := runAll(t, r)
+		stop()
+		require.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, got)
+		require.Equal(t, int32(10), st.finishClaims.Load())
+		require.LessOrEqual(t, st.claims.Load(), int32(2), "the first batch's Claim, and one that finds nothing")
+	})
+}
+
+// A batch claimed along with the end of the last one, while the Runner
+// begins to stop, is given back at once and without using an attempt: it
+// does not stay leased until its TTL passes.
+func TestFinishAndClaimGivenBackAtStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &finishClaiming{Memory: store.NewMemory(store.MemoryConfig{})}
+		var ran []string
+		r, err := pacer.New(pacer.Config[string, int]{Store: st, Name: "q", Workers: 1, LeaseTTL: time.Hour},
+			func(_ context.Context, key string, _ []int) error {
+				ran = append(ran, key)
+				return nil
+			})
+		require.NoError(t, err)
+		shut := make(chan error, 1)
+		st.onFinishClaim = func() {
+			st.onFinishClaim = nil
+			go func() { shut <- r.Shutdown(context.Background()) }()
+			synctest.Wait() // Shutdown stopped the claims, and waits for this batch
+		}
+		require.NoError(t, r.Add(t.Context(), "a", 1))
+		require.NoError(t, r.Add(t.Context(), "b", 2))
+		done := make(chan error, 1)
+		go func() { done <- r.Run(context.Background()) }()
+		require.NoError(t, <-shut)
+		require.NoError(t, <-done)
+		require.Equal(t, []string{"a"}, ran)
+		require.Equal(t, int32(1), st.finishClaims.Load(), "b was claimed with the end of a")
+		stats, err := st.Stats(t.Context(), "q")
+		require.NoError(t, err)
+		require.Equal(t, 0, stats.Leased, "b was given back")
+		require.Equal(t, 1, stats.Ready)
+		ls, _, err := st.Memory.Claim(t.Context(), "q", store.ClaimParams{Keys: 1, TTL: time.Minute})
+		require.NoError(t, err)
+		require.Len(t, ls, 1)
+		require.Equal(t, "b", ls[0].Key)
+		require.Equal(t, 1, ls[0].Attempt, "no attempt used")
+	})
+}
