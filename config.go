@@ -99,7 +99,8 @@ type Config[K comparable, V any] struct {
 	// and Runner.Purge removes, from any instance and after a restart.
 	// Without a Store, OnDrop is the only record of a dropped batch. OnDrop
 	// is called synchronously, like OnEvent, before the key's next values
-	// may start, must not call Shutdown, and a panic in it crashes the
+	// may start (so before the engine keeps the dead letter, which lets
+	// them start), must not call Shutdown, and a panic in it crashes the
 	// program, as in OnEvent: a dead-letter hook that fails must not lose
 	// the batch silently.
 	OnDrop func(key K, batch []V, err error)
