@@ -90,6 +90,21 @@
 // the Redis server itself is up to its persistence (appendonly yes with
 // appendfsync always loses nothing; everysec up to a second).
 //
+// A pacer Runner on a Store rides out an outage of Redis. Add returns the
+// error at once (with the options above, in about 0.1 ms here) and the
+// value is not accepted, though an Add whose reply was lost may have
+// stored it; the workers claim again after the Runner's Retry backoff,
+// capped at its LeaseTTL; a handler whose lease cannot be renewed for the
+// TTL has its ctx cancelled with pacer.ErrLeaseLost, and its batch runs
+// again. Once Redis is back the workers resume by themselves, at the end
+// of their pause, which is at most LeaseTTL (go-redis, after PoolSize
+// failed dials, probes the server once a second, which may add a second).
+// TestRedisRestart stops and restarts a redis-server under a Runner that
+// keeps adding: with a LeaseTTL of 1 s its workers resume about a second
+// after Redis is back. TestMultiProcessKill kills one of three Runner
+// processes with SIGKILL mid-batch: no value that Add accepted is lost,
+// and only the batches the dead process had in flight run twice.
+//
 // # Costs
 //
 // Add, Extend, Finish and Release cost O(log n) in the keys of the queue
