@@ -28,19 +28,18 @@ type dispatcherConfig struct {
 	Logger      *slog.Logger
 }
 
-// A key names what a Runner serialises: a FIFO subscription (seq 0), or a
-// single message of a concurrent subscription.
-type key struct {
-	sub string
-	seq uint64
-}
+// A key names what a Runner serialises: a FIFO subscription ("orders"),
+// or a single message of a concurrent subscription ("analytics#12"). It
+// is a string so that a Runner with a Config.Store encodes it without a
+// KeyCodec.
+type key string
 
-// String names k in logs: "orders" or "analytics#12".
-func (k key) String() string {
-	if k.seq == 0 {
-		return k.sub
-	}
-	return k.sub + "#" + strconv.FormatUint(k.seq, 10)
+// fifoKey is the key of FIFO subscription sub.
+func fifoKey(sub string) key { return key(sub) }
+
+// messageKey is the key of message seq of concurrent subscription sub.
+func messageKey(sub string, seq uint64) key {
+	return key(sub + "#" + strconv.FormatUint(seq, 10))
 }
 
 // A dispatcher fans every published event out to the subscriptions that
@@ -147,9 +146,9 @@ func (d *dispatcher) publish(ctx context.Context, ev Event) (int, error) {
 		d.seq[s.Name]++
 		m := message{Sub: s.Name, Seq: d.seq[s.Name], Event: ev, Published: now}
 		d.track.published(m)
-		r, k := d.concurrent, key{s.Name, m.Seq}
+		r, k := d.concurrent, messageKey(s.Name, m.Seq)
 		if s.FIFO {
-			r, k = d.fifo, key{sub: s.Name}
+			r, k = d.fifo, fifoKey(s.Name)
 		}
 		if err := r.Add(ctx, k, m); err != nil {
 			d.track.lost(m)
