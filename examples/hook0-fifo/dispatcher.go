@@ -12,6 +12,7 @@ import (
 
 	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/ratelimit"
+	"github.com/pacerkit/pacer/store"
 )
 
 // dispatcherConfig configures a dispatcher.
@@ -26,6 +27,11 @@ type dispatcherConfig struct {
 	Timeout     time.Duration // per HTTP attempt
 	Transport   http.RoundTripper
 	Logger      *slog.Logger
+	// Store, when set, keeps both Runners' state in an engine (-postgres:
+	// a pgstore.Store), each under a queue Name of its own, so that the
+	// queues survive the process and several dispatchers can share them.
+	// nil keeps the state in the process.
+	Store store.Store
 }
 
 // A key names what a Runner serialises: a FIFO subscription ("orders"),
@@ -65,6 +71,7 @@ type dispatcher struct {
 	client     *http.Client
 	secret     []byte
 	log        *slog.Logger
+	stored     bool // the Runners keep their state in a Store
 
 	// beforeSend, when set, runs at the start of every attempt; the demo
 	// makes it panic once to show that the Runner recovers.
@@ -97,6 +104,7 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 		secret: cfg.Secret,
 		log:    cfg.Logger,
 		seq:    map[string]uint64{},
+		stored: cfg.Store != nil,
 	}
 	var limiter ratelimit.Limiter
 	if cfg.Rate > 0 {
@@ -121,6 +129,10 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 	}
 	fifoCfg, concCfg := base, base
 	fifoCfg.Workers, concCfg.Workers = cfg.FIFOWorkers, cfg.Workers
+	if cfg.Store != nil {
+		fifoCfg.Store, fifoCfg.Name = cfg.Store, fifoQueue
+		concCfg.Store, concCfg.Name = cfg.Store, concurrentQueue
+	}
 	var err error
 	if d.fifo, err = pacer.New(fifoCfg, d.handle); err != nil {
 		return nil, err

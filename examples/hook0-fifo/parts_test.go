@@ -185,7 +185,7 @@ func TestReceiverRefusesBadSignatures(t *testing.T) {
 		require.NoError(t, d.shutdown(t.Context()))
 		require.NoError(t, <-done)
 		cancel()
-		rep := newReport(d, rc, 0)
+		rep := newReport(d, rc, 0, nil)
 		require.False(t, rep.ok())
 		require.Equal(t, 2, rep.badSig, "the first attempt and its one retry")
 		require.Len(t, rep.snap.letters, 1)

@@ -35,7 +35,7 @@ func (s *server) shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx
 // serve runs the dispatcher for real, serving routes at addr. On SIGINT or
 // SIGTERM it stops taking events, delivers what is queued (up to 30 s),
 // and prints the figures.
-func serve(ctx context.Context, cfg dispatcherConfig, addr string) error {
+func serve(ctx context.Context, cfg dispatcherConfig, addr string, stdout io.Writer) error {
 	d, err := newDispatcher(cfg)
 	if err != nil {
 		return err
@@ -63,7 +63,16 @@ func serve(ctx context.Context, cfg dispatcherConfig, addr string) error {
 		err = rerr
 	}
 	stopRun()
-	newReport(d, nil, time.Since(start)).print(os.Stdout)
+	took := time.Since(start)
+	var stored *storedLetters
+	if d.stored {
+		if ids, n, _, serr := d.storedDead(shutCtx, deadMark{}); serr == nil {
+			stored = &storedLetters{n: n, ids: ids, all: true}
+		} else if err == nil {
+			err = serr
+		}
+	}
+	newReport(d, nil, took, stored).print(stdout)
 	return err
 }
 
@@ -108,7 +117,7 @@ func routes(d *dispatcher) http.Handler {
 		_ = json.NewEncoder(w).Encode(map[string]any{"id": ev.ID, "deliveries": n})
 	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
-		newReport(d, nil, 0).print(w)
+		newReport(d, nil, 0, nil).print(w)
 	})
 	return mux
 }
