@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+)
+
+// postgresURL is the PostgreSQL the -postgres test uses.
+func postgresURL() string {
+	if u := os.Getenv("PACER_POSTGRES_URL"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/test"
+}
+
+// postgresConn connects to postgresURL for tb, and closes the connection
+// after it. It skips tb when no server answers, unless CI=true, where it
+// fails.
+func postgresConn(tb testing.TB) *pgx.Conn {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, postgresURL())
+	if err != nil {
+		msg := fmt.Sprintf("hook0-fifo: no PostgreSQL at %s (%s); start one or set PACER_POSTGRES_URL to run the -postgres test",
+			postgresURL(), strings.Join(strings.Fields(err.Error()), " "))
+		if os.Getenv("CI") == "true" {
+			tb.Fatal(msg)
+		}
+		tb.Skip(msg)
+	}
+	tb.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
+
+// freshSchema returns a schema name of its own for tb, dropped after it.
+func freshSchema(tb testing.TB, conn *pgx.Conn) string {
+	tb.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "hook0_test_" + hex.EncodeToString(b)
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		if err != nil {
+			tb.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	return schema
+}
+
+// TestDemoPostgres runs the demo as `go run . -postgres URL` does, on
+// loopback and the real clock, with both Runners' queues in PostgreSQL:
+// every check of the in-process demo holds, and the dead letters are rows
+// of the store's table.
+func TestDemoPostgres(t *testing.T) {
+	conn := postgresConn(t)
+	schema := freshSchema(t, conn)
+	var out bytes.Buffer
+	// 30 events: two of them go to legacy, which dead-letters both.
+	err := run(t.Context(), []string{"-postgres", postgresURL(), "-schema", schema, "-events", "30"}, &out)
+	t.Log("\n" + out.String())
+	require.NoError(t, err)
+	require.Contains(t, out.String(), "queues in PostgreSQL, schema "+schema)
+	require.NotContains(t, out.String(), "FAIL")
+	require.Equal(t, 7, strings.Count(out.String(), "\n  ok   "), "the six checks of the demo and the stored dead letters'")
+	require.Contains(t, out.String(), "the store kept the 2 dead letters in its table")
+
+	// Read the table itself: the dead letters are legacy's two messages,
+	// in order, and nothing else is left in the queues.
+	ctx := t.Context()
+	s := pgx.Identifier{schema}.Sanitize()
+	rows, err := conn.Query(ctx, "SELECT queue, convert_from(key, 'UTF8'), (convert_from(vals[1], 'UTF8')::jsonb->>'seq')::int FROM "+s+".dead_letters ORDER BY id")
+	require.NoError(t, err)
+	type letter struct {
+		queue, key string
+		seq        int
+	}
+	letters, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (letter, error) {
+		var l letter
+		err := r.Scan(&l.queue, &l.key, &l.seq)
+		return l, err
+	})
+	require.NoError(t, err)
+	require.Len(t, letters, 2)
+	for i, l := range letters {
+		require.Equal(t, letter{fifoQueue, "legacy", i + 1}, l)
+	}
+	var left int
+	require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM "+s+".messages").Scan(&left))
+	require.Zero(t, left, "every message was delivered or dead-lettered")
+}
