@@ -19,12 +19,19 @@ import (
 // after the last attempt it returns pacer.Permanent, and the Runner hands
 // the message to OnDrop, the dead-letter list.
 //
-// Attempts are the requests sent to the receiver, counted per message by
-// the tracker. pacer.Attempt(ctx) counts the Runner's handler calls for the
-// key's head, which also include calls that panicked; and at the time of
-// writing the Runner can start a strict key's next message with the count
-// of the message before it, when another worker leases the key between the
-// Ack and the reset of the count.
+// Attempts are the requests sent to the receiver. In the process, the
+// tracker counts them per message. pacer.Attempt(ctx) counts the Runner's
+// handler calls for the key's head, which also include calls that
+// panicked; and at the time of writing the in-process Runner can start a
+// strict key's next message with the count of the message before it, when
+// another worker leases the key between the Ack and the reset of the count.
+//
+// With a Store the count must outlive the process: a message published
+// (and tried) by one dispatcher may be retried by another, or after a
+// restart, whose tracker never saw it and would start again at 1, for
+// ever. The engine keeps pacer.Attempt's count with the message, so it is
+// the attempt then, less the calls that panicked here (a panic in another
+// process uses one attempt).
 func (d *dispatcher) handle(ctx context.Context, k key, batch []message) error {
 	m := batch[0]
 	d.track.started(k, m)
@@ -32,6 +39,9 @@ func (d *dispatcher) handle(ctx context.Context, k key, batch []message) error {
 		d.beforeSend(m) // a panic here is the Runner's to recover: no request, no attempt used
 	}
 	attempt := d.track.sent(m)
+	if d.stored {
+		attempt = max(pacer.Attempt(ctx)-d.track.panicked(m), 1)
+	}
 	err := d.post(ctx, m)
 	if err == nil {
 		d.track.delivered(m)
@@ -50,7 +60,11 @@ func (d *dispatcher) post(ctx context.Context, m message) error {
 	if err != nil {
 		return pacer.Permanent(err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.urls[m.Sub], bytes.NewReader(body))
+	url, ok := d.urls[m.Sub]
+	if !ok { // stored by a dispatcher with other subscriptions
+		return pacer.Permanent(fmt.Errorf("no subscription %q here", m.Sub))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return pacer.Permanent(err)
 	}

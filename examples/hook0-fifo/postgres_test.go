@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
 // postgresURL is the PostgreSQL the -postgres test uses.
@@ -100,4 +102,60 @@ func TestDemoPostgres(t *testing.T) {
 	var left int
 	require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM "+s+".messages").Scan(&left))
 	require.Zero(t, left, "every message was delivered or dead-lettered")
+}
+
+// A message that one dispatcher published and another retries (after a
+// restart, or beside it on the same schema) gets the schedule's attempts
+// in all, counted by the store, and then goes to the dead letters: the
+// second dispatcher's tracker never saw it and cannot count them.
+func TestPostgresAttemptsOutliveTheProcess(t *testing.T) {
+	conn := postgresConn(t)
+	schema := freshSchema(t, conn)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	st, closeStore, err := openPostgres(ctx, postgresURL(), schema, 2)
+	require.NoError(t, err)
+	defer closeStore()
+
+	rc := newReceiver(receiverConfig{Broken: map[string]bool{"legacy": true}})
+	retry := schedule{Fast: 3, FastDelay: time.Millisecond, Slow: 2, SlowDelay: 2 * time.Millisecond}
+	cfg := dispatcherConfig{
+		Subs:  []subscription{{Name: "legacy", URL: "http://hooks.invalid/hooks/legacy", Types: []string{"*"}, FIFO: true}},
+		Retry: retry, FIFOWorkers: 1, Workers: 1, Timeout: time.Second,
+		Transport: hookhttp.InProcess{Handler: rc}, Store: st,
+	}
+	first, err := newDispatcher(cfg)
+	require.NoError(t, err)
+	n, err := first.publish(ctx, Event{ID: "evt_1", Type: "customer.deleted"})
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.NoError(t, first.shutdown(ctx), "the message stays in the store")
+
+	second, err := newDispatcher(cfg)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- second.run(ctx) }()
+	for {
+		second.track.mu.Lock()
+		dead, changed := second.track.subs["legacy"].dead, second.track.changed
+		second.track.mu.Unlock()
+		if dead > 0 {
+			break
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			boxes, _, _ := rc.snapshot()
+			require.FailNow(t, "the message never reached the dead letters", "receiver saw %d requests", len(boxes["legacy"].requests))
+		}
+	}
+	require.NoError(t, second.shutdown(ctx))
+	require.NoError(t, <-done)
+
+	dls, err := second.fifo.DeadLetters(ctx, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, dls, 1)
+	require.Equal(t, retry.attempts(), dls[0].Attempt)
+	boxes, _, _ := rc.snapshot()
+	require.Equal(t, []uint64{1, 1, 1, 1, 1, 1}, boxes["legacy"].requests, "all %d attempts, no more", retry.attempts())
 }
