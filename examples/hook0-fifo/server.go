@@ -33,8 +33,9 @@ func (s *server) url() string { return "http://" + s.ln.Addr().String() }
 func (s *server) shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
 
 // serve runs the dispatcher for real, serving routes at addr. On SIGINT or
-// SIGTERM it stops taking events, delivers what is queued (up to 30 s),
-// and prints the figures.
+// SIGTERM it stops taking events, delivers what is queued (up to 30 s;
+// with a Store, only what is in flight: the store keeps the rest), and
+// prints the figures.
 func serve(ctx context.Context, cfg dispatcherConfig, addr string, stdout io.Writer) error {
 	d, err := newDispatcher(cfg)
 	if err != nil {
@@ -52,7 +53,11 @@ func serve(ctx context.Context, cfg dispatcherConfig, addr string, stdout io.Wri
 	go func() { done <- d.run(runCtx) }()
 
 	<-ctx.Done()
-	cfg.Logger.Warn("shutting down: delivering what is queued")
+	if d.stored {
+		cfg.Logger.Warn("shutting down: finishing the deliveries in flight; the store keeps the rest for the next dispatcher")
+	} else {
+		cfg.Logger.Warn("shutting down: delivering what is queued")
+	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err = srv.shutdown(shutCtx)
