@@ -108,8 +108,7 @@ func playDemo(ctx context.Context, d *dispatcher, rc *receiver, dc demoConfig) (
 }
 
 // checkEmpty makes sure that the Store holds no values of an earlier run
-// for the demo's queues, which would reach the receiver out of its
-// sequence, and returns where the dead letters of this run will start.
+// for the demo's queues, which would reach the receiver too, and returns where the dead letters of this run will start.
 func (d *dispatcher) checkEmpty(ctx context.Context) (deadMark, error) {
 	for _, r := range []*pacer.Runner[key, message]{d.fifo, d.concurrent} {
 		st, err := r.Stats(ctx)
@@ -117,7 +116,7 @@ func (d *dispatcher) checkEmpty(ctx context.Context) (deadMark, error) {
 			return deadMark{}, err
 		}
 		if st.Values > 0 {
-			return deadMark{}, fmt.Errorf("the store holds %d values of an earlier run: give the demo a -schema of its own", st.Values)
+			return deadMark{}, fmt.Errorf("the store holds %d values of an earlier run, which would upset the demo's counts: give the demo a -schema of its own", st.Values)
 		}
 	}
 	_, _, mark, err := d.storedDead(ctx, deadMark{})

@@ -32,6 +32,9 @@ type dispatcherConfig struct {
 	// queues survive the process and several dispatchers can share them.
 	// nil keeps the state in the process.
 	Store store.Store
+	// Numbering, with Store, numbers the messages in PostgreSQL and
+	// queues them in the same transaction; nil numbers them in the process.
+	Numbering *numbering
 }
 
 // A key names what a Runner serialises: a FIFO subscription ("orders"),
@@ -71,7 +74,8 @@ type dispatcher struct {
 	client     *http.Client
 	secret     []byte
 	log        *slog.Logger
-	stored     bool // the Runners keep their state in a Store
+	stored     bool       // the Runners keep their state in a Store
+	num        *numbering // nil: the process numbers the messages
 
 	// beforeSend, when set, runs at the start of every attempt; the demo
 	// makes it panic once to show that the Runner recovers.
@@ -105,6 +109,7 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 		log:    cfg.Logger,
 		seq:    map[string]uint64{},
 		stored: cfg.Store != nil,
+		num:    cfg.Numbering,
 	}
 	var limiter ratelimit.Limiter
 	if cfg.Rate > 0 {
@@ -148,6 +153,9 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 // returns how many.
 func (d *dispatcher) publish(ctx context.Context, ev Event) (int, error) {
 	now := time.Now()
+	if d.num != nil {
+		return d.publishNumbered(ctx, ev, now)
+	}
 	d.mu.Lock() // numbering and queueing in one step keeps Add order = Seq order
 	defer d.mu.Unlock()
 	n := 0
@@ -169,6 +177,28 @@ func (d *dispatcher) publish(ctx context.Context, ev Event) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// publishNumbered is publish with d.num: the database numbers the
+// messages, for every dispatcher of the store.
+func (d *dispatcher) publishNumbered(ctx context.Context, ev Event, now time.Time) (int, error) {
+	var subs []subscription
+	for _, s := range d.subs {
+		if s.matches(ev.Type) {
+			subs = append(subs, s)
+		}
+	}
+	if len(subs) == 0 {
+		return 0, nil
+	}
+	msgs, err := d.num.publish(ctx, ev, subs, now, d.track.published)
+	if err != nil {
+		for _, m := range msgs {
+			d.track.lost(m)
+		}
+		return 0, err
+	}
+	return len(msgs), nil
 }
 
 // run runs both Runners until ctx ends or shutdown has drained them. A

@@ -91,12 +91,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return serveReceiver(ctx, newReceiver(rcfg), *addr)
 	}
 	if *pgURL != "" {
-		st, closeStore, err := openPostgres(ctx, *pgURL, *schema, *fifoW+*workers)
+		st, num, closeStore, err := openPostgres(ctx, *pgURL, *schema, *fifoW+*workers)
 		if err != nil {
 			return err
 		}
 		defer closeStore()
-		cfg.Store = st
+		cfg.Store, cfg.Numbering = st, num
 		fmt.Fprintf(stdout, "queues in PostgreSQL, schema %s\n", *schema)
 	}
 	if demo {

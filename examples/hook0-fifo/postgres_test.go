@@ -45,7 +45,8 @@ func postgresConn(tb testing.TB) *pgx.Conn {
 	return conn
 }
 
-// freshSchema returns a schema name of its own for tb, dropped after it.
+// freshSchema returns a schema name of its own for tb, dropped after it
+// with the schema of the dispatcher's numbering.
 func freshSchema(tb testing.TB, conn *pgx.Conn) string {
 	tb.Helper()
 	b := make([]byte, 6)
@@ -54,9 +55,10 @@ func freshSchema(tb testing.TB, conn *pgx.Conn) string {
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
-		if err != nil {
-			tb.Errorf("dropping schema %s: %v", schema, err)
+		for _, s := range []string{schema, schema + numberingSuffix} {
+			if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{s}.Sanitize()+" CASCADE"); err != nil {
+				tb.Errorf("dropping schema %s: %v", s, err)
+			}
 		}
 	})
 	return schema
@@ -113,7 +115,7 @@ func TestPostgresAttemptsOutliveTheProcess(t *testing.T) {
 	schema := freshSchema(t, conn)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	st, closeStore, err := openPostgres(ctx, postgresURL(), schema, 2)
+	st, num, closeStore, err := openPostgres(ctx, postgresURL(), schema, 2)
 	require.NoError(t, err)
 	defer closeStore()
 
@@ -122,7 +124,7 @@ func TestPostgresAttemptsOutliveTheProcess(t *testing.T) {
 	cfg := dispatcherConfig{
 		Subs:  []subscription{{Name: "legacy", URL: "http://hooks.invalid/hooks/legacy", Types: []string{"*"}, FIFO: true}},
 		Retry: retry, FIFOWorkers: 1, Workers: 1, Timeout: time.Second,
-		Transport: hookhttp.InProcess{Handler: rc}, Store: st,
+		Transport: hookhttp.InProcess{Handler: rc}, Store: st, Numbering: num,
 	}
 	first, err := newDispatcher(cfg)
 	require.NoError(t, err)
@@ -158,4 +160,44 @@ func TestPostgresAttemptsOutliveTheProcess(t *testing.T) {
 	require.Equal(t, retry.attempts(), dls[0].Attempt)
 	boxes, _, _ := rc.snapshot()
 	require.Equal(t, []uint64{1, 1, 1, 1, 1, 1}, boxes["legacy"].requests, "all %d attempts, no more", retry.attempts())
+}
+
+// Dispatchers that share a store number a subscription's messages in one
+// sequence, in the order its queue keeps them: the receiver's order proof
+// holds for messages published by different processes.
+func TestPostgresNumbersAcrossDispatchers(t *testing.T) {
+	conn := postgresConn(t)
+	schema := freshSchema(t, conn)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	st, num, closeStore, err := openPostgres(ctx, postgresURL(), schema, 2)
+	require.NoError(t, err)
+	defer closeStore()
+
+	rc := newReceiver(receiverConfig{})
+	cfg := dispatcherConfig{
+		Subs:  []subscription{{Name: "orders", URL: "http://hooks.invalid/hooks/orders", Types: []string{"*"}, FIFO: true}},
+		Retry: schedule{Fast: 1, FastDelay: time.Millisecond}, FIFOWorkers: 1, Workers: 1, Timeout: time.Second,
+		Transport: hookhttp.InProcess{Handler: rc}, Store: st, Numbering: num,
+	}
+	a, err := newDispatcher(cfg)
+	require.NoError(t, err)
+	b, err := newDispatcher(cfg)
+	require.NoError(t, err)
+	for i := range 6 {
+		d := []*dispatcher{a, b}[i%2]
+		_, err := d.publish(ctx, Event{ID: fmt.Sprint("evt_", i+1), Type: "order.paid"})
+		require.NoError(t, err)
+	}
+	require.NoError(t, a.shutdown(ctx), "a never ran: b delivers everything")
+
+	done := make(chan error, 1)
+	go func() { done <- b.run(ctx) }()
+	require.NoError(t, b.track.waitIdle(ctx), "b's messages, the last one included")
+	require.NoError(t, b.shutdown(ctx))
+	require.NoError(t, <-done)
+
+	boxes, _, _ := rc.snapshot()
+	require.Equal(t, []uint64{1, 2, 3, 4, 5, 6}, boxes["orders"].accepted)
+	require.Empty(t, boxes["orders"].fifoViolation())
 }
