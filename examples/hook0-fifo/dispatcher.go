@@ -35,6 +35,9 @@ type dispatcherConfig struct {
 	// Numbering, with Store, numbers the messages in PostgreSQL and
 	// queues them in the same transaction; nil numbers them in the process.
 	Numbering *numbering
+	// LeaseTTL, with Store, is how long a dispatcher that died keeps a
+	// subscription from the others; 0 is pacer's default (30 s).
+	LeaseTTL time.Duration
 }
 
 // A key names what a Runner serialises: a FIFO subscription ("orders"),
@@ -131,6 +134,8 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 		Logger:  cfg.Logger,
 		OnEvent: d.track.event,
 		OnDrop:  d.deadLetter,
+		// Without a Store there are no leases and it is unused.
+		LeaseTTL: cfg.LeaseTTL,
 	}
 	fifoCfg, concCfg := base, base
 	fifoCfg.Workers, concCfg.Workers = cfg.FIFOWorkers, cfg.Workers

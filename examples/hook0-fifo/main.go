@@ -68,6 +68,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		verbose   = fs.Bool("v", false, "demo: log every retry and dead letter, as real runs do")
 		pgURL     = fs.String("postgres", "", "keep the queues in PostgreSQL at this URL (e.g. postgres://user@host:5432/db), durable and shared by the dispatchers that use the same -schema; empty keeps them in the process")
 		schema    = fs.String("schema", defaultSchema, "with -postgres: the schema of the queues' tables, made if missing")
+		lease     = fs.Duration("lease", 30*time.Second, "with -postgres: how long a dispatcher that died keeps its subscriptions from the others (renewed every third of it while a delivery runs)")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -84,7 +85,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Subs:  subs,
 		Retry: schedule{Fast: *fast, FastDelay: *fastDelay, Slow: *slow, SlowDelay: *slowDelay},
 		Rate:  *rate, Burst: *burst, FIFOWorkers: *fifoW, Workers: *workers,
-		Secret: []byte(*secret), Timeout: *timeout, Logger: logger,
+		Secret: []byte(*secret), Timeout: *timeout, Logger: logger, LeaseTTL: *lease,
 	}
 	rcfg := receiverConfig{Secret: []byte(*secret), FailRate: *failRate, Seed: *seed, Latency: *latency}
 	if *receive {
