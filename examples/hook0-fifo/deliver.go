@@ -53,6 +53,10 @@ func (d *dispatcher) handle(ctx context.Context, k key, batch []message) error {
 	return pacer.RetryAfter(err, d.retry.delay(attempt))
 }
 
+// fenceHeader carries the fencing token of the lease a delivery was sent
+// under (pacer.Fence), with a Store.
+const fenceHeader = "X-Hook0-Fence"
+
 // post sends m to its subscription once, signed, and returns an error
 // unless the receiver answered 2xx.
 func (d *dispatcher) post(ctx context.Context, m message) error {
@@ -71,6 +75,11 @@ func (d *dispatcher) post(ctx context.Context, m message) error {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Hook0-Event-Id", m.Event.ID)
 	req.Header.Set("X-Hook0-Sequence", strconv.FormatUint(m.Seq, 10))
+	if f, ok := pacer.Fence(ctx); ok {
+		// With a Store: the lease's token, which grows with every holder
+		// of the subscription, so that a receiver can refuse a stale one.
+		req.Header.Set(fenceHeader, strconv.FormatUint(f, 10))
+	}
 	if len(d.secret) > 0 {
 		req.Header.Set(signatureHeader, sign(d.secret, time.Now(), body))
 	}

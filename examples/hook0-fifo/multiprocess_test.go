@@ -184,6 +184,10 @@ func TestThreeDispatchers(t *testing.T) {
 			continue
 		}
 		require.Equal(t, 1, b.maxInFlight, s.Name)
+		// No two processes held the subscription at once: its fences
+		// never went back.
+		require.NotContains(t, b.fences, uint64(0), "%s: every request has its fence", s.Name)
+		require.Empty(t, b.fenceViolation(), s.Name)
 		for i := 1; i < len(b.requests); i++ {
 			require.GreaterOrEqual(t, b.requests[i], b.requests[i-1], "%s: request %d went back in sequence", s.Name, i)
 		}

@@ -236,3 +236,10 @@ func TestMessageEncodes(t *testing.T) {
 	require.Equal(t, key("analytics#12"), messageKey("analytics", 12))
 	require.Equal(t, key("orders"), fifoKey("orders"))
 }
+
+func TestFenceViolation(t *testing.T) {
+	require.Empty(t, inbox{requests: []uint64{1, 2, 2, 3}, fences: []uint64{4, 4, 9, 9}}.fenceViolation())
+	require.Empty(t, inbox{requests: []uint64{1, 2}, fences: []uint64{0, 0}}.fenceViolation(), "no Store, no fences")
+	require.Equal(t, "request for #3 with fence 4 after fence 9",
+		inbox{requests: []uint64{1, 2, 3}, fences: []uint64{4, 9, 4}}.fenceViolation(), "a stale holder sent after the new one")
+}

@@ -74,7 +74,8 @@ func (r *report) check() {
 }
 
 // checkOrder: the receiver saw every FIFO subscription's requests one at
-// a time and in sequence order, exhausted messages skipped.
+// a time and in sequence order, exhausted messages skipped, and, with a
+// Store, under fences that never went back.
 func (r *report) checkOrder() {
 	var bad []string
 	n := 0
@@ -83,7 +84,8 @@ func (r *report) checkOrder() {
 			continue
 		}
 		n++
-		if v := r.boxes[s.sub.Name].fifoViolation(); v != "" {
+		b := r.boxes[s.sub.Name]
+		if v := cmp.Or(b.fifoViolation(), b.fenceViolation()); v != "" {
 			bad = append(bad, s.sub.Name+": "+v)
 		}
 	}
