@@ -29,13 +29,13 @@ const (
 // migrated, the numbering of the messages in PostgreSQL, and the function
 // that closes the store and the pool. workers is how many handler calls
 // may finish at once: the pool gets a connection for each, one for the
-// store's listener and one for claims and intake.
+// store's listener, one for claims and one for publishing.
 func openPostgres(ctx context.Context, url, schema string, workers int) (*pgstore.Store, *numbering, func(), error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("-postgres: %w", err)
 	}
-	cfg.MaxConns = max(cfg.MaxConns, int32(workers+2))
+	cfg.MaxConns = max(cfg.MaxConns, int32(workers+3))
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("-postgres: %w", err)
