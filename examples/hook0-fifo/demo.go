@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/pacerkit/pacer"
 )
 
 // demoConfig shapes the embedded scenario.
@@ -65,6 +67,13 @@ func playDemo(ctx context.Context, d *dispatcher, rc *receiver, dc demoConfig) (
 			}
 		}
 	}
+	var mark deadMark
+	if d.stored {
+		var err error
+		if mark, err = d.checkEmpty(ctx); err != nil {
+			return nil, err
+		}
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan error, 1)
@@ -86,7 +95,32 @@ func playDemo(ctx context.Context, d *dispatcher, rc *receiver, dc demoConfig) (
 	if err != nil {
 		return nil, err
 	}
-	return newReport(d, rc, time.Since(start)), nil
+	took := time.Since(start)
+	var stored *storedLetters
+	if d.stored {
+		ids, n, _, err := d.storedDead(ctx, mark)
+		if err != nil {
+			return nil, err
+		}
+		stored = &storedLetters{n: n, ids: ids}
+	}
+	return newReport(d, rc, took, stored), nil
+}
+
+// checkEmpty makes sure that the Store holds no values of an earlier run
+// for the demo's queues, which would reach the receiver too, and returns where the dead letters of this run will start.
+func (d *dispatcher) checkEmpty(ctx context.Context) (deadMark, error) {
+	for _, r := range []*pacer.Runner[key, message]{d.fifo, d.concurrent} {
+		st, err := r.Stats(ctx)
+		if err != nil {
+			return deadMark{}, err
+		}
+		if st.Values > 0 {
+			return deadMark{}, fmt.Errorf("the store holds %d values of an earlier run, which would upset the demo's counts: give the demo a -schema of its own", st.Values)
+		}
+	}
+	_, _, mark, err := d.storedDead(ctx, deadMark{})
+	return mark, err
 }
 
 // publishDemo publishes dc.Events events at dc.EventRate.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/ratelimit"
+	"github.com/pacerkit/pacer/store"
 )
 
 // dispatcherConfig configures a dispatcher.
@@ -26,21 +27,31 @@ type dispatcherConfig struct {
 	Timeout     time.Duration // per HTTP attempt
 	Transport   http.RoundTripper
 	Logger      *slog.Logger
+	// Store, when set, keeps both Runners' state in an engine (-postgres:
+	// a pgstore.Store), each under a queue Name of its own, so that the
+	// queues survive the process and several dispatchers can share them.
+	// nil keeps the state in the process.
+	Store store.Store
+	// Numbering, with Store, numbers the messages in PostgreSQL and
+	// queues them in the same transaction; nil numbers them in the process.
+	Numbering *numbering
+	// LeaseTTL, with Store, is how long a dispatcher that died keeps a
+	// subscription from the others; 0 is pacer's default (30 s).
+	LeaseTTL time.Duration
 }
 
-// A key names what a Runner serialises: a FIFO subscription (seq 0), or a
-// single message of a concurrent subscription.
-type key struct {
-	sub string
-	seq uint64
-}
+// A key names what a Runner serialises: a FIFO subscription ("orders"),
+// or a single message of a concurrent subscription ("analytics#12"). It
+// is a string so that a Runner with a Config.Store encodes it without a
+// KeyCodec.
+type key string
 
-// String names k in logs: "orders" or "analytics#12".
-func (k key) String() string {
-	if k.seq == 0 {
-		return k.sub
-	}
-	return k.sub + "#" + strconv.FormatUint(k.seq, 10)
+// fifoKey is the key of FIFO subscription sub.
+func fifoKey(sub string) key { return key(sub) }
+
+// messageKey is the key of message seq of concurrent subscription sub.
+func messageKey(sub string, seq uint64) key {
+	return key(sub + "#" + strconv.FormatUint(seq, 10))
 }
 
 // A dispatcher fans every published event out to the subscriptions that
@@ -66,6 +77,8 @@ type dispatcher struct {
 	client     *http.Client
 	secret     []byte
 	log        *slog.Logger
+	stored     bool       // the Runners keep their state in a Store
+	num        *numbering // nil: the process numbers the messages
 
 	// beforeSend, when set, runs at the start of every attempt; the demo
 	// makes it panic once to show that the Runner recovers.
@@ -98,6 +111,8 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 		secret: cfg.Secret,
 		log:    cfg.Logger,
 		seq:    map[string]uint64{},
+		stored: cfg.Store != nil,
+		num:    cfg.Numbering,
 	}
 	var limiter ratelimit.Limiter
 	if cfg.Rate > 0 {
@@ -119,9 +134,15 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 		Logger:  cfg.Logger,
 		OnEvent: d.track.event,
 		OnDrop:  d.deadLetter,
+		// Without a Store there are no leases and it is unused.
+		LeaseTTL: cfg.LeaseTTL,
 	}
 	fifoCfg, concCfg := base, base
 	fifoCfg.Workers, concCfg.Workers = cfg.FIFOWorkers, cfg.Workers
+	if cfg.Store != nil {
+		fifoCfg.Store, fifoCfg.Name = cfg.Store, fifoQueue
+		concCfg.Store, concCfg.Name = cfg.Store, concurrentQueue
+	}
 	var err error
 	if d.fifo, err = pacer.New(fifoCfg, d.handle); err != nil {
 		return nil, err
@@ -137,6 +158,9 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 // returns how many.
 func (d *dispatcher) publish(ctx context.Context, ev Event) (int, error) {
 	now := time.Now()
+	if d.num != nil {
+		return d.publishNumbered(ctx, ev, now)
+	}
 	d.mu.Lock() // numbering and queueing in one step keeps Add order = Seq order
 	defer d.mu.Unlock()
 	n := 0
@@ -147,9 +171,9 @@ func (d *dispatcher) publish(ctx context.Context, ev Event) (int, error) {
 		d.seq[s.Name]++
 		m := message{Sub: s.Name, Seq: d.seq[s.Name], Event: ev, Published: now}
 		d.track.published(m)
-		r, k := d.concurrent, key{s.Name, m.Seq}
+		r, k := d.concurrent, messageKey(s.Name, m.Seq)
 		if s.FIFO {
-			r, k = d.fifo, key{sub: s.Name}
+			r, k = d.fifo, fifoKey(s.Name)
 		}
 		if err := r.Add(ctx, k, m); err != nil {
 			d.track.lost(m)
@@ -158,6 +182,28 @@ func (d *dispatcher) publish(ctx context.Context, ev Event) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// publishNumbered is publish with d.num: the database numbers the
+// messages, for every dispatcher of the store.
+func (d *dispatcher) publishNumbered(ctx context.Context, ev Event, now time.Time) (int, error) {
+	var subs []subscription
+	for _, s := range d.subs {
+		if s.matches(ev.Type) {
+			subs = append(subs, s)
+		}
+	}
+	if len(subs) == 0 {
+		return 0, nil
+	}
+	msgs, err := d.num.publish(ctx, ev, subs, now, d.track.published)
+	if err != nil {
+		for _, m := range msgs {
+			d.track.lost(m)
+		}
+		return 0, err
+	}
+	return len(msgs), nil
 }
 
 // run runs both Runners until ctx ends or shutdown has drained them. A

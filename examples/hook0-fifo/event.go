@@ -15,12 +15,13 @@ type Event struct {
 }
 
 // A message is one event on its way to one subscription. Seq numbers a
-// subscription's messages 1, 2, 3... in publish order.
+// subscription's messages 1, 2, 3... in publish order. Its fields are
+// exported: with -postgres the Runners store it JSON-encoded.
 type message struct {
-	Sub       string
-	Seq       uint64
-	Event     Event
-	Published time.Time
+	Sub       string    `json:"sub"`
+	Seq       uint64    `json:"seq"`
+	Event     Event     `json:"event"`
+	Published time.Time `json:"published"`
 }
 
 // A delivery is the body POSTed to a subscription's URL. Sequence lets the

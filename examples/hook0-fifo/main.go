@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -23,36 +24,57 @@ import (
 )
 
 func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout)
+	stop()
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "hook0-fifo:", err)
+		os.Exit(1)
+	}
+}
+
+// run runs the program with the command-line arguments args (without the
+// program's name), printing its report to stdout, until ctx ends or, for
+// the demo, the scenario is over.
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("hook0-fifo", flag.ContinueOnError)
 	var subs []subscription
-	flag.Func("sub", "subscription NAME,URL,TYPES,MODE, e.g. billing,https://example.com/hook,invoice.*|order.paid,fifo (repeat it; none runs the demo)", func(v string) error {
+	fs.Func("sub", "subscription NAME,URL,TYPES,MODE, e.g. billing,https://example.com/hook,invoice.*|order.paid,fifo (repeat it; none runs the demo)", func(v string) error {
 		s, err := parseSubscription(v)
 		subs = append(subs, s)
 		return err
 	})
 	var (
-		addr      = flag.String("listen", "127.0.0.1:8080", "address for POST /events (the demo's and -receive's fake receiver listen here; demo: a free loopback port unless set)")
-		receive   = flag.Bool("receive", false, "only run the fake receiver at -listen (endpoints /hooks/NAME), to try -sub for real")
-		secret    = flag.String("secret", os.Getenv("HOOK0_SECRET"), "HMAC-SHA256 secret signing every delivery in X-Hook0-Signature ($HOOK0_SECRET; demo: demo-secret)")
-		rate      = flag.Float64("rate", 0, "deliveries per second over all subscriptions; 0 is unlimited")
-		burst     = flag.Int("burst", 10, "burst of -rate")
-		fast      = flag.Int("fast", 3, "fast retries, the delay doubling each time")
-		fastDelay = flag.Duration("fast-delay", 3*time.Second, "delay before the first fast retry (demo: 25ms unless set)")
-		slow      = flag.Int("slow", 5, "slow retries after the fast ones (demo: 2 unless set)")
-		slowDelay = flag.Duration("slow-delay", 10*time.Minute, "delay before each slow retry (demo: 250ms unless set)")
-		timeout   = flag.Duration("timeout", 10*time.Second, "timeout of one delivery attempt (demo: 1s unless set)")
-		fifoW     = flag.Int("fifo-workers", 4, "deliveries at once to FIFO subscriptions (at most one per subscription)")
-		workers   = flag.Int("workers", 8, "deliveries at once to concurrent subscriptions")
-		events    = flag.Int("events", 60, "demo: events to publish")
-		eventRate = flag.Float64("event-rate", 100, "demo: events published per second")
-		failRate  = flag.Float64("fail-rate", 0.2, "demo and -receive: share of requests the flaky endpoints answer 500")
-		downFor   = flag.Duration("down", 400*time.Millisecond, "demo: how long the warehouse endpoint is down at the start")
-		latency   = flag.Duration("latency", 10*time.Millisecond, "demo and -receive: the receiver's time to answer")
-		seed      = flag.Uint64("seed", 1, "demo and -receive: which requests fail")
-		verbose   = flag.Bool("v", false, "demo: log every retry and dead letter, as real runs do")
+		addr      = fs.String("listen", "127.0.0.1:8080", "address for POST /events (the demo's and -receive's fake receiver listen here; demo: a free loopback port unless set)")
+		receive   = fs.Bool("receive", false, "only run the fake receiver at -listen (endpoints /hooks/NAME), to try -sub for real")
+		secret    = fs.String("secret", os.Getenv("HOOK0_SECRET"), "HMAC-SHA256 secret signing every delivery in X-Hook0-Signature ($HOOK0_SECRET; demo: demo-secret)")
+		rate      = fs.Float64("rate", 0, "deliveries per second over all subscriptions; 0 is unlimited")
+		burst     = fs.Int("burst", 10, "burst of -rate")
+		fast      = fs.Int("fast", 3, "fast retries, the delay doubling each time")
+		fastDelay = fs.Duration("fast-delay", 3*time.Second, "delay before the first fast retry (demo: 25ms unless set)")
+		slow      = fs.Int("slow", 5, "slow retries after the fast ones (demo: 2 unless set)")
+		slowDelay = fs.Duration("slow-delay", 10*time.Minute, "delay before each slow retry (demo: 250ms unless set)")
+		timeout   = fs.Duration("timeout", 10*time.Second, "timeout of one delivery attempt (demo: 1s unless set)")
+		fifoW     = fs.Int("fifo-workers", 4, "deliveries at once to FIFO subscriptions (at most one per subscription)")
+		workers   = fs.Int("workers", 8, "deliveries at once to concurrent subscriptions")
+		events    = fs.Int("events", 60, "demo: events to publish")
+		eventRate = fs.Float64("event-rate", 100, "demo: events published per second")
+		failRate  = fs.Float64("fail-rate", 0.2, "demo and -receive: share of requests the flaky endpoints answer 500")
+		downFor   = fs.Duration("down", 400*time.Millisecond, "demo: how long the warehouse endpoint is down at the start")
+		latency   = fs.Duration("latency", 10*time.Millisecond, "demo and -receive: the receiver's time to answer")
+		seed      = fs.Uint64("seed", 1, "demo and -receive: which requests fail")
+		verbose   = fs.Bool("v", false, "demo: log every retry and dead letter, as real runs do")
+		pgURL     = fs.String("postgres", "", "keep the queues in PostgreSQL at this URL (e.g. postgres://user@host:5432/db), durable and shared by the dispatchers that use the same -schema; empty keeps them in the process")
+		schema    = fs.String("schema", defaultSchema, "with -postgres: the schema of the queues' tables, made if missing")
+		lease     = fs.Duration("lease", 30*time.Second, "with -postgres: how long a dispatcher that died keeps its subscriptions from the others (renewed every third of it while a delivery runs)")
 	)
-	flag.Parse()
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 	set := map[string]bool{}
-	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	demo := len(subs) == 0 && !*receive
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -63,17 +85,22 @@ func main() {
 		Subs:  subs,
 		Retry: schedule{Fast: *fast, FastDelay: *fastDelay, Slow: *slow, SlowDelay: *slowDelay},
 		Rate:  *rate, Burst: *burst, FIFOWorkers: *fifoW, Workers: *workers,
-		Secret: []byte(*secret), Timeout: *timeout, Logger: logger,
+		Secret: []byte(*secret), Timeout: *timeout, Logger: logger, LeaseTTL: *lease,
 	}
 	rcfg := receiverConfig{Secret: []byte(*secret), FailRate: *failRate, Seed: *seed, Latency: *latency}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	var err error
-	switch {
-	case *receive:
-		err = serveReceiver(ctx, newReceiver(rcfg), *addr)
-	case demo:
+	if *receive {
+		return serveReceiver(ctx, newReceiver(rcfg), *addr)
+	}
+	if *pgURL != "" {
+		st, num, closeStore, err := openPostgres(ctx, *pgURL, *schema, *fifoW+*workers)
+		if err != nil {
+			return err
+		}
+		defer closeStore()
+		cfg.Store, cfg.Numbering = st, num
+		fmt.Fprintf(stdout, "queues in PostgreSQL, schema %s\n", *schema)
+	}
+	if demo {
 		defaults := map[string]func(){
 			"fast-delay": func() { cfg.Retry.FastDelay = 25 * time.Millisecond },
 			"slow":       func() { cfg.Retry.Slow = 2 },
@@ -88,19 +115,14 @@ func main() {
 			}
 		}
 		dc := demoConfig{Events: *events, EventRate: *eventRate, FailRate: *failRate, DownFor: *downFor, Latency: *latency, Seed: *seed, Panic: true}
-		err = runDemo(ctx, cfg, dc, *addr)
-	default:
-		err = serve(ctx, cfg, *addr)
+		return runDemo(ctx, cfg, dc, *addr, stdout)
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "hook0-fifo:", err)
-		os.Exit(1)
-	}
+	return serve(ctx, cfg, *addr, stdout)
 }
 
 // runDemo plays the embedded scenario against the fake receiver on
 // loopback and prints its report.
-func runDemo(ctx context.Context, cfg dispatcherConfig, dc demoConfig, addr string) error {
+func runDemo(ctx context.Context, cfg dispatcherConfig, dc demoConfig, addr string, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if dc.Events < 0 || !(dc.EventRate > 0) || !(dc.FailRate >= 0 && dc.FailRate < 1) {
@@ -120,15 +142,15 @@ func runDemo(ctx context.Context, cfg dispatcherConfig, dc demoConfig, addr stri
 	if err != nil {
 		return err
 	}
-	fmt.Printf("hook0-fifo demo: %d events to %d subscriptions, fake receiver at %s/hooks/NAME\n", dc.Events, len(cfg.Subs), srv.url())
-	fmt.Printf("  retries: %v (%d attempts)\n", cfg.Retry, cfg.Retry.attempts())
-	fmt.Printf("  receiver: %.0f%% of requests fail, warehouse down for %v, legacy always fails; workers: %d fifo, %d concurrent\n",
+	fmt.Fprintf(stdout, "hook0-fifo demo: %d events to %d subscriptions, fake receiver at %s/hooks/NAME\n", dc.Events, len(cfg.Subs), srv.url())
+	fmt.Fprintf(stdout, "  retries: %v (%d attempts)\n", cfg.Retry, cfg.Retry.attempts())
+	fmt.Fprintf(stdout, "  receiver: %.0f%% of requests fail, warehouse down for %v, legacy always fails; workers: %d fifo, %d concurrent\n",
 		100*dc.FailRate, dc.DownFor, cfg.FIFOWorkers, cfg.Workers)
 	rep, err := playDemo(ctx, d, rc, dc)
 	if err != nil {
 		return err
 	}
-	rep.print(os.Stdout)
+	rep.print(stdout)
 	if !rep.ok() {
 		return errors.New("demo checks failed")
 	}

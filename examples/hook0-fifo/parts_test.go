@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 	"github.com/stretchr/testify/require"
 )
@@ -184,7 +185,7 @@ func TestReceiverRefusesBadSignatures(t *testing.T) {
 		require.NoError(t, d.shutdown(t.Context()))
 		require.NoError(t, <-done)
 		cancel()
-		rep := newReport(d, rc, 0)
+		rep := newReport(d, rc, 0, nil)
 		require.False(t, rep.ok())
 		require.Equal(t, 2, rep.badSig, "the first attempt and its one retry")
 		require.Len(t, rep.snap.letters, 1)
@@ -220,4 +221,25 @@ func TestReceiverPrint(t *testing.T) {
 	require.Equal(t, "  a: 3 requests, 3 accepted, at most 1 in flight; one request at a time, in sequence order (FIFO held)\n"+
 		"  b: 2 requests, 2 accepted, at most 1 in flight; not FIFO: request for #1 after #2\n"+
 		"  1 bad signatures, 0 bad requests\n", out.String())
+}
+
+// With -postgres the Runners store keys and messages in the engine: a
+// message survives the default JSON codec, and keys are strings.
+func TestMessageEncodes(t *testing.T) {
+	m := message{Sub: "orders", Seq: 7, Event: Event{ID: "evt_007", Type: "order.paid", Payload: []byte(`{"n":7}`)}, Published: time.Unix(1700000000, 5).UTC()}
+	var c pacer.JSON[message]
+	b, err := c.Encode(m)
+	require.NoError(t, err)
+	got, err := c.Decode(b)
+	require.NoError(t, err)
+	require.Equal(t, m, got)
+	require.Equal(t, key("analytics#12"), messageKey("analytics", 12))
+	require.Equal(t, key("orders"), fifoKey("orders"))
+}
+
+func TestFenceViolation(t *testing.T) {
+	require.Empty(t, inbox{requests: []uint64{1, 2, 2, 3}, fences: []uint64{4, 4, 9, 9}}.fenceViolation())
+	require.Empty(t, inbox{requests: []uint64{1, 2}, fences: []uint64{0, 0}}.fenceViolation(), "no Store, no fences")
+	require.Equal(t, "request for #3 with fence 4 after fence 9",
+		inbox{requests: []uint64{1, 2, 3}, fences: []uint64{4, 9, 4}}.fenceViolation(), "a stale holder sent after the new one")
 }

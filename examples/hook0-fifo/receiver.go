@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,7 @@ type receiver struct {
 // An inbox is what one subscription's endpoint saw.
 type inbox struct {
 	requests    []uint64 // the sequence of every request, retries included
+	fences      []uint64 // the X-Hook0-Fence of every request, 0 without
 	accepted    []uint64 // the sequence of every request answered 2xx
 	tries       map[uint64]int
 	inFlight    int
@@ -65,7 +67,8 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad signature", http.StatusUnauthorized)
 		return
 	}
-	try := rc.enter(name, d.Sequence)
+	fence, _ := strconv.ParseUint(r.Header.Get(fenceHeader), 10, 64)
+	try := rc.enter(name, d.Sequence, fence)
 	defer rc.leave(name)
 	select {
 	case <-time.After(rc.cfg.Latency):
@@ -108,7 +111,7 @@ func draw(seed uint64, name string, seq uint64, try int) float64 {
 	return float64(x>>11) / (1 << 53)
 }
 
-func (rc *receiver) enter(name string, seq uint64) (try int) {
+func (rc *receiver) enter(name string, seq, fence uint64) (try int) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	b := rc.inbox[name]
@@ -117,6 +120,7 @@ func (rc *receiver) enter(name string, seq uint64) (try int) {
 		rc.inbox[name] = b
 	}
 	b.requests = append(b.requests, seq)
+	b.fences = append(b.fences, fence)
 	b.tries[seq]++
 	b.inFlight++
 	b.maxInFlight = max(b.maxInFlight, b.inFlight)
@@ -144,6 +148,7 @@ func (rc *receiver) snapshot() (boxes map[string]inbox, badSig, badReq int) {
 	for name, b := range rc.inbox {
 		c := *b
 		c.requests = append([]uint64(nil), b.requests...)
+		c.fences = append([]uint64(nil), b.fences...)
 		c.accepted = append([]uint64(nil), b.accepted...)
 		c.tries = nil
 		boxes[name] = c
@@ -167,6 +172,24 @@ func (b inbox) fifoViolation() string {
 		if b.accepted[i] <= b.accepted[i-1] {
 			return fmt.Sprintf("#%d accepted after #%d", b.accepted[i], b.accepted[i-1])
 		}
+	}
+	return ""
+}
+
+// fenceViolation returns, for a FIFO subscription whose dispatchers send
+// X-Hook0-Fence (with a Store), the first request whose fence is below one
+// seen before, or "": a holder whose lease another had taken over went on
+// sending. Requests without a fence are not checked.
+func (b inbox) fenceViolation() string {
+	var top uint64
+	for i, f := range b.fences {
+		if f == 0 {
+			continue
+		}
+		if f < top {
+			return fmt.Sprintf("request for #%d with fence %d after fence %d", b.requests[i], f, top)
+		}
+		top = f
 	}
 	return ""
 }

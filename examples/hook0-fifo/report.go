@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +23,17 @@ type report struct {
 	badSig  int
 	badReq  int
 	checks  []check
-	blocker string // the FIFO subscription blocked longest
+	blocker string         // the FIFO subscription blocked longest
+	stored  *storedLetters // nil without a Store
+}
+
+// storedLetters are the dead letters that the Runners' Store keeps, read
+// back with Runner.DeadLetters: those of this run (the demo), or all of
+// them (a real run).
+type storedLetters struct {
+	n   int
+	ids []msgID // the messages in them, up to maxHistory
+	all bool    // n counts the dead letters of earlier runs too
 }
 
 type check struct {
@@ -30,8 +41,8 @@ type check struct {
 	text string
 }
 
-func newReport(d *dispatcher, rc *receiver, took time.Duration) *report {
-	r := &report{took: took, retry: d.retry, snap: d.track.snapshot()}
+func newReport(d *dispatcher, rc *receiver, took time.Duration, stored *storedLetters) *report {
+	r := &report{took: took, retry: d.retry, snap: d.track.snapshot(), stored: stored}
 	if rc != nil {
 		r.boxes, r.badSig, r.badReq = rc.snapshot()
 		r.check()
@@ -58,11 +69,13 @@ func (r *report) check() {
 	r.checkDeadLetters()
 	r.checkIsolation()
 	r.checkPanics()
+	r.checkStored()
 	r.add(r.badSig == 0 && r.badReq == 0, "every delivery was signed and well-formed (%d bad signatures, %d bad requests)", r.badSig, r.badReq)
 }
 
 // checkOrder: the receiver saw every FIFO subscription's requests one at
-// a time and in sequence order, exhausted messages skipped.
+// a time and in sequence order, exhausted messages skipped, and, with a
+// Store, under fences that never went back.
 func (r *report) checkOrder() {
 	var bad []string
 	n := 0
@@ -71,7 +84,8 @@ func (r *report) checkOrder() {
 			continue
 		}
 		n++
-		if v := r.boxes[s.sub.Name].fifoViolation(); v != "" {
+		b := r.boxes[s.sub.Name]
+		if v := cmp.Or(b.fifoViolation(), b.fenceViolation()); v != "" {
 			bad = append(bad, s.sub.Name+": "+v)
 		}
 	}
@@ -152,6 +166,28 @@ func (r *report) checkIsolation() {
 		worst.sub.Name, round(worst.blocked), meanwhile, round(wait))
 }
 
+// checkStored: the Store kept, as dead letters, the very messages that
+// OnDrop saw given up.
+func (r *report) checkStored() {
+	if r.stored == nil {
+		return
+	}
+	var seen []msgID
+	for _, l := range r.snap.letters {
+		seen = append(seen, msgID{l.Sub, l.Seq})
+	}
+	byID := func(a, b msgID) int {
+		if c := strings.Compare(a.sub, b.sub); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	}
+	slices.SortFunc(seen, byID)
+	kept := slices.SortedFunc(slices.Values(r.stored.ids), byID)
+	r.add(r.stored.n == len(r.snap.letters) && slices.Equal(seen, kept),
+		"the store kept the %d dead letters in its table (Runner.DeadLetters read back %d, %d messages)", len(r.snap.letters), r.stored.n, len(kept))
+}
+
 // checkPanics: a message whose handler panicked was tried again.
 func (r *report) checkPanics() {
 	if len(r.snap.panics) == 0 {
@@ -206,6 +242,13 @@ func (r *report) print(w io.Writer) {
 			why = errors.New("not delivered before shutdown")
 		}
 		fmt.Fprintf(w, "  %-9s #%-3d %s %-16s after %d attempts, at %v: %s\n", l.Sub, l.Seq, l.Event.ID, l.Event.Type, l.Attempts, round(l.At), why)
+	}
+	if r.stored != nil {
+		what := "of this run"
+		if r.stored.all {
+			what = "in all"
+		}
+		fmt.Fprintf(w, "  the store keeps %d dead letters %s (Runner.DeadLetters)\n", r.stored.n, what)
 	}
 	if len(r.checks) > 0 {
 		fmt.Fprintf(w, "\nchecks:\n")

@@ -33,9 +33,10 @@ func (s *server) url() string { return "http://" + s.ln.Addr().String() }
 func (s *server) shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
 
 // serve runs the dispatcher for real, serving routes at addr. On SIGINT or
-// SIGTERM it stops taking events, delivers what is queued (up to 30 s),
-// and prints the figures.
-func serve(ctx context.Context, cfg dispatcherConfig, addr string) error {
+// SIGTERM it stops taking events, delivers what is queued (up to 30 s;
+// with a Store, only what is in flight: the store keeps the rest), and
+// prints the figures.
+func serve(ctx context.Context, cfg dispatcherConfig, addr string, stdout io.Writer) error {
 	d, err := newDispatcher(cfg)
 	if err != nil {
 		return err
@@ -52,7 +53,11 @@ func serve(ctx context.Context, cfg dispatcherConfig, addr string) error {
 	go func() { done <- d.run(runCtx) }()
 
 	<-ctx.Done()
-	cfg.Logger.Warn("shutting down: delivering what is queued")
+	if d.stored {
+		cfg.Logger.Warn("shutting down: finishing the deliveries in flight; the store keeps the rest for the next dispatcher")
+	} else {
+		cfg.Logger.Warn("shutting down: delivering what is queued")
+	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err = srv.shutdown(shutCtx)
@@ -63,7 +68,16 @@ func serve(ctx context.Context, cfg dispatcherConfig, addr string) error {
 		err = rerr
 	}
 	stopRun()
-	newReport(d, nil, time.Since(start)).print(os.Stdout)
+	took := time.Since(start)
+	var stored *storedLetters
+	if d.stored {
+		if ids, n, _, serr := d.storedDead(shutCtx, deadMark{}); serr == nil {
+			stored = &storedLetters{n: n, ids: ids, all: true}
+		} else if err == nil {
+			err = serr
+		}
+	}
+	newReport(d, nil, took, stored).print(stdout)
 	return err
 }
 
@@ -108,7 +122,7 @@ func routes(d *dispatcher) http.Handler {
 		_ = json.NewEncoder(w).Encode(map[string]any{"id": ev.ID, "deliveries": n})
 	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
-		newReport(d, nil, 0).print(w)
+		newReport(d, nil, 0, nil).print(w)
 	})
 	return mux
 }

@@ -151,9 +151,25 @@ func (t *tracker) event(ev pacer.Event[key]) {
 	}
 }
 
+// panicked returns how many handler calls for m panicked in this process.
+func (t *tracker) panicked(m message) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, id := range t.panics {
+		if id == (msgID{m.Sub, m.Seq}) {
+			n++
+		}
+	}
+	return n
+}
+
 func (t *tracker) delivered(m message) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.subs[m.Sub] == nil {
+		return // stored by a dispatcher with other subscriptions
+	}
 	t.subs[m.Sub].delivered++
 	t.finish(m, time.Now())
 }
@@ -163,6 +179,9 @@ func (t *tracker) dead(m message, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.subs[m.Sub]
+	if s == nil {
+		return // stored by a dispatcher with other subscriptions
+	}
 	s.dead++
 	if s.firstDeadAt.IsZero() {
 		s.firstDeadAt = now
@@ -179,12 +198,19 @@ func (t *tracker) dead(m message, err error) {
 // down) as dead.
 func (t *tracker) lost(m message) { t.dead(m, pacer.ErrClosed) }
 
+// finish records m's outcome. A message this tracker did not see
+// published (another dispatcher on the same Store published it, or this
+// one before a restart) counts as delivered or dead, and leaves the queue
+// depth and the open messages alone.
 func (t *tracker) finish(m message, now time.Time) {
 	id := msgID{m.Sub, m.Seq}
 	st := t.msgs[id]
 	delete(t.msgs, id)
 	s := t.subs[m.Sub]
-	s.depth--
+	if st != nil {
+		s.depth--
+		t.open--
+	}
 	s.lastDone = now
 	if st != nil && !st.firstFail.IsZero() {
 		s.blocked += now.Sub(st.firstFail)
@@ -194,7 +220,6 @@ func (t *tracker) finish(m message, now time.Time) {
 		delete(t.current, st.key)
 	}
 	t.outcomes = appendCapped(t.outcomes, outcome{m.Sub, now})
-	t.open--
 	close(t.changed)
 	t.changed = make(chan struct{})
 }
