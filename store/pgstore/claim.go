@@ -17,17 +17,30 @@ import (
 // commits before it returns. A lease whose TTL passed is leased again here,
 // in its place in the ready order: when it lapsed.
 func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
-	if err := s.begin(ctx, queue); err != nil {
+	if err := s.checkClaim(ctx, queue, p); err != nil {
 		return nil, 0, err
 	}
-	if p.Keys < 1 || p.MaxBatch < 0 || p.TTL <= 0 {
-		return nil, 0, fmt.Errorf("pgstore: ClaimParams needs Keys >= 1, MaxBatch >= 0 and TTL > 0, got %+v", p)
+	return s.claim(ctx, s.pool, queue, p)
+}
+
+// checkClaim is what Claim checks before it reaches the server.
+func (s *Store) checkClaim(ctx context.Context, queue string, p store.ClaimParams) error {
+	if err := s.begin(ctx, queue); err != nil {
+		return err
 	}
+	if p.Keys < 1 || p.MaxBatch < 0 || p.TTL <= 0 {
+		return fmt.Errorf("pgstore: ClaimParams needs Keys >= 1, MaxBatch >= 0 and TTL > 0, got %+v", p)
+	}
+	return nil
+}
+
+// claim runs Claim's statement on q.
+func (s *Store) claim(ctx context.Context, q querier, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
 	var maxBatch any // NULL: all
 	if p.MaxBatch > 0 {
 		maxBatch = int64(p.MaxBatch)
 	}
-	rows, err := s.pool.Query(ctx, s.claimSQL(p.Keys), queue, maxBatch, interval(p.TTL))
+	rows, err := q.Query(ctx, s.claimSQL(p.Keys), queue, maxBatch, interval(p.TTL))
 	if err != nil {
 		return nil, 0, failed(ctx, "Claim", err)
 	}
