@@ -2,8 +2,9 @@
 // github.com/jackc/pgx/v5: the values waiting per key, bursts, leases,
 // retries, held keys and dead letters live in the database that a service
 // already runs, shared by all of its processes, and enqueueing can take
-// part in the service's own transactions (AddTx). It passes the same
-// conformance suite as store.Memory (store/storetest).
+// part in the service's own transactions (AddTx). A Store implements
+// store.Store, store.DeadLetters and store.FinishClaimer, and passes the
+// same conformance suite as store.Memory (store/storetest).
 //
 // # Schema
 //
@@ -48,6 +49,26 @@
 // returns (with the server's synchronous_commit, durable then). Time is the
 // server's: statements read statement_timestamp(), never the client's
 // clock, so processes whose clocks disagree agree on deadlines.
+//
+// FinishAndClaim is the exception: it runs Finish's statement, then
+// Claim's, in one transaction, and rolls it back when the lease was lost.
+// The Claim's statement reads a snapshot taken after the Finish's, so it
+// leases exactly what a Claim right after the Finish would, with the same
+// care for values added meanwhile. Commits bound a Store's throughput, and
+// a value handled with a Finish and then a Claim costs two, where a worker
+// that ends its batch and claims its next with FinishAndClaim (as a
+// Runner's does) commits once.
+//
+// # Throughput
+//
+// BenchmarkThroughput: 20,000 values over 1,000 keys, one value per lease,
+// worked by 2 Stores of 4 workers each with a no-op handler, on a local
+// PostgreSQL on a 2-core machine shared with other work (load average 3 to
+// 10, so the rounds spread widely). One key per Claim: 680-1,560 values/s
+// in 9 rounds (median 1,120) with a Finish and then a Claim, 1,290-1,800 in
+// 6 rounds (median 1,480) with FinishAndClaim. Four keys per Claim, where
+// a worker's Claim is shared by 4 values: 970-2,400 in 6 rounds and
+// 2,230-2,490 in 3.
 //
 // # Wake-ups
 //
