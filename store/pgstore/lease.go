@@ -64,22 +64,15 @@ func (s *Store) checkFinish(ctx context.Context, l store.Lease, o store.Outcome)
 // finish runs Finish's statement on q, and returns store.ErrLeaseLost if
 // it changed nothing.
 func (s *Store) finish(ctx context.Context, q querier, l store.Lease, o store.Outcome) (bool, error) {
-	fence, _ := fenceOf(l)
-	key := bytesOf(l.Key)
+	st := s.finishStatement(l, o)
 	var (
 		more, found bool
 		err         error
 	)
-	switch o.Kind {
-	case store.Ack:
-		found, err = row(ctx, q, s.q.finishAck, []any{l.Queue, key, fence}, &more)
-	case store.Drop:
-		found, err = row(ctx, q, s.q.finishDrop, []any{l.Queue, key, fence, bytesOf(o.Err)}, &more)
-	case store.Retry, store.Defer:
-		found, err = changed(ctx, q, s.q.finishRetry, l.Queue, key, fence, o.Kind == store.Retry, interval(o.After))
-		more = true
-	case store.Hold:
-		found, err = changed(ctx, q, s.q.finishHold, l.Queue, key, fence)
+	if st.returnsMore {
+		found, err = row(ctx, q, st.sql, st.args, &more)
+	} else {
+		found, err = changed(ctx, q, st.sql, st.args...)
 		more = true
 	}
 	if err != nil {
@@ -89,6 +82,31 @@ func (s *Store) finish(ctx context.Context, q querier, l store.Lease, o store.Ou
 		return false, store.ErrLeaseLost
 	}
 	return more, nil
+}
+
+// finishStatement is the statement that ends a lease as an outcome says.
+type finishStatement struct {
+	sql  string
+	args []any
+	// returnsMore: the statement returns a row, with more, if the lease
+	// held; else it changes a row if the lease held, and more is true.
+	returnsMore bool
+}
+
+// finishStatement returns the statement that ends l as o says.
+func (s *Store) finishStatement(l store.Lease, o store.Outcome) finishStatement {
+	fence, _ := fenceOf(l)
+	key := bytesOf(l.Key)
+	switch o.Kind {
+	case store.Ack:
+		return finishStatement{s.q.finishAck, []any{l.Queue, key, fence}, true}
+	case store.Drop:
+		return finishStatement{s.q.finishDrop, []any{l.Queue, key, fence, bytesOf(o.Err)}, true}
+	case store.Retry, store.Defer:
+		return finishStatement{s.q.finishRetry, []any{l.Queue, key, fence, o.Kind == store.Retry, interval(o.After)}, false}
+	default: // store.Hold
+		return finishStatement{s.q.finishHold, []any{l.Queue, key, fence}, false}
+	}
 }
 
 // finished notifies, once the Finish of l committed, if it may have made
