@@ -51,24 +51,27 @@
 // clock, so processes whose clocks disagree agree on deadlines.
 //
 // FinishAndClaim is the exception: it runs Finish's statement, then
-// Claim's, in one transaction, and rolls it back when the lease was lost.
-// The Claim's statement reads a snapshot taken after the Finish's, so it
+// Claim's, in one transaction, begun with them in one round trip and
+// committed in a second, or rolled back when the lease was lost. The
+// Claim's statement reads a snapshot taken after the Finish's, so it
 // leases exactly what a Claim right after the Finish would, with the same
-// care for values added meanwhile. Commits bound a Store's throughput, and
-// a value handled with a Finish and then a Claim costs two, where a worker
-// that ends its batch and claims its next with FinishAndClaim (as a
-// Runner's does) commits once.
+// care for values added meanwhile. A value handled with a Finish and then a
+// Claim costs two commits, where a worker that ends its batch and claims
+// its next with FinishAndClaim (as a Runner's does) commits once.
 //
 // # Throughput
 //
 // BenchmarkThroughput: 20,000 values over 1,000 keys, one value per lease,
 // worked by 2 Stores of 4 workers each with a no-op handler, on a local
-// PostgreSQL on a 2-core machine shared with other work (load average 3 to
-// 10, so the rounds spread widely). One key per Claim: 680-1,560 values/s
-// in 9 rounds (median 1,120) with a Finish and then a Claim, 1,290-1,800 in
-// 6 rounds (median 1,480) with FinishAndClaim. Four keys per Claim, where
-// a worker's Claim is shared by 4 values: 970-2,400 in 6 rounds and
-// 2,230-2,490 in 3.
+// PostgreSQL (fsync on) on a 2-core machine shared with other work (load
+// average 4 to 7), rounds of the two ways taken in turn. One key per Claim:
+// 1,840-2,050 values/s with a Finish and then a Claim (4 rounds),
+// 2,100-2,580 with FinishAndClaim (4 rounds). The gain is less than the
+// commits saved, since PostgreSQL and the workers share the 2 cores. Four
+// keys per Claim, where FinishAndClaim ends only the last of a worker's 4
+// leases: 3,040-4,020 and 3,400-3,690 (2 rounds each). The rounds follow
+// the machine's load: at load 7 to 10, a Finish and then a Claim ran at
+// 680-1,560 values/s with one key per Claim.
 //
 // # Wake-ups
 //
