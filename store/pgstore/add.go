@@ -21,7 +21,7 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 		return err
 	}
 	var woke bool
-	if _, err := s.row(ctx, sql, args, &woke, nil); err != nil {
+	if _, err := row(ctx, s.pool, sql, args, &woke, nil); err != nil {
 		return failed(ctx, "Add", err)
 	}
 	if woke {

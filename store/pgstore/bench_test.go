@@ -146,17 +146,26 @@ func BenchmarkClaim(b *testing.B) {
 // BenchmarkThroughput is 2 processes of 4 workers each, on a store of their
 // own each, working 20,000 values over 1,000 keys with a no-op handler,
 // one value per lease, claiming one key per Claim or several; it reports
-// values/s.
+// values/s. Each worker ends its leases with Finish and then claims, or,
+// with FinishAndClaim, ends its last lease and claims in one call, as a
+// Runner's worker does.
 func BenchmarkThroughput(b *testing.B) {
-	for _, keys := range []int{1, 4} {
-		b.Run(fmt.Sprintf("KeysPerClaim=%d", keys), func(b *testing.B) {
-			throughput(b, store.ClaimParams{Keys: keys, MaxBatch: 1, TTL: time.Minute})
-		})
+	for _, chain := range []bool{false, true} {
+		for _, keys := range []int{1, 4} {
+			name := fmt.Sprintf("KeysPerClaim=%d", keys)
+			if chain {
+				name = "FinishAndClaim/" + name
+			}
+			b.Run(name, func(b *testing.B) {
+				throughput(b, store.ClaimParams{Keys: keys, MaxBatch: 1, TTL: time.Minute}, chain)
+			})
+		}
 	}
 }
 
-// throughput runs BenchmarkThroughput with p.
-func throughput(b *testing.B, p store.ClaimParams) {
+// throughput runs BenchmarkThroughput with p, chaining with FinishAndClaim
+// if chain.
+func throughput(b *testing.B, p store.ClaimParams, chain bool) {
 	const keys, per, procs, workers = 1000, 20, 2, 4
 	pool := connect(b, appName(b))
 	schema := freshSchema(b, pool)
@@ -180,18 +189,32 @@ func throughput(b *testing.B, p store.ClaimParams) {
 		for _, s := range stores {
 			for range workers {
 				wg.Go(func() {
-					for left.Load() > 0 {
-						ls, next, err := s.Claim(ctx, "q", p)
-						if err != nil {
-							b.Error(err)
-							return
+					var ls []store.Lease
+					for left.Load() > 0 || len(ls) > 0 {
+						var next time.Duration
+						if len(ls) == 0 {
+							var err error
+							if ls, next, err = s.Claim(ctx, "q", p); err != nil {
+								b.Error(err)
+								return
+							}
 						}
-						for _, l := range ls {
-							if _, err := s.Finish(ctx, l, store.Outcome{Kind: store.Ack}); err != nil {
+						last := len(ls) - 1
+						for i, l := range ls {
+							var err error
+							if chain && i == last {
+								_, ls, next, err = s.FinishAndClaim(ctx, l, store.Outcome{Kind: store.Ack}, p)
+							} else {
+								_, err = s.Finish(ctx, l, store.Outcome{Kind: store.Ack})
+							}
+							if err != nil {
 								b.Error(err)
 								return
 							}
 							left.Add(-1)
+						}
+						if !chain {
+							ls = nil
 						}
 						if len(ls) == 0 && left.Load() > 0 {
 							if err := s.Wait(ctx, "q", min(next, 10*time.Millisecond)); err != nil {

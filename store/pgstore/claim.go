@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/pacerkit/pacer/store"
@@ -17,21 +18,49 @@ import (
 // commits before it returns. A lease whose TTL passed is leased again here,
 // in its place in the ready order: when it lapsed.
 func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
-	if err := s.begin(ctx, queue); err != nil {
+	if err := s.checkClaim(ctx, queue, p); err != nil {
 		return nil, 0, err
 	}
+	return s.claim(ctx, s.pool, queue, p)
+}
+
+// checkClaim is what Claim checks before it reaches the server.
+func (s *Store) checkClaim(ctx context.Context, queue string, p store.ClaimParams) error {
+	if err := s.begin(ctx, queue); err != nil {
+		return err
+	}
 	if p.Keys < 1 || p.MaxBatch < 0 || p.TTL <= 0 {
-		return nil, 0, fmt.Errorf("pgstore: ClaimParams needs Keys >= 1, MaxBatch >= 0 and TTL > 0, got %+v", p)
+		return fmt.Errorf("pgstore: ClaimParams needs Keys >= 1, MaxBatch >= 0 and TTL > 0, got %+v", p)
 	}
-	var maxBatch any // NULL: all
-	if p.MaxBatch > 0 {
-		maxBatch = int64(p.MaxBatch)
-	}
-	rows, err := s.pool.Query(ctx, s.claimSQL(p.Keys), queue, maxBatch, interval(p.TTL))
+	return nil
+}
+
+// claim runs Claim's statement on q.
+func (s *Store) claim(ctx context.Context, q querier, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
+	sql, args := s.claimStatement(queue, p)
+	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, 0, failed(ctx, "Claim", err)
 	}
 	defer rows.Close()
+	leases, next, err := scanClaim(queue, rows)
+	if err != nil {
+		return nil, 0, failed(ctx, "Claim", err)
+	}
+	return leases, next, nil
+}
+
+// claimStatement returns Claim's statement and its arguments.
+func (s *Store) claimStatement(queue string, p store.ClaimParams) (string, []any) {
+	var maxBatch any // NULL: all
+	if p.MaxBatch > 0 {
+		maxBatch = int64(p.MaxBatch)
+	}
+	return s.claimSQL(p.Keys), []any{queue, maxBatch, interval(p.TTL)}
+}
+
+// scanClaim reads the leases and the next of Claim's statement from rows.
+func scanClaim(queue string, rows pgx.Rows) ([]store.Lease, time.Duration, error) {
 	var (
 		leases []store.Lease
 		next   time.Duration
@@ -45,7 +74,7 @@ func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([
 			key      []byte
 		)
 		if err := rows.Scan(&now, &upcoming, &found, &key, &l.Attempt, &l.Fence, &l.Values, &l.First); err != nil {
-			return nil, 0, failed(ctx, "Claim", err)
+			return nil, 0, err
 		}
 		next = until(now, upcoming)
 		if found {
@@ -53,10 +82,7 @@ func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([
 			leases = append(leases, l)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, failed(ctx, "Claim", err)
-	}
-	return leases, next, nil
+	return leases, next, rows.Err()
 }
 
 // claimSQL returns the claim statement for keys keys (see claimSQL), made

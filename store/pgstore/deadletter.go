@@ -52,7 +52,7 @@ func (s *Store) Redrive(ctx context.Context, queue string, id uint64) (bool, err
 		return false, nil
 	}
 	var woke bool
-	found, err := s.row(ctx, s.q.redrive, []any{queue, int64(id)}, &woke)
+	found, err := row(ctx, s.pool, s.q.redrive, []any{queue, int64(id)}, &woke)
 	if err != nil {
 		return false, failed(ctx, "Redrive", err)
 	}

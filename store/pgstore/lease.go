@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -33,31 +36,43 @@ func (s *Store) Extend(ctx context.Context, l store.Lease, ttl time.Duration) er
 // Finish implements store.Store: one statement per outcome, which checks
 // the lease and ends it. A Drop keeps the batch as a dead letter.
 func (s *Store) Finish(ctx context.Context, l store.Lease, o store.Outcome) (bool, error) {
-	if err := s.begin(ctx, l.Queue); err != nil {
+	if err := s.checkFinish(ctx, l, o); err != nil {
 		return false, err
 	}
+	more, err := s.finish(ctx, s.pool, l, o)
+	if err != nil {
+		return false, err
+	}
+	s.finished(l, o, more)
+	return more, nil
+}
+
+// checkFinish is what Finish checks before it reaches the server.
+func (s *Store) checkFinish(ctx context.Context, l store.Lease, o store.Outcome) error {
+	if err := s.begin(ctx, l.Queue); err != nil {
+		return err
+	}
 	if o.Kind < store.Ack || o.Kind > store.Hold {
-		return false, fmt.Errorf("pgstore: unknown OutcomeKind %d", o.Kind)
+		return fmt.Errorf("pgstore: unknown OutcomeKind %d", o.Kind)
 	}
-	fence, ok := fenceOf(l)
-	if !ok {
-		return false, store.ErrLeaseLost
+	if _, ok := fenceOf(l); !ok {
+		return store.ErrLeaseLost
 	}
-	key := bytesOf(l.Key)
+	return nil
+}
+
+// finish runs Finish's statement on q, and returns store.ErrLeaseLost if
+// it changed nothing.
+func (s *Store) finish(ctx context.Context, q querier, l store.Lease, o store.Outcome) (bool, error) {
+	st := s.finishStatement(l, o)
 	var (
 		more, found bool
 		err         error
 	)
-	switch o.Kind {
-	case store.Ack:
-		found, err = s.row(ctx, s.q.finishAck, []any{l.Queue, key, fence}, &more)
-	case store.Drop:
-		found, err = s.row(ctx, s.q.finishDrop, []any{l.Queue, key, fence, bytesOf(o.Err)}, &more)
-	case store.Retry, store.Defer:
-		found, err = s.changed(ctx, s.q.finishRetry, l.Queue, key, fence, o.Kind == store.Retry, interval(o.After))
-		more = true
-	case store.Hold:
-		found, err = s.changed(ctx, s.q.finishHold, l.Queue, key, fence)
+	if st.returnsMore {
+		found, err = row(ctx, q, st.sql, st.args, &more)
+	} else {
+		found, err = changed(ctx, q, st.sql, st.args...)
 		more = true
 	}
 	if err != nil {
@@ -66,10 +81,40 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, o store.Outcome) (boo
 	if !found {
 		return false, store.ErrLeaseLost
 	}
-	if more && o.Kind != store.Hold {
-		s.notify(l.Queue) // the key may be ready before its lease would have lapsed
-	}
 	return more, nil
+}
+
+// finishStatement is the statement that ends a lease as an outcome says.
+type finishStatement struct {
+	sql  string
+	args []any
+	// returnsMore: the statement returns a row, with more, if the lease
+	// held; else it changes a row if the lease held, and more is true.
+	returnsMore bool
+}
+
+// finishStatement returns the statement that ends l as o says.
+func (s *Store) finishStatement(l store.Lease, o store.Outcome) finishStatement {
+	fence, _ := fenceOf(l)
+	key := bytesOf(l.Key)
+	switch o.Kind {
+	case store.Ack:
+		return finishStatement{s.q.finishAck, []any{l.Queue, key, fence}, true}
+	case store.Drop:
+		return finishStatement{s.q.finishDrop, []any{l.Queue, key, fence, bytesOf(o.Err)}, true}
+	case store.Retry, store.Defer:
+		return finishStatement{s.q.finishRetry, []any{l.Queue, key, fence, o.Kind == store.Retry, interval(o.After)}, false}
+	default: // store.Hold
+		return finishStatement{s.q.finishHold, []any{l.Queue, key, fence}, false}
+	}
+}
+
+// finished notifies, once the Finish of l committed, if it may have made
+// the key ready before its lease would have lapsed.
+func (s *Store) finished(l store.Lease, o store.Outcome, more bool) {
+	if more && o.Kind != store.Hold {
+		s.notify(l.Queue)
+	}
 }
 
 // Release implements store.Store.
@@ -77,7 +122,7 @@ func (s *Store) Release(ctx context.Context, queue, key string) (bool, error) {
 	if err := s.begin(ctx, queue); err != nil {
 		return false, err
 	}
-	found, err := s.changed(ctx, s.q.release, queue, bytesOf(key))
+	found, err := changed(ctx, s.pool, s.q.release, queue, bytesOf(key))
 	if err != nil {
 		return false, failed(ctx, "Release", err)
 	}
@@ -87,10 +132,17 @@ func (s *Store) Release(ctx context.Context, queue, key string) (bool, error) {
 	return found, nil
 }
 
-// row runs a statement that returns at most one row, scans it into dst (nil
-// skips a column), and reports whether there was one.
-func (s *Store) row(ctx context.Context, sql string, args []any, dst ...any) (bool, error) {
-	rows, err := s.pool.Query(ctx, sql, args...)
+// querier runs statements: the pool, each in a transaction of its own, or
+// a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// row runs on q a statement that returns at most one row, scans it into
+// dst (nil skips a column), and reports whether there was one.
+func row(ctx context.Context, q querier, sql string, args []any, dst ...any) (bool, error) {
+	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return false, err
 	}
@@ -104,9 +156,9 @@ func (s *Store) row(ctx context.Context, sql string, args []any, dst ...any) (bo
 	return found, rows.Err()
 }
 
-// changed runs a statement that changes at most one row, and reports
+// changed runs on q a statement that changes at most one row, and reports
 // whether it did.
-func (s *Store) changed(ctx context.Context, sql string, args ...any) (bool, error) {
-	tag, err := s.pool.Exec(ctx, sql, args...)
+func changed(ctx context.Context, q querier, sql string, args ...any) (bool, error) {
+	tag, err := q.Exec(ctx, sql, args...)
 	return tag.RowsAffected() > 0, err
 }

@@ -3,7 +3,9 @@ package pgstore
 import "strings"
 
 // The statements of the store, one per operation, each one round trip and
-// one implicit transaction. {schema} stands for the store's quoted schema.
+// one implicit transaction (FinishAndClaim runs a finish statement and the
+// claim statement in one transaction). {schema} stands for the store's
+// quoted schema.
 //
 // Time is the server's: every statement reads statement_timestamp() (the
 // same instant throughout the statement; inside a caller's transaction, the

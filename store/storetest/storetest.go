@@ -71,6 +71,7 @@ var scenarios = []struct {
 	{"QueuesAreSeparate", testQueuesAreSeparate},
 	{"Exclusive", testExclusive},
 	{"ExclusiveConcurrent", testExclusiveConcurrent},
+	{"AddRacesClaim", testAddRacesClaim},
 	{"StaleHoldersRefused", testStaleHoldersRefused},
 	{"LeaseLapses", testLeaseLapses},
 	{"LapsedLeaseRefused", testLapsedLeaseRefused},

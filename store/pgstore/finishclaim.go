@@ -1,0 +1,81 @@
+package pgstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pacerkit/pacer/store"
+)
+
+var _ store.FinishClaimer = (*Store)(nil)
+
+// FinishAndClaim implements store.FinishClaimer: Finish's statement, then
+// Claim's, in one transaction, so that ending a batch and leasing the next
+// cost one commit, where a Finish and a Claim commit twice. The transaction
+// begins and runs both statements in one round trip, and ends in a second:
+// it commits, or rolls back if the lease was lost, so that a lost lease
+// changes nothing and claims nothing. The Claim's statement reads a
+// snapshot taken after the Finish's, as a Claim right after the Finish
+// would: the key that l leaves ready is behind the keys already waiting,
+// and the Claim leases no value that the snapshot does not see.
+func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outcome, p store.ClaimParams) (bool, []store.Lease, time.Duration, error) {
+	if err := s.checkFinish(ctx, l, o); err != nil {
+		return false, nil, 0, err
+	}
+	if err := s.checkClaim(ctx, l.Queue, p); err != nil {
+		return false, nil, 0, err
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return false, nil, 0, failed(ctx, "FinishAndClaim", err)
+	}
+	// A connection left inside the transaction, by an error, is closed
+	// by the pool when released.
+	defer conn.Release()
+	var (
+		more, found bool
+		leases      []store.Lease
+		next        time.Duration
+		b           pgx.Batch
+	)
+	b.Queue("BEGIN")
+	fin := s.finishStatement(l, o)
+	if fin.returnsMore {
+		b.Queue(fin.sql, fin.args...).Query(func(rows pgx.Rows) error {
+			if found = rows.Next(); found {
+				if err := rows.Scan(&more); err != nil {
+					return err
+				}
+			}
+			return rows.Err()
+		})
+	} else {
+		b.Queue(fin.sql, fin.args...).Exec(func(tag pgconn.CommandTag) error {
+			found, more = tag.RowsAffected() > 0, true
+			return nil
+		})
+	}
+	claimSQL, claimArgs := s.claimStatement(l.Queue, p)
+	b.Queue(claimSQL, claimArgs...).Query(func(rows pgx.Rows) error {
+		var err error
+		leases, next, err = scanClaim(l.Queue, rows)
+		return err
+	})
+	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+		return false, nil, 0, failed(ctx, "FinishAndClaim", err)
+	}
+	if !found {
+		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+			return false, nil, 0, failed(ctx, "FinishAndClaim", err)
+		}
+		return false, nil, 0, store.ErrLeaseLost
+	}
+	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
+		return false, nil, 0, failed(ctx, "FinishAndClaim", err)
+	}
+	s.finished(l, o, more)
+	return more, leases, next, nil
+}
