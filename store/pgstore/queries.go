@@ -203,40 +203,12 @@ UPDATE {schema}.keys SET
 	ready_at = coalesce(statement_timestamp() + $4::interval, 'infinity')
 WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
 
-// finishAckSQL ends a lease by removing its batch. A key with values left
-// is ready now, behind the keys already waiting, or when its open burst is
-// due; a key with none is removed. It returns one row, with more, if the
-// lease was current.
-//
-// $1 queue, $2 key, $3 fence.
-const finishAckSQL = `
-WITH k AS MATERIALIZED (
-	SELECT head, tail, batch, burst_due,
-		CASE WHEN burst_due <= statement_timestamp() THEN 0 ELSE burst END AS open
-	FROM {schema}.keys
-	WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()
-	FOR UPDATE
-), kept AS (
-	UPDATE {schema}.keys AS u SET
-		head = k.head + k.batch, batch = 0, attempt = 1, burst = k.open,
-		leased_until = NULL, retrying = false,
-		ready_at = CASE WHEN k.tail - k.head - k.batch > k.open
-			THEN statement_timestamp() ELSE k.burst_due END
-	FROM k
-	WHERE u.queue = $1 AND u.key = $2 AND k.tail > k.head + k.batch
-), emptied AS (
-	DELETE FROM {schema}.keys AS d USING k
-	WHERE d.queue = $1 AND d.key = $2 AND k.tail = k.head + k.batch
-), done AS (
-	DELETE FROM {schema}.messages AS m USING k
-	WHERE m.queue = $1 AND m.key = $2 AND m.seq >= k.head AND m.seq < k.head + k.batch
-)
-SELECT k.tail > k.head + k.batch FROM k`
-
-// finishDropSQL is finishAckSQL that keeps the batch as a dead letter.
-//
-// $1 queue, $2 key, $3 fence, $4 error.
-const finishDropSQL = `
+// finishRemoveSQL is the part that finishAckSQL and finishDropSQL share: it
+// ends a lease by removing its batch (done, which returns the removed
+// values). A key with values left is ready now, behind the keys already
+// waiting, or when its open burst is due; a key with none is removed. It
+// ends inside its last CTE, for the two to close.
+const finishRemoveSQL = `
 WITH k AS MATERIALIZED (
 	SELECT head, tail, batch, attempt, burst_due,
 		CASE WHEN burst_due <= statement_timestamp() THEN 0 ELSE burst END AS open
@@ -257,7 +229,20 @@ WITH k AS MATERIALIZED (
 ), done AS (
 	DELETE FROM {schema}.messages AS m USING k
 	WHERE m.queue = $1 AND m.key = $2 AND m.seq >= k.head AND m.seq < k.head + k.batch
-	RETURNING m.seq, m.value
+	RETURNING m.seq, m.value`
+
+// finishAckSQL ends a lease by removing its batch. It returns one row,
+// with more, if the lease was current.
+//
+// $1 queue, $2 key, $3 fence.
+const finishAckSQL = finishRemoveSQL + `
+)
+SELECT k.tail > k.head + k.batch FROM k`
+
+// finishDropSQL is finishAckSQL that keeps the batch as a dead letter.
+//
+// $1 queue, $2 key, $3 fence, $4 error.
+const finishDropSQL = finishRemoveSQL + `
 ), dead AS (
 	INSERT INTO {schema}.dead_letters (queue, key, vals, error, attempt, dropped_at)
 	SELECT $1, $2, array_agg(done.value ORDER BY done.seq), $4, k.attempt, statement_timestamp()
