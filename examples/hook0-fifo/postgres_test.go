@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,15 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
+	"github.com/pacerkit/pacer/internal/enginetest"
 )
 
 // postgresURL is the PostgreSQL the -postgres test uses.
-func postgresURL() string {
-	if u := os.Getenv("PACER_POSTGRES_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/test"
-}
+func postgresURL() string { return enginetest.PostgresURL() }
 
 // postgresConn connects to postgresURL for tb, and closes the connection
 // after it. It skips tb when no server answers, unless CI=true, where it
@@ -34,12 +29,8 @@ func postgresConn(tb testing.TB) *pgx.Conn {
 	defer cancel()
 	conn, err := pgx.Connect(ctx, postgresURL())
 	if err != nil {
-		msg := fmt.Sprintf("hook0-fifo: no PostgreSQL at %s (%s); start one or set PACER_POSTGRES_URL to run the -postgres test",
-			postgresURL(), strings.Join(strings.Fields(err.Error()), " "))
-		if os.Getenv("CI") == "true" {
-			tb.Fatal(msg)
-		}
-		tb.Skip(msg)
+		enginetest.Missing(tb, fmt.Sprintf("hook0-fifo: no PostgreSQL at %s (%s); start one or set PACER_POSTGRES_URL to run the -postgres test",
+			postgresURL(), strings.Join(strings.Fields(err.Error()), " ")))
 	}
 	tb.Cleanup(func() { _ = conn.Close(context.Background()) })
 	return conn

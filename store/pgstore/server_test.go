@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/enginetest"
 	"github.com/pacerkit/pacer/store/pgstore"
 )
 
@@ -22,12 +22,7 @@ import (
 const ttl = time.Minute
 
 // serverURL is the PostgreSQL the tests use.
-func serverURL() string {
-	if u := os.Getenv("PACER_POSTGRES_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/test"
-}
+func serverURL() string { return enginetest.PostgresURL() }
 
 // reachable tells, once for the whole run, why the test server cannot be
 // used, or nil.
@@ -47,12 +42,8 @@ var reachable = sync.OnceValue(func() error {
 func connect(tb testing.TB, name string) *pgxpool.Pool {
 	tb.Helper()
 	if err := reachable(); err != nil {
-		msg := fmt.Sprintf("pgstore: no PostgreSQL at %s (%s); start one or set PACER_POSTGRES_URL to run these tests",
-			serverURL(), strings.Join(strings.Fields(err.Error()), " "))
-		if os.Getenv("CI") == "true" {
-			tb.Fatal(msg)
-		}
-		tb.Skip(msg)
+		enginetest.Missing(tb, fmt.Sprintf("pgstore: no PostgreSQL at %s (%s); start one or set PACER_POSTGRES_URL to run these tests",
+			serverURL(), strings.Join(strings.Fields(err.Error()), " ")))
 	}
 	cfg, err := pgxpool.ParseConfig(serverURL())
 	require.NoError(tb, err, "PACER_POSTGRES_URL")

@@ -13,6 +13,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/internal/enginetest"
 )
 
 // benchOnly skips t unless PACER_BENCH=1: the measurements take seconds
@@ -30,13 +32,7 @@ func benchOnly(t *testing.T) {
 // redis-server the test is skipped, or fails when CI=true.
 func benchServer(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis-server is not installed: %v", err)
-		}
-		t.Skip("redis-server is not installed: install it to run this test")
-	}
+	bin := enginetest.RedisServer(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := ln.Addr().(*net.TCPAddr).Port

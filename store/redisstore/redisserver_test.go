@@ -14,6 +14,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/internal/enginetest"
 )
 
 // A redisServer is a redis-server of the test's own, on a spare port, with
@@ -33,13 +35,7 @@ type redisServer struct {
 // test is skipped, or fails when CI=true.
 func startRedisServer(t *testing.T) *redisServer {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no redis-server on PATH: %v", err)
-		}
-		t.Skipf("no redis-server on PATH (%v): install Redis to run this test", err)
-	}
+	bin := enginetest.RedisServer(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()

@@ -3,7 +3,6 @@ package redisstore_test
 import (
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/enginetest"
 	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/store/redisstore"
 )
@@ -22,13 +22,7 @@ import (
 // that Add accepted is there afterwards, in order, with the script cache
 // gone (EVALSHA falls back to EVAL).
 func TestServerKilledAndRestarted(t *testing.T) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server is not installed")
-		}
-		t.Skip("redis-server is not installed: install it to run this test")
-	}
+	bin := enginetest.RedisServer(t)
 	dir := t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -4,23 +4,19 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/enginetest"
 	"github.com/pacerkit/pacer/store/redisstore"
 )
 
 // serverURL is the Redis the tests use: PACER_REDIS_URL, or a local one.
-func serverURL() string {
-	if u := os.Getenv("PACER_REDIS_URL"); u != "" {
-		return u
-	}
-	return "redis://127.0.0.1:6379/0"
-}
+func serverURL() string { return enginetest.RedisURL() }
 
 // client returns a client of the test server, closed when t ends. Without
 // a server the test is skipped, or fails when CI=true.
@@ -33,10 +29,7 @@ func client(t testing.TB) *redis.Client {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no Redis at %s: %v", serverURL(), err)
-		}
-		t.Skipf("no Redis at %s (%v): start redis-server, or set PACER_REDIS_URL, to run these tests", serverURL(), err)
+		enginetest.Missing(t, fmt.Sprintf("no Redis at %s (%v): start redis-server, or set PACER_REDIS_URL, to run these tests", serverURL(), err))
 	}
 	return c
 }
