@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,17 +28,35 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	code, err := start(ctx, os.Args[1:], os.Stdout)
+	code, err := start(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "whatsapp-fanout:", err)
 	}
 	os.Exit(code)
 }
 
+const usage = `Usage: whatsapp-fanout [flags]
+
+Sends reminders to many groups per account, paced and inside each
+reminder's delivery window, keeping its progress in a state file. Without
+-reminders it plays a demo against an in-process fake service and checks
+it. There are no subcommands.
+
+Flags:
+`
+
 // start parses the flags and runs the demo, or the real thing when
-// -reminders is given. It returns the exit code.
-func start(ctx context.Context, args []string, out io.Writer) (int, error) {
+// -reminders is given. It returns the exit code: -h prints the usage on out
+// and returns 0; a wrong flag or argument prints it on errOut and returns 2.
+func start(ctx context.Context, args []string, out, errOut io.Writer) (int, error) {
 	fs := flag.NewFlagSet("whatsapp-fanout", flag.ContinueOnError)
+	fs.SetOutput(errOut) // parse errors
+	fs.Usage = func() {} // printed below, on out or errOut
+	printUsage := func(w io.Writer) {
+		fmt.Fprint(w, usage)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
 	reminders := fs.String("reminders", "", "JSON `file` of reminders to send; without it, run the demo")
 	state := fs.String("state", "whatsapp-fanout.state.json", "state `file` (demo: a new one in a temporary directory)")
 	url := fs.String("url", os.Getenv("FANOUT_URL"), "messaging gateway base `URL` (env FANOUT_URL); empty: the in-process fake")
@@ -55,10 +74,15 @@ func start(ctx context.Context, args []string, out io.Writer) (int, error) {
 	failRate := fs.Float64("fail-rate", 0.02, "fake service: share of attempts that fail")
 	groups := fs.Int("groups", 1000, "demo: groups per reminder")
 	seed := fs.Uint64("seed", 1, "seed of jitter and fake failures")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		printUsage(out)
+		return 0, nil
+	} else if err != nil {
+		printUsage(errOut) // after the flag package's line saying what is wrong
 		return 2, nil
 	}
 	if fs.NArg() > 0 {
+		printUsage(errOut)
 		return 2, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	set := map[string]bool{}

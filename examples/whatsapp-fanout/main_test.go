@@ -21,7 +21,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		removeBuilt()
+		os.Exit(code)
+	}))
 }
 
 // TestDemo plays the demo on fake time: the evening run pauses at the
