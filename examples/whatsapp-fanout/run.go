@@ -63,7 +63,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (runReport, error) {
 	if err := cfg.validate(); err != nil {
 		return runReport{}, err
 	}
-	st, err := openStore(cfg.State, cfg.Clock, cfg.SaveEvery)
+	st, err := openStore(ctx, cfg.State, cfg.Clock, cfg.SaveEvery)
 	if err != nil {
 		return runReport{}, err
 	}

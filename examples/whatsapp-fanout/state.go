@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/pacerkit/pacer/examples/internal/atomicfile"
+	"github.com/pacerkit/pacer/mutex"
 )
 
 // progress is the content of the state file: every reminder started so far
@@ -64,9 +66,10 @@ func (rs *reminderState) tally() tally {
 // write is atomic (temporary file, fsync, rename): the file always holds a
 // complete state. Use openStore and Close.
 type store struct {
-	path  string
-	clk   clock.Clock
-	every time.Duration
+	path   string
+	clk    clock.Clock
+	every  time.Duration
+	unlock func() error // the state file's lock
 
 	mu    sync.Mutex
 	p     progress
@@ -78,18 +81,37 @@ type store struct {
 	err   error // first write error, reported by Close
 }
 
-// openStore loads the state file at path, if it exists, and starts saving
-// changes at most once every interval on clk (0: as fast as the disk goes).
-func openStore(path string, clk clock.Clock, every time.Duration) (*store, error) {
-	p, err := loadProgress(path)
-	if err != nil {
+// openStore takes the state file's lock, removes the temporary files that
+// a killed program's writes left behind, loads the state file at path, if
+// it exists, and starts saving changes at most once every interval on clk
+// (0: as fast as the disk goes). The lock, an flock(2) on path+".lock", is
+// held until Close: one process at a time keeps a state file, and another
+// that tries gets an error.
+func openStore(ctx context.Context, path string, clk clock.Clock, every time.Duration) (*store, error) {
+	lctx, cancel := context.WithTimeout(ctx, lockWait)
+	unlock, err := mutex.LockFile(lctx, path+".lock")
+	cancel()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("state file %s is in use by another process", path)
+	} else if err != nil {
 		return nil, err
 	}
-	s := &store{path: path, clk: clk, every: every, p: p,
+	p, err := loadProgress(path)
+	if err == nil {
+		err = removeStaleTemps(path)
+	}
+	if err != nil {
+		return nil, errors.Join(err, unlock())
+	}
+	s := &store{path: path, clk: clk, every: every, p: p, unlock: unlock,
 		dirty: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go s.saver()
 	return s, nil
 }
+
+// lockWait is how long openStore waits for the state file's lock: long
+// enough for a program that is just finishing.
+const lockWait = time.Second
 
 // loadProgress reads the state file at path; a missing file is an empty
 // progress.
@@ -162,10 +184,11 @@ func (s *store) save() {
 	}
 }
 
-// Close writes the final state, stops the saver and waits for it. It
-// returns the first write error. It must be called once.
+// Close writes the final state, stops the saver and waits for it, and
+// releases the state file's lock. It returns the first write error. It must
+// be called once.
 func (s *store) Close() error {
 	close(s.stop)
 	<-s.done
-	return s.err
+	return errors.Join(s.err, s.unlock())
 }
