@@ -47,7 +47,10 @@ func checkDemo(cfg config, runs []runReport, seens []seen, p progress) []check {
 	add(ok, "started again, it finished; statuses follow the rules: %s", strings.Join(notes, ", "))
 
 	ok = true
-	msgs := 0
+	msgs, dups := 0, 0
+	for _, n := range last.Dups {
+		dups += n
+	}
 	for _, rs := range p.Reminders {
 		for _, g := range rs.Groups {
 			d := last.Delivered[rs.Reminder.Account+"/"+g.ID]
@@ -58,7 +61,7 @@ func checkDemo(cfg config, runs []runReport, seens []seen, p progress) []check {
 			}
 		}
 	}
-	add(ok, "every group received its parts in order, each once, as the state file says (%d messages)", msgs)
+	add(ok, "every group received its parts in order, each once, as the state file says (%d messages; %d duplicates suppressed by the service)", msgs, dups)
 
 	ok = true
 	for _, rs := range p.Reminders {

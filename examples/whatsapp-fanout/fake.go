@@ -31,6 +31,8 @@ type fakeWhatsApp struct {
 	prepared  map[string]int        // media preparations by account
 	mediaSent map[string]int        // media messages delivered by account
 	handles   map[string]string     // handle -> account
+	keys      map[string]bool       // idempotency keys of the messages delivered
+	dups      map[string]int        // duplicates suppressed, by account
 }
 
 // attempt is one Send call as the service saw it.
@@ -50,7 +52,7 @@ func newFakeWhatsApp(clk clock.Clock, failRate float64, latency [2]time.Duration
 		clk: clk, failRate: failRate, latency: latency, refuse: map[string]bool{},
 		rnd:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		delivered: map[string][]delivery{}, prepared: map[string]int{}, mediaSent: map[string]int{},
-		handles: map[string]string{},
+		handles: map[string]string{}, keys: map[string]bool{}, dups: map[string]int{},
 	}
 	for _, g := range refuse {
 		f.refuse[g] = true
@@ -70,30 +72,38 @@ func (f *fakeWhatsApp) PrepareMedia(ctx context.Context, account, src string) (s
 	return h, nil
 }
 
-func (f *fakeWhatsApp) Send(ctx context.Context, m message) error {
+// Send delivers m once per idempotency key: a message whose key was
+// delivered before is answered as a success and suppressed.
+func (f *fakeWhatsApp) Send(ctx context.Context, m message) (bool, error) {
 	f.mu.Lock()
 	f.attempts = append(f.attempts, attempt{Account: m.Account, At: f.clk.Now()})
 	fail := f.rnd.Float64() < f.failRate
 	f.mu.Unlock()
 	if err := f.work(ctx); err != nil {
-		return err
+		return false, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
+	case m.Key != "" && f.keys[m.Key]:
+		f.dups[m.Account]++
+		return true, nil
 	case m.Media != "" && f.handles[m.Media] != m.Account:
-		return &permanentError{"unknown media handle " + m.Media}
+		return false, &permanentError{"unknown media handle " + m.Media}
 	case f.refuse[m.Group]:
-		return &permanentError{"not a member of " + m.Group}
+		return false, &permanentError{"not a member of " + m.Group}
 	case fail:
-		return errors.New("503 service unavailable")
+		return false, errors.New("503 service unavailable")
+	}
+	if m.Key != "" {
+		f.keys[m.Key] = true
 	}
 	key := m.Account + "/" + m.Group
 	f.delivered[key] = append(f.delivered[key], delivery{Part: m.Part, At: f.clk.Now()})
 	if m.Media != "" {
 		f.mediaSent[m.Account]++
 	}
-	return nil
+	return false, nil
 }
 
 // work takes the latency of one call. A call still running when ctx ends,
@@ -121,6 +131,7 @@ type seen struct {
 	Delivered map[string][]delivery // by account+"/"+group
 	Prepared  map[string]int        // media preparations by account
 	MediaSent map[string]int        // media messages delivered by account
+	Dups      map[string]int        // duplicates suppressed by account
 }
 
 func (f *fakeWhatsApp) snapshot() seen {
@@ -130,5 +141,5 @@ func (f *fakeWhatsApp) snapshot() seen {
 	for k, v := range f.delivered {
 		d[k] = slices.Clone(v)
 	}
-	return seen{slices.Clone(f.attempts), d, maps.Clone(f.prepared), maps.Clone(f.mediaSent)}
+	return seen{slices.Clone(f.attempts), d, maps.Clone(f.prepared), maps.Clone(f.mediaSent), maps.Clone(f.dups)}
 }

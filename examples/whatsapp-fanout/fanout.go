@@ -49,7 +49,11 @@ type result struct {
 	SentNow  int64 // parts sent
 	Attempts int64 // send attempts
 	Retries  int64
-	Media    int // media preparations of the account in this run
+	// Duplicates counts the parts the service said it had delivered
+	// before, and so suppressed: parts it had accepted that the state
+	// file had not recorded when the program was stopped.
+	Duplicates int64
+	Media      int // media preparations of the account in this run
 }
 
 // errStopped means the window closes (or the run was stopped) before the
@@ -151,7 +155,7 @@ func (f *fanout) group(ctx context.Context, i, j int, r reminder, res *result) {
 				return
 			}
 		}
-		m := message{Account: r.Account, Group: g.ID, Part: k, Text: r.Parts[k].Text}
+		m := message{Account: r.Account, Group: g.ID, Part: k, Text: r.Parts[k].Text, Key: partKey(r.ID, g.ID, k)}
 		var err error
 		if src := r.Parts[k].Media; src != "" {
 			if m.Media, err = f.media.get(ctx, r.Account, src); err != nil && f.stopped(ctx) {
@@ -195,9 +199,12 @@ func (f *fanout) deliver(ctx context.Context, m message, res *result) error {
 			return errStopped
 		}
 		atomic.AddInt64(&res.Attempts, 1)
-		err := f.cfg.Sender.Send(ctx, m)
+		duplicate, err := f.cfg.Sender.Send(ctx, m)
 		switch {
 		case err == nil:
+			if duplicate {
+				atomic.AddInt64(&res.Duplicates, 1)
+			}
 			return nil
 		case f.stopped(ctx):
 			return errStopped

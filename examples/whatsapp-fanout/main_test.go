@@ -217,7 +217,9 @@ func parts(ds []delivery) []int {
 
 // A program killed mid-run starts again from its state file: groups the
 // file says are sent are not sent again; the others finish, parts in order.
-// Only parts sent after the file's last write are sent a second time.
+// The parts accepted after the file's last write are sent a second time,
+// with the same idempotency keys, so the service suppresses them: each part
+// is delivered once, and the run reports the duplicates suppressed.
 func TestRestartFromStateFile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSetup(t, "10:00:00", 60, "acct")
@@ -246,20 +248,20 @@ func TestRestartFromStateFile(t *testing.T) {
 		x := s.run(t).Results[0]
 		require.Equal(t, statusSuccess, x.Status)
 		after := s.fake.snapshot()
-		dups := 0
+		resent := 0
 		for _, g := range saved.Reminders[0].Groups {
 			key := "acct/" + g.ID
-			want := parts(before.Delivered[key])
+			require.Equal(t, []int{0, 1}, parts(after.Delivered[key]), "%s: each part once, in order", key)
 			if g.Status == groupPending {
 				// Resumed at the part the file recorded: the parts
-				// sent after its last write go out again, in order.
-				want = append(want, []int{0, 1}[g.Parts:]...)
+				// accepted after its last write go out again.
+				resent += len(before.Delivered[key]) - g.Parts
 			}
-			require.Equal(t, want, parts(after.Delivered[key]), key)
-			dups += len(want) - 2
 		}
-		require.Positive(t, dups, "the snapshot was taken between two writes")
-		t.Logf("parts sent twice after the restart: %d", dups)
+		require.Positive(t, resent, "the snapshot was taken between two writes")
+		require.Equal(t, resent, after.Dups["acct"], "the service suppressed every part sent again")
+		require.Equal(t, int64(resent), x.Duplicates, "the run reports them")
+		t.Logf("parts sent again after the restart, suppressed by the service: %d", resent)
 	})
 }
 
@@ -310,10 +312,13 @@ func TestHTTPSender(t *testing.T) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		m.Key = r.Header.Get("Idempotency-Key")
 		mu.Lock()
 		got = append(got, m)
 		mu.Unlock()
 		switch m.Group {
+		case "again":
+			w.Header().Set("Idempotent-Replayed", "true")
 		case "busy":
 			w.Header().Set("Retry-After", "7")
 			w.WriteHeader(http.StatusTooManyRequests)
@@ -330,19 +335,40 @@ func TestHTTPSender(t *testing.T) {
 	h, err := s.PrepareMedia(ctx, "a", "flyer.jpg")
 	require.NoError(t, err)
 	require.Equal(t, "h1", h)
-	require.NoError(t, s.Send(ctx, message{Account: "a", Group: "ok", Part: 1, Media: h}))
+	sent := message{Account: "a", Group: "ok", Part: 1, Media: h, Key: partKey("r1", "ok", 1)}
+	dup, err := s.Send(ctx, sent)
+	require.NoError(t, err)
+	require.False(t, dup)
+	dup, err = s.Send(ctx, message{Account: "a", Group: "again", Key: "k"})
+	require.NoError(t, err)
+	require.True(t, dup, "Idempotent-Replayed: the gateway suppressed a duplicate")
 
-	err = s.Send(ctx, message{Account: "a", Group: "busy"})
+	_, err = s.Send(ctx, message{Account: "a", Group: "busy"})
 	var ra *retryAfterError
 	require.ErrorAs(t, err, &ra)
 	require.Equal(t, 7*time.Second, ra.wait)
 
-	require.True(t, isPermanent(s.Send(ctx, message{Account: "a", Group: "gone"})))
-	err = s.Send(ctx, message{Account: "a", Group: "flaky"})
+	_, err = s.Send(ctx, message{Account: "a", Group: "gone"})
+	require.True(t, isPermanent(err))
+	_, err = s.Send(ctx, message{Account: "a", Group: "flaky"})
 	require.Error(t, err)
 	require.False(t, isPermanent(err))
 
 	bad := &httpSender{client: srv.Client(), base: srv.URL, token: "wrong"}
-	require.True(t, isPermanent(bad.Send(ctx, message{Account: "a", Group: "ok"})))
-	require.Equal(t, message{Account: "a", Group: "ok", Part: 1, Media: "h1"}, got[0])
+	_, err = bad.Send(ctx, message{Account: "a", Group: "ok"})
+	require.True(t, isPermanent(err))
+	require.Equal(t, sent, got[0], "the key goes in the Idempotency-Key header")
+	require.Len(t, sent.Key, 32)
+}
+
+// An idempotency key is the same for the same part of the same reminder
+// to the same group, and differs as soon as one of the three does.
+func TestPartKey(t *testing.T) {
+	require.Equal(t, partKey("r", "g", 0), partKey("r", "g", 0))
+	keys := map[string]bool{}
+	for _, k := range [][3]string{{"r", "g", "0"}, {"r", "g", "1"}, {"r", "h", "0"}, {"s", "g", "0"}, {"r1", "", "0"}, {"r", "1", "0"}, {"", "r1", "0"}} {
+		n := int(k[2][0] - '0')
+		keys[partKey(k[0], k[1], n)] = true
+	}
+	require.Len(t, keys, 7)
 }

@@ -19,6 +19,9 @@ func (r runReport) print(w io.Writer) {
 			notes = append(notes, fmt.Sprintf("%d sent now, %d attempts, %d retries, media prepared %d",
 				x.SentNow, x.Attempts, x.Retries, x.Media))
 		}
+		if x.Duplicates > 0 {
+			notes = append(notes, fmt.Sprintf("%d duplicates suppressed by the gateway", x.Duplicates))
+		}
 		if t.Failed+t.Skipped > 0 {
 			notes = append(notes, fmt.Sprintf("%d failed, %d skipped", t.Failed, t.Skipped))
 		}

@@ -20,6 +20,9 @@ type message struct {
 	Part    int    `json:"part"` // index of the part in the reminder
 	Text    string `json:"text,omitempty"`
 	Media   string `json:"media,omitempty"` // handle returned by PrepareMedia
+	// Key is the part's idempotency key (partKey), sent in the
+	// Idempotency-Key header.
+	Key string `json:"-"`
 }
 
 // sender is the messaging service.
@@ -27,10 +30,12 @@ type sender interface {
 	// PrepareMedia uploads a media item for an account and returns the
 	// handle to send it by.
 	PrepareMedia(ctx context.Context, account, src string) (handle string, err error)
-	// Send delivers one message. Errors may be a *permanentError (do not
+	// Send delivers one message, once per m.Key: when the service has
+	// delivered a message with that key before, it delivers nothing and
+	// says so with duplicate. Errors may be a *permanentError (do not
 	// retry: the group refuses the account) or a *retryAfterError (the
 	// account is sending too fast).
-	Send(ctx context.Context, m message) error
+	Send(ctx context.Context, m message) (duplicate bool, err error)
 }
 
 // permanentError means retrying cannot help: the group is skipped.
@@ -48,8 +53,11 @@ func (e *retryAfterError) Error() string { return fmt.Sprintf("rate limited, ret
 //	POST {base}/media     {"account","source"}         -> {"handle"}
 //	POST {base}/messages  message as JSON              -> 2xx
 //
-// with the token as a bearer token. 4xx answers other than 429 are
-// permanent; 429 carries Retry-After.
+// with the token as a bearer token, and each message's idempotency key in
+// the Idempotency-Key header. A 2xx answer with "Idempotent-Replayed: true"
+// says the gateway had delivered that key before and suppressed this
+// duplicate. 4xx answers other than 429 are permanent; 429 carries
+// Retry-After.
 type httpSender struct {
 	client *http.Client
 	base   string
@@ -60,30 +68,39 @@ func (h *httpSender) PrepareMedia(ctx context.Context, account, src string) (str
 	var out struct {
 		Handle string `json:"handle"`
 	}
-	err := h.post(ctx, "/media", map[string]string{"account": account, "source": src}, &out)
+	_, err := h.post(ctx, "/media", "", map[string]string{"account": account, "source": src}, &out)
 	return out.Handle, err
 }
 
-func (h *httpSender) Send(ctx context.Context, m message) error {
-	return h.post(ctx, "/messages", m, nil)
+func (h *httpSender) Send(ctx context.Context, m message) (bool, error) {
+	resp, err := h.post(ctx, "/messages", m.Key, m, nil)
+	if err != nil {
+		return false, err
+	}
+	return resp.Header.Get("Idempotent-Replayed") == "true", nil
 }
 
-func (h *httpSender) post(ctx context.Context, path string, in, out any) error {
+// post sends in as JSON, with key as the Idempotency-Key if not empty, and
+// decodes a 2xx answer's body into out, if not nil.
+func (h *httpSender) post(ctx context.Context, path, key string, in, out any) (*http.Response, error) {
 	body, err := json.Marshal(in)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.base+path, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if h.token != "" {
 		req.Header.Set("Authorization", "Bearer "+h.token)
 	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
 	resp, err := h.client.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -93,16 +110,16 @@ func (h *httpSender) post(ctx context.Context, path string, in, out any) error {
 		if !ok {
 			d = time.Minute
 		}
-		return &retryAfterError{d}
+		return nil, &retryAfterError{d}
 	case resp.StatusCode/100 == 4:
-		return &permanentError{fmt.Sprintf("POST %s: %s: %s", path, resp.Status, bytes.TrimSpace(b))}
+		return nil, &permanentError{fmt.Sprintf("POST %s: %s: %s", path, resp.Status, bytes.TrimSpace(b))}
 	case resp.StatusCode/100 != 2:
-		return fmt.Errorf("POST %s: %s", path, resp.Status)
+		return nil, fmt.Errorf("POST %s: %s", path, resp.Status)
 	}
 	if out != nil {
-		return json.Unmarshal(b, out)
+		return resp, json.Unmarshal(b, out)
 	}
-	return nil
+	return resp, nil
 }
 
 func isPermanent(err error) bool {
