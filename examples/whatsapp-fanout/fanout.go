@@ -8,24 +8,23 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pacerkit/pacer/mutex"
-	"github.com/pacerkit/pacer/ratelimit"
 	"github.com/pacerkit/pacer/window"
 	"golang.org/x/sync/errgroup"
 )
 
 // fanout sends reminders for one run of the program. Per account it holds
-// a mutex for the whole fan-out of a reminder (one fan-out per account at a
-// time, the next in arrival order) and draws every message from the
-// account's token bucket; inside a fan-out up to Parallel groups are in
-// flight, each sending its parts in order with a little jitter between them.
-// Different accounts share nothing and run in parallel.
+// a lock for the whole fan-out of a reminder (one fan-out per account at a
+// time) and draws every message from the account's token bucket; inside a
+// fan-out up to Parallel groups are in flight, each sending its parts in
+// order with a little jitter between them. Different accounts share
+// nothing and run in parallel. The locks and buckets are this process's,
+// or with -redis shared by every instance.
 type fanout struct {
-	cfg      config
-	store    *store
-	limits   *ratelimit.Keyed[string]
-	accounts mutex.Keyed[string]
-	media    *mediaCache
+	cfg    config
+	store  *store
+	limits accountLimits
+	locks  accountLocks
+	media  *mediaCache
 
 	mu  sync.Mutex
 	rnd *rand.Rand
@@ -45,6 +44,7 @@ type result struct {
 	NextOpen time.Time // when paused: when the window opens next
 	Start    time.Time
 	End      time.Time
+	Err      error // why an interrupted run stopped, when not ctx
 	// Counters of this run, updated atomically by the group goroutines.
 	SentNow  int64 // parts sent
 	Attempts int64 // send attempts
@@ -60,20 +60,37 @@ type result struct {
 // message could go out: the part stays pending.
 var errStopped = errors.New("stopped before the window closes")
 
-// send runs reminder i of the progress under its account's lock.
+// send runs reminder i of the progress under its account's lock. Holding
+// it, it first reads the reminder's progress where the previous holder (in
+// another instance, with -redis) left it, and before letting go it writes
+// the progress, so the next holder finds it.
 func (f *fanout) send(ctx context.Context, i int) result {
 	var r reminder
-	f.store.view(func(p *progress) { r = p.Reminders[i].Reminder })
+	f.store.view(i, func(rs *reminderState) { r = rs.Reminder })
 	res := result{ID: r.ID, Account: r.Account, Window: r.Window + " " + r.Zone, Status: statusInterrupted}
-	err := f.accounts.Do(ctx, r.Account, func(ctx context.Context) error {
+	err := f.locks.do(ctx, r.Account, func(ctx context.Context, fence uint64) error {
+		if err := f.store.claim(ctx, i, fence); err != nil {
+			return err
+		}
 		res = f.sendLocked(ctx, i, r)
-		return nil
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+		defer cancel()
+		return f.store.flush(wctx, i)
 	})
-	if err != nil { // interrupted while waiting for the account
+	if err != nil && ctx.Err() == nil {
+		// The progress could not be read or written, or the lock was
+		// lost: what this run did may not be stored.
+		res.Status, res.Err = statusInterrupted, err
+	}
+	if err != nil {
 		res.Tally = f.tally(i)
 	}
 	return res
 }
+
+// flushTimeout bounds the write of a reminder's progress when its fan-out
+// stops, even when it stops because the run was interrupted.
+const flushTimeout = 10 * time.Second
 
 const statusInterrupted = "interrupted"
 
@@ -82,7 +99,7 @@ func (f *fanout) sendLocked(ctx context.Context, i int, r reminder) (res result)
 	res = result{ID: r.ID, Account: r.Account, Window: r.Window + " " + r.Zone, Start: clk.Now()}
 	defer func() { res.End, res.Tally, res.Media = clk.Now(), f.tally(i), f.media.count(r.Account) }()
 	var status string
-	f.store.view(func(p *progress) { status = p.Reminders[i].Status })
+	f.store.view(i, func(rs *reminderState) { status = rs.Status })
 	if final(status) {
 		res.Status, res.Already = status, true
 		return res
@@ -102,8 +119,7 @@ func (f *fanout) sendLocked(ctx context.Context, i int, r reminder) (res result)
 	wctx, cancel := sched.Context(ctx)
 	defer cancel()
 	var pending []int
-	f.store.update(func(p *progress) {
-		rs := p.Reminders[i]
+	f.store.update(i, func(rs *reminderState) {
 		rs.Runs++
 		rs.Status = statusRunning
 		for j, g := range rs.Groups {
@@ -148,7 +164,7 @@ func nextOpen(s window.Schedule, now time.Time) time.Time {
 // group sends the parts of group j that are not sent yet, in order.
 func (f *fanout) group(ctx context.Context, i, j int, r reminder, res *result) {
 	var g groupState
-	f.store.view(func(p *progress) { g = p.Reminders[i].Groups[j] })
+	f.store.view(i, func(rs *reminderState) { g = rs.Groups[j] })
 	for k := g.Parts; k < len(r.Parts); k++ {
 		if k > 0 {
 			if sleepCtx(ctx, f.cfg.Clock, f.jitter()) != nil {
@@ -165,8 +181,8 @@ func (f *fanout) group(ctx context.Context, i, j int, r reminder, res *result) {
 		if err == nil {
 			err = f.deliver(ctx, m, res)
 		}
-		f.store.update(func(p *progress) {
-			g := &p.Reminders[i].Groups[j]
+		f.store.update(i, func(rs *reminderState) {
+			g := &rs.Groups[j]
 			switch {
 			case err == nil:
 				g.Parts = k + 1
@@ -215,8 +231,11 @@ func (f *fanout) deliver(ctx context.Context, m message, res *result) error {
 		wait := backoff
 		var ra *retryAfterError
 		if errors.As(err, &ra) {
-			f.limits.PauseKey(m.Account, ra.wait)
-			wait = 0
+			if f.limits.PauseKey(ctx, m.Account, ra.wait) != nil {
+				wait = ra.wait // at least this account's own sends wait
+			} else {
+				wait = 0
+			}
 		}
 		if sleepCtx(ctx, f.cfg.Clock, wait) != nil {
 			return errStopped
@@ -243,7 +262,7 @@ func (f *fanout) jitter() time.Duration {
 
 func (f *fanout) tally(i int) tally {
 	var t tally
-	f.store.view(func(p *progress) { t = p.Reminders[i].tally() })
+	f.store.view(i, func(rs *reminderState) { t = rs.tally() })
 	return t
 }
 
@@ -251,8 +270,7 @@ func (f *fanout) tally(i int) tally {
 // returns it ("" if the run was interrupted: the status stays running).
 func (f *fanout) resolve(i int, closed bool) string {
 	var s string
-	f.store.update(func(p *progress) {
-		rs := p.Reminders[i]
+	f.store.update(i, func(rs *reminderState) {
 		if s = resolveStatus(rs.tally(), closed); s != "" {
 			rs.Status = s
 		}

@@ -25,6 +25,9 @@ func (r runReport) print(w io.Writer) {
 		if t.Failed+t.Skipped > 0 {
 			notes = append(notes, fmt.Sprintf("%d failed, %d skipped", t.Failed, t.Skipped))
 		}
+		if x.Err != nil {
+			notes = append(notes, "stopped: "+x.Err.Error())
+		}
 		if x.Closed {
 			notes = append(notes, "window "+x.Window+" closed")
 		}

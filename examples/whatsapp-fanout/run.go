@@ -26,13 +26,19 @@ type config struct {
 	Sender    sender               // the messaging service
 	Reminders []reminder           // reminders to add to the state file, if new
 	Seed      uint64               // of the jitter
-	SaveEvery time.Duration        // least time between two writes of the state file
+	SaveEvery time.Duration        // least time between two writes of the progress
 	Log       func(string, ...any) // progress lines; nil: none
+
+	// Shared, when set, holds the account locks and buckets and the
+	// progress in Redis, shared by every instance given the same one
+	// (-redis); State is then unused. Nil: this process's own locks and
+	// buckets, and the state file.
+	Shared *shared
 }
 
 func (c config) validate() error {
 	switch {
-	case c.State == "":
+	case c.State == "" && c.Shared == nil:
 		return errors.New("no state file")
 	case !(c.Rate > 0):
 		return fmt.Errorf("rate must be > 0 messages per minute, got %v", c.Rate)
@@ -54,32 +60,37 @@ type runReport struct {
 	Results []result
 }
 
-// run is one run of the program: it loads the state file, adds the
-// reminders of cfg that are new, and sends every reminder that is not
-// final yet (new, running or paused), the accounts in parallel. It returns
-// when every fan-out has stopped: done, paused at its window's close, or
-// interrupted by ctx. The state file is up to date when run returns.
+// run is one run of the program: it loads the progress (the state file,
+// or Redis), adds the reminders of cfg that are new, and sends every
+// reminder that is not final yet (new, running or paused), the accounts in
+// parallel. It returns when every fan-out has stopped: done, paused at its
+// window's close, or interrupted by ctx. The progress is stored when run
+// returns.
 func run(ctx context.Context, cfg config, out io.Writer) (runReport, error) {
 	if err := cfg.validate(); err != nil {
 		return runReport{}, err
 	}
-	st, err := openStore(ctx, cfg.State, cfg.Clock, cfg.SaveEvery)
+	f := &fanout{cfg: cfg, media: newMediaCache(cfg.Sender), rnd: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed+1))}
+	var be backend
+	if cfg.Shared != nil {
+		f.locks, f.limits, be = cfg.Shared.locks, cfg.Shared.limits, cfg.Shared.progress
+	} else {
+		// A fresh bucket per run: the process's own, as its lock.
+		limits, err := ratelimit.NewKeyed[string](ratelimit.KeyedConfig{Rate: cfg.Rate / 60, Burst: cfg.Burst, Clock: cfg.Clock})
+		if err != nil {
+			return runReport{}, err
+		}
+		f.locks, f.limits = &localLocks{}, localLimits{limits}
+		if be, err = openStateFile(ctx, cfg.State); err != nil {
+			return runReport{}, err
+		}
+	}
+	st, err := openStore(ctx, be, cfg.Reminders, cfg.Clock, cfg.SaveEvery)
 	if err != nil {
 		return runReport{}, err
 	}
-	limits, err := ratelimit.NewKeyed[string](ratelimit.KeyedConfig{Rate: cfg.Rate / 60, Burst: cfg.Burst, Clock: cfg.Clock})
-	if err != nil {
-		return runReport{}, errors.Join(err, st.Close())
-	}
-	n := 0
-	st.update(func(p *progress) {
-		p.add(cfg.Reminders)
-		n = len(p.Reminders)
-	})
-	f := &fanout{
-		cfg: cfg, store: st, limits: limits, media: newMediaCache(cfg.Sender),
-		rnd: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed+1)),
-	}
+	f.store = st
+	n := st.len()
 	rep := runReport{Start: cfg.Clock.Now(), Results: make([]result, n)}
 	var wg sync.WaitGroup
 	for i := range n {
@@ -88,26 +99,6 @@ func run(ctx context.Context, cfg config, out io.Writer) (runReport, error) {
 	wg.Wait()
 	rep.print(out)
 	return rep, st.Close()
-}
-
-// add appends the reminders not in the progress yet, all groups pending.
-func (p *progress) add(rs []reminder) {
-	known := map[string]bool{}
-	for _, r := range p.Reminders {
-		known[r.Reminder.ID] = true
-	}
-	for _, r := range rs {
-		if known[r.ID] {
-			continue
-		}
-		known[r.ID] = true
-		s := &reminderState{Reminder: r, Groups: make([]groupState, len(r.Groups))}
-		for j, g := range r.Groups {
-			s.Groups[j] = groupState{ID: g, Status: groupPending}
-		}
-		s.Reminder.Groups = nil // listed once, in s.Groups
-		p.Reminders = append(p.Reminders, s)
-	}
 }
 
 // runUntilDone runs once, or with follow again at each next window

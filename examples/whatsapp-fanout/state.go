@@ -5,18 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
-	"github.com/pacerkit/pacer/examples/internal/atomicfile"
-	"github.com/pacerkit/pacer/mutex"
 )
 
-// progress is the content of the state file: every reminder started so far
-// with the status of each of its groups.
+// progress is every reminder started so far with the status of each of its
+// groups: the content of the state file.
 type progress struct {
 	Reminders []*reminderState `json:"reminders"`
 }
@@ -59,81 +55,118 @@ func (rs *reminderState) tally() tally {
 	return t
 }
 
-// store holds the progress in memory and keeps the state file in step with
-// it: a saver goroutine writes the file whenever something changed, at most
-// once per interval, so a killed program loses at most the updates of the
-// last interval (those parts are sent again when it starts again). Each
-// write is atomic (temporary file, fsync, rename): the file always holds a
-// complete state. Use openStore and Close.
-type store struct {
-	path   string
-	clk    clock.Clock
-	every  time.Duration
-	unlock func() error // the state file's lock
+// newReminderState is the progress of a reminder not started yet: every
+// group pending.
+func newReminderState(r reminder) *reminderState {
+	s := &reminderState{Reminder: r, Groups: make([]groupState, len(r.Groups))}
+	for j, g := range r.Groups {
+		s.Groups[j] = groupState{ID: g, Status: groupPending}
+	}
+	s.Reminder.Groups = nil // listed once, in s.Groups
+	return s
+}
 
-	mu    sync.Mutex
-	p     progress
-	saved int // writes done
+// add appends the reminders not in the progress yet, all groups pending,
+// and returns how many it added.
+func (p *progress) add(rs []reminder) int {
+	known := map[string]bool{}
+	for _, r := range p.Reminders {
+		known[r.Reminder.ID] = true
+	}
+	n := 0
+	for _, r := range rs {
+		if known[r.ID] {
+			continue
+		}
+		known[r.ID] = true
+		p.Reminders = append(p.Reminders, newReminderState(r))
+		n++
+	}
+	return n
+}
+
+// backend keeps the progress: the state file of one process, or Redis
+// shared by several.
+type backend interface {
+	// load returns the stored progress after storing the reminders of add
+	// that it does not hold yet, all groups pending.
+	load(ctx context.Context, add []reminder) (progress, error)
+	// read returns the stored progress of reminder id, or nil when this
+	// process's own copy is the only one (the state file).
+	read(ctx context.Context, id string) (*reminderState, error)
+	// write stores reminders. Each carries the fence of the account lock
+	// it was changed under; a backend shared by several processes refuses
+	// a record whose fence is lower than the one of the last write it
+	// took for that reminder, and returns its index in refused.
+	write(ctx context.Context, recs []record) (refused []int, err error)
+	// close releases what the backend holds for the run.
+	close() error
+}
+
+// record is one reminder's progress on its way to the backend.
+type record struct {
+	I     int    // index in the progress
+	ID    string // the reminder's id
+	Data  []byte // the reminderState as JSON
+	Fence uint64 // of the account lock held while it changed; 0: none
+}
+
+// errTakenOver means the backend refused a reminder's write: another
+// process took the account's lock, and with it the reminder, since this
+// one last held it.
+var errTakenOver = errors.New("another process holds the reminder now")
+
+// store holds the progress in memory and keeps the backend in step with
+// it: a saver goroutine writes the reminders that changed, at most once per
+// interval, so a killed program loses at most the updates of the last
+// interval (those parts go out again, with their idempotency keys, when it
+// starts again). Before another process may take a reminder over, flush
+// writes it at once. Use openStore and Close.
+type store struct {
+	be    backend
+	clk   clock.Clock
+	every time.Duration
+
+	writing sync.Mutex // one write at a time, so none overtakes a newer one
+
+	mu      sync.Mutex
+	p       progress
+	changed map[int]bool   // reminders changed since they were last written
+	fences  map[int]uint64 // the fence each reminder is written under
+	lost    map[int]bool   // reminders whose write the backend refused
 
 	dirty chan struct{} // capacity 1: a pending write request
 	stop  chan struct{}
 	done  chan struct{}
-	err   error // first write error, reported by Close
 }
 
-// openStore takes the state file's lock, removes the temporary files that
-// a killed program's writes left behind, loads the state file at path, if
-// it exists, and starts saving changes at most once every interval on clk
-// (0: as fast as the disk goes). The lock, an flock(2) on path+".lock", is
-// held until Close: one process at a time keeps a state file, and another
-// that tries gets an error.
-func openStore(ctx context.Context, path string, clk clock.Clock, every time.Duration) (*store, error) {
-	lctx, cancel := context.WithTimeout(ctx, lockWait)
-	unlock, err := mutex.LockFile(lctx, path+".lock")
-	cancel()
-	if errors.Is(err, context.DeadlineExceeded) {
-		return nil, fmt.Errorf("state file %s is in use by another process", path)
-	} else if err != nil {
-		return nil, err
-	}
-	p, err := loadProgress(path)
-	if err == nil {
-		err = removeStaleTemps(path)
-	}
+// openStore loads the progress from be, adding the reminders of add that
+// are new, and starts writing changes at most once every interval on clk
+// (0: as fast as the backend goes).
+func openStore(ctx context.Context, be backend, add []reminder, clk clock.Clock, every time.Duration) (*store, error) {
+	p, err := be.load(ctx, add)
 	if err != nil {
-		return nil, errors.Join(err, unlock())
+		return nil, errors.Join(err, be.close())
 	}
-	s := &store{path: path, clk: clk, every: every, p: p, unlock: unlock,
+	s := &store{be: be, clk: clk, every: every, p: p,
+		changed: map[int]bool{}, fences: map[int]uint64{}, lost: map[int]bool{},
 		dirty: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go s.saver()
 	return s, nil
 }
 
-// lockWait is how long openStore waits for the state file's lock: long
-// enough for a program that is just finishing.
-const lockWait = time.Second
-
-// loadProgress reads the state file at path; a missing file is an empty
-// progress.
-func loadProgress(path string) (progress, error) {
-	var p progress
-	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return p, nil
-	case err != nil:
-		return p, err
-	}
-	if err := json.Unmarshal(b, &p); err != nil {
-		return p, fmt.Errorf("state file %s: %w", path, err)
-	}
-	return p, nil
+// len returns how many reminders the progress holds.
+func (s *store) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.p.Reminders)
 }
 
-// update changes the progress under the store's lock and schedules a write.
-func (s *store) update(fn func(p *progress)) {
+// update changes reminder i under the store's lock and schedules a write.
+func (s *store) update(i int, fn func(rs *reminderState)) {
 	s.mu.Lock()
-	fn(&s.p)
+	fn(s.p.Reminders[i])
+	s.changed[i] = true
 	s.mu.Unlock()
 	select {
 	case s.dirty <- struct{}{}:
@@ -141,21 +174,59 @@ func (s *store) update(fn func(p *progress)) {
 	}
 }
 
-// view reads the progress under the store's lock.
-func (s *store) view(fn func(p *progress)) {
+// view reads reminder i under the store's lock.
+func (s *store) view(i int, fn func(rs *reminderState)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fn(&s.p)
+	fn(s.p.Reminders[i])
+}
+
+// claim is called holding the account lock of reminder i, with its fence:
+// it reads the reminder again from the backend, where the previous holder
+// left it, and writes it under fence from now on.
+func (s *store) claim(ctx context.Context, i int, fence uint64) error {
+	var id string
+	s.view(i, func(rs *reminderState) { id = rs.Reminder.ID })
+	rs, err := s.be.read(ctx, id)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rs != nil {
+		s.p.Reminders[i] = rs
+	}
+	s.fences[i] = fence
+	delete(s.lost, i)
+	return nil
+}
+
+// flush writes reminder i now, with whatever else changed; it is called
+// before the account lock is released, so the next holder reads it. It
+// returns errTakenOver if the backend refused the write.
+func (s *store) flush(ctx context.Context, i int) error {
+	s.mu.Lock()
+	s.changed[i] = true
+	s.mu.Unlock()
+	if err := s.save(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lost[i] {
+		return errTakenOver
+	}
+	return nil
 }
 
 func (s *store) saver() {
 	defer close(s.done)
+	ctx := context.Background() // the last write must be tried whatever ended
 	for {
 		select {
 		case <-s.dirty:
-			s.save()
+			s.save(ctx)
 		case <-s.stop:
-			s.save()
 			return
 		}
 		if s.every > 0 {
@@ -164,31 +235,55 @@ func (s *store) saver() {
 			case <-t.C:
 			case <-s.stop:
 				t.Stop()
-				s.save()
 				return
 			}
 		}
 	}
 }
 
-func (s *store) save() {
+// save writes the reminders that changed. A failed write leaves them
+// changed, for the next save to try again.
+func (s *store) save(ctx context.Context) error {
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	s.mu.Lock()
-	b, err := json.MarshalIndent(&s.p, "", " ")
-	s.saved++
+	var recs []record
+	for i := range s.changed {
+		if s.lost[i] {
+			continue // not ours to write any more
+		}
+		rs := s.p.Reminders[i]
+		b, err := json.Marshal(rs)
+		if err != nil {
+			panic(err) // strings and ints only
+		}
+		recs = append(recs, record{I: i, ID: rs.Reminder.ID, Data: b, Fence: s.fences[i]})
+	}
+	clear(s.changed)
 	s.mu.Unlock()
-	if err == nil {
-		err = atomicfile.Write(s.path, b, 0o600)
+	if len(recs) == 0 {
+		return nil
 	}
-	if err != nil && s.err == nil {
-		s.err = err
+	refused, err := s.be.write(ctx, recs)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, i := range refused {
+		s.lost[i] = true
 	}
+	if err != nil {
+		for _, r := range recs {
+			s.changed[r.I] = true
+		}
+		return fmt.Errorf("writing the progress: %w", err)
+	}
+	return nil
 }
 
-// Close writes the final state, stops the saver and waits for it, and
-// releases the state file's lock. It returns the first write error. It must
-// be called once.
+// Close stops the saver and waits for it, writes what changed since the
+// last write (and what an earlier write failed to store) and releases the
+// backend. It returns the error of that last write. It must be called once.
 func (s *store) Close() error {
 	close(s.stop)
 	<-s.done
-	return errors.Join(s.err, s.unlock())
+	return errors.Join(s.save(context.Background()), s.be.close())
 }

@@ -40,12 +40,12 @@ func TestStaleTempFilesRemoved(t *testing.T) {
 func TestStateFileInUse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSetup(t, "10:00:00", 2, "acct")
-		st, err := openStore(t.Context(), s.cfg.State, s.clk, 0)
+		held, err := openStateFile(t.Context(), s.cfg.State)
 		require.NoError(t, err)
 		_, err = run(t.Context(), s.cfg, io.Discard)
 		require.ErrorContains(t, err, "is in use by another process")
 		require.Empty(t, s.fake.snapshot().Attempts)
-		require.NoError(t, st.Close())
+		require.NoError(t, held.close())
 		require.Equal(t, statusSuccess, s.run(t).Results[0].Status)
 	})
 }
