@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -23,6 +25,7 @@ type gateway struct {
 	mu         sync.Mutex
 	gen        int                    // set by the test: which process runs
 	delivered  map[string][]int       // parts in arrival order, by account/group
+	at         map[string][]time.Time // when they arrived
 	keys       map[string]bool        // idempotency keys delivered
 	noKey      int                    // messages without a key
 	suppressed map[int]map[string]int // duplicates suppressed, by generation and account
@@ -31,7 +34,7 @@ type gateway struct {
 }
 
 func newGateway() *gateway {
-	return &gateway{delivered: map[string][]int{}, keys: map[string]bool{},
+	return &gateway{delivered: map[string][]int{}, at: map[string][]time.Time{}, keys: map[string]bool{},
 		suppressed: map[int]map[string]int{}, requests: map[string][]time.Time{}}
 }
 
@@ -78,6 +81,7 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		g.keys[key] = key != ""
 		g.delivered[m.Account+"/"+m.Group] = append(g.delivered[m.Account+"/"+m.Group], m.Part)
+		g.at[m.Account+"/"+m.Group] = append(g.at[m.Account+"/"+m.Group], time.Now())
 		g.n++
 		n := g.n
 		g.mu.Unlock()
@@ -92,6 +96,7 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // gatewaySeen is a copy of what a gateway recorded.
 type gatewaySeen struct {
 	Delivered  map[string][]int
+	At         map[string][]time.Time
 	NoKey      int
 	Suppressed map[int]map[string]int
 	Requests   map[string][]time.Time
@@ -100,18 +105,17 @@ type gatewaySeen struct {
 func (g *gateway) seen() gatewaySeen {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	s := gatewaySeen{Delivered: map[string][]int{}, NoKey: g.noKey, Suppressed: map[int]map[string]int{}, Requests: map[string][]time.Time{}}
+	s := gatewaySeen{Delivered: map[string][]int{}, At: map[string][]time.Time{}, NoKey: g.noKey,
+		Suppressed: map[int]map[string]int{}, Requests: map[string][]time.Time{}}
 	for k, v := range g.delivered {
-		s.Delivered[k] = append([]int(nil), v...)
+		s.Delivered[k] = slices.Clone(v)
+		s.At[k] = slices.Clone(g.at[k])
 	}
 	for gen, m := range g.suppressed {
-		s.Suppressed[gen] = map[string]int{}
-		for a, n := range m {
-			s.Suppressed[gen][a] = n
-		}
+		s.Suppressed[gen] = maps.Clone(m)
 	}
 	for a, ts := range g.requests {
-		s.Requests[a] = append([]time.Time(nil), ts...)
+		s.Requests[a] = slices.Clone(ts)
 	}
 	return s
 }

@@ -1,18 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,7 +24,7 @@ import (
 // order, and the report of the last run counts the duplicates that the
 // gateway suppressed during it.
 func TestKill9(t *testing.T) {
-	exe := program(t)
+	program(t) // built outside the budget of the runs below
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state.json")
 	const groups = 100
@@ -44,8 +40,7 @@ func TestKill9(t *testing.T) {
 	// The gateway kills the running process after these deliveries.
 	kills := map[int]bool{30: true, 90: true, 150: true, 210: true, 270: true, 330: true}
 	var mu sync.Mutex
-	var running *exec.Cmd
-	var exited chan struct{}
+	var running *process
 	gw := newGateway()
 	gw.latency = 2 * time.Millisecond
 	gw.onDeliver = func(n int) {
@@ -53,10 +48,9 @@ func TestKill9(t *testing.T) {
 			return
 		}
 		mu.Lock()
-		cmd, done := running, exited
+		p := running
 		mu.Unlock()
-		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-		<-done // no answer reaches it
+		require.NoError(t, p.kill()) // no answer reaches it
 	}
 	srv := httptest.NewServer(gw)
 	defer srv.Close()
@@ -66,32 +60,21 @@ func TestKill9(t *testing.T) {
 	args := []string{"-reminders", remindersFile, "-state", state, "-url", srv.URL,
 		"-rate", "30000", "-burst", "5", "-parallel", "3", "-jitter-min", "1ms", "-jitter-max", "3ms",
 		"-attempts", "3", "-backoff", "10ms"}
-	var out syncBuffer
+	var p *process
 	killed := 0
 	for gen := 0; ; gen++ {
 		require.Less(t, gen, 20, "the program keeps dying")
 		gw.setGen(gen)
-		out = syncBuffer{}
-		cmd := exec.CommandContext(ctx, exe, args...)
-		cmd.Stdout, cmd.Stderr = &out, &out
-		done := make(chan struct{})
 		mu.Lock() // the gateway kills only a started process
-		err := cmd.Start()
-		running, exited = cmd, done
+		p = startProgram(t, ctx, args...)
+		running = p
 		mu.Unlock()
-		require.NoError(t, err)
-		go func() {
-			err = cmd.Wait()
-			close(done)
-		}()
-		<-done
-		var exit *exec.ExitError
-		if errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
+		if p.killed() {
 			killed++
 			continue
 		}
-		require.NoError(t, err, "the last run ends well:\n%s", out.String())
-		t.Logf("run %d, after %d kills:\n%s", gen, killed, out.String())
+		require.NoError(t, p.wait(), "the last run ends well:\n%s", p.out.String())
+		t.Logf("run %d, after %d kills:\n%s", gen, killed, p.out.String())
 		break
 	}
 	require.Equal(t, len(kills), killed)
@@ -123,7 +106,7 @@ func TestKill9(t *testing.T) {
 
 	last := seen.Suppressed[killed]
 	for _, r := range rs {
-		line := lineOf(out.String(), r.Account)
+		line := lineOf(p.out.String(), r.Account)
 		require.Contains(t, line, "success", line)
 		if n := last[r.Account]; n > 0 {
 			require.Contains(t, line, fmt.Sprintf("%d duplicates suppressed by the gateway", n), line)
@@ -145,23 +128,4 @@ func lineOf(s, account string) string {
 		}
 	}
 	return ""
-}
-
-// A syncBuffer is a bytes.Buffer that a child process and the test may use
-// at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

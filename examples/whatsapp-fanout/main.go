@@ -71,6 +71,9 @@ func start(ctx context.Context, args []string, out, errOut io.Writer) (int, erro
 	zone := fs.String("zone", "UTC", "IANA time zone of reminders that name none")
 	win := fs.String("window", "06:00-18:00", "delivery window of reminders that name none, e.g. \"Mon-Fri 09:00-17:30\"")
 	follow := fs.Bool("follow", false, "when a window closes, wait for it to open again and resume")
+	redisURL := fs.String("redis", "", "Redis `URL` (e.g. redis://127.0.0.1:6379/0) where several instances share the account locks and buckets and the progress, instead of -state")
+	redisPrefix := fs.String("redis-prefix", "pacer", "start of the program's Redis keys; instances with the same -redis and -redis-prefix work together")
+	lockTTL := fs.Duration("lock-ttl", 10*time.Second, "with -redis: lease of an account lock, renewed while held; a killed instance's lock lapses after it")
 	failRate := fs.Float64("fail-rate", 0.02, "fake service: share of attempts that fail")
 	groups := fs.Int("groups", 1000, "demo: groups per reminder")
 	seed := fs.Uint64("seed", 1, "seed of jitter and fake failures")
@@ -89,6 +92,10 @@ func start(ctx context.Context, args []string, out, errOut io.Writer) (int, erro
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	if *reminders == "" {
+		if *redisURL != "" {
+			printUsage(errOut)
+			return 2, errors.New("-redis needs -reminders: the demo runs in one process")
+		}
 		dc := defaultDemo()
 		dc.Groups, dc.FailRate, dc.Seed = *groups, *failRate, *seed
 		// Real-use defaults give way to the demo's, unless given.
@@ -134,6 +141,18 @@ func start(ctx context.Context, args []string, out, errOut io.Writer) (int, erro
 		cfg.Sender = &httpSender{client: &http.Client{Timeout: 30 * time.Second}, base: *url, token: *token}
 	} else {
 		cfg.Sender = newFakeWhatsApp(clk, *failRate, [2]time.Duration{100 * time.Millisecond, 400 * time.Millisecond}, nil, *seed)
+	}
+	if *redisURL != "" {
+		if set["state"] {
+			printUsage(errOut)
+			return 2, errors.New("-state and -redis exclude each other: with -redis the progress is kept in Redis")
+		}
+		sh, closeShared, err := openShared(ctx, *redisURL, *redisPrefix, *lockTTL, *rate, *burst)
+		if err != nil {
+			return 1, err
+		}
+		defer closeShared()
+		cfg.Shared = sh
 	}
 	return runUntilDone(ctx, cfg, *follow, out)
 }

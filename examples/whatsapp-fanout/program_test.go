@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -83,4 +85,65 @@ func TestHelp(t *testing.T) {
 	code, _, errOut = exitCode(t, "-reminders", "r.json", "extra")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, `unexpected arguments ["extra"]`)
+}
+
+// process is the program running as an OS process.
+type process struct {
+	cmd  *exec.Cmd
+	out  syncBuffer // standard output and error
+	done chan struct{}
+	err  error // Wait's, once done is closed
+}
+
+// startProgram starts the program with args; it is killed if ctx ends.
+func startProgram(t *testing.T, ctx context.Context, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.CommandContext(ctx, program(t), args...), done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+	require.NoError(t, p.cmd.Start())
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	return p
+}
+
+// wait waits for the process to end and returns Wait's error.
+func (p *process) wait() error {
+	<-p.done
+	return p.err
+}
+
+// kill kills the process with SIGKILL and waits for it to end.
+func (p *process) kill() error {
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	<-p.done
+	return nil
+}
+
+// killed reports whether the process ended by SIGKILL.
+func (p *process) killed() bool {
+	var exit *exec.ExitError
+	return errors.As(p.wait(), &exit) && exit.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL
+}
+
+// A syncBuffer is a bytes.Buffer that a child process and the test may use
+// at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

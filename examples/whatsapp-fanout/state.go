@@ -91,9 +91,14 @@ type backend interface {
 	// load returns the stored progress after storing the reminders of add
 	// that it does not hold yet, all groups pending.
 	load(ctx context.Context, add []reminder) (progress, error)
-	// read returns the stored progress of reminder id, or nil when this
-	// process's own copy is the only one (the state file).
-	read(ctx context.Context, id string) (*reminderState, error)
+	// claim is called by a new holder of the account lock of reminder id,
+	// with the lock's fence. It returns the stored progress of the
+	// reminder, where the previous holder left it, or nil when this
+	// process's own copy is the only one (the state file). A backend
+	// shared by several processes refuses the writes of earlier holders
+	// from then on, and returns errTakenOver if a later holder has
+	// claimed the reminder already.
+	claim(ctx context.Context, id string, fence uint64) (*reminderState, error)
 	// write stores reminders. Each carries the fence of the account lock
 	// it was changed under; a backend shared by several processes refuses
 	// a record whose fence is lower than the one of the last write it
@@ -187,7 +192,7 @@ func (s *store) view(i int, fn func(rs *reminderState)) {
 func (s *store) claim(ctx context.Context, i int, fence uint64) error {
 	var id string
 	s.view(i, func(rs *reminderState) { id = rs.Reminder.ID })
-	rs, err := s.be.read(ctx, id)
+	rs, err := s.be.claim(ctx, id, fence)
 	if err != nil {
 		return err
 	}

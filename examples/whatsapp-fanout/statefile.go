@@ -83,8 +83,10 @@ func loadProgress(path string) (progress, error) {
 	return p, nil
 }
 
-// read returns nil: this process's copy is the only one.
-func (b *fileBackend) read(context.Context, string) (*reminderState, error) { return nil, nil }
+// claim returns nil: this process's copy is the only one.
+func (b *fileBackend) claim(context.Context, string, uint64) (*reminderState, error) {
+	return nil, nil
+}
 
 func (b *fileBackend) write(_ context.Context, recs []record) ([]int, error) {
 	for _, r := range recs {
