@@ -7,7 +7,11 @@
 // out in order with a little jitter between them, and the run stops when
 // the reminder's window (window.Schedule, in its IANA zone) closes. Progress
 // is kept in a state file, so a paused or killed run resumes where it
-// stopped. Without -reminders it plays a demo against a fake service.
+// stopped; every part carries an idempotency key, so a gateway that honours
+// it delivers each part once across restarts. With -redis, instances share
+// the account locks (redismutex), the account buckets (redisrate) and the
+// progress in Redis. Without -reminders it plays a demo against a fake
+// service.
 package main
 
 import (
