@@ -20,7 +20,7 @@ func (r runReport) print(w io.Writer) {
 				x.SentNow, x.Attempts, x.Retries, x.Media))
 		}
 		if x.Duplicates > 0 {
-			notes = append(notes, fmt.Sprintf("%d duplicates suppressed by the gateway", x.Duplicates))
+			notes = append(notes, fmt.Sprintf("duplicates suppressed by the gateway: %d", x.Duplicates))
 		}
 		if t.Failed+t.Skipped > 0 {
 			notes = append(notes, fmt.Sprintf("%d failed, %d skipped", t.Failed, t.Skipped))
