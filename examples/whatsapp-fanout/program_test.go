@@ -85,6 +85,10 @@ func TestHelp(t *testing.T) {
 	code, _, errOut = exitCode(t, "-reminders", "r.json", "extra")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, `unexpected arguments ["extra"]`)
+
+	code, _, errOut = exitCode(t, "-redis", "redis://127.0.0.1:1/0")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "-redis needs -reminders")
 }
 
 // process is the program running as an OS process.

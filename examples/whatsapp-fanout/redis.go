@@ -119,11 +119,14 @@ func (r *redisProgress) load(ctx context.Context, add []reminder) (progress, err
 	for i, id := range ids {
 		cmds[i] = pipe.HGet(ctx, r.reminder(id), "state")
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return progress{}, err
 	}
 	var p progress
 	for i, c := range cmds {
+		if errors.Is(c.Err(), redis.Nil) {
+			continue // deleted by hand: forgotten
+		}
 		rs, err := decodeProgress(ids[i], c.Val())
 		if err != nil {
 			return progress{}, err
