@@ -71,7 +71,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (report, error) {
 	var events []planned
 	for _, p := range cfg.Plans {
 		for i, at := range p.At {
-			args := []string{"event", "-session", p.Session, "-event", strconv.Itoa(i + 1), "-start-gate"}
+			args := []string{"demo-event", "-session", p.Session, "-event", strconv.Itoa(i + 1), "-start-gate"}
 			if p.Crash {
 				args = append(args, "-crash-once")
 			}
