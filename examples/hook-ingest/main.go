@@ -7,8 +7,13 @@
 // Each process records its event in the session's state file, then takes
 // the session's processing lock (mutex.LockFile, flock) and, once the
 // session has been quiet for -quiet or its oldest pending event is -max-wait
-// old, delivers all pending events as one batch. Run without arguments it
-// plays a demo against a fake remote on loopback and checks the result.
+// old, delivers all pending events as one batch, under the batch's
+// idempotency key and a fence that grows with every attempt, so that the
+// remote can apply each batch once. `hook-ingest drain -session S` delivers
+// what is pending without adding an event. Run without arguments it plays
+// a demo against a fake remote on loopback and checks the result; its
+// event processes run the subcommand demo-event, which is event with the
+// demo's test hooks.
 package main
 
 import (
