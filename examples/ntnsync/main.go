@@ -13,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -24,25 +25,35 @@ import (
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
-func main() {
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run is the program: it parses args, runs, and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("ntnsync", flag.ContinueOnError)
+	flags.SetOutput(stderr)
 	var (
-		addr     = flag.String("listen", "127.0.0.1:8080", "webhook listen address (the demo picks a free loopback port unless set)")
-		dir      = flag.String("dir", "", "directory holding queue/ and pages/ (demo: a new temporary directory unless set)")
-		apiURL   = flag.String("api-url", os.Getenv("NTNSYNC_API_URL"), "page API base URL; empty runs the embedded demo ($NTNSYNC_API_URL)")
-		token    = flag.String("api-token", os.Getenv("NTNSYNC_API_TOKEN"), "page API bearer token ($NTNSYNC_API_TOKEN)")
-		secret   = flag.String("secret", os.Getenv("NTNSYNC_WEBHOOK_SECRET"), "webhook HMAC-SHA256 secret; empty skips the check ($NTNSYNC_WEBHOOK_SECRET)")
-		rate     = flag.Float64("rate", 3, "page API requests per second")
-		burst    = flag.Int("burst", 3, "page API burst")
-		workers  = flag.Int("workers", 2, "pages fetched at once")
-		retry    = flag.Duration("retry", 500*time.Millisecond, "first retry wait of a failed page; it doubles up to -retry-max (demo: 200ms unless set)")
-		retryMax = flag.Duration("retry-max", time.Minute, "longest retry wait")
-		grace    = flag.Duration("grace", 30*time.Second, "how long a shutdown waits for the worker to drain the queue")
-		fakeAddr = flag.String("fake-api", "", "only serve the demo's fake page API on this address, to try real mode locally")
-		verbose  = flag.Bool("v", false, "log every sync")
+		addr     = flags.String("listen", "127.0.0.1:8080", "webhook listen address (the demo picks a free loopback port unless set)")
+		dir      = flags.String("dir", "", "directory holding queue/ and pages/ (demo: a new temporary directory unless set)")
+		apiURL   = flags.String("api-url", os.Getenv("NTNSYNC_API_URL"), "page API base URL; empty runs the embedded demo ($NTNSYNC_API_URL)")
+		token    = flags.String("api-token", os.Getenv("NTNSYNC_API_TOKEN"), "page API bearer token ($NTNSYNC_API_TOKEN)")
+		secret   = flags.String("secret", os.Getenv("NTNSYNC_WEBHOOK_SECRET"), "webhook HMAC-SHA256 secret; empty skips the check ($NTNSYNC_WEBHOOK_SECRET)")
+		rate     = flags.Float64("rate", 3, "page API requests per second")
+		burst    = flags.Int("burst", 3, "page API burst")
+		workers  = flags.Int("workers", 2, "pages fetched at once")
+		retry    = flags.Duration("retry", 500*time.Millisecond, "first retry wait of a failed page; it doubles up to -retry-max (demo: 200ms unless set)")
+		retryMax = flags.Duration("retry-max", time.Minute, "longest retry wait")
+		grace    = flags.Duration("grace", 30*time.Second, "how long a shutdown waits for the worker to drain the queue")
+		fakeAddr = flags.String("fake-api", "", "only serve the demo's fake page API on this address, to try real mode locally")
+		verbose  = flags.Bool("v", false, "log every sync")
 	)
-	flag.Parse()
+	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
 	set := map[string]bool{}
-	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	flags.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	level := slog.LevelWarn
 	if *verbose {
@@ -51,7 +62,7 @@ func main() {
 	cfg := appConfig{
 		APIURL: *apiURL, Token: *token, Secret: []byte(*secret),
 		Rate: *rate, Burst: *burst, Workers: *workers,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -71,7 +82,7 @@ func main() {
 			*retryMax = 2 * time.Second
 		}
 		cfg.Backoff = backoff(*retry, *retryMax)
-		err = runDemo(ctx, cfg, *addr, *dir)
+		err = runDemo(ctx, cfg, *addr, *dir, stdout)
 	default:
 		if *dir == "" {
 			*dir = "ntnsync-data"
@@ -81,13 +92,14 @@ func main() {
 		err = serve(ctx, cfg, *addr, *grace)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "ntnsync:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "ntnsync:", err)
+		return 1
 	}
+	return 0
 }
 
 // runDemo plays the embedded scenario over loopback and prints its report.
-func runDemo(ctx context.Context, cfg appConfig, addr, dir string) error {
+func runDemo(ctx context.Context, cfg appConfig, addr, dir string, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if dir == "" {
@@ -117,14 +129,14 @@ func runDemo(ctx context.Context, cfg appConfig, addr, dir string) error {
 		}
 		return hookhttp.PostJSON(http.DefaultClient, srv.URL()+"/webhook"), srv.Shutdown, nil
 	}
-	fmt.Printf("ntnsync demo in %s: %d pages, fake page API at %s paced at %g req/s (burst %d), every 4th fetch fails\n",
+	fmt.Fprintf(stdout, "ntnsync demo in %s: %d pages, fake page API at %s paced at %g req/s (burst %d), every 4th fetch fails\n",
 		dir, len(demoPages), apiSrv.URL(), cfg.Rate, cfg.Burst)
 	d := &demo{cfg: cfg, fake: fake, expose: expose, gap: 20 * time.Millisecond}
 	rep, err := d.run(ctx)
 	if err != nil {
 		return err
 	}
-	rep.print(os.Stdout)
+	rep.print(stdout)
 	if !rep.ok() {
 		return errors.New("demo checks failed")
 	}
