@@ -2,17 +2,14 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/pacerkit/pacer"
-	"github.com/pacerkit/pacer/mutex"
 	"github.com/pacerkit/pacer/ratelimit"
 )
 
@@ -59,15 +56,6 @@ type app struct {
 	counts syncCounts
 }
 
-// lockName is the lock file in the queue directory that keeps a second
-// process off the queue: the queue's read-modify-write of an item and the
-// removal of temporary files at start are only safe for one process.
-const lockName = ".lock"
-
-// lockWait is how long openApp waits for another process to release the
-// queue directory.
-const lockWait = time.Second
-
 // openApp opens the sync on its directories. It takes the queue
 // directory's lock file, removes the temporary files a killed run left,
 // makes the manifest agree with the page files, and gives every page still
@@ -83,11 +71,9 @@ func openApp(cfg appConfig) (*app, error) {
 	if err := os.MkdirAll(cfg.QueueDir, 0o755); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), lockWait)
-	defer cancel()
-	unlock, err := mutex.LockFile(ctx, filepath.Join(cfg.QueueDir, lockName))
+	unlock, err := lockQueue(cfg.QueueDir)
 	if err != nil {
-		return nil, fmt.Errorf("queue %s is in use by another process: %w", cfg.QueueDir, err)
+		return nil, err
 	}
 	a, err := newApp(cfg, unlock)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -43,7 +44,10 @@ type program struct {
 func startProgram(t *testing.T, args ...string) *program {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), programEnv+"=1", "NTNSYNC_API_URL=", "NTNSYNC_API_TOKEN=", "NTNSYNC_WEBHOOK_SECRET=")
+	cmd.Env = append(os.Environ(), programEnv+"=1", "NTNSYNC_API_URL=", "NTNSYNC_API_TOKEN=", "NTNSYNC_WEBHOOK_SECRET=",
+		// Under -race, a process sleeps 1 s at exit to let racing
+		// goroutines be caught; the tests wait for these exits.
+		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	p := &program{cmd: cmd, out: new(syncBuffer), done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	require.NoError(t, cmd.Start())

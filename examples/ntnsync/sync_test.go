@@ -172,16 +172,3 @@ func TestSyncNeverRunsOnePageTwiceAtOnce(t *testing.T) {
 		require.Equal(t, 3, maxAll, "three pages at once")
 	})
 }
-
-func TestSecondProcessIsKeptOffTheQueue(t *testing.T) {
-	dir := t.TempDir()
-	synctest.Test(t, func(t *testing.T) {
-		api := pageAPI(func(http.ResponseWriter, string) bool { return false })
-		a := openTestApp(t, dir, api, nil)
-		_, err := openApp(a.cfg)
-		require.ErrorContains(t, err, "in use by another process")
-		require.NoError(t, a.shutdown(t.Context()))
-		b := openTestApp(t, dir, api, nil) // free again
-		require.NoError(t, b.shutdown(t.Context()))
-	})
-}
