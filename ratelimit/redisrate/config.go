@@ -75,6 +75,9 @@ type shape struct {
 	span     int64  // microseconds of a full bucket: Burst * interval
 	failOpen bool
 
+	// interval and span boxed once, for the commands.
+	intervalArg, spanArg any
+
 	// The local clock, for sleeping and for the pauses a process knows
 	// of; the bucket's own time is the server's.
 	clk   timing.Clock
@@ -118,15 +121,18 @@ func newShape(typ string, rate float64, burst int, name, prefix string, failOpen
 	if strings.ContainsAny(prefix, "{}") {
 		return nil, fmt.Errorf("redisrate: %s.Prefix %q has a brace, which would break the hash tag", typ, prefix)
 	}
+	span := int64(burst) * interval
 	clk := timing.Real{}
 	return &shape{
-		name:     name,
-		tag:      "{" + prefix + ":rate:" + name + "}:",
-		interval: interval,
-		span:     int64(burst) * interval,
-		failOpen: failOpen,
-		clk:      clk,
-		nanos:    timing.NewNanos(clk),
+		name:        name,
+		tag:         "{" + prefix + ":rate:" + name + "}:",
+		interval:    interval,
+		span:        span,
+		failOpen:    failOpen,
+		intervalArg: interval,
+		spanArg:     span,
+		clk:         clk,
+		nanos:       timing.NewNanos(clk),
 	}, nil
 }
 

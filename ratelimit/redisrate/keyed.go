@@ -70,19 +70,19 @@ func (k *Keyed) PauseKey(ctx context.Context, key string, d time.Duration) error
 // built once; reuse it for a key in use. Each call returns a new value.
 func (k *Keyed) For(key string) *KeyLimiter {
 	kl := &KeyLimiter{}
-	k.init(&kl.b, key)
+	k.init(&kl.b, key, true)
 	return kl
 }
 
 // bucket returns key's bucket for one call.
 func (k *Keyed) bucket(key string) *bucket {
 	b := &bucket{}
-	k.init(b, key)
+	k.init(b, key, false)
 	return b
 }
 
-func (k *Keyed) init(b *bucket, key string) {
-	b.srv = newRemote(k.c, k.s, k.s.tag+"tat:"+key, k.s.tag+"pause:"+key)
+func (k *Keyed) init(b *bucket, key string, ahead bool) {
+	b.srv = newRemote(k.c, k.s, k.s.tag+"tat:"+key, k.s.tag+"pause:"+key, ahead)
 	b.s = k.s
 	b.key = key
 	b.keyed = true

@@ -42,7 +42,7 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 	}
 	l := &Limiter{}
 	l.b.s = s
-	l.b.srv = newRemote(client, s, s.tag+"tat", s.tag+"pause")
+	l.b.srv = newRemote(client, s, s.tag+"tat", s.tag+"pause", true)
 	return l, nil
 }
 

@@ -38,35 +38,53 @@ func (s script) command(tat, pause string, args ...any) []any {
 	return append([]any{"evalsha", s.sha, 2, tat, pause}, args...)
 }
 
+// The longest delays take.lua accepts for Allow and for a Wait without a
+// deadline, boxed once.
+var (
+	mostNow any = int64(0)
+	mostAny any = int64(-1)
+)
+
 // remote is one bucket in Redis: its two keys and the commands that run
 // the scripts on them. It implements server.
 type remote struct {
 	c          redis.UniversalClient
 	s          *shape
 	tat, pause string
-	// take.lua with the longest delay accepted 0 (Allow) and -1 (Wait
-	// without a deadline), built once.
+	// take.lua for Allow and for a Wait without a deadline, when built
+	// ahead (by a Limiter or a KeyLimiter), else nil.
 	allow, wait []any
 }
 
-func newRemote(c redis.UniversalClient, s *shape, tat, pause string) *remote {
-	return &remote{
-		c: c, s: s, tat: tat, pause: pause,
-		allow: takeScript.command(tat, pause, s.interval, s.span, int64(0)),
-		wait:  takeScript.command(tat, pause, s.interval, s.span, int64(-1)),
+// newRemote returns the bucket whose keys are tat and pause; ahead builds
+// the commands of Allow and Wait once, for a value that is used many times.
+func newRemote(c redis.UniversalClient, s *shape, tat, pause string, ahead bool) *remote {
+	r := &remote{c: c, s: s, tat: tat, pause: pause}
+	if ahead {
+		r.allow = r.takeCommand(mostNow)
+		r.wait = r.takeCommand(mostAny)
 	}
+	return r
+}
+
+func (r *remote) takeCommand(most any) []any {
+	return takeScript.command(r.tat, r.pause, r.s.intervalArg, r.s.spanArg, most)
 }
 
 // take runs take.lua; see server.
 func (r *remote) take(ctx context.Context, most int64) (delay, tat int64, err error) {
-	cmd := r.wait
-	switch most {
-	case 0:
+	var cmd []any
+	switch {
+	case most == 0 && r.allow != nil:
 		cmd = r.allow
-	case -1:
+	case most == -1 && r.wait != nil:
+		cmd = r.wait
+	case most == 0:
+		cmd = r.takeCommand(mostNow)
+	case most == -1:
+		cmd = r.takeCommand(mostAny)
 	default:
-		cmd = slices.Clone(cmd)
-		cmd[len(cmd)-1] = most
+		cmd = r.takeCommand(most)
 	}
 	v, err := r.run(ctx, takeScript, cmd)
 	if err != nil {
@@ -89,13 +107,13 @@ func (r *remote) take(ctx context.Context, most int64) (delay, tat int64, err er
 
 // release runs release.lua; see server.
 func (r *remote) release(ctx context.Context, tat int64) error {
-	_, err := r.run(ctx, releaseScript, releaseScript.command(r.tat, r.pause, tat, r.s.interval))
+	_, err := r.run(ctx, releaseScript, releaseScript.command(r.tat, r.pause, tat, r.s.intervalArg))
 	return err
 }
 
 // pause runs pause.lua; see server.
 func (r *remote) pauseFor(ctx context.Context, us int64) error {
-	_, err := r.run(ctx, pauseScript, pauseScript.command(r.tat, r.pause, us, r.s.span))
+	_, err := r.run(ctx, pauseScript, pauseScript.command(r.tat, r.pause, us, r.s.spanArg))
 	return err
 }
 

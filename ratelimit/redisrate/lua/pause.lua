@@ -17,10 +17,10 @@ local till = now + d
 if (tonumber(redis.call('GET', KEYS[2])) or 0) >= till then
   return 0
 end
-redis.call('SET', KEYS[2], string.format('%.0f', till), 'PX', math.ceil(d / 1000))
+redis.call('SET', KEYS[2], string.format('%d', till), 'PX', string.format('%d', (d + 999) / 1000))
 local span = tonumber(ARGV[2])
 local full = now + span
 if (tonumber(redis.call('GET', KEYS[1])) or 0) < full then
-  redis.call('SET', KEYS[1], string.format('%.0f', full), 'PX', math.ceil(span / 1000))
+  redis.call('SET', KEYS[1], string.format('%d', full), 'PX', string.format('%d', (span + 999) / 1000))
 end
 return 1

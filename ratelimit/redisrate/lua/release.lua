@@ -23,6 +23,6 @@ local tat = tonumber(ARGV[1]) - tonumber(ARGV[2])
 if tat <= now then
   redis.call('DEL', KEYS[1])
 else
-  redis.call('SET', KEYS[1], string.format('%.0f', tat), 'PX', math.ceil((tat - now) / 1000))
+  redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', string.format('%d', (tat - now + 999) / 1000))
 end
 return 1
