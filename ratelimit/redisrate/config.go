@@ -71,11 +71,10 @@ type KeyedConfig struct {
 type shape struct {
 	name     string // Name, for errors
 	tag      string // "{Prefix:rate:Name}:", which starts every key
-	interval int64  // microseconds between two events
-	span     int64  // microseconds of a full bucket: Burst * interval
 	failOpen bool
 
-	// interval and span boxed once, for the commands.
+	// The arguments of the scripts, boxed once: the microseconds between
+	// two events (interval) and of a full bucket (span, Burst * interval).
 	intervalArg, spanArg any
 
 	// The local clock, for sleeping and for the pauses a process knows
@@ -126,8 +125,6 @@ func newShape(typ string, rate float64, burst int, name, prefix string, failOpen
 	return &shape{
 		name:        name,
 		tag:         "{" + prefix + ":rate:" + name + "}:",
-		interval:    interval,
-		span:        span,
 		failOpen:    failOpen,
 		intervalArg: interval,
 		spanArg:     span,
