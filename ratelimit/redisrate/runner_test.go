@@ -27,7 +27,7 @@ func TestRunnerPauseAllPausesEveryInstance(t *testing.T) {
 		func(ctx context.Context, _ string, _ []string) error {
 			calls <- time.Now()
 			if pacer.Attempt(ctx) == 1 {
-				return pacer.PauseAll(errors.New("429 Too Many Requests"), time.Second)
+				return pacer.PauseAll(errors.New("429 Too Many Requests"), 2*time.Second)
 			}
 			return nil
 		})
@@ -47,6 +47,6 @@ func TestRunnerPauseAllPausesEveryInstance(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, ok, "the other instance was not paused")
 	second := <-calls
-	require.GreaterOrEqual(t, second.Sub(first), time.Second, "retried before the pause ended")
+	require.GreaterOrEqual(t, second.Sub(first), 2*time.Second, "retried before the pause ended")
 	require.NoError(t, here.Err())
 }

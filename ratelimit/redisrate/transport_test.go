@@ -33,7 +33,7 @@ func TestTransportPausesEveryInstance(t *testing.T) {
 		n := len(arrived)
 		mu.Unlock()
 		if n == 1 {
-			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Retry-After", "2")
 			w.WriteHeader(http.StatusTooManyRequests)
 			return
 		}
@@ -63,12 +63,12 @@ func TestTransportPausesEveryInstance(t *testing.T) {
 	mu.Lock()
 	first := arrived[0]
 	mu.Unlock()
-	require.GreaterOrEqual(t, time.Since(first), time.Second, "the other instance's Wait returned before the Retry-After")
+	require.GreaterOrEqual(t, time.Since(first), 2*time.Second, "the other instance's Wait returned before the Retry-After")
 
 	require.Equal(t, http.StatusOK, <-status)
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, arrived, 2)
-	require.GreaterOrEqual(t, arrived[1].Sub(arrived[0]), time.Second, "retried before the Retry-After")
+	require.GreaterOrEqual(t, arrived[1].Sub(arrived[0]), 2*time.Second, "retried before the Retry-After")
 	require.NoError(t, here.Err())
 }
