@@ -1,6 +1,6 @@
 // Package redisrate is a rate limit shared by every instance of a service:
-// a token bucket kept in Redis (5.0 or later; tested on 7.0), paced by GCRA, with a pause
-// that any instance can set and every instance obeys.
+// a token bucket kept in Redis (5.0 or later; tested on 7.0), paced by
+// GCRA, with a pause that any instance can set and every instance obeys.
 //
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 //	notion, err := redisrate.New(c, redisrate.Config{Rate: 3, Burst: 3, Name: "notion"})
