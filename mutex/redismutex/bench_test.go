@@ -50,6 +50,24 @@ func BenchmarkLockUnlock(b *testing.B) {
 	b.Run("parallel8", func(b *testing.B) { versusPing(b, c, inFlight, lockUnlock) })
 }
 
+// BenchmarkTwoScripts runs two scripts that do nothing (return 1), one
+// after the other, as TryLock and Unlock run two that do something: the
+// floor of any lock of two scripts.
+func BenchmarkTwoScripts(b *testing.B) {
+	c := client(b)
+	ctx := context.Background()
+	two := func(int) error {
+		if err := nothing.Run(ctx, c, []string{"{pacertest}:nothing"}).Err(); err != nil {
+			return err
+		}
+		return nothing.Run(ctx, c, []string{"{pacertest}:nothing"}).Err()
+	}
+	b.Run("serial", func(b *testing.B) { versusPing(b, c, 1, two) })
+	b.Run("parallel8", func(b *testing.B) { versusPing(b, c, inFlight, two) })
+}
+
+var nothing = redis.NewScript("return 1")
+
 // versusPing runs op b.N times, by width goroutines at once, in rounds that
 // alternate with rounds of PING of the same shape; it reports the time of
 // a PING (ping-ns/op) and op's time as a multiple of it (x-ping). op gets

@@ -59,8 +59,8 @@ func New(c redis.UniversalClient, cfg Config) (*Locker, error) {
 // Close cancels the Context of every Lock the Locker holds, with cause
 // ErrClosed, since nothing renews them any more; ends the LockContext
 // calls waiting, which return ErrClosed; and waits for the Locker's
-// goroutines to end (a renewal in flight, bounded by its lock's TTL, and
-// the Pub/Sub receiver). Later calls of TryLock, LockContext and Do return
+// goroutines to end (a renewal in flight, which the client's timeouts
+// bound, and the Pub/Sub receiver). Later calls of TryLock, LockContext and Do return
 // ErrClosed. The locks stay in Redis until their TTL runs out, or until
 // Unlock, which still works. Close leaves the client open, and is safe to
 // call more than once.
