@@ -99,8 +99,8 @@
 // # Data model
 //
 // The keys of a Name all start with "{Prefix:lock:Name}:", so that on
-// Redis Cluster its locks share one hash slot, as its channel ends up on
-// every node. A lock is "...:k:KEY", a STRING holding its holder's token,
+// Redis Cluster they share one hash slot (PUBLISH reaches every node's
+// subscribers there anyway). A lock is "...:k:KEY", a STRING holding its holder's token,
 // with a "*" appended once a LockContext waits for it; its fence counter
 // is "...:f:KEY"; releases that someone waits for are published on
 // "...:released". Three Lua scripts, in lua/, each one round trip run with

@@ -82,7 +82,7 @@ func (l *Lock) end(err error) {
 // did not answer, in which case the lock lapses at the end of its TTL, and
 // Unlock may be called again.
 func (l *Lock) Unlock(ctx context.Context) error {
-	lost := l.lease.stop()
+	lost := l.m.leases.stop(&l.lease)
 	l.end(context.Canceled)
 	l.mu.Lock()
 	released := l.released
@@ -90,7 +90,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if lost || released {
 		return ErrLockLost
 	}
-	n, err := releaseScript.Run(ctx, l.m.c, []string{l.name}, l.token).Int()
+	n, err := releaseScript.run(ctx, l.m.c, 1, l.name, l.token).Int()
 	if err != nil {
 		return fmt.Errorf("redismutex: unlock %q: %w", l.key, err)
 	}
@@ -107,7 +107,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 func (l *Lock) renew(deadline time.Time) (bool, error) {
 	ctx, cancel := context.WithDeadline(l.m.ctx, deadline)
 	defer cancel()
-	n, err := renewScript.Run(ctx, l.m.c, []string{l.name}, l.token, l.m.ms).Int()
+	n, err := renewScript.run(ctx, l.m.c, 1, l.name, l.token, l.m.ms).Int()
 	return n == 1, err
 }
 

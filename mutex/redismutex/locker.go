@@ -14,9 +14,9 @@ import (
 
 // A Locker takes locks of one Name in Redis, one per key: see the package
 // doc for what a lock promises. Create one with New; it is safe for
-// concurrent use. It owns goroutines (a renewal runs on a timer's
-// goroutine, and a Pub/Sub receiver once a LockContext waited): call
-// Close when done with it.
+// concurrent use. It owns goroutines (one that times the renewals of its
+// locks, once it took one, a goroutine per renewal, and a Pub/Sub
+// receiver once a LockContext waited): call Close when done with it.
 type Locker struct {
 	c   redis.UniversalClient
 	ttl time.Duration
@@ -31,6 +31,7 @@ type Locker struct {
 	cancel context.CancelCauseFunc
 	closed atomic.Bool
 	tasks  tasks
+	leases *renewer
 
 	mu      sync.Mutex
 	waiting map[string][]*waiter // by key, the LockContext calls waiting, in arrival order
@@ -49,11 +50,13 @@ func New(c redis.UniversalClient, cfg Config) (*Locker, error) {
 	}
 	p := "{" + cfg.Prefix + ":lock:" + cfg.Name + "}:"
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &Locker{
+	m := &Locker{
 		c: c, ttl: cfg.TTL, ms: cfg.TTL.Milliseconds(),
 		prefix: p, released: p + "released",
 		ctx: ctx, cancel: cancel, waiting: map[string][]*waiter{},
-	}, nil
+	}
+	m.leases = newRenewer(cfg.TTL, &m.tasks)
+	return m, nil
 }
 
 // Close cancels the Context of every Lock the Locker holds, with cause
@@ -77,6 +80,7 @@ func (m *Locker) Close() error {
 	if sub != nil {
 		_ = sub.Close() // ends the receiver's read
 	}
+	m.leases.close()
 	m.tasks.wait()
 	return nil
 }
@@ -101,12 +105,15 @@ func (m *Locker) acquire(ctx context.Context, key string, wait bool) (*Lock, tim
 	}
 	token := rand.Text()
 	name := m.prefix + "k:" + key
-	args := []any{token, m.ms, "wait"}
-	if !wait {
-		args = args[:2]
-	}
+	fence := m.prefix + "f:" + key
 	sent := time.Now()
-	n, err := acquireScript.Run(ctx, m.c, []string{name, m.prefix + "f:" + key}, args...).Int64()
+	var cmd *redis.Cmd
+	if wait {
+		cmd = acquireScript.run(ctx, m.c, 2, name, fence, token, m.ms, "wait")
+	} else {
+		cmd = acquireScript.run(ctx, m.c, 2, name, fence, token, m.ms)
+	}
+	n, err := cmd.Int64()
 	switch {
 	case err != nil:
 		return nil, 0, fmt.Errorf("redismutex: lock %q: %w", key, err)
@@ -116,7 +123,7 @@ func (m *Locker) acquire(ctx context.Context, key string, wait bool) (*Lock, tim
 		return nil, time.Duration(-n) * time.Millisecond, ErrLocked
 	}
 	l := &Lock{m: m, key: key, name: name, token: token, fence: uint64(n)}
-	l.lease.start(l, &m.tasks, m.ttl, sent)
+	m.leases.add(&l.lease, l, sent)
 	if m.closed.Load() { // Close ran meanwhile: nothing would renew it
 		_ = l.Unlock(context.WithoutCancel(ctx))
 		return nil, 0, ErrClosed

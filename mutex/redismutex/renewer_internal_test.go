@@ -56,11 +56,24 @@ const ttl = 300 * ms
 
 var errDown = errors.New("connection refused")
 
+// start renews a lease of o, acquired at o.t0, on a new renewer; the
+// renewer is closed when the test ends.
+func start(t *testing.T, o *fakeOwner, ts *tasks) (*renewer, *lease) {
+	r := newRenewer(ttl, ts)
+	t.Cleanup(func() {
+		ts.close()
+		r.close()
+		ts.wait()
+	})
+	l := &lease{}
+	r.add(l, o, o.t0)
+	return r, l
+}
+
 func TestLeaseRenewsEveryThirdOfTTL(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		o := newFakeOwner(func(int, time.Time) (bool, error) { return true, nil })
-		var l lease
-		l.start(o, &tasks{}, ttl, o.t0)
+		r, l := start(t, o, &tasks{})
 		time.Sleep(10*ttl + ms)
 		renewals, lostAt := o.seen()
 		require.Equal(t, []time.Duration{100 * ms, 200 * ms, 300 * ms, 400 * ms, 500 * ms, 600 * ms, 700 * ms,
@@ -68,7 +81,7 @@ func TestLeaseRenewsEveryThirdOfTTL(t *testing.T) {
 			1700 * ms, 1800 * ms, 1900 * ms, 2000 * ms, 2100 * ms, 2200 * ms, 2300 * ms, 2400 * ms, 2500 * ms,
 			2600 * ms, 2700 * ms, 2800 * ms, 2900 * ms, 3000 * ms}, renewals)
 		require.Equal(t, time.Duration(-1), lostAt, "a lease renewed in time is not lost")
-		require.False(t, l.stop(), "stop reports that the lock was not lost")
+		require.False(t, r.stop(l), "stop reports that the lock was not lost")
 		time.Sleep(ttl)
 		renewals, _ = o.seen()
 		require.Len(t, renewals, 30, "no renewal after stop")
@@ -78,13 +91,12 @@ func TestLeaseRenewsEveryThirdOfTTL(t *testing.T) {
 func TestLeaseLostWhenRenewalRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		o := newFakeOwner(func(n int, _ time.Time) (bool, error) { return n < 3, nil })
-		var l lease
-		l.start(o, &tasks{}, ttl, o.t0)
+		r, l := start(t, o, &tasks{})
 		time.Sleep(2 * ttl)
 		renewals, lostAt := o.seen()
 		require.Equal(t, []time.Duration{100 * ms, 200 * ms, 300 * ms}, renewals)
 		require.Equal(t, 300*ms, lostAt, "lost as soon as a renewal finds the lock taken")
-		require.True(t, l.stop(), "stop reports the loss")
+		require.True(t, r.stop(l), "stop reports the loss")
 	})
 }
 
@@ -100,9 +112,9 @@ func TestLeaseLostAtLocalDeadlineWhenRedisUnreachable(t *testing.T) {
 			}
 			return false, errDown
 		})
-		var l lease
-		l.start(o, &tasks{}, ttl, o.t0)
+		r, l := start(t, o, &tasks{})
 		time.Sleep(3 * ttl)
+		require.True(t, r.stop(l))
 		renewals, lostAt := o.seen()
 		// Renewed at 100 ms, so next at 205 ms; then every 30 ms until
 		// 100 + 270 ms.
@@ -123,8 +135,7 @@ func TestLeaseLostAtLocalDeadlineWhileRenewalHangs(t *testing.T) {
 			<-answer
 			return true, nil
 		})
-		var l lease
-		l.start(o, &tasks{}, ttl, o.t0)
+		r, l := start(t, o, &tasks{})
 		time.Sleep(ttl)
 		renewals, lostAt := o.seen()
 		require.Equal(t, []time.Duration{100 * ms}, renewals)
@@ -134,17 +145,16 @@ func TestLeaseLostAtLocalDeadlineWhileRenewalHangs(t *testing.T) {
 		time.Sleep(2 * ttl)
 		renewals, _ = o.seen()
 		require.Len(t, renewals, 1, "a lost lease is not renewed")
-		require.True(t, l.stop())
+		require.True(t, r.stop(l))
 	})
 }
 
 func TestLeaseStopBeforeFirstRenewal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		o := newFakeOwner(func(int, time.Time) (bool, error) { return true, nil })
-		var l lease
-		l.start(o, &tasks{}, ttl, o.t0)
+		r, l := start(t, o, &tasks{})
 		time.Sleep(50 * ms)
-		require.False(t, l.stop())
+		require.False(t, r.stop(l))
 		time.Sleep(3 * ttl)
 		renewals, lostAt := o.seen()
 		require.Empty(t, renewals)
@@ -158,10 +168,10 @@ func TestLeaseAfterClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ts tasks
 		o := newFakeOwner(func(int, time.Time) (bool, error) { return true, nil })
-		var l lease
-		l.start(o, &ts, ttl, o.t0)
+		r, _ := start(t, o, &ts)
 		time.Sleep(150 * ms)
 		require.True(t, ts.close())
+		r.close()
 		ts.wait()
 		time.Sleep(3 * ttl)
 		renewals, lostAt := o.seen()
@@ -179,15 +189,51 @@ func TestLeaseCloseWaitsForRenewal(t *testing.T) {
 			time.Sleep(20 * ms)
 			return false, errDown
 		})
-		var l lease
-		l.start(o, &ts, ttl, o.t0)
+		r, _ := start(t, o, &ts)
 		time.Sleep(110 * ms)
 		require.True(t, ts.close())
+		r.close()
 		ts.wait()
 		require.Equal(t, 120*ms, time.Since(o.t0), "Close waited for the renewal")
 		time.Sleep(3 * ttl)
 		renewals, lostAt := o.seen()
 		require.Equal(t, []time.Duration{100 * ms}, renewals)
 		require.Equal(t, time.Duration(-1), lostAt)
+	})
+}
+
+// One renewer keeps several leases, each on its own schedule; stopping
+// one leaves the others.
+func TestLeasesTogether(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ok := func(int, time.Time) (bool, error) { return true, nil }
+		var ts tasks
+		r := newRenewer(ttl, &ts)
+		defer func() {
+			ts.close()
+			r.close()
+			ts.wait()
+		}()
+		a, b, c := newFakeOwner(ok), newFakeOwner(ok), newFakeOwner(ok) // times since now
+		la, lb, lc := &lease{}, &lease{}, &lease{}
+		r.add(la, a, time.Now())
+		time.Sleep(50 * ms)
+		r.add(lb, b, time.Now())
+		time.Sleep(20 * ms)
+		r.add(lc, c, time.Now())
+		time.Sleep(50 * ms)
+		require.False(t, r.stop(lc))
+		time.Sleep(ttl - 120*ms + ms)
+		ra, _ := a.seen()
+		rb, _ := b.seen()
+		rc, _ := c.seen()
+		require.Equal(t, []time.Duration{100 * ms, 200 * ms, 300 * ms}, ra)
+		require.Equal(t, []time.Duration{150 * ms, 250 * ms}, rb)
+		require.Empty(t, rc)
+		require.False(t, r.stop(la))
+		require.False(t, r.stop(lb))
+		time.Sleep(ttl)
+		ra, _ = a.seen()
+		require.Len(t, ra, 3, "none after stop")
 	})
 }
