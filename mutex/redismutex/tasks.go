@@ -25,12 +25,6 @@ func (t *tasks) start() bool {
 // done ends a task that start counted.
 func (t *tasks) done() { t.wg.Done() }
 
-func (t *tasks) isClosed() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.closed
-}
-
 // close refuses new tasks and reports whether it was the first call; wait
 // waits for those that run.
 func (t *tasks) close() bool {
