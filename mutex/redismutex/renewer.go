@@ -47,8 +47,8 @@ type lease struct {
 // timer until the earliest thing to do, so that taking and releasing a
 // lock costs a heap push and a heap removal under a mutex, and no timer
 // of the runtime: arming one, that becomes the runtime's earliest, wakes
-// a thread blocked in the network poller, which cost about 6 µs on the
-// next round trip of the taker, a quarter of a PING, in measurements here.
+// a thread blocked in the network poller, which cost 3.6-5.8 µs on the
+// next round trip, a PING of about 21 µs, in TestMeasureTimerBeforeRoundTrip.
 type renewer struct {
 	tasks *tasks // the Locker's: no renewal starts after Close
 	every time.Duration
