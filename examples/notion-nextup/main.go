@@ -134,14 +134,14 @@ func serve(ctx context.Context, cfg appConfig, addr string) error {
 	if err != nil {
 		return err
 	}
-	cfg.Logger.Warn("listening", "webhook", srv.URL()+"/webhook", "api", cfg.APIURL)
+	cfg.Logger.Info("listening", "webhook", srv.URL()+"/webhook", "api", cfg.APIURL)
 	runCtx, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
 	done := make(chan error, 1)
 	go func() { done <- a.runner.Run(runCtx) }()
 
 	<-ctx.Done()
-	cfg.Logger.Warn("shutting down")
+	cfg.Logger.Info("shutting down")
 	shutCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err = srv.Shutdown(shutCtx)
