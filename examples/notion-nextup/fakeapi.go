@@ -39,14 +39,15 @@ type fakeAPI struct {
 
 // apiStats is what the fake API observed.
 type apiStats struct {
-	Calls           int     // requests, 429s included
-	Queries         int     // accepted task queries
-	Updates         int     // accepted task updates
-	Throttled       int     // answered 429
-	ThrottledWarm   int     // answered 429 after the first accepted request
-	Failed          int     // answered 500 by fault injection
-	Peak            int     // most requests that arrived within any 1 s
-	Sustained       float64 // requests per second from first to last arrival
+	Calls           int            // requests, 429s included
+	Queries         int            // accepted task queries
+	Updates         int            // accepted task updates
+	Throttled       int            // answered 429
+	ThrottledWarm   int            // answered 429 after the first accepted request
+	Failed          int            // answered 500 by fault injection
+	NotFound        map[string]int // task queries answered 404 (unknown user), per assignee
+	Peak            int            // most requests that arrived within any 1 s
+	Sustained       float64        // requests per second from first to last arrival
 	RetryAfterTotal time.Duration
 }
 
@@ -108,6 +109,7 @@ func (f *fakeAPI) snapshot() apiStats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := f.stats
+	s.NotFound = maps.Clone(f.stats.NotFound)
 	s.Peak = peakPerSecond(f.arrivals)
 	if n := len(f.arrivals); n > 1 {
 		if span := f.arrivals[n-1].Sub(f.arrivals[0]); span > 0 {
@@ -163,6 +165,10 @@ func (f *fakeAPI) query(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !f.users[q.Assignee] {
+		if f.stats.NotFound == nil {
+			f.stats.NotFound = make(map[string]int)
+		}
+		f.stats.NotFound[q.Assignee]++
 		apiError(w, http.StatusNotFound, "object_not_found", "no user "+q.Assignee)
 		return
 	}
