@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -66,4 +67,20 @@ func (r *recorder) level(msg string) string {
 		return "not logged"
 	}
 	return lvl.String()
+}
+
+// TestHelpExitsZero runs the program with -h: it prints its flags and
+// exits 0, as asking for help is not an error; a flag it does not know
+// exits 2.
+func TestHelpExitsZero(t *testing.T) {
+	out, err := program("-h").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "-api-url")
+	require.NotContains(t, string(out), "test.", "only the program's own flags")
+
+	out, err = program("-no-such-flag").CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	require.Equal(t, 2, exit.ExitCode(), "%s", out)
+	require.Contains(t, string(out), "no-such-flag")
 }

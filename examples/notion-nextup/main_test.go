@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -20,7 +22,25 @@ import (
 	"github.com/pacerkit/pacer/ratelimit"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// asProgram, set to 1 in the environment, makes this test binary run the
+// program itself (main, with the arguments after the binary's name): the
+// tests that need the program as an OS process start it so.
+const asProgram = "NEXTUP_AS_PROGRAM"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asProgram) == "1" {
+		main()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// program returns a command that runs the program with args.
+func program(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), asProgram+"=1")
+	return cmd
+}
 
 // runDemoInProcess plays the demo on fake time with the production
 // durations, the fake API and the webhook reached in process.

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pacerkit/pacer/store/redisstore"
+)
+
+// apiBucketName is the shared bucket of the task API in Redis: one for
+// every instance with the same prefix, as the API's limit is one for the
+// whole integration.
+const apiBucketName = "tasks-api"
+
+// A shared is what -redis puts in Redis: the Runner's store (the users'
+// debounce and queue) and the task API's bucket with its pause.
+type shared struct {
+	rdb     *redis.Client
+	store   *redisstore.Store
+	limiter apiLimiter
+}
+
+// openRedis connects to the Redis at url and opens the store and the
+// bucket under prefix.
+func openRedis(ctx context.Context, url, prefix string, rate float64, burst int) (*shared, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("-redis: %w", err)
+	}
+	rdb := redis.NewClient(opt)
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("-redis %s: %w", url, err)
+	}
+	st, err := redisstore.New(rdb, redisstore.Config{Prefix: prefix})
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	lim, err := newSharedBucket(rdb, prefix, rate, burst)
+	if err != nil {
+		st.Close()
+		rdb.Close()
+		return nil, err
+	}
+	return &shared{rdb: rdb, store: st, limiter: lim}, nil
+}
+
+// Close closes the store, then the client. The state stays in Redis.
+func (s *shared) Close() error {
+	return errors.Join(s.store.Close(), s.rdb.Close())
+}
+
+// deletePrefix deletes every key of the Redis at url whose name starts with
+// "{prefix:", as the store's and the bucket's keys do: what a demo or test
+// run left.
+func deletePrefix(ctx context.Context, url, prefix string) error {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return err
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	iter := rdb.Scan(ctx, 0, "{"+prefix+":*", 500).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil || len(keys) == 0 {
+		return err
+	}
+	// One key at a time: the keys of different hash slots cannot go in
+	// one DEL on a cluster.
+	for _, k := range keys {
+		if err := rdb.Del(ctx, k).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
