@@ -112,12 +112,12 @@ func (c *cluster) report(start, inducedAt time.Time, stopped map[string]error) *
 	return r
 }
 
-// pauseGrace is how long after a 429 requests may still go out: each
-// worker of each instance may hold a slot the shared bucket gave it before
-// the pause, at most one every 1/rate apart; the rest is for the pause to
-// reach Redis and the requests to arrive.
+// pauseGrace is how long after a 429 requests may still arrive: each
+// worker of each instance may hold a turn the shared bucket gave it before
+// the pause, one every 1/rate; each may then arrive up to clusterJitter
+// late.
 func pauseGrace(instances, workers int, rate float64) time.Duration {
-	return time.Duration(float64(instances*workers)/rate*float64(time.Second)) + 250*time.Millisecond
+	return time.Duration(float64(instances*workers)/rate*float64(time.Second)) + clusterJitter
 }
 
 func (r *clusterReport) runChecks() []check {

@@ -89,10 +89,18 @@ func newFakeAPI(rate float64, burst int, drained bool, now func() time.Time) *fa
 		users:     make(map[string]bool),
 		failQuery: make(map[string]int),
 		fences:    make(map[string]uint64),
-		limit:     newGCRA(rate, burst, now()),
+		limit:     newGCRA(rate, burst, gcraSlack, now()),
 		drained:   drained,
 	}
 	return f
+}
+
+// allowSlack lets requests arrive up to slack earlier than their slot,
+// instead of gcraSlack: for clients whose requests travel unevenly.
+func (f *fakeAPI) allowSlack(slack time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.limit = newGCRA(f.rate, f.burst, slack, f.now())
 }
 
 // put stores t as if a person edited it in the UI: no request is counted.
