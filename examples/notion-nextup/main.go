@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
@@ -226,7 +227,9 @@ func serve(ctx context.Context, cfg appConfig, addr string) error {
 		err = serr
 	}
 	stopRun()
-	if rerr := <-done; err == nil && rerr != nil && !errors.Is(rerr, context.Canceled) {
+	// A Run that had not begun when Shutdown did returns ErrClosed: the
+	// Shutdown did its work.
+	if rerr := <-done; err == nil && rerr != nil && !errors.Is(rerr, context.Canceled) && !errors.Is(rerr, pacer.ErrClosed) {
 		err = rerr
 	}
 	return err
