@@ -106,8 +106,13 @@ func runCluster(ctx context.Context, cfg clusterConfig) (*clusterReport, error) 
 		return nil, err
 	}
 	defer apiSrv.Shutdown(context.Background())
+	rdb, err := dialRedis(ctx, cfg.RedisURL)
+	if err != nil {
+		return nil, err
+	}
+	defer rdb.Close()
 	defer func() {
-		if err := deletePrefix(context.Background(), cfg.RedisURL, cfg.Prefix); err != nil && cfg.Logs != nil {
+		if err := deletePrefix(context.Background(), rdb, cfg.Prefix); err != nil && cfg.Logs != nil {
 			fmt.Fprintln(cfg.Logs, "cleaning up Redis:", err)
 		}
 	}()

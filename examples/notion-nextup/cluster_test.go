@@ -15,7 +15,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer/internal/enginetest"
@@ -71,7 +70,8 @@ func TestThreeInstances(t *testing.T) {
 	}
 
 	// The run left nothing in Redis.
-	rdb := redis.NewClient(mustParseURL(t, url))
+	rdb, err := dialRedis(ctx, url)
+	require.NoError(t, err)
 	defer rdb.Close()
 	keys, _, err := rdb.Scan(ctx, 0, "{"+prefix+":*", 1000).Result()
 	require.NoError(t, err)
@@ -83,22 +83,14 @@ func TestThreeInstances(t *testing.T) {
 func redisURL(t *testing.T) string {
 	t.Helper()
 	url := enginetest.RedisURL()
-	opt, err := redis.ParseURL(url)
-	require.NoError(t, err)
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		enginetest.Missing(t, fmt.Sprintf("no Redis at %s (%v): start one or set PACER_REDIS_URL", url, err))
+	rdb, err := dialRedis(ctx, url)
+	if err != nil {
+		enginetest.Missing(t, fmt.Sprintf("no Redis for the instances (%v): start one or set PACER_REDIS_URL", err))
 	}
+	rdb.Close()
 	return url
-}
-
-func mustParseURL(t *testing.T, url string) *redis.Options {
-	opt, err := redis.ParseURL(url)
-	require.NoError(t, err)
-	return opt
 }
 
 // A syncBuffer is a bytes.Buffer that the instances' logs and the test

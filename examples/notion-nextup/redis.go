@@ -26,14 +26,9 @@ type shared struct {
 // openRedis connects to the Redis at url and opens the store and the
 // bucket under prefix.
 func openRedis(ctx context.Context, url, prefix string, rate float64, burst int) (*shared, error) {
-	opt, err := redis.ParseURL(url)
+	rdb, err := dialRedis(ctx, url)
 	if err != nil {
-		return nil, fmt.Errorf("-redis: %w", err)
-	}
-	rdb := redis.NewClient(opt)
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
-		return nil, fmt.Errorf("-redis %s: %w", url, err)
+		return nil, err
 	}
 	st, err := redisstore.New(rdb, redisstore.Config{Prefix: prefix})
 	if err != nil {
@@ -54,26 +49,33 @@ func (s *shared) Close() error {
 	return errors.Join(s.store.Close(), s.rdb.Close())
 }
 
-// deletePrefix deletes every key of the Redis at url whose name starts with
-// "{prefix:", as the store's and the bucket's keys do: what a demo or test
-// run left.
-func deletePrefix(ctx context.Context, url, prefix string) error {
+// dialRedis connects to the Redis at url and checks that it answers.
+func dialRedis(ctx context.Context, url string) (*redis.Client, error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("-redis: %w", err)
 	}
 	rdb := redis.NewClient(opt)
-	defer rdb.Close()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("-redis %s: %w", url, err)
+	}
+	return rdb, nil
+}
+
+// deletePrefix deletes every key whose name starts with "{prefix:", as the
+// store's and the bucket's keys do: what a demo or test run left.
+func deletePrefix(ctx context.Context, rdb *redis.Client, prefix string) error {
 	iter := rdb.Scan(ctx, 0, "{"+prefix+":*", 500).Iterator()
 	var keys []string
 	for iter.Next(ctx) {
 		keys = append(keys, iter.Val())
 	}
-	if err := iter.Err(); err != nil || len(keys) == 0 {
+	if err := iter.Err(); err != nil {
 		return err
 	}
-	// One key at a time: the keys of different hash slots cannot go in
-	// one DEL on a cluster.
+	// One key at a time: keys of different hash slots cannot go in one
+	// DEL on a cluster.
 	for _, k := range keys {
 		if err := rdb.Del(ctx, k).Err(); err != nil {
 			return err
