@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -17,7 +18,7 @@ type clusterReport struct {
 	took      time.Duration
 	instances []instanceReport
 	accepted  int      // events answered 202
-	missing   []string // events answered 202 that no finished recompute took in
+	missing   []string // events answered 202 that no finished recompute took in: "ID (user)"
 	resent    int      // events sent again after an instance did not answer
 	api       apiStats
 	calls     []apiCall
@@ -58,11 +59,12 @@ func (c *cluster) report(start, inducedAt time.Time, stopped map[string]error) *
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r.accepted, r.resent = len(c.accepted), c.resent
-	for id := range c.accepted {
+	for id, user := range c.accepted {
 		if _, ok := done[id]; !ok {
-			r.missing = append(r.missing, id)
+			r.missing = append(r.missing, id+" ("+user+")")
 		}
 	}
+	slices.Sort(r.missing)
 	callers := map[string]string{}
 	for _, in := range c.insts {
 		ir := instanceReport{name: in.name, pid: in.pid(), events: c.byInst[in.name], recomputes: len(parseRecomputes(in.log.String()))}
