@@ -144,5 +144,14 @@ func (a *app) onEvent(e pacer.Event[string]) {
 // idle reports whether no user is waiting, queued or being processed.
 func (a *app) idle(ctx context.Context) (bool, error) {
 	s, err := a.runner.Stats(ctx)
-	return err == nil && s.Queued == 0 && s.InFlight == 0 && s.Pending == 0, err
+	return err == nil && statsIdle(s.Values, s.Queued, s.InFlight, s.Pending), err
+}
+
+// statsIdle reports whether a Runner's Stats show nothing left to do. The
+// gauges are read one by one: a burst that the debouncer has just let go
+// may be in none of Pending, Queued and InFlight for a moment, but it is
+// still in Values, which counts every value accepted and not yet handled or
+// dropped.
+func statsIdle(values, queued, inFlight, pending int) bool {
+	return values == 0 && queued == 0 && inFlight == 0 && pending == 0
 }

@@ -345,7 +345,7 @@ func (c *cluster) idle(ctx context.Context) (bool, error) {
 			return false, err
 		}
 		var s struct {
-			Runner struct{ Queued, InFlight, Pending int }
+			Runner struct{ Values, Queued, InFlight, Pending int }
 		}
 		err = json.NewDecoder(resp.Body).Decode(&s)
 		resp.Body.Close()
@@ -353,7 +353,7 @@ func (c *cluster) idle(ctx context.Context) (bool, error) {
 			return false, fmt.Errorf("%s /stats: %w", in.name, err)
 		}
 		r := s.Runner
-		return r.Queued == 0 && r.InFlight == 0 && r.Pending == 0, nil
+		return statsIdle(r.Values, r.Queued, r.InFlight, r.Pending), nil
 	}
 	return false, errors.New("no instance left to ask")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pacerkit/pacer/ratelimit/redisrate"
 	"github.com/pacerkit/pacer/store/redisstore"
 )
 
@@ -35,7 +36,7 @@ func openRedis(ctx context.Context, url, prefix string, rate float64, burst int)
 		rdb.Close()
 		return nil, err
 	}
-	lim, err := newSharedBucket(rdb, prefix, rate, burst)
+	lim, err := redisrate.New(rdb, redisrate.Config{Rate: rate, Burst: burst, Name: apiBucketName, Prefix: prefix})
 	if err != nil {
 		st.Close()
 		rdb.Close()
