@@ -182,7 +182,7 @@ func (r *clusterReport) print(w io.Writer) {
 	fmt.Fprintf(&b, "task API (%g req/s, burst %d, all callers together): %d calls (%d queries, %d updates), 429s: %d induced, %d from the limit (%d after warm-up), %d stale, %d unfenced\n",
 		a.Rate, a.Burst, s.Calls, s.Queries, s.Updates, s.Induced, s.Throttled, s.ThrottledWarm, s.Stale, s.Unfenced)
 	fmt.Fprintf(&b, "request rate: peak %d in 1 s, sustained %.2f/s\n", s.Peak, s.Sustained)
-	fmt.Fprintf(&b, "induced 429 at %v (Retry-After %v): %d calls in the next %v (slots given before the pause), %d from then to its end",
+	fmt.Fprintf(&b, "induced 429 at %v (Retry-After %v): %d calls in the next %v (turns given before the pause), %d from then to its end",
 		ms(r.inducedAt), inducedRetryAfter, r.early, ms(r.grace), r.held)
 	if r.resumed >= 0 {
 		fmt.Fprintf(&b, ", the next %v after it", r.resumed.Round(time.Millisecond))
