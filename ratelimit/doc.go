@@ -10,6 +10,7 @@
 //	pace an http.Client and obey 429/503 Retry-After          Transport
 //	hand a 429/503 the Transport returned to a pacer Runner   CheckResponse, LimitError
 //	read a Retry-After header safely                          RetryAfter, ParseRetryAfter
+//	one limit, or one per account, shared by every instance   redisrate.New, redisrate.NewKeyed
 //
 // Limiter (Wait) is what the rest of pacer consumes; Pauser (PauseFor) is
 // how a Retry-After reaches a limiter. Bucket and Keyed.For implement both.

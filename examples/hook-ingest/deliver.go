@@ -7,23 +7,42 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 )
 
 // batch is what a processor sends to the remote service: the events of one
-// session that came in since its last run.
+// session that came in since its last run, with the batch's idempotency key
+// and the attempt's fence (see claim).
 type batch struct {
 	Session string  `json:"session"`
+	Key     string  `json:"key"`
+	Fence   uint64  `json:"fence"`
 	Run     string  `json:"run"`
 	Reason  string  `json:"reason"`
 	Events  []event `json:"events"`
 }
 
+func newBatch(session string, c claim) batch {
+	return batch{Session: session, Key: c.Key, Fence: c.Fence, Run: c.Run, Reason: c.Reason, Events: c.Events}
+}
+
+// The headers that let a remote refuse or merge a batch sent twice. The
+// remote should apply each Idempotency-Key once (and answer a repeat with
+// success, so the sender stops), and refuse a request whose fence is below
+// the highest it has seen for the session: its sender was superseded.
+const (
+	idempotencyKeyHeader = "Idempotency-Key"
+	fenceHeader          = "X-Hook-Ingest-Fence"
+)
+
 // httpDeliver returns a deliverFunc that POSTs each batch as JSON to url,
-// with the token as a bearer token when set. Any answer but 2xx is an error.
+// with the batch's key and the attempt's fence as headers, and the token
+// as a bearer token when set. Any answer but 2xx is an error.
 func httpDeliver(client *http.Client, url, token string) deliverFunc {
 	return func(ctx context.Context, session string, c claim) error {
-		body, err := json.Marshal(batch{Session: session, Run: c.Run, Reason: c.Reason, Events: c.Events})
+		body, err := json.Marshal(newBatch(session, c))
 		if err != nil {
 			return err
 		}
@@ -32,6 +51,8 @@ func httpDeliver(client *http.Client, url, token string) deliverFunc {
 			return err
 		}
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(idempotencyKeyHeader, c.Key)
+		req.Header.Set(fenceHeader, strconv.FormatUint(c.Fence, 10))
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
@@ -40,9 +61,9 @@ func httpDeliver(client *http.Client, url, token string) deliverFunc {
 			return err
 		}
 		defer resp.Body.Close()
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		answer, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 		if resp.StatusCode/100 != 2 {
-			return fmt.Errorf("POST %s: %s", url, resp.Status)
+			return fmt.Errorf("POST %s: %s %.200s", url, resp.Status, strings.TrimSpace(string(answer)))
 		}
 		return nil
 	}
@@ -53,7 +74,7 @@ func httpDeliver(client *http.Client, url, token string) deliverFunc {
 func printDeliver(w io.Writer) deliverFunc {
 	enc := json.NewEncoder(w)
 	return func(_ context.Context, session string, c claim) error {
-		return enc.Encode(batch{Session: session, Run: c.Run, Reason: c.Reason, Events: c.Events})
+		return enc.Encode(newBatch(session, c))
 	}
 }
 

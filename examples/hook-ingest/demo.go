@@ -46,7 +46,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (report, error) {
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return report{}, err
 	}
-	rem, err := startRemote(cfg.Listen, cfg.Token, cfg.Work)
+	rem, err := startRemote(cfg.Listen, cfg.Token, cfg.Work, nil)
 	if err != nil {
 		return report{}, err
 	}
@@ -71,7 +71,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (report, error) {
 	var events []planned
 	for _, p := range cfg.Plans {
 		for i, at := range p.At {
-			args := []string{"event", "-session", p.Session, "-event", strconv.Itoa(i + 1), "-start-gate"}
+			args := []string{"demo-event", "-session", p.Session, "-event", strconv.Itoa(i + 1), "-start-gate"}
 			if p.Crash {
 				args = append(args, "-crash-once")
 			}
@@ -124,8 +124,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (report, error) {
 		}
 		logs[p.Session] = runs
 	}
-	received, concurrent := rem.batches()
-	r := buildReport(cfg, outcomes, logs, received, concurrent)
+	r := buildReport(cfg, outcomes, logs, rem.record())
 	r.EventProcs, r.Elapsed = len(events), elapsed
 	r.print(out)
 	return r, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -97,17 +98,26 @@ func process(ctx context.Context, p params, s session, own string) error {
 	}
 }
 
-// claimDue takes the batch to process now, if any, recording it in the state
-// as in flight and in the run log as started. Otherwise it returns how long
-// to wait before the pending events are due, or done when there is nothing
-// left for this process to do.
+// claimDue takes the batch to process now, if any: the batch in flight,
+// or else the pending events once they are due. It gives the attempt the
+// session's next fence and records the batch in the state as in flight and
+// in the run log as started. Otherwise it returns how long to wait before
+// the pending events are due, or done when there is nothing left for this
+// process to do.
 func claimDue(ctx context.Context, p params, s session, own string) (c *claim, wait time.Duration, done bool, err error) {
 	err = s.update(ctx, func(st *state) (bool, error) {
 		now := time.Now()
 		switch {
 		case st.InFlight != nil:
-			// The previous processor died during its batch.
-			c = &claim{Run: newRunID(), Reason: reasonRecovered, Events: st.InFlight.Events}
+			// A failed attempt, or a processor that died during one:
+			// send the same batch again, under its key.
+			c = st.InFlight
+			if c.Key == "" { // claimed by a version that named no batches
+				c.Key = rand.Text()
+			}
+			if c.Sending {
+				c.Reason = reasonRecovered
+			}
 		case len(st.Pending) == 0 || own != "" && !st.pending(own):
 			done = true
 			return false, nil
@@ -117,31 +127,36 @@ func claimDue(ctx context.Context, p params, s session, own string) (c *claim, w
 				wait = due.Sub(now)
 				return false, nil
 			}
-			c = &claim{Run: newRunID(), Reason: reason, Events: st.Pending}
+			c = &claim{Key: rand.Text(), Reason: reason, Events: st.Pending}
 			st.Pending, st.First, st.Last = nil, time.Time{}, time.Time{}
 		}
+		st.Fence++
+		c.Run, c.Fence, c.Sending = newRunID(), st.Fence, true
 		st.InFlight = c
 		return true, appendLog(s.logPath(), logEntry{
-			Op: "start", Run: c.Run, PID: os.Getpid(), At: now, Reason: c.Reason, Events: c.Events,
+			Op: "start", Run: c.Run, PID: os.Getpid(), At: now, Key: c.Key, Fence: c.Fence, Reason: c.Reason, Events: c.Events,
 		})
 	})
 	return c, wait, done, err
 }
 
-// finish records the end of a run. A failed batch goes back to the head of
-// the pending events, so the next attempt delivers it with whatever came
-// in meanwhile.
+// finish records the end of an attempt. A delivered batch leaves the
+// state; a failed one stays in flight, to be sent again as it was, under
+// its key: had the remote applied it after all (an answer lost on the
+// way), it must recognise the batch, so nothing may join it.
 func finish(ctx context.Context, s session, c claim, derr error) error {
 	return s.update(ctx, func(st *state) (bool, error) {
-		st.InFlight = nil
+		if st.InFlight == nil || st.InFlight.Run != c.Run {
+			// Only the holder of the processing lock claims or
+			// finishes a batch, so this is a bug or a hand-edited state.
+			return false, fmt.Errorf("session %s: run %s finished, but the batch in flight is %+v", s.id, c.Run, st.InFlight)
+		}
 		end := logEntry{Op: "end", Run: c.Run, PID: os.Getpid(), At: time.Now()}
 		if derr != nil {
 			end.Err = derr.Error()
-			if len(st.Pending) == 0 {
-				st.Last = c.Events[len(c.Events)-1].At
-			}
-			st.Pending = append(c.Events[:len(c.Events):len(c.Events)], st.Pending...)
-			st.First = c.Events[0].At
+			st.InFlight.Sending = false
+		} else {
+			st.InFlight = nil
 		}
 		return true, appendLog(s.logPath(), end)
 	})

@@ -2,8 +2,7 @@ package main
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -24,10 +23,7 @@ func TestMain(m *testing.M) {
 // package without the race detector: a race-enabled binary takes about a
 // second to start, which would stretch every burst past the quiet period.
 func TestDemo(t *testing.T) {
-	exe := filepath.Join(t.TempDir(), "hook-ingest")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", exe, ".")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	exe := buildProgram(t)
 	cfg := config{
 		Dir:     t.TempDir(),
 		Quiet:   300 * time.Millisecond,
@@ -54,6 +50,7 @@ func TestDemo(t *testing.T) {
 		require.Zero(t, s.Overlaps, s.Session)
 		require.LessOrEqual(t, s.Concurrent, 1, s.Session)
 		require.Less(t, s.Runs, s.Events, s.Session)
+		require.Zero(t, s.Refused, "%s: nothing was sent twice", s.Session)
 		switch s.Session {
 		case "busy":
 			require.Positive(t, s.Reasons[reasonMaxWait])
@@ -144,7 +141,7 @@ func TestEventDuringProcessing(t *testing.T) {
 		}
 		st, err := s.load()
 		require.NoError(t, err)
-		require.Equal(t, state{}, st, "nothing pending or in flight")
+		require.Equal(t, state{Fence: 2}, st, "nothing pending or in flight")
 	})
 }
 
@@ -220,6 +217,11 @@ func TestRecoverDeadProcessor(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, runs, 3)
 		require.False(t, runs[0].finished())
+		// The recovered batch keeps its key under a new fence; the next
+		// batch has a key of its own.
+		require.Equal(t, c.Key, rec.batches[0].Key)
+		require.NotEqual(t, c.Key, rec.batches[1].Key)
+		require.Equal(t, []uint64{1, 2, 3}, []uint64{runs[0].Fence, runs[1].Fence, runs[2].Fence})
 	})
 }
 
@@ -248,6 +250,48 @@ func TestDeliveryFailureRetries(t *testing.T) {
 		require.NotEmpty(t, runs[0].Err)
 		require.NotEmpty(t, runs[1].Err)
 		require.Empty(t, runs[2].Err)
+		for i, r := range runs {
+			require.Equal(t, runs[0].Key, r.Key, "every attempt sends the batch under its key")
+			require.EqualValues(t, i+1, r.Fence, "every attempt takes the next fence")
+		}
+	})
+}
+
+// A failed batch is sent again as it was, under its key: an event that
+// arrived meanwhile does not join it (had the remote applied the failed
+// attempt after all, it would not know the batch), but follows in a batch
+// of its own.
+func TestFailedBatchIsSentAgainAsItWas(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		var attempts []claim
+		p := params{Quiet: time.Second, MaxWait: 2 * time.Second}
+		p.Deliver = func(ctx context.Context, session string, c claim) error {
+			attempts = append(attempts, c)
+			if len(attempts) == 1 {
+				time.Sleep(time.Second) // event 2 arrives meanwhile
+				return errors.New("502 Bad Gateway")
+			}
+			return rec.deliver(ctx, session, c)
+		}
+		s := newSession(t.TempDir(), "s")
+		var wg sync.WaitGroup
+		wg.Go(func() { hookEvent(t, p, s, "1") })
+		time.Sleep(1500 * time.Millisecond) // the first attempt is under way
+		wg.Go(func() { hookEvent(t, p, s, "2") })
+		wg.Wait()
+
+		require.Len(t, attempts, 3)
+		require.Equal(t, []string{"1"}, ids(attempts[0]))
+		require.Equal(t, []string{"1"}, ids(attempts[1]), "the retry sends the batch as it was")
+		require.Equal(t, attempts[0].Key, attempts[1].Key)
+		require.Equal(t, reasonQuiet, attempts[1].Reason)
+		require.Equal(t, []string{"2"}, ids(attempts[2]))
+		require.NotEqual(t, attempts[0].Key, attempts[2].Key)
+		require.Equal(t, []uint64{1, 2, 3}, []uint64{attempts[0].Fence, attempts[1].Fence, attempts[2].Fence})
+		st, err := s.load()
+		require.NoError(t, err)
+		require.Equal(t, state{Fence: 3}, st, "nothing pending or in flight")
 	})
 }
 
@@ -276,7 +320,7 @@ func TestReportDetectsViolations(t *testing.T) {
 		},
 	}
 	outcomes := []outcome{{Session: "a", Args: []string{"event", "-session", "a"}, Err: context.Canceled}}
-	r := buildReport(cfg, outcomes, logs, received, map[string]int{"a": 2})
+	r := buildReport(cfg, outcomes, logs, remoteRecord{Applied: received, Concurrent: map[string]int{"a": 2}})
 	require.False(t, r.OK())
 	require.Equal(t, []string{"3"}, r.Sessions[0].Lost)
 	require.Equal(t, []string{"2"}, r.Sessions[0].Dup)

@@ -23,7 +23,8 @@ type sessionReport struct {
 	Session     string
 	Busy, Crash bool // from the plan
 	Events      int  // events sent
-	Runs        int  // batches the remote accepted
+	Runs        int  // batches the remote applied
+	Refused     int  // requests the remote refused: stale fence, or key applied already
 	Reasons     map[string]int
 	Lost, Dup   []string      // event ids never delivered, or delivered more than once
 	Overlaps    int           // finished runs during which another run started (run log)
@@ -48,13 +49,14 @@ func (r report) OK() bool {
 // event delivered exactly once, runs of one session never overlapping,
 // fewer runs than events, a busy session processed at max-wait, and a dead
 // processor's batch delivered by the next one.
-func buildReport(cfg config, outcomes []outcome, logs map[string][]batchRun, received []batch, concurrent map[string]int) report {
+func buildReport(cfg config, outcomes []outcome, logs map[string][]batchRun, rem remoteRecord) report {
 	r := report{Quiet: cfg.Quiet, MaxWait: cfg.MaxWait}
 	for _, p := range cfg.Plans {
 		s := sessionReport{Session: p.Session, Busy: p.Busy, Crash: p.Crash, Events: len(p.At),
-			Reasons: map[string]int{}, Concurrent: concurrent[p.Session]}
+			Reasons: map[string]int{}, Concurrent: rem.Concurrent[p.Session],
+			Refused: rem.Stale[p.Session] + rem.Repeated[p.Session]}
 		delivered := map[string]int{}
-		for _, b := range received {
+		for _, b := range rem.Applied {
 			if b.Session != p.Session {
 				continue
 			}
@@ -134,13 +136,14 @@ func planOf(plans []plan, session string) plan {
 }
 
 func (r report) check() []check {
-	var events, runs, lost, dup, overlaps, busy, busyOK, crash, crashOK int
+	var events, runs, lost, dup, refused, overlaps, busy, busyOK, crash, crashOK int
 	batched := true
 	for _, s := range r.Sessions {
 		events += s.Events
 		runs += s.Runs
 		lost += len(s.Lost)
 		dup += len(s.Dup)
+		refused += s.Refused
 		overlaps += s.Overlaps + max(s.Concurrent-1, 0)
 		batched = batched && s.Runs < s.Events
 		if s.Busy {
@@ -157,7 +160,7 @@ func (r report) check() []check {
 		}
 	}
 	cs := []check{
-		{lost == 0 && dup == 0, fmt.Sprintf("every event delivered exactly once (%d of %d; lost %d, twice %d)", events-lost, events, lost, dup)},
+		{lost == 0 && dup == 0, fmt.Sprintf("every event delivered exactly once (%d of %d; lost %d, twice %d; %d sent again and not applied)", events-lost, events, lost, dup, refused)},
 		{overlaps == 0, "no session was ever processed by two processes at once"},
 		{batched, fmt.Sprintf("events were batched: %d runs for %d events, fewer than events in every session", runs, events)},
 	}

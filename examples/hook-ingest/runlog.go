@@ -17,6 +17,8 @@ type logEntry struct {
 	Run    string    `json:"run"`
 	PID    int       `json:"pid"`
 	At     time.Time `json:"at"`
+	Key    string    `json:"key,omitempty"`    // start only: the batch's idempotency key
+	Fence  uint64    `json:"fence,omitempty"`  // start only: the attempt's fence
 	Reason string    `json:"reason,omitempty"` // start only
 	Events []event   `json:"events,omitempty"` // start only
 	Err    string    `json:"err,omitempty"`    // end only: the delivery failed
@@ -42,6 +44,8 @@ func appendLog(path string, e logEntry) error {
 type batchRun struct {
 	ID         string
 	PID        int
+	Key        string
+	Fence      uint64
 	Reason     string
 	Events     []event
 	Start, End time.Time // End is zero if the run never finished
@@ -83,7 +87,7 @@ func readRuns(path string) ([]batchRun, error) {
 			}
 			index[e.Run] = len(runs)
 			open[len(runs)] = true
-			runs = append(runs, batchRun{ID: e.Run, PID: e.PID, Reason: e.Reason, Events: e.Events, Start: e.At})
+			runs = append(runs, batchRun{ID: e.Run, PID: e.PID, Key: e.Key, Fence: e.Fence, Reason: e.Reason, Events: e.Events, Start: e.At})
 		case "end":
 			if i, ok := index[e.Run]; ok {
 				runs[i].End, runs[i].Err = e.At, e.Err

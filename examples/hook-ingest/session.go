@@ -28,21 +28,37 @@ type event struct {
 //
 // Pending holds the events not yet claimed, First and Last the arrival of
 // the oldest and newest of them (the debounce deadlines derive from these).
-// InFlight is the batch a processor has claimed and not yet finished: it is
-// empty except while a processor runs, or after one crashed mid-batch, in
-// which case the next processor delivers it again.
+// InFlight is the batch a processor has claimed and the remote has not yet
+// accepted: it is empty except while a processor runs, after a failed
+// attempt, or after a processor died mid-batch; the next attempt sends it
+// again, as it was. Fence is the last fencing token handed out: every
+// delivery attempt takes the next one.
 type state struct {
 	Pending  []event   `json:"pending,omitempty"`
 	First    time.Time `json:"first,omitzero"`
 	Last     time.Time `json:"last,omitzero"`
 	InFlight *claim    `json:"in_flight,omitempty"`
+	Fence    uint64    `json:"fence,omitempty"`
 }
 
-// claim is a batch taken for processing.
+// claim is a batch taken for processing, as its current attempt sends it.
+//
+// Key names the batch: it is made when the events are claimed and stays
+// the same on every attempt, so a remote that applies each key once never
+// applies the batch twice, however often it is sent. Fence grows with
+// every attempt at any batch of the session, so a remote that refuses a
+// fence below one it has seen never applies an attempt that a later one
+// superseded, such as the request of a processor killed mid-delivery,
+// still in flight when the next processor sends the batch again.
 type claim struct {
+	Key    string  `json:"key"`
 	Run    string  `json:"run"`
+	Fence  uint64  `json:"fence"`
 	Reason string  `json:"reason"`
 	Events []event `json:"events"`
+	// Sending is set while an attempt is under way, and stays set if
+	// its processor dies during it: the next one then recovers the batch.
+	Sending bool `json:"sending,omitempty"`
 }
 
 // due returns when the pending events must be processed: once the session

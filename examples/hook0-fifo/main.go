@@ -27,13 +27,36 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout)
 	stop()
+	var usage usageError
 	switch {
 	case errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &usage):
+		os.Exit(2) // the flag package has printed the error and the usage
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "hook0-fifo:", err)
 		os.Exit(1)
 	}
 }
+
+// A usageError is a command line the flags refused.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// usage is the head of -h: the program's three modes. The flags follow.
+const usage = `Usage:
+  hook0-fifo [flags]
+        play the demo against a fake receiver on loopback and check it
+        (without -sub); exits 0 only if every check held
+  hook0-fifo -sub NAME,URL,TYPES,MODE [-sub ...] [flags]
+        run a dispatcher: POST /events at -listen publishes an event,
+        GET /stats shows the figures; SIGINT or SIGTERM stops it
+  hook0-fifo -receive [flags]
+        run only the fake receiver at -listen (endpoints /hooks/NAME), to
+        point -sub at; SIGINT prints what it saw
+
+Flags:
+`
 
 // run runs the program with the command-line arguments args (without the
 // program's name), printing its report to stdout, until ctx ends or, for
@@ -70,8 +93,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		schema    = fs.String("schema", defaultSchema, "with -postgres: the schema of the queues' tables, made if missing")
 		lease     = fs.Duration("lease", 30*time.Second, "with -postgres: how long a dispatcher that died keeps its subscriptions from the others (renewed every third of it while a delivery runs)")
 	)
-	if err := fs.Parse(args); err != nil {
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return err
+	} else if err != nil {
+		return usageError{err}
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

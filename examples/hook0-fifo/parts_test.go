@@ -36,11 +36,65 @@ func TestSignature(t *testing.T) {
 	at := time.Unix(1700000000, 0)
 	h := sign(secret, at, body)
 	require.True(t, strings.HasPrefix(h, "t=1700000000,v1="), h)
-	require.True(t, verify(secret, h, body))
-	require.False(t, verify(secret, h, []byte(`{"sequence":2}`)), "tampered body")
-	require.False(t, verify([]byte("other"), h, body), "wrong secret")
-	require.False(t, verify(secret, strings.Replace(h, "t=1700000000", "t=1700000001", 1), body), "tampered timestamp")
-	require.False(t, verify(secret, "", body))
+	require.NoError(t, verify(secret, h, body, at))
+	require.ErrorIs(t, verify(secret, h, []byte(`{"sequence":2}`), at), errSignatureMismatch, "tampered body")
+	require.ErrorIs(t, verify([]byte("other"), h, body, at), errSignatureMismatch, "wrong secret")
+	require.ErrorIs(t, verify(secret, strings.Replace(h, "t=1700000000", "t=1700000001", 1), body, at), errSignatureMismatch, "tampered timestamp")
+	require.ErrorIs(t, verify(secret, "", body, at), errSignatureMalformed)
+	require.ErrorIs(t, verify(secret, "t=soon,v1=00", body, at), errSignatureMalformed)
+}
+
+// A signature is good for signatureTolerance either way of the receiver's
+// clock: an older one may be a replay, a newer one was not made now.
+func TestSignatureTolerance(t *testing.T) {
+	secret, body := []byte("s3cret"), []byte(`{"sequence":1}`)
+	at := time.Unix(1700000000, 0)
+	h := sign(secret, at, body)
+	for _, tc := range []struct {
+		name string
+		now  time.Time
+		want error
+	}{
+		{"at once", at, nil},
+		{"5 minutes later", at.Add(5 * time.Minute), nil},
+		{"5 minutes earlier", at.Add(-5 * time.Minute), nil},
+		{"a second too late", at.Add(5*time.Minute + time.Second), errSignatureTooOld},
+		{"a year later", at.AddDate(1, 0, 0), errSignatureTooOld},
+		{"a second too early", at.Add(-5*time.Minute - time.Second), errSignatureTooNew},
+	} {
+		require.ErrorIs(t, verify(secret, h, body, tc.now), tc.want, tc.name)
+	}
+	require.ErrorIs(t, verify([]byte("other"), h, body, at.AddDate(1, 0, 0)), errSignatureMismatch,
+		"a forged signature is refused as such, whatever its timestamp")
+}
+
+// The receiver refuses a delivery whose signature is outside the tolerance
+// of its clock with 401 and says why; it counts it as a bad signature.
+func TestReceiverRefusesReplays(t *testing.T) {
+	secret := []byte("s3cret")
+	body := `{"subscription":"a","sequence":1,"event":{"id":"e","type":"x"}}`
+	signed := time.Unix(1700000000, 0)
+	sig := sign(secret, signed, []byte(body))
+	for _, tc := range []struct {
+		name   string
+		now    time.Time
+		status int
+		reason string
+	}{
+		{"fresh", signed.Add(time.Minute), http.StatusOK, ""},
+		{"a year old", signed.Add(365 * 24 * time.Hour), http.StatusUnauthorized, "signed 8760h0m0s before this receiver's clock, more than 5m0s: refused as a possible replay"},
+		{"from the future", signed.Add(-time.Hour), http.StatusUnauthorized, "signed 1h0m0s after this receiver's clock, more than 5m0s"},
+	} {
+		rc := newReceiver(receiverConfig{Secret: secret, Now: func() time.Time { return tc.now }})
+		r := httptest.NewRequest(http.MethodPost, "/hooks/a", strings.NewReader(body))
+		r.Header.Set(signatureHeader, sig)
+		w := httptest.NewRecorder()
+		rc.ServeHTTP(w, r)
+		require.Equal(t, tc.status, w.Code, tc.name)
+		require.Contains(t, w.Body.String(), tc.reason, tc.name)
+		_, badSig, _ := rc.snapshot()
+		require.Equal(t, tc.status != http.StatusOK, badSig == 1, tc.name)
+	}
 }
 
 func TestParseSubscription(t *testing.T) {

@@ -22,6 +22,7 @@ type receiverConfig struct {
 	Latency  time.Duration            // time taken to answer each request
 	Down     map[string]time.Duration // subscription → answers 503 for this long after the receiver starts
 	Broken   map[string]bool          // subscription → always answers 500
+	Now      func() time.Time         // the receiver's clock, for signatures and Down; nil is time.Now
 }
 
 // A receiver plays every subscription's endpoint at /hooks/NAME. It
@@ -50,7 +51,10 @@ type inbox struct {
 }
 
 func newReceiver(cfg receiverConfig) *receiver {
-	return &receiver{cfg: cfg, start: time.Now(), inbox: map[string]*inbox{}}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &receiver{cfg: cfg, start: cfg.Now(), inbox: map[string]*inbox{}}
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -62,10 +66,12 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	if len(rc.cfg.Secret) > 0 && !verify(rc.cfg.Secret, r.Header.Get(signatureHeader), body) {
-		rc.count(&rc.badSig)
-		http.Error(w, "bad signature", http.StatusUnauthorized)
-		return
+	if len(rc.cfg.Secret) > 0 {
+		if err := verify(rc.cfg.Secret, r.Header.Get(signatureHeader), body, rc.cfg.Now()); err != nil {
+			rc.count(&rc.badSig)
+			http.Error(w, signatureHeader+": "+err.Error(), http.StatusUnauthorized)
+			return
+		}
 	}
 	fence, _ := strconv.ParseUint(r.Header.Get(fenceHeader), 10, 64)
 	try := rc.enter(name, d.Sequence, fence)
@@ -89,7 +95,7 @@ func (rc *receiver) decide(name string, seq uint64, try int) int {
 	switch {
 	case rc.cfg.Broken[name]:
 		return http.StatusInternalServerError
-	case time.Since(rc.start) < rc.cfg.Down[name]:
+	case rc.cfg.Now().Sub(rc.start) < rc.cfg.Down[name]:
 		return http.StatusServiceUnavailable
 	case draw(rc.cfg.Seed, name, seq, try) < rc.cfg.FailRate:
 		return http.StatusInternalServerError

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -97,6 +98,34 @@ func serveReceiver(ctx context.Context, rc *receiver, addr string) error {
 	return err
 }
 
+// maxEventBody bounds the body of POST /events.
+const maxEventBody = 1 << 20
+
+// readEvent reads the body of POST /events, which must be one JSON object
+// with a "type" and nothing after it but white space. It reads the whole
+// body, up to maxEventBody, before it decides, so that a body too large
+// is refused as such (413) whatever it starts with; anything else it
+// refuses is malformed (400). Nothing it refuses is published in part.
+func readEvent(w http.ResponseWriter, r *http.Request) (Event, int, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxEventBody))
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		return Event{}, http.StatusRequestEntityTooLarge, fmt.Errorf("event body over %d bytes", tooLarge.Limit)
+	}
+	if err != nil {
+		return Event{}, http.StatusBadRequest, fmt.Errorf("reading the event body: %w", err)
+	}
+	// Unmarshal, unlike a Decoder, takes exactly one JSON value: trailing
+	// data or a second value is a syntax error.
+	var ev Event
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return Event{}, http.StatusBadRequest, fmt.Errorf(`want one JSON object {"type": "...", "payload": {...}}: %w`, err)
+	}
+	if ev.Type == "" {
+		return Event{}, http.StatusBadRequest, errors.New(`want one JSON object {"type": "...", "payload": {...}}: no "type"`)
+	}
+	return ev, 0, nil
+}
+
 // routes serves the dispatcher's HTTP API: POST /events with {"type": ...,
 // "payload": ...} (and an optional "id") publishes an event and answers
 // 202 with the number of deliveries; GET /stats shows the figures.
@@ -104,9 +133,9 @@ func routes(d *dispatcher) http.Handler {
 	var ids atomic.Uint64
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /events", func(w http.ResponseWriter, r *http.Request) {
-		var ev Event
-		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&ev); err != nil || ev.Type == "" {
-			http.Error(w, `want {"type": "...", "payload": {...}}`, http.StatusBadRequest)
+		ev, status, err := readEvent(w, r)
+		if err != nil {
+			http.Error(w, err.Error(), status)
 			return
 		}
 		if ev.ID == "" {

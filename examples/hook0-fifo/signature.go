@@ -4,6 +4,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -11,8 +13,23 @@ import (
 
 // signatureHeader carries the HMAC of a delivery, as Hook0 sends it:
 // "t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">". Binding the
-// timestamp lets a receiver refuse replays of old deliveries.
+// timestamp lets a receiver refuse replays of old deliveries: verify
+// accepts a signature only within signatureTolerance of its clock.
 const signatureHeader = "X-Hook0-Signature"
+
+// signatureTolerance is how far a signature's timestamp may be from the
+// receiver's clock, either way; Stripe and Svix allow the same by default.
+// An older signature may be a captured delivery sent again; a newer one
+// was not made when it was sent, or by a clock too far off to trust.
+const signatureTolerance = 5 * time.Minute
+
+// Why verify refuses a signature.
+var (
+	errSignatureMalformed = errors.New("no signature of the form t=<unix seconds>,v1=<hex HMAC-SHA256>")
+	errSignatureMismatch  = errors.New("signature does not match the body and timestamp")
+	errSignatureTooOld    = errors.New("signature too old")
+	errSignatureTooNew    = errors.New("signature from the future")
+)
 
 // sign returns the signature header value for body sent at t.
 func sign(secret []byte, t time.Time, body []byte) string {
@@ -20,8 +37,12 @@ func sign(secret []byte, t time.Time, body []byte) string {
 	return "t=" + ts + ",v1=" + mac(secret, ts, body)
 }
 
-// verify checks a signature header value against body in constant time.
-func verify(secret []byte, header string, body []byte) bool {
+// verify checks a signature header value against body in constant time,
+// then its timestamp against the receiver's clock now. It returns nil, or
+// an error that wraps one of the errSignature values and says why. The
+// timestamp is judged only once the HMAC proved it genuine, so "too old"
+// names a real delivery sent again.
+func verify(secret []byte, header string, body []byte, now time.Time) error {
 	var ts, v1 string
 	for _, part := range strings.Split(header, ",") {
 		k, v, _ := strings.Cut(part, "=")
@@ -32,10 +53,20 @@ func verify(secret []byte, header string, body []byte) bool {
 			v1 = v
 		}
 	}
-	if ts == "" || v1 == "" {
-		return false
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || v1 == "" {
+		return errSignatureMalformed
 	}
-	return hmac.Equal([]byte(v1), []byte(mac(secret, ts, body)))
+	if !hmac.Equal([]byte(v1), []byte(mac(secret, ts, body))) {
+		return errSignatureMismatch
+	}
+	switch age := now.Sub(time.Unix(sec, 0)); {
+	case age > signatureTolerance:
+		return fmt.Errorf("%w: signed %v before this receiver's clock, more than %v: refused as a possible replay", errSignatureTooOld, age, signatureTolerance)
+	case age < -signatureTolerance:
+		return fmt.Errorf("%w: signed %v after this receiver's clock, more than %v", errSignatureTooNew, -age, signatureTolerance)
+	}
+	return nil
 }
 
 func mac(secret []byte, ts string, body []byte) string {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/ratelimit"
+	"github.com/pacerkit/pacer/store"
 )
 
 // appConfig is what the program needs to run, from flags or the demo.
@@ -26,7 +27,23 @@ type appConfig struct {
 	Today    func() time.Time  // the day plans start; time.Now when nil
 	Base     http.RoundTripper // transport under the pacing; http.DefaultTransport when nil
 	Logger   *slog.Logger
+
+	// With -redis, the state every instance shares: the users' debounce
+	// and queue, and the API's rate limit with its pause.
+	Store    store.Store   // the Runner's state (queue "nextup"); nil keeps it in the process
+	Limiter  apiLimiter    // the API's bucket; nil makes one in the process of Rate and Burst
+	LeaseTTL time.Duration // with Store: how long a dead instance keeps its user; 0 is the Runner's default
 }
+
+// An apiLimiter paces every request to the task API and is paused, for every
+// request, by a 429's Retry-After.
+type apiLimiter interface {
+	ratelimit.Limiter
+	ratelimit.Pauser
+}
+
+// queueName is the Runner's queue in the Store: the same on every instance.
+const queueName = "nextup"
 
 // An app is the running service: the webhook hands events to a Runner keyed
 // by assignee; the Runner debounces each user, queues ready users first come
@@ -34,7 +51,7 @@ type appConfig struct {
 // retries failures; every API call waits its turn at one token bucket.
 type app struct {
 	runner *pacer.Runner[string, Event]
-	bucket *ratelimit.Bucket
+	bucket apiLimiter
 	pipe   *pipeline
 	hook   *webhook
 
@@ -58,9 +75,13 @@ func newApp(cfg appConfig) (*app, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	bucket, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: cfg.Rate, Burst: cfg.Burst})
-	if err != nil {
-		return nil, err
+	var bucket apiLimiter = cfg.Limiter
+	if bucket == nil {
+		b, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: cfg.Rate, Burst: cfg.Burst})
+		if err != nil {
+			return nil, err
+		}
+		bucket = b
 	}
 	// The transport pauses the bucket on a 429 with Retry-After, so every
 	// user backs off, and retries the request itself. With an adaptive
@@ -87,10 +108,18 @@ func newApp(cfg appConfig) (*app, error) {
 		Retry:   pacer.Backoff{Initial: 250 * time.Millisecond, Multiplier: 4, Max: 2 * time.Second, Attempts: 4},
 		Logger:  cfg.Logger,
 		OnEvent: a.onEvent,
+		// With a Store, each run's lease carries a fence that the client
+		// sends along (see client.do).
+		Store:    cfg.Store,
+		LeaseTTL: cfg.LeaseTTL,
+	}
+	if cfg.Store != nil {
+		rc.Name = queueName
 	}
 	if cfg.Adaptive > cfg.Debounce {
 		rc.Adaptive = pacer.Adaptive{Max: cfg.Adaptive}
 	}
+	var err error
 	a.runner, err = pacer.New(rc, a.pipe.handle)
 	if err != nil {
 		return nil, fmt.Errorf("nextup: %w", err)
@@ -115,5 +144,14 @@ func (a *app) onEvent(e pacer.Event[string]) {
 // idle reports whether no user is waiting, queued or being processed.
 func (a *app) idle(ctx context.Context) (bool, error) {
 	s, err := a.runner.Stats(ctx)
-	return err == nil && s.Queued == 0 && s.InFlight == 0 && s.Pending == 0, err
+	return err == nil && statsIdle(s.Values, s.Queued, s.InFlight, s.Pending), err
+}
+
+// statsIdle reports whether a Runner's Stats show nothing left to do. The
+// gauges are read one by one: a burst that the debouncer has just let go
+// may be in none of Pending, Queued and InFlight for a moment, but it is
+// still in Values, which counts every value accepted and not yet handled or
+// dropped.
+func statsIdle(values, queued, inFlight, pending int) bool {
+	return values == 0 && queued == 0 && inFlight == 0 && pending == 0
 }

@@ -8,8 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 
+	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/ratelimit"
 )
 
@@ -21,6 +24,15 @@ type client struct {
 	token string // sent as a bearer token when not empty
 	hc    *http.Client
 }
+
+// fenceHeader carries the fence of the run a request belongs to.
+const fenceHeader = "X-Nextup-Fence"
+
+// userAgent names the program and its process, so that the API's logs
+// (and the fake API's checks) tell instances apart.
+var userAgent = userAgentOf(os.Getpid())
+
+func userAgentOf(pid int) string { return fmt.Sprintf("notion-nextup (pid %d)", pid) }
 
 // A statusError is an answer other than 2xx.
 type statusError struct {
@@ -58,6 +70,14 @@ func (c *client) do(ctx context.Context, method, path string, in, out any) error
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", userAgent)
+	// With a shared store, the lease of the run carries a fence that grows
+	// with every lease of the user: an API that takes it as a precondition
+	// can refuse the requests of a run whose lease another instance took
+	// over. The fake API does; Notion has no such header and ignores it.
+	if fence, ok := pacer.Fence(ctx); ok {
+		req.Header.Set(fenceHeader, strconv.FormatUint(fence, 10))
+	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}

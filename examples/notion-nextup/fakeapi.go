@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,21 +33,46 @@ type fakeAPI struct {
 	users     map[string]bool
 	failQuery map[string]int // user -> queries still to fail with 500
 	stats     apiStats
-	arrivals  []time.Time
+	calls     []apiCall
 	warm      bool // a request was accepted
 	drained   bool // the budget is spent as of the first request
+
+	// fences holds the newest fence seen per user (see fenceHeader).
+	fences map[string]uint64
+	// throttleAt, when > 0, is the request (counting from 1) answered 429
+	// with Retry-After throttleFor whatever the budget; throttled then
+	// gets the time of that answer.
+	throttleAt  int
+	throttleFor time.Duration
+	throttled   chan time.Time
+	// onQuery, when set, is called with each accepted task query, as it
+	// is answered, with f.mu held.
+	onQuery func(caller, user string)
+}
+
+// An apiCall is one request the fake API answered.
+type apiCall struct {
+	At     time.Time
+	Caller string // its User-Agent
+	Status int
+	User   string // the user it concerned, once known
+	Query  bool   // a task query, not an update
 }
 
 // apiStats is what the fake API observed.
 type apiStats struct {
-	Calls           int     // requests, 429s included
-	Queries         int     // accepted task queries
-	Updates         int     // accepted task updates
-	Throttled       int     // answered 429
-	ThrottledWarm   int     // answered 429 after the first accepted request
-	Failed          int     // answered 500 by fault injection
-	Peak            int     // most requests that arrived within any 1 s
-	Sustained       float64 // requests per second from first to last arrival
+	Calls           int            // requests, 429s included
+	Queries         int            // accepted task queries
+	Updates         int            // accepted task updates
+	Throttled       int            // answered 429 by the limit
+	ThrottledWarm   int            // answered 429 by the limit after the first accepted request
+	Failed          int            // answered 500 by fault injection
+	NotFound        map[string]int // task queries answered 404 (unknown user), per assignee
+	Induced         int            // answered 429 because told to (see throttleCall), not counted in Throttled
+	Unfenced        int            // accepted requests without a fence
+	Stale           int            // requests behind their user's newest fence, refused with 409
+	Peak            int            // most requests that arrived within any 1 s
+	Sustained       float64        // requests per second from first to last arrival
 	RetryAfterTotal time.Duration
 }
 
@@ -62,10 +88,19 @@ func newFakeAPI(rate float64, burst int, drained bool, now func() time.Time) *fa
 		tasks:     make(map[string]*Task),
 		users:     make(map[string]bool),
 		failQuery: make(map[string]int),
-		limit:     newGCRA(rate, burst, now()),
+		fences:    make(map[string]uint64),
+		limit:     newGCRA(rate, burst, gcraSlack, now()),
 		drained:   drained,
 	}
 	return f
+}
+
+// allowSlack lets requests arrive up to slack earlier than their slot,
+// instead of gcraSlack: for clients whose requests travel unevenly.
+func (f *fakeAPI) allowSlack(slack time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.limit = newGCRA(f.rate, f.burst, slack, f.now())
 }
 
 // put stores t as if a person edited it in the UI: no request is counted.
@@ -108,13 +143,45 @@ func (f *fakeAPI) snapshot() apiStats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := f.stats
-	s.Peak = peakPerSecond(f.arrivals)
-	if n := len(f.arrivals); n > 1 {
-		if span := f.arrivals[n-1].Sub(f.arrivals[0]); span > 0 {
+	s.NotFound = maps.Clone(f.stats.NotFound)
+	arrivals := make([]time.Time, len(f.calls))
+	for i, c := range f.calls {
+		arrivals[i] = c.At
+	}
+	s.Peak = peakPerSecond(arrivals)
+	if n := len(arrivals); n > 1 {
+		if span := arrivals[n-1].Sub(arrivals[0]); span > 0 {
 			s.Sustained = float64(n-1) / span.Seconds()
 		}
 	}
 	return s
+}
+
+// callLog returns every request answered so far, in order of arrival.
+func (f *fakeAPI) callLog() []apiCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+// throttleCall makes the API answer its nth request (counting from 1,
+// all requests so far included) 429 with Retry-After d, in whole seconds,
+// whatever its budget, as a real API does when its own limit is hit by
+// other clients. It returns a channel that receives the time of that
+// answer.
+func (f *fakeAPI) throttleCall(n int, d time.Duration) <-chan time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.throttleAt, f.throttleFor = n, d
+	f.throttled = make(chan time.Time, 1)
+	return f.throttled
+}
+
+// setOnQuery sets the hook called with each accepted task query.
+func (f *fakeAPI) setOnQuery(fn func(caller, user string)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.onQuery = fn
 }
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -126,10 +193,23 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	now := f.now()
 	f.stats.Calls++
-	f.arrivals = append(f.arrivals, now)
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	call := apiCall{At: now, Caller: r.UserAgent()}
+	defer func() {
+		call.Status = sw.status
+		f.calls = append(f.calls, call)
+	}()
+	w = sw
 	if f.drained {
 		f.limit.drain(now)
 		f.drained = false
+	}
+	if f.stats.Calls == f.throttleAt {
+		f.stats.Induced++
+		f.throttled <- now
+		w.Header().Set("Retry-After", fmt.Sprint(int((f.throttleFor+time.Second-1)/time.Second)))
+		apiError(w, http.StatusTooManyRequests, "rate_limited", "rate limited")
+		return
 	}
 	if ok, wait := f.limit.allow(now); !ok {
 		f.stats.Throttled++
@@ -146,50 +226,99 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, isTask := strings.CutPrefix(r.URL.Path, "/v1/tasks/")
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/tasks/query":
-		f.query(w, r)
+		call.Query = true
+		call.User = f.query(w, r)
 	case r.Method == http.MethodPatch && isTask && id != "":
-		f.update(w, r, id)
+		call.User = f.update(w, r, id)
 	default:
 		apiError(w, http.StatusNotFound, "invalid_request_url", "no such endpoint")
 	}
 }
 
-func (f *fakeAPI) query(w http.ResponseWriter, r *http.Request) {
+// query answers a task query and returns the user it asked for.
+func (f *fakeAPI) query(w http.ResponseWriter, r *http.Request) string {
 	var q struct {
 		Assignee string `json:"assignee"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&q); err != nil {
 		apiError(w, http.StatusBadRequest, "validation_error", err.Error())
-		return
+		return ""
 	}
 	if !f.users[q.Assignee] {
+		if f.stats.NotFound == nil {
+			f.stats.NotFound = make(map[string]int)
+		}
+		f.stats.NotFound[q.Assignee]++
 		apiError(w, http.StatusNotFound, "object_not_found", "no user "+q.Assignee)
-		return
+		return q.Assignee
+	}
+	if !f.fenced(w, r, q.Assignee) {
+		return q.Assignee
 	}
 	if f.failQuery[q.Assignee] > 0 {
 		f.failQuery[q.Assignee]--
 		f.stats.Failed++
 		apiError(w, http.StatusInternalServerError, "internal_server_error", "try again")
-		return
+		return q.Assignee
 	}
 	f.stats.Queries++
+	if f.onQuery != nil {
+		f.onQuery(r.UserAgent(), q.Assignee)
+	}
 	writeJSON(w, map[string]any{"results": f.userTasksLocked(q.Assignee)})
+	return q.Assignee
 }
 
-func (f *fakeAPI) update(w http.ResponseWriter, r *http.Request, id string) {
+// update writes a task's rank and projection and returns its assignee.
+func (f *fakeAPI) update(w http.ResponseWriter, r *http.Request, id string) string {
 	t, ok := f.tasks[id]
 	if !ok {
 		apiError(w, http.StatusNotFound, "object_not_found", "no task "+id)
-		return
+		return ""
 	}
 	var u Update
 	if err := json.NewDecoder(r.Body).Decode(&u); err != nil {
 		apiError(w, http.StatusBadRequest, "validation_error", err.Error())
-		return
+		return t.Assignee
+	}
+	if !f.fenced(w, r, t.Assignee) {
+		return t.Assignee
 	}
 	f.stats.Updates++
 	t.Rank, t.Projected = u.Rank, u.Projected
 	writeJSON(w, t)
+	return t.Assignee
+}
+
+// fenced checks the fence r carries (see fenceHeader) against the newest
+// one seen for user, which it then becomes. A request behind it comes from
+// a run whose lease a newer run of the same user took over: it is refused
+// with 409 and counted as stale, and fenced returns false. A request with
+// no fence (from a program without a shared store) is counted and passes.
+func (f *fakeAPI) fenced(w http.ResponseWriter, r *http.Request, user string) bool {
+	fence, err := strconv.ParseUint(r.Header.Get(fenceHeader), 10, 64)
+	if err != nil {
+		f.stats.Unfenced++
+		return true
+	}
+	if fence < f.fences[user] {
+		f.stats.Stale++
+		apiError(w, http.StatusConflict, "conflict_error", fmt.Sprintf("fence %d is behind %d: a newer run of %s began", fence, f.fences[user], user))
+		return false
+	}
+	f.fences[user] = fence
+	return true
+}
+
+// A statusWriter remembers the status a handler answered.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
 }
 
 func apiError(w http.ResponseWriter, status int, code, msg string) {

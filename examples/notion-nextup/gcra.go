@@ -16,9 +16,11 @@ type gcra struct {
 // gcraSlack is how much earlier than its slot a request may arrive.
 const gcraSlack = 200 * time.Millisecond
 
-func newGCRA(rate float64, burst int, now time.Time) gcra {
+// newGCRA returns a check of rate and burst whose requests may arrive up to
+// slack earlier than their slot.
+func newGCRA(rate float64, burst int, slack time.Duration, now time.Time) gcra {
 	interval := time.Duration(float64(time.Second) / rate)
-	return gcra{interval: interval, tolerance: time.Duration(burst-1)*interval + gcraSlack, tat: now}
+	return gcra{interval: interval, tolerance: time.Duration(burst-1)*interval + slack, tat: now}
 }
 
 // drain spends the whole budget and one request more, as of now.

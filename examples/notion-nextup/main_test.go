@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -20,18 +22,36 @@ import (
 	"github.com/pacerkit/pacer/ratelimit"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// asProgram, set to 1 in the environment, makes this test binary run the
+// program itself (main, with the arguments after the binary's name): the
+// tests that need the program as an OS process start it so.
+const asProgram = "NEXTUP_AS_PROGRAM"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asProgram) == "1" {
+		main()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// program returns a command that runs the program with args.
+func program(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), asProgram+"=1")
+	return cmd
+}
 
 // runDemoInProcess plays the demo on fake time with the production
 // durations, the fake API and the webhook reached in process.
-func runDemoInProcess(t *testing.T, workers int) *report {
+func runDemoInProcess(t *testing.T, workers int, adaptive time.Duration) *report {
 	t.Helper()
 	fake := newDemoAPI(3, 3, time.Now)
 	today, err := time.Parse(dateLayout, demoToday)
 	require.NoError(t, err)
 	cfg := appConfig{
 		APIURL: "http://tasks.invalid", Secret: []byte("s3cret"),
-		Rate: 3, Burst: 3, Debounce: 5 * time.Second, MaxWait: 15 * time.Second, Workers: workers,
+		Rate: 3, Burst: 3, Debounce: 5 * time.Second, MaxWait: 15 * time.Second, Workers: workers, Adaptive: adaptive,
 		Today: func() time.Time { return today },
 		Base:  hookhttp.InProcess{Handler: fake},
 	}
@@ -51,7 +71,7 @@ func TestDemo(t *testing.T) {
 	for _, workers := range []int{1, 2} {
 		t.Run(map[int]string{1: "one worker", 2: "two workers"}[workers], func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				rep := runDemoInProcess(t, workers)
+				rep := runDemoInProcess(t, workers, 0)
 				var out bytes.Buffer
 				rep.print(&out)
 				t.Log("\n" + out.String())
@@ -78,6 +98,72 @@ func TestDemo(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestDemoAdaptive plays the demo with an adaptive debounce, where a 429
+// is not retried by the transport but reaches the Runner, which runs the
+// user again: every check still holds.
+func TestDemoAdaptive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rep := runDemoInProcess(t, 1, time.Minute)
+		var out bytes.Buffer
+		rep.print(&out)
+		t.Log("\n" + out.String())
+		for _, c := range rep.checks {
+			require.True(t, c.ok, "check failed: %s\n%s", c.name, out.String())
+		}
+		require.Equal(t, 1, rep.api.Throttled, "only the warm-up request is throttled")
+		retried := 0
+		for _, n := range rep.retries {
+			retried += n
+		}
+		require.Equal(t, 2, retried, "carol's 500 and the warm-up 429 were retried")
+	})
+}
+
+// TestUnknownUserDroppedAfter429 sends one event for a user the API does
+// not know, whose first query gets a 429 (the API's budget starts spent):
+// with an adaptive debounce the Runner runs the user again, whose query
+// then gets a 404 and is dropped. The check holds: the 404 was not
+// retried. A second 404 would fail it.
+func TestUnknownUserDroppedAfter429(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := newDemoAPI(3, 3, time.Now)
+		a, err := newApp(appConfig{
+			APIURL: "http://tasks.invalid", Rate: 3, Burst: 3,
+			Debounce: 5 * time.Second, MaxWait: 15 * time.Second, Adaptive: time.Minute,
+			Base: hookhttp.InProcess{Handler: fake},
+		})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- a.runner.Run(ctx) }()
+		require.NoError(t, a.runner.Add(ctx, "mallory", Event{Type: "task.updated", Assignee: "mallory"}))
+		for {
+			time.Sleep(time.Second)
+			idle, err := a.idle(ctx)
+			require.NoError(t, err)
+			if idle {
+				break
+			}
+		}
+		require.NoError(t, a.runner.Shutdown(ctx))
+		cancel()
+		<-done
+
+		r := &report{runs: a.pipe.calls, retries: a.retries, dropped: a.dropped, api: fake.snapshot()}
+		require.Equal(t, 2, r.runs["mallory"], "a 429, then a 404")
+		require.Equal(t, 1, r.retries["mallory"], "the 429 was retried")
+		require.Equal(t, 1, r.api.Throttled)
+		require.True(t, r.droppedAtFirst404("mallory"))
+
+		r.api.NotFound["mallory"]++
+		require.False(t, r.droppedAtFirst404("mallory"), "a 404 asked again is a retry")
+		r.api.NotFound["mallory"] = 1
+		r.dropped = nil
+		require.False(t, r.droppedAtFirst404("mallory"), "not dropped")
+	})
 }
 
 func TestPlan(t *testing.T) {

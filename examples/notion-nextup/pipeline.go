@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,8 +65,20 @@ func (p *pipeline) handle(ctx context.Context, user string, events []Event) erro
 	if len(events) > 0 {
 		since = time.Since(events[0].At).Round(time.Millisecond)
 	}
-	p.log.Info("recomputed", "user", user, "events", len(events), "since_first_event", since, "tasks", len(tasks), "written", len(updates))
+	p.log.Info("recomputed", "user", user, "events", len(events), "since_first_event", since, "tasks", len(tasks), "written", len(updates), "ids", eventIDs(events))
 	return nil
+}
+
+// eventIDs lists the events' IDs, comma-separated, for the log: which
+// events a recompute took into account.
+func eventIDs(events []Event) string {
+	ids := make([]string, 0, len(events))
+	for _, e := range events {
+		if e.ID != "" {
+			ids = append(ids, e.ID)
+		}
+	}
+	return strings.Join(ids, ",")
 }
 
 func (p *pipeline) enter(user string) {

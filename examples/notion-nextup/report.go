@@ -76,12 +76,20 @@ func (r *report) fill(d *demo, took time.Duration) {
 		{"events coalesced: fewer runs than events for every user", coalesced(r)},
 		{"bob edited during his run and was run again", r.runs["bob"] >= 2},
 		{"dave, never quiet, was queued by max-wait while still editing", servedWhileBusy},
-		{"unknown user dropped, not retried", r.dropped["mallory"] != nil && r.runs["mallory"] == 1},
+		{"unknown user dropped at its 404, not retried", r.droppedAtFirst404("mallory")},
 		{"carol's failed query retried and then served", r.retries["carol"] >= 1 && r.written["carol"] > 0},
 		{"webhook answered 401 (bad signature), 400 (bad JSON), 413 (over 1 MiB)", len(r.wrongAnswers) == 0 && r.statuses[401] == 1 && r.statuses[400] == 1 && r.statuses[413] == 1},
 		{"no 429 after warm-up", r.api.ThrottledWarm == 0},
 		{fmt.Sprintf("peak rate within burst + 1 s of refill (<= %d in 1 s)", maxPeak), r.api.Peak <= maxPeak},
 	}
+}
+
+// droppedAtFirst404 reports whether user's events were dropped and the API
+// answered user's query 404 only once: the permanent error ended the user's
+// run without a retry. A run retried before the 404 (after a 429, say)
+// still passes: only what follows the 404 counts.
+func (r *report) droppedAtFirst404(user string) bool {
+	return r.dropped[user] != nil && r.api.NotFound[user] == 1
 }
 
 func coalesced(r *report) bool {

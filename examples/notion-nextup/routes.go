@@ -2,6 +2,8 @@ package main
 
 import (
 	"net/http"
+
+	"github.com/pacerkit/pacer/ratelimit"
 )
 
 // routes is the program's HTTP surface: the webhook and a stats page.
@@ -14,7 +16,13 @@ func routes(a *app) http.Handler {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		writeJSON(w, map[string]any{"runner": st, "bucket": a.bucket.Stats()})
+		out := map[string]any{"runner": st}
+		// The bucket of the process has counters; a shared one keeps its
+		// state in Redis.
+		if b, ok := a.bucket.(*ratelimit.Bucket); ok {
+			out["bucket"] = b.Stats()
+		}
+		writeJSON(w, out)
 	})
 	return mux
 }

@@ -18,10 +18,11 @@ const maxBody = 1 << 20
 
 // An Event is one task change announced by the webhook.
 type Event struct {
+	ID       string    `json:"id,omitempty"` // the sender's event ID, when it gives one
 	Type     string    `json:"type"`
 	TaskID   string    `json:"task_id"`
 	Assignee string    `json:"assignee"`
-	At       time.Time `json:"-"` // when it was received
+	At       time.Time `json:"received_at,omitzero"` // when it was received (set by the webhook, kept in a Store)
 }
 
 // A webhook is the HTTP endpoint that receives task events and hands each

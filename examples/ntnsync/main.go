@@ -1,8 +1,9 @@
 // Command ntnsync mirrors Notion pages into Markdown files, fed by Notion's
 // webhooks: each change is put on a durable on-disk queue before the webhook
-// is answered, a worker syncs queued pages in the background under the page
-// API's rate limit, and SIGINT or SIGTERM stops intake, lets the worker
-// finish and commits a manifest.
+// is answered, a pacer.Runner syncs each page once its changes go quiet,
+// under the page API's rate limit, and SIGINT or SIGTERM stops intake and
+// syncs what is queued. A crash, kill -9 included, loses nothing: the
+// next start syncs what the queue still holds.
 //
 // Without -api-url it runs an embedded demo against a fake page API and
 // exits 0 only if the demo's checks held. See README.md.
@@ -13,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -24,25 +26,37 @@ import (
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
-func main() {
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run is the program: it parses args, runs, and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("ntnsync", flag.ContinueOnError)
+	flags.SetOutput(stderr)
 	var (
-		addr     = flag.String("listen", "127.0.0.1:8080", "webhook listen address (the demo picks a free loopback port unless set)")
-		dir      = flag.String("dir", "", "directory holding queue/ and pages/ (demo: a new temporary directory unless set)")
-		apiURL   = flag.String("api-url", os.Getenv("NTNSYNC_API_URL"), "page API base URL; empty runs the embedded demo ($NTNSYNC_API_URL)")
-		token    = flag.String("api-token", os.Getenv("NTNSYNC_API_TOKEN"), "page API bearer token ($NTNSYNC_API_TOKEN)")
-		secret   = flag.String("secret", os.Getenv("NTNSYNC_WEBHOOK_SECRET"), "webhook HMAC-SHA256 secret; empty skips the check ($NTNSYNC_WEBHOOK_SECRET)")
-		rate     = flag.Float64("rate", 3, "page API requests per second")
-		burst    = flag.Int("burst", 3, "page API burst")
-		workers  = flag.Int("workers", 2, "pages fetched at once")
-		retry    = flag.Duration("retry", 500*time.Millisecond, "first retry wait of a failed page; it doubles up to -retry-max (demo: 200ms unless set)")
-		retryMax = flag.Duration("retry-max", time.Minute, "longest retry wait")
-		grace    = flag.Duration("grace", 30*time.Second, "how long a shutdown waits for the worker to drain the queue")
-		fakeAddr = flag.String("fake-api", "", "only serve the demo's fake page API on this address, to try real mode locally")
-		verbose  = flag.Bool("v", false, "log every sync")
+		addr     = flags.String("listen", "127.0.0.1:8080", "webhook listen address (the demo picks a free loopback port unless set)")
+		dir      = flags.String("dir", "ntnsync-data", "directory holding queue/ and pages/ (the demo uses a new temporary directory unless set)")
+		apiURL   = flags.String("api-url", os.Getenv("NTNSYNC_API_URL"), "page API base URL; empty runs the embedded demo ($NTNSYNC_API_URL)")
+		token    = flags.String("api-token", os.Getenv("NTNSYNC_API_TOKEN"), "page API bearer token ($NTNSYNC_API_TOKEN)")
+		secret   = flags.String("secret", os.Getenv("NTNSYNC_WEBHOOK_SECRET"), "webhook HMAC-SHA256 secret; empty skips the check ($NTNSYNC_WEBHOOK_SECRET)")
+		rate     = flags.Float64("rate", 3, "page API requests per second")
+		burst    = flags.Int("burst", 3, "page API burst")
+		workers  = flags.Int("workers", 2, "pages synced at once")
+		debounce = flags.Duration("debounce", time.Second, "a page is synced once its changes have been quiet this long; 0 syncs at once (demo: 100ms unless set)")
+		maxWait  = flags.Duration("max-wait", 10*time.Second, "a page that keeps changing is still synced this long after its first change; 0: no bound (demo: 1s unless set)")
+		retry    = flags.Duration("retry", 500*time.Millisecond, "first retry wait of a failed page; it doubles up to -retry-max (demo: 200ms unless set)")
+		retryMax = flags.Duration("retry-max", time.Minute, "longest retry wait")
+		grace    = flags.Duration("grace", 30*time.Second, "how long a shutdown waits for the queued pages to sync; what is left stays queued for the next start")
+		fakeAddr = flags.String("fake-api", "", "only serve the demo's fake page API on this address, to try real mode locally")
+		verbose  = flags.Bool("v", false, "log every sync")
 	)
-	flag.Parse()
+	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
 	set := map[string]bool{}
-	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	flags.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	level := slog.LevelWarn
 	if *verbose {
@@ -51,7 +65,8 @@ func main() {
 	cfg := appConfig{
 		APIURL: *apiURL, Token: *token, Secret: []byte(*secret),
 		Rate: *rate, Burst: *burst, Workers: *workers,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+		Debounce: *debounce, MaxWait: *maxWait,
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -59,10 +74,19 @@ func main() {
 	var err error
 	switch {
 	case *fakeAddr != "":
-		err = serveFake(ctx, *fakeAddr)
+		err = serveFake(ctx, *fakeAddr, stdout)
 	case cfg.APIURL == "":
 		if !set["listen"] {
 			*addr = "127.0.0.1:0"
+		}
+		if !set["dir"] {
+			*dir = ""
+		}
+		if !set["debounce"] {
+			cfg.Debounce = 100 * time.Millisecond
+		}
+		if !set["max-wait"] {
+			cfg.MaxWait = time.Second
 		}
 		if !set["retry"] {
 			*retry = 200 * time.Millisecond
@@ -70,24 +94,28 @@ func main() {
 		if !set["retry-max"] {
 			*retryMax = 2 * time.Second
 		}
+		if cfg.Debounce == 0 {
+			cfg.MaxWait = 0
+		}
 		cfg.Backoff = backoff(*retry, *retryMax)
-		err = runDemo(ctx, cfg, *addr, *dir)
+		err = runDemo(ctx, cfg, *addr, *dir, stdout)
 	default:
-		if *dir == "" {
-			*dir = "ntnsync-data"
+		if cfg.Debounce == 0 {
+			cfg.MaxWait = 0
 		}
 		cfg.QueueDir, cfg.OutDir = filepath.Join(*dir, "queue"), filepath.Join(*dir, "pages")
 		cfg.Backoff = backoff(*retry, *retryMax)
 		err = serve(ctx, cfg, *addr, *grace)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "ntnsync:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "ntnsync:", err)
+		return 1
 	}
+	return 0
 }
 
 // runDemo plays the embedded scenario over loopback and prints its report.
-func runDemo(ctx context.Context, cfg appConfig, addr, dir string) error {
+func runDemo(ctx context.Context, cfg appConfig, addr, dir string, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if dir == "" {
@@ -111,68 +139,76 @@ func runDemo(ctx context.Context, cfg appConfig, addr, dir string) error {
 	cfg.APIURL = apiSrv.URL()
 
 	expose := func(a *app) (poster, func(context.Context) error, error) {
-		srv, err := hookhttp.Listen(addr, routes(a))
+		srv, err := listen(addr, routes(a), defaultTimeouts)
 		if err != nil {
 			return nil, nil, err
 		}
-		return hookhttp.PostJSON(http.DefaultClient, srv.URL()+"/webhook"), srv.Shutdown, nil
+		stop := func(ctx context.Context) error { _, err := srv.shutdown(ctx); return err }
+		return hookhttp.PostJSON(http.DefaultClient, srv.url()+"/webhook"), stop, nil
 	}
-	fmt.Printf("ntnsync demo in %s: %d pages, fake page API at %s paced at %g req/s (burst %d), every 4th fetch fails\n",
-		dir, len(demoPages), apiSrv.URL(), cfg.Rate, cfg.Burst)
+	fmt.Fprintf(stdout, "ntnsync demo in %s: %d pages, fake page API at %s paced at %g req/s (burst %d), every 4th fetch fails, %v debounce per page\n",
+		dir, len(demoPages), apiSrv.URL(), cfg.Rate, cfg.Burst, cfg.Debounce)
 	d := &demo{cfg: cfg, fake: fake, expose: expose, gap: 20 * time.Millisecond}
 	rep, err := d.run(ctx)
 	if err != nil {
 		return err
 	}
-	rep.print(os.Stdout)
+	rep.print(stdout)
 	if !rep.ok() {
 		return errors.New("demo checks failed")
 	}
 	return nil
 }
 
-// serve runs the sync for real until SIGINT or SIGTERM, then stops intake,
-// lets the worker finish and drain the queue (up to grace) and commits.
+// serve runs the sync for real until SIGINT or SIGTERM. Then it stops
+// intake (the webhook answers 503, connections of stalled clients are
+// closed), syncs every page still queued for up to grace, and releases
+// the directory. A shutdown that ran out of grace leaves the rest queued
+// for the next start, which is no error: nothing is lost.
 func serve(ctx context.Context, cfg appConfig, addr string, grace time.Duration) error {
-	a, err := newApp(cfg)
+	a, err := openApp(cfg)
 	if err != nil {
 		return err
 	}
-	srv, err := hookhttp.Listen(addr, routes(a))
+	srv, err := listen(addr, routes(a), defaultTimeouts)
 	if err != nil {
+		a.stopNow()
+		_ = a.unlock()
 		return err
 	}
-	cfg.Logger.Warn("listening", "webhook", srv.URL()+"/webhook", "api", cfg.APIURL, "queue", cfg.QueueDir, "pages", cfg.OutDir)
-	runCtx, stopRun := context.WithCancel(context.Background())
-	running := make(chan struct{})
-	go func() { defer close(running); a.worker.run(runCtx) }()
+	queued, _ := a.q.len()
+	cfg.Logger.Warn("listening", "webhook", srv.url()+"/webhook", "api", cfg.APIURL, "queue", cfg.QueueDir, "pages", cfg.OutDir, "queued", queued)
+	running := make(chan error, 1)
+	go func() { running <- a.run(context.Background()) }()
 
 	<-ctx.Done()
-	cfg.Logger.Warn("shutting down: intake stopped, draining the queue")
+	cfg.Logger.Warn("shutting down: intake stopped, syncing what is queued")
 	shutCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	err = srv.Shutdown(shutCtx)
 	a.hook.stop()
-	stopRun()
-	<-running
-	if derr := a.worker.drain(shutCtx); derr != nil {
-		cfg.Logger.Warn("queue not empty at shutdown; it will be synced on the next start", "err", derr)
+	stalled, err := srv.shutdown(shutCtx)
+	if stalled > 0 {
+		cfg.Logger.Warn("closed connections of clients that did not finish their request", "connections", stalled)
 	}
-	m, cerr := a.st.commit(time.Now())
-	if err == nil {
-		err = cerr
+	if serr := a.shutdown(shutCtx); serr != nil {
+		left, _ := a.q.len()
+		cfg.Logger.Warn("shutdown ran out of grace; the pages left are synced on the next start", "queued", left, "err", serr)
 	}
-	cfg.Logger.Warn("committed", "pages", len(m.Pages), "commit", m.Commits)
+	if rerr := <-running; err == nil && rerr != nil {
+		err = rerr
+	}
+	m := a.st.snapshot()
+	cfg.Logger.Warn("stopped", "pages", len(m.Pages), "manifest", filepath.Join(cfg.OutDir, manifestName))
 	return err
 }
 
 // serveFake serves the demo's fake page API until SIGINT or SIGTERM.
-func serveFake(ctx context.Context, addr string) error {
+func serveFake(ctx context.Context, addr string, stdout io.Writer) error {
 	srv, err := hookhttp.Listen(addr, newDemoNotion(30*time.Millisecond, 4, time.Now()))
 	if err != nil {
 		return err
 	}
-	fmt.Printf("fake page API at %s (pages %v; every 4th fetch fails)\n", srv.URL(), demoPages)
+	fmt.Fprintf(stdout, "fake page API at %s (pages %v; every 4th fetch fails)\n", srv.URL(), demoPages)
 	<-ctx.Done()
 	return srv.Shutdown(context.Background())
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -51,4 +52,31 @@ func markdown(p page) []byte {
 		}
 	}
 	return []byte(b.String())
+}
+
+// frontMatter reads the page id and version back from the front matter
+// that markdown writes, and reports whether data has one.
+func frontMatter(data []byte) (id string, version int, ok bool) {
+	rest, found := strings.CutPrefix(string(data), "---\n")
+	if !found {
+		return "", 0, false
+	}
+	head, _, found := strings.Cut(rest, "\n---\n")
+	if !found {
+		return "", 0, false
+	}
+	hasVersion := false
+	for line := range strings.SplitSeq(head, "\n") {
+		switch k, v, _ := strings.Cut(line, ": "); k {
+		case "id":
+			id = v
+		case "version":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return "", 0, false
+			}
+			version, hasVersion = n, true
+		}
+	}
+	return id, version, id != "" && hasVersion
 }

@@ -21,9 +21,16 @@ import (
 // per page in its directory, written atomically before the webhook is
 // answered, so an accepted change survives a crash. A second change of a
 // page that is still queued rewrites the same file: updates coalesce. Each
-// write gets a new sequence number; the worker removes an item only if its
+// write gets a new sequence number; a sync removes an item only if its
 // sequence is unchanged, so a change that arrives while the page is being
-// synced keeps it queued for another pass. It is safe for concurrent use.
+// synced keeps it queued for another sync. It is safe for concurrent use
+// within one process; openApp's lock file keeps other processes out.
+//
+// The queue is hand-written on purpose. A pacer.Runner keeps its state in
+// the process, or in Redis or PostgreSQL with Config.Store; this tool runs
+// with nothing but a directory and must lose nothing to kill -9, so the
+// directory is the record of what is left to do, and the Runner, rebuilt
+// from it at every start, only decides when each page is synced.
 type queue struct {
 	dir   string
 	locks mutex.Keyed[string] // per page: put and ack are read-modify-write
@@ -45,10 +52,15 @@ type item struct {
 // file names: Notion's UUIDs, with or without dashes.
 var validPageID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,63}$`)
 
-// openQueue opens the queue in dir, creating dir if needed and continuing
-// the sequence of the items a previous run left behind.
+// openQueue opens the queue in dir, creating dir if needed, removing the
+// temporary files of item writes that a killed run cut short, and
+// continuing the sequence of the items a previous run left behind. The
+// caller must be the only process using dir.
 func openQueue(dir string) (*queue, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if _, err := removeTempFiles(dir, isItemName); err != nil {
 		return nil, err
 	}
 	q := &queue{dir: dir}
@@ -63,6 +75,12 @@ func openQueue(dir string) (*queue, error) {
 }
 
 func (q *queue) path(pageID string) string { return filepath.Join(q.dir, pageID+".json") }
+
+// isItemName reports whether name is the file name of a queue item.
+func isItemName(name string) bool {
+	id, ok := strings.CutSuffix(name, ".json")
+	return ok && validPageID.MatchString(id)
+}
 
 // put records a change of pageID at time at, merging it into the page's
 // queued item if there is one. It returns once the item is on disk.
@@ -128,8 +146,8 @@ func (q *queue) list() ([]item, error) {
 	var items []item
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
-			continue // temporary files of a write in progress or cut short
+		if e.IsDir() || !isItemName(name) {
+			continue // temporary files of a write in progress, the lock file
 		}
 		it, err := q.read(strings.TrimSuffix(name, ".json"))
 		if errors.Is(err, fs.ErrNotExist) {

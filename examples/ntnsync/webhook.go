@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,25 +29,42 @@ type notification struct {
 
 // A webhook is the HTTP endpoint Notion calls when a page changes. It puts
 // the page on the durable queue and only then answers 200, so an answered
-// change is never lost; then it wakes the worker. It answers 400 to a body
-// that is not an event, 401 to a bad signature when a secret is set, 413 to
-// a body over 1 MiB, 500 when the queue cannot be written (the sender
-// retries) and 503 once intake has stopped. Events about anything but a page
-// are answered 200 and ignored. It is safe for concurrent use.
+// change is never lost; then it tells the Runner (notify).
+//
+// With a secret set, the signature is checked first, on every request,
+// before the body is parsed: a request not signed with the secret gets 401
+// whatever it holds, a subscription handshake included. Only without a
+// secret is the handshake's verification token logged, since it is the
+// secret to configure.
+//
+// Answers: 200 queued, or ignored (not a page; a handshake); 400 a body
+// that is not an event, or a bad page id; 401 a bad signature; 405 not a
+// POST; 413 a body over 1 MiB; 500 the queue could not be written (the
+// sender retries); 503 once intake has stopped. It is safe for concurrent
+// use.
 type webhook struct {
 	secret []byte
 	q      *queue
-	wake   wakeup
+	notify func(ctx context.Context, pageID string) error
 	log    *slog.Logger
 
-	closed   atomic.Bool
+	// gate is held shared while a change is queued and exclusively by
+	// stop, so that once stop returned no change is being queued.
+	gate   sync.RWMutex
+	closed atomic.Bool
+
 	accepted atomic.Int64 // page changes queued
 	ignored  atomic.Int64 // answered 200, nothing queued
 	refused  atomic.Int64 // answered 4xx or 5xx
 }
 
-// stop makes the webhook refuse every later request with 503.
-func (h *webhook) stop() { h.closed.Store(true) }
+// stop makes the webhook refuse every later request with 503, and returns
+// once the changes being queued are on disk.
+func (h *webhook) stop() {
+	h.gate.Lock()
+	h.closed.Store(true)
+	h.gate.Unlock()
+}
 
 func (h *webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	status, msg := h.serve(w, r)
@@ -72,19 +91,24 @@ func (h *webhook) serve(w http.ResponseWriter, r *http.Request) (int, string) {
 	case err != nil:
 		return http.StatusBadRequest, "reading body: " + err.Error()
 	}
+	if len(h.secret) > 0 && !hookhttp.Verify(h.secret, body, r.Header.Get(hookhttp.SignatureHeader)) {
+		return http.StatusUnauthorized, "bad signature"
+	}
 	var n notification
 	if err := json.Unmarshal(body, &n); err != nil {
 		return http.StatusBadRequest, "bad JSON: " + err.Error()
 	}
 	if n.VerificationToken != "" {
-		// Notion's subscription handshake: the token is the secret to
-		// configure, so it is logged, not checked.
-		h.log.Warn("webhook verification token received; set it as the secret", "token", n.VerificationToken)
 		h.ignored.Add(1)
+		if len(h.secret) == 0 {
+			// Notion's subscription handshake: the token is the secret to
+			// configure. Logged only while none is: with a secret set, the
+			// request was signed with it, and the token is not repeated.
+			h.log.Warn("webhook verification token received; set it as the secret", "token", n.VerificationToken)
+		} else {
+			h.log.Warn("webhook verification request ignored: a secret is already set")
+		}
 		return http.StatusOK, ""
-	}
-	if len(h.secret) > 0 && !hookhttp.Verify(h.secret, body, r.Header.Get(hookhttp.SignatureHeader)) {
-		return http.StatusUnauthorized, "bad signature"
 	}
 	if n.Entity.Type != "page" {
 		h.ignored.Add(1)
@@ -93,11 +117,24 @@ func (h *webhook) serve(w http.ResponseWriter, r *http.Request) (int, string) {
 	if !validPageID.MatchString(n.Entity.ID) {
 		return http.StatusBadRequest, "bad page id"
 	}
-	if err := h.q.put(n.Entity.ID, time.Now()); err != nil {
-		h.log.Error("queueing page", "page", n.Entity.ID, "err", err)
+	return h.accept(r.Context(), n.Entity.ID)
+}
+
+// accept queues a change of page id on disk and tells the Runner.
+func (h *webhook) accept(ctx context.Context, id string) (int, string) {
+	h.gate.RLock()
+	defer h.gate.RUnlock()
+	if h.closed.Load() {
+		return http.StatusServiceUnavailable, "shutting down"
+	}
+	if err := h.q.put(id, time.Now()); err != nil {
+		h.log.Error("queueing page", "page", id, "err", err)
 		return http.StatusInternalServerError, "could not queue the change"
 	}
 	h.accepted.Add(1)
-	h.wake.notify()
+	if err := h.notify(context.WithoutCancel(ctx), id); err != nil { // the change is ours even if the sender hangs up
+		// The change is on disk: the next start syncs it.
+		h.log.Warn("page queued but not scheduled; the next start syncs it", "page", id, "err", err)
+	}
 	return http.StatusOK, ""
 }

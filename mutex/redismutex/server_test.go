@@ -1,0 +1,76 @@
+package redismutex_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/internal/enginetest"
+	"github.com/pacerkit/pacer/mutex/redismutex"
+)
+
+// client returns a client of the test server, closed when t ends: one per
+// Locker, as separate processes would have. Without a server the test is
+// skipped, or fails when CI=true.
+func client(t testing.TB) *redis.Client {
+	t.Helper()
+	opt, err := redis.ParseURL(enginetest.RedisURL())
+	require.NoError(t, err, "PACER_REDIS_URL")
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		enginetest.Missing(t, fmt.Sprintf("no Redis at %s (%v): start redis-server, or set PACER_REDIS_URL, to run these tests", enginetest.RedisURL(), err))
+	}
+	return c
+}
+
+// prefix returns a Config.Prefix no other test uses, whose keys are
+// deleted when t ends.
+func prefix(t testing.TB) string {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	p := "pacertest-" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		c := client(t)
+		ctx := context.Background()
+		iter := c.Scan(ctx, 0, "{"+p+":*", 1000).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+	})
+	return p
+}
+
+// newLocker returns a Locker on a client of its own, configured by cfg,
+// closed when t ends.
+func newLocker(t testing.TB, cfg redismutex.Config) *redismutex.Locker {
+	t.Helper()
+	return newLockerOn(t, client(t), cfg)
+}
+
+func newLockerOn(t testing.TB, c redis.UniversalClient, cfg redismutex.Config) *redismutex.Locker {
+	t.Helper()
+	m, err := redismutex.New(c, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+// config returns a Config of Name "t" under a prefix of t's own.
+func config(t testing.TB, ttl time.Duration) redismutex.Config {
+	return redismutex.Config{TTL: ttl, Prefix: prefix(t), Name: "t"}
+}
+
+// lockKey is the Redis key of the lock of key under cfg.
+func lockKey(cfg redismutex.Config, key string) string {
+	return "{" + cfg.Prefix + ":lock:" + cfg.Name + "}:k:" + key
+}

@@ -1,0 +1,94 @@
+package redisrate
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pacerkit/pacer/ratelimit"
+)
+
+var (
+	_ ratelimit.Limiter = (*Limiter)(nil)
+	_ ratelimit.Pauser  = (*Limiter)(nil)
+)
+
+// A Limiter controls how often an event may happen across every process
+// that shares its Redis, Prefix and Name: one bucket of Config.Burst events
+// refilled at Config.Rate per second, held in Redis and paced by GCRA.
+// See the package doc for the guarantees, the keys and the failures.
+//
+// Allow takes an event now or refuses; Wait waits for one. Both make one
+// round trip. Pause and PauseFor hold every process's events for a while.
+//
+// A Limiter is safe for concurrent use. Use New; the zero value is not
+// usable. It owns no goroutine and nothing to close: the client is the
+// caller's.
+type Limiter struct {
+	b bucket
+}
+
+// New returns a Limiter of cfg's shared bucket on client, or an error
+// naming the first invalid field of cfg. It does not talk to Redis.
+func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
+	if client == nil {
+		return nil, errors.New("redisrate: New needs a client, got nil")
+	}
+	s, err := cfg.shape()
+	if err != nil {
+		return nil, err
+	}
+	l := &Limiter{}
+	l.b.s = s
+	l.b.srv = newRemote(client, s, s.tag+"tat", s.tag+"pause", true)
+	return l, nil
+}
+
+// Allow takes one event if the bucket has one now and no pause is in
+// effect, in one round trip, and reports whether it did. A pause set
+// through this Limiter value refuses at once, without asking Redis.
+//
+// If Redis cannot be reached, Allow returns Config.FailOpen and an error
+// naming the package and the bucket; if ctx ends first, false and ctx.Err().
+func (l *Limiter) Allow(ctx context.Context) (bool, error) { return l.b.allow(ctx) }
+
+// Wait blocks until one event may happen. One round trip to Redis takes
+// the event's turn, now or later, and Wait sleeps until it on a local
+// timer. It returns:
+//
+//   - nil when the event may happen;
+//   - ratelimit.ErrWouldExceedDeadline at once, with nothing taken, if the
+//     turn would come after ctx's deadline;
+//   - ctx.Err() if ctx ends first (having given the turn back if it
+//     safely could, see the package doc);
+//   - an error naming the package and the bucket if Redis cannot be
+//     reached, whatever Config.FailOpen says.
+//
+// A Wait whose turn falls in a pause set through this Limiter value after
+// it took the turn sleeps until the pause ends, then takes another turn
+// (a second round trip): no Wait of this value returns nil during a pause
+// set through it.
+func (l *Limiter) Wait(ctx context.Context) error { return l.b.wait(ctx) }
+
+// Pause holds every event of the bucket, in every process, for d from now
+// on the server's clock, in one round trip: Allow refuses and Wait sleeps
+// until it ends. A pause only ever extends an earlier one, never shortens
+// it; setting or extending one also empties the bucket, so that at most
+// min(Burst, Rate·d) events pass at once when it ends. d <= 0 does
+// nothing.
+//
+// This Limiter value holds its own Waits and Allows from the moment Pause
+// is called, even if Redis cannot be reached; then Pause returns an error
+// naming the package and the bucket, and other processes are not paused.
+func (l *Limiter) Pause(ctx context.Context, d time.Duration) error { return l.b.pause(ctx, d) }
+
+// PauseFor is Pause without a ctx or an error, for ratelimit.Pauser (so
+// for ratelimit.Transport and a pacer Runner's PauseAll): its round trip
+// is bounded by one second, and its error is kept for Err.
+func (l *Limiter) PauseFor(d time.Duration) { l.b.pauseFor(d) }
+
+// Err returns the error of the last PauseFor, nil if it reached Redis or
+// if there was none.
+func (l *Limiter) Err() error { return l.b.err() }
