@@ -1,5 +1,3 @@
-//go:build redisdraft
-
 package main
 
 import (

@@ -1,5 +1,3 @@
-//go:build redisdraft
-
 package main
 
 import (
@@ -9,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/pacerkit/pacer/mutex/redismutex"
@@ -49,7 +48,8 @@ func openShared(ctx context.Context, url, prefix string, lockTTL time.Duration, 
 	if prefix == "" {
 		prefix = redismutex.DefaultPrefix
 	}
-	s := &shared{locks: redisLocks{locker}, limits: limits, progress: newRedisProgress(client, prefix)}
+	s := &shared{locks: redisLocks{locker}, limits: &redisLimits{k: limits, byAccount: map[string]*redisrate.KeyLimiter{}},
+		progress: newRedisProgress(client, prefix)}
 	return s, func() error { return errors.Join(locker.Close(), client.Close()) }, nil
 }
 
@@ -62,6 +62,35 @@ func (l redisLocks) do(ctx context.Context, account string, fn func(context.Cont
 		fence, _ := redismutex.FenceFrom(ctx)
 		return fn(ctx, fence)
 	})
+}
+
+// redisLimits are account buckets in Redis, shared by every instance. Each
+// account's KeyLimiter is kept, so that a pause (a 429) also holds the
+// sends of this process that were already waiting for a token.
+type redisLimits struct {
+	k *redisrate.Keyed
+
+	mu        sync.Mutex
+	byAccount map[string]*redisrate.KeyLimiter
+}
+
+func (l *redisLimits) For(account string) *redisrate.KeyLimiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kl, ok := l.byAccount[account]
+	if !ok {
+		kl = l.k.For(account)
+		l.byAccount[account] = kl
+	}
+	return kl
+}
+
+func (l *redisLimits) Wait(ctx context.Context, account string) error {
+	return l.For(account).Wait(ctx)
+}
+
+func (l *redisLimits) PauseKey(ctx context.Context, account string, d time.Duration) error {
+	return l.For(account).Pause(ctx, d)
 }
 
 var (
