@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
@@ -61,6 +62,7 @@ func TestMeasureThroughput(t *testing.T) {
 				require.Equal(t, "ready", sc.Text())
 				outs = append(outs, sc)
 			}
+			cpu0 := serverCPU(t, c)
 			t0 := time.Now()
 			require.NoError(t, c.RPush(t.Context(), "tp-go-"+q, "go", "go").Err())
 			for {
@@ -72,8 +74,10 @@ func TestMeasureThroughput(t *testing.T) {
 				time.Sleep(2 * time.Millisecond)
 			}
 			took := time.Since(t0)
+			server := serverCPU(t, c) - cpu0
 			require.NoError(t, c.RPush(t.Context(), "tp-stop-"+q, "stop", "stop").Err())
 			handled := 0
+			var procCPU time.Duration
 			for i, cmd := range procs {
 				for outs[i].Scan() {
 					if n, ok := strings.CutPrefix(outs[i].Text(), "handled "); ok {
@@ -83,9 +87,12 @@ func TestMeasureThroughput(t *testing.T) {
 					}
 				}
 				require.NoError(t, cmd.Wait())
+				procCPU += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 			}
 			require.Equal(t, values, handled, "every value handled once")
-			fmt.Printf("throughput %s round %d: %d values in %v: %.0f values/s\n", mode.name, round, values, took.Round(time.Millisecond), values/took.Seconds())
+			perValue := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / values }
+			fmt.Printf("throughput %s round %d: %d values in %v: %.0f values/s; CPU per value: server %.1f µs, processes %.1f µs (load average %s)\n",
+				mode.name, round, values, took.Round(time.Millisecond), values/took.Seconds(), perValue(server), perValue(procCPU), loadAverage())
 		}
 	}
 }
@@ -102,6 +109,33 @@ func fill(t *testing.T, s *redisstore.Store, q string, n, keys int, v func(int) 
 		})
 	}
 	wg.Wait()
+}
+
+// serverCPU returns the CPU time the server used so far (INFO cpu).
+func serverCPU(t *testing.T, c *redis.Client) time.Duration {
+	info, err := c.Info(context.Background(), "cpu").Result()
+	require.NoError(t, err)
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		for _, f := range []string{"used_cpu_sys:", "used_cpu_user:"} {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), f); ok {
+				s, err := strconv.ParseFloat(v, 64)
+				require.NoError(t, err)
+				total += s
+			}
+		}
+	}
+	return time.Duration(total * float64(time.Second))
+}
+
+// loadAverage returns the machine's load average over the last minute,
+// or "?" where it cannot be read.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
 }
 
 func assertNoError(t *testing.T, err error) {
