@@ -32,7 +32,7 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 	for _, v := range vals {
 		args = append(args, v)
 	}
-	if err := addScript.Run(ctx, s.c, q.add, args...).Err(); err != nil {
+	if err := s.call(ctx, addFn, q.add, args...).Err(); err != nil {
 		return wrap("add", err)
 	}
 	return nil

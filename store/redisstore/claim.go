@@ -20,7 +20,7 @@ func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([
 	if err := checkClaim(p); err != nil {
 		return nil, 0, err
 	}
-	r, err := s.run(ctx, claimScript, q.ready, q.prefix, p.Keys, p.MaxBatch, micros(p.TTL)).Slice()
+	r, err := s.run(ctx, claimFn, q.ready, q.prefix, p.Keys, p.MaxBatch, micros(p.TTL)).Slice()
 	if err != nil {
 		return nil, 0, wrap("claim", err)
 	}

@@ -24,7 +24,7 @@ func (s *Store) DeadLetters(ctx context.Context, queue string, after uint64, lim
 	if limit <= 0 {
 		return nil, nil
 	}
-	r, err := deadLettersScript.Run(ctx, s.c, q.dead, q.prefix, strconv.FormatUint(after, 10), limit).Slice()
+	r, err := s.call(ctx, deadLettersFn, q.dead, q.prefix, strconv.FormatUint(after, 10), limit).Slice()
 	if err != nil {
 		return nil, wrap("dead letters", err)
 	}
@@ -80,7 +80,7 @@ func (s *Store) Redrive(ctx context.Context, queue string, id uint64) (bool, err
 	if err != nil {
 		return false, err
 	}
-	r, err := s.run(ctx, redriveScript, q.ready, q.prefix, strconv.FormatUint(id, 10)).Int()
+	r, err := s.run(ctx, redriveFn, q.ready, q.prefix, strconv.FormatUint(id, 10)).Int()
 	if err != nil {
 		return false, wrap("redrive", err)
 	}
@@ -97,7 +97,7 @@ func (s *Store) Purge(ctx context.Context, queue string, before time.Time) (int,
 	}
 	total := 0
 	for {
-		r, err := purgeScript.Run(ctx, s.c, q.dead, q.prefix, before.UnixMicro(), purgeChunk).Int()
+		r, err := s.call(ctx, purgeFn, q.dead, q.prefix, before.UnixMicro(), purgeChunk).Int()
 		if err != nil {
 			return total, wrap("purge", err)
 		}

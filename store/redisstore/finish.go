@@ -195,7 +195,7 @@ func (s *Store) finishBatch(q *queue, batch []*finishCall) {
 	for _, c := range live {
 		args = append(args, c.l.Key, strconv.FormatUint(c.l.Fence, 10), int(c.o.Kind), micros(c.o.After), c.o.Err, c.p.Keys)
 	}
-	r, err := s.run(ctx, finishScript, q.ready, args...).Slice()
+	r, err := s.run(ctx, finishFn, q.ready, args...).Slice()
 	if err == nil {
 		err = spread(q.name, live, r)
 	}

@@ -19,7 +19,7 @@ func (s *Store) Extend(ctx context.Context, l store.Lease, ttl time.Duration) er
 	if ttl <= 0 {
 		return fmt.Errorf("redisstore: Extend ttl is %v, want more than 0", ttl)
 	}
-	ok, err := extendScript.Run(ctx, s.c, q.hash(l.Key), q.prefix, l.Key, strconv.FormatUint(l.Fence, 10), micros(ttl)).Int()
+	ok, err := s.call(ctx, extendFn, q.hash(l.Key), q.prefix, l.Key, strconv.FormatUint(l.Fence, 10), micros(ttl)).Int()
 	if err != nil {
 		return wrap("extend", err)
 	}

@@ -115,11 +115,11 @@ func (s *Store) queue(ctx context.Context, name string) (*queue, error) {
 // queue's inbox before it could do its work: it is run again.
 const folding = "FOLDING"
 
-// run runs script with keys and args, again while it replies folding.
-// Each run folds part of the inbox, so the runs end.
-func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+// run calls the function fn with keys and args, again while it replies
+// folding. Each call folds part of the inbox, so the calls end.
+func (s *Store) run(ctx context.Context, fn string, keys []string, args ...any) *redis.Cmd {
 	for {
-		cmd := script.Run(ctx, s.c, keys, args...)
+		cmd := s.call(ctx, fn, keys, args...)
 		if v, ok := cmd.Val().(string); !ok || v != folding {
 			return cmd
 		}

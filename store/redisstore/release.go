@@ -9,7 +9,7 @@ func (s *Store) Release(ctx context.Context, queue, key string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	r, err := s.run(ctx, releaseScript, q.hash(key), q.prefix, key).Int()
+	r, err := s.run(ctx, releaseFn, q.hash(key), q.prefix, key).Int()
 	if err != nil {
 		return false, wrap("release", err)
 	}

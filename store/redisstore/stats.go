@@ -15,7 +15,7 @@ func (s *Store) Stats(ctx context.Context, queue string) (store.Stats, error) {
 	if err != nil {
 		return store.Stats{}, err
 	}
-	r, err := s.run(ctx, statsScript, q.ready, q.prefix).Int64Slice()
+	r, err := s.run(ctx, statsFn, q.ready, q.prefix).Int64Slice()
 	if err != nil {
 		return store.Stats{}, wrap("stats", err)
 	}
