@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -15,9 +16,10 @@ var luaFiles embed.FS
 
 // The operations, one script of lua/ each, which the Store runs as the
 // functions of one Redis function library (FCALL), each in one round
-// trip. A function costs less to call than a script run with EVALSHA
-// (Redis 7.0 sets up a script's KEYS and ARGV as globals on every call),
-// which is most of what Add costs beyond a PING.
+// trip. A function costs less to call than a script run with EVALSHA,
+// which on Redis 7.0 sets up the script's KEYS and ARGV as globals on
+// every call, and the steps the scripts share (lib.lua) are defined once,
+// when the library is loaded, not on every call.
 var (
 	addFn         = lib.function("add")
 	claimFn       = lib.function("claim")
@@ -33,9 +35,10 @@ var (
 // lib is the library of the package's functions.
 var lib = newLibrary("add", "claim", "extend", "finish", "release", "stats", "deadletters", "redrive", "purge")
 
-// A library is the code of a Redis function library that registers one
-// function per script: the script's code, with lib.lua in it where it
-// says so, as the body of a function of KEYS and ARGV.
+// A library is the code of a Redis function library: lib.lua, which
+// holds the steps the scripts share, then one function per script, whose
+// body is the script's code, a function of KEYS and ARGV. A script's
+// "-- @include lib.lua" line becomes a call of lib.lua's begin.
 //
 // Its name and its functions' names end with a hash of the code, so that
 // processes that run different versions of the package each call their
@@ -45,11 +48,12 @@ type library struct {
 	code string
 }
 
-// includeLib is the line of a script that lib.lua replaces.
+// includeLib is the line of a script that uses lib.lua.
 const includeLib = "-- @include lib.lua\n"
 
 func newLibrary(scripts ...string) *library {
 	var body strings.Builder
+	body.WriteString(mustRead("lib.lua"))
 	for _, name := range scripts {
 		src := mustRead(name + ".lua")
 		if name != "add" {
@@ -57,7 +61,7 @@ func newLibrary(scripts ...string) *library {
 			if !strings.Contains(src, includeLib) {
 				panic("redisstore: " + name + ".lua does not include lib.lua")
 			}
-			src = strings.Replace(src, includeLib, mustRead("lib.lua"), 1)
+			src = strings.Replace(src, includeLib, "begin(ARGV[1])\n", 1)
 		}
 		body.WriteString("redis.register_function('@_" + name + "', function(KEYS, ARGV)\n")
 		body.WriteString(src)
@@ -87,6 +91,7 @@ func (s *Store) call(ctx context.Context, fn string, keys []string, args ...any)
 	cmd := s.c.FCall(ctx, fn, keys, args...)
 	if err := cmd.Err(); err != nil && strings.Contains(err.Error(), "Function not found") {
 		if err := s.load(ctx); err != nil {
+			cmd.SetErr(fmt.Errorf("loading the function library: %w", err))
 			return cmd
 		}
 		cmd = s.c.FCall(ctx, fn, keys, args...)

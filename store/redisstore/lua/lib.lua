@@ -1,12 +1,14 @@
 --[[
-  lib.lua is included in every script of the package but add.lua, where
-  the script says "-- @include lib.lua": it names the queue's keys and
-  holds the steps that several scripts share.
+  lib.lua opens the package's Redis function library: the other scripts
+  become its functions (see scripts.go), each a function of KEYS and ARGV
+  whose "-- @include lib.lua" line calls begin. It names the queue's keys
+  and holds the steps that several scripts share; the library runs it
+  once, when it is loaded, so a call does not define its steps again.
 
-  ARGV[1] of every script is the prefix of the queue's names,
+  ARGV[1] of every function is the prefix of the queue's names,
   "{prefix:queue}:"; every name starts with it, so all are in one hash slot
-  of Redis Cluster. A script declares in KEYS the names of its common path
-  only; the others it builds from ARGV[1]. The queue's keys:
+  of Redis Cluster. A function declares in KEYS the names of its common
+  path only; the others it builds from ARGV[1]. The queue's keys:
     ready     ZSET  key -> when it became ready; leased lowest first
     pending   ZSET  key -> when its burst is due, for keys with nothing but
                     an open burst
@@ -26,13 +28,13 @@
                     0, else "<count> <wait> <maxwait>"), its key, then its
                     values
 
-  Add only appends to the inbox (add.lua). Every other script that reads
-  or changes the keys' values or state first folds the inbox (fold): each
-  Add is applied as it would have been at its own time, so that the order,
-  the debounce and the counts are those of Adds applied at once. A fold
-  does at most FOLD elements' worth of Adds; a script that finds more
-  left returns FOLDING before doing anything else, and the caller runs it
-  again.
+  Add only appends to the inbox (add.lua). Every other function that
+  reads or changes the keys' values or state first folds the inbox (fold):
+  each Add is applied as it would have been at its own time, so that the
+  order, the debounce and the counts are those of Adds applied at once. A
+  fold does at most FOLD elements' worth of Adds; a function that finds
+  more left returns FOLDING before doing anything else, and the caller
+  calls it again.
 
   A key of the queue is in exactly one of ready, pending, delayed, leased
   and held while it has values (and in trailing too while an open burst
@@ -58,13 +60,8 @@
   strings, not numbers, to redis.call where they can: Redis 7.0 formats a
   number argument with printf's %.17g, which costs more than the command.
 ]]
-local rcall = redis.call
-local PFX = ARGV[1]
-local K_READY, K_PENDING, K_TRAILING = PFX .. 'ready', PFX .. 'pending', PFX .. 'trailing'
-local K_DELAYED, K_LEASED, K_HELD = PFX .. 'delayed', PFX .. 'leased', PFX .. 'held'
-local K_META, K_WAKE, K_DEAD, K_DEADAT = PFX .. 'meta', PFX .. 'wake', PFX .. 'dead', PFX .. 'deadat'
-local K_INBOX = PFX .. 'inbox'
-local INF = math.huge
+local rcall -- redis.call, which a library cannot reach while it loads
+local INF = 1 / 0 -- math.huge: a library cannot reach math while it loads
 local FOLDING = {ok = 'FOLDING'}
 local ZEROS = {'00000', '0000', '000', '00', '0', ''}
 
@@ -106,9 +103,25 @@ local function burst_due(now, first, wait, maxwait)
   return due
 end
 
+-- The names of the queue a call works on, and whether it woke a worker:
+-- set by begin, as Redis runs one call at a time.
+local PFX, K_READY, K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K_HELD
+local K_META, K_WAKE, K_DEAD, K_DEADAT, K_INBOX
+local woken
+
+-- begin starts a call on the queue whose names start with prefix.
+local function begin(prefix)
+  rcall = redis.call
+  PFX = prefix
+  K_READY, K_PENDING, K_TRAILING = PFX .. 'ready', PFX .. 'pending', PFX .. 'trailing'
+  K_DELAYED, K_LEASED, K_HELD = PFX .. 'delayed', PFX .. 'leased', PFX .. 'held'
+  K_META, K_WAKE, K_DEAD, K_DEADAT = PFX .. 'meta', PFX .. 'wake', PFX .. 'dead', PFX .. 'deadat'
+  K_INBOX = PFX .. 'inbox'
+  woken = false
+end
+
 -- wake lets one waiting worker return from its blocking pop. Once per
--- script is enough: the member is the same, and no script pops it.
-local woken = false
+-- call is enough: the member is the same, and no function pops it.
 local function wake()
   if not woken then
     woken = true
