@@ -117,13 +117,13 @@ func fill(t *testing.T, s *redisstore.Store, q string, n, keys int, v func(int) 
 }
 
 // scriptCalls returns how many scripts the server ran so far (INFO
-// commandstats: EVALSHA and EVAL).
+// commandstats: FCALL, EVALSHA and EVAL).
 func scriptCalls(t *testing.T, c *redis.Client) int {
 	info, err := c.Info(context.Background(), "commandstats").Result()
 	require.NoError(t, err)
 	total := 0
 	for _, line := range strings.Split(info, "\n") {
-		for _, cmd := range []string{"cmdstat_evalsha:calls=", "cmdstat_eval:calls="} {
+		for _, cmd := range []string{"cmdstat_fcall:calls=", "cmdstat_evalsha:calls=", "cmdstat_eval:calls="} {
 			if rest, ok := strings.CutPrefix(line, cmd); ok {
 				calls, _, _ := strings.Cut(rest, ",")
 				n, err := strconv.Atoi(calls)
