@@ -30,7 +30,8 @@ type Store struct {
 
 	queues sync.Map // queue name -> *queue
 
-	// ctx ends at Close, which wakes the blocked Waits; waits counts them.
+	// ctx ends at Close, which wakes the blocked Waits; waits counts the
+	// Waits' blocking pops, which may outlive their Wait a little.
 	ctx    context.Context
 	cancel context.CancelFunc
 	mu     sync.Mutex // orders waits.Add against Close's waits.Wait
@@ -55,9 +56,9 @@ func New(c redis.UniversalClient, cfg Config) (*Store, error) {
 	return &Store{c: c, cfg: cfg, id: hex.EncodeToString(id[:]), ctx: ctx, cancel: cancel}, nil
 }
 
-// Close ends the Waits in progress and makes every later call return
-// store.ErrClosed. It leaves the state in Redis and the client open. It is
-// safe to call more than once.
+// Close ends the Waits in progress, waits for their blocking pops to end,
+// and makes every later call return store.ErrClosed. It leaves the state
+// in Redis and the client open. It is safe to call more than once.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	s.closed = true

@@ -3,7 +3,8 @@
   turn, and then, if the callers ask, leases ready keys as claim.lua does,
   at the same instant: one round trip for workers that are done with their
   batches and want the next. A lease that lapsed, ended or was superseded
-  changes nothing and asks for no key.
+  changes nothing and asks for no key. Each lease ends a microsecond after
+  the one before, so that the order of the calls holds.
 
   KEYS[1]     the queue's ready (see lib.lua)
   ARGV[1]     prefix of the queue's names; a dead letter is ARGV[1].."d:"..id
@@ -24,8 +25,15 @@ if not fold() then
   return FOLDING
 end
 local out, want = {}, 0
+local t, t_s = now, now_s
 for i = 4, #ARGV, 6 do
-  local more = finish_lease(ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), ARGV[i + 4], now, now_s)
+  if i > 4 then
+    -- A microsecond apart, so that the keys they make ready keep the
+    -- order of the calls, as they would with calls one after the other.
+    t = t + 1
+    t_s = str(t)
+  end
+  local more = finish_lease(ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), ARGV[i + 4], t, t_s)
   out[#out + 1] = more
   if more >= 0 then
     want = want + tonumber(ARGV[i + 5])
@@ -34,7 +42,7 @@ end
 if want == 0 then
   return out
 end
-local c = claim_ready(now, now_s, want, tonumber(ARGV[2]), tonumber(ARGV[3]))
+local c = claim_ready(t, t_s, want, tonumber(ARGV[2]), tonumber(ARGV[3]))
 for i = 1, #c do
   out[#out + 1] = c[i]
 end
