@@ -230,8 +230,8 @@
 //     waits: a bare timer of the same process, in the same runs, fired
 //     late by 1.1-4.2 ms at p99 and by up to 9.9 ms, and a batch's start
 //     takes a timer, then a Claim's round trip (two processes to run
-//     again), then the handler's goroutine. The worst runs are those whose
-//     bare timer was late the most. Before Wait returned on its timer
+//     again), then the handler's goroutine. The two runs that missed are
+//     among the three whose bare timer was latest. Before Wait returned on its timer
 //     (it waited for its blocking pop to end, one more round trip through
 //     the server), p99 was 3.0-10.9 ms, and 91-128 ms in two runs at load
 //     average 10 to 11.

@@ -258,3 +258,19 @@ func TestLoadsItsFunctions(t *testing.T) {
 	require.Equal(t, [][]byte{[]byte("1")}, ls[0].Values)
 	require.Equal(t, names, libraries())
 }
+
+// TestLeaseForEver: a lease whose TTL is for ever holds, can be extended
+// for ever, and ends.
+func TestLeaseForEver(t *testing.T) {
+	s, _, _ := newStore(t)
+	ctx := t.Context()
+	require.NoError(t, s.Add(ctx, "q", "k", [][]byte{[]byte("1"), []byte("2")}, store.AddParams{}))
+	ls, next, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: store.Never})
+	require.NoError(t, err)
+	require.Len(t, ls, 1)
+	require.Equal(t, store.Never, next)
+	require.NoError(t, s.Extend(ctx, ls[0], store.Never))
+	more, err := s.Finish(ctx, ls[0], store.Outcome{Kind: store.Ack})
+	require.NoError(t, err)
+	require.True(t, more)
+}
