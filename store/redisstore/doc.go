@@ -50,9 +50,9 @@
 // values are in Redis: durability does not wait for the fold. A fold does
 // at most 4,096 elements of the inbox (a larger single Add whole), and a
 // function that finds more left replies so and is called again before it
-// does its work, so that no call stalls the server for long; the first
-// call after a million Adds with no worker running folds them in a few
-// hundred calls.
+// does its work, so that no call stalls the server for long: 100,000
+// Adds of 10 values each, made while no worker ran, take about 350 calls
+// to fold.
 //
 // # Finish calls share a function call
 //
