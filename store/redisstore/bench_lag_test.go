@@ -50,7 +50,9 @@ func TestMeasureReadyLag(t *testing.T) {
 // getting three values 10 ms apart from alternate instances, then going
 // quiet for Wait (50 ms). Its batch must hold all three values, and start
 // within Wait + 5 ms of the last Add: handler start - last Add's return -
-// Wait, over 300 keys, 10 at a time.
+// Wait, over 300 keys, 10 at a time. Beside it, the floor the machine sets
+// in the same run: how late a bare timer of this process fires (timers of
+// 5 to 25 ms, one after the other, while the keys are added).
 func TestMeasureDebouncePrecision(t *testing.T) {
 	benchOnly(t)
 	addr := benchServer(t)
@@ -85,6 +87,10 @@ func TestMeasureDebouncePrecision(t *testing.T) {
 	start(t, r2)
 	rs := []*pacer.Runner[string, int]{r1, r2}
 
+	floor := make(chan []time.Duration)
+	stopFloor := make(chan struct{})
+	go func() { floor <- timerLateness(stopFloor) }()
+
 	const keys, together = 300, 10
 	last := make([]time.Time, keys)
 	for g := 0; g < keys; g += together {
@@ -104,6 +110,8 @@ func TestMeasureDebouncePrecision(t *testing.T) {
 		wg.Wait()
 		time.Sleep(wait + 30*time.Millisecond)
 	}
+	close(stopFloor)
+	fp50, fp99, ftop := quantiles(<-floor)
 	time.Sleep(time.Second)
 	mu.Lock()
 	defer mu.Unlock()
@@ -114,5 +122,24 @@ func TestMeasureDebouncePrecision(t *testing.T) {
 		late[k] = startedAt[key].Sub(last[k]) - wait
 	}
 	p50, p99, top := quantiles(late)
-	fmt.Printf("debounce precision, %d keys, Wait %v, 2 instances: start - last Add - Wait: p50 %v, p99 %v, max %v\n", keys, wait, p50, p99, top)
+	fmt.Printf("debounce precision, %d keys, Wait %v, 2 instances: start - last Add - Wait: p50 %v, p99 %v, max %v; a bare timer's lateness: p50 %v, p99 %v, max %v (load average %s)\n",
+		keys, wait, p50, p99, top, fp50, fp99, ftop, loadAverage())
+}
+
+// timerLateness times timers of 5 to 25 ms, one after the other, until
+// stop is closed, and returns how late each fired.
+func timerLateness(stop <-chan struct{}) []time.Duration {
+	var late []time.Duration
+	for i := 0; ; i++ {
+		d := time.Duration(5+i%21) * time.Millisecond
+		t0 := time.Now()
+		t := time.NewTimer(d)
+		select {
+		case <-stop:
+			t.Stop()
+			return late
+		case <-t.C:
+			late = append(late, time.Since(t0)-d)
+		}
+	}
 }

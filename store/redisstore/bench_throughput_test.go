@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
@@ -29,7 +30,10 @@ const throughputChild = "PACER_THROUGHPUT_CHILD"
 // with 4 workers each and a no-op handler, in strict (MaxBatch 1) and
 // coalesce (MaxBatch 0) modes. The time runs from the go signal, which the
 // processes get once they are connected and waiting, until the store is
-// empty. The target is 12,600 values a second or more.
+// empty. The target is 12,600 values a second or more. Per value, it also
+// prints the scripts and the commands (INFO commandstats, the test's own
+// polling of Stats included) that the server ran meanwhile, the CPU time
+// it spent, and the CPU time the two processes spent in their whole run.
 func TestMeasureThroughput(t *testing.T) {
 	benchOnly(t)
 	addr := benchServer(t)
@@ -61,6 +65,7 @@ func TestMeasureThroughput(t *testing.T) {
 				require.Equal(t, "ready", sc.Text())
 				outs = append(outs, sc)
 			}
+			cpu0, scripts0, cmds0 := serverCPU(t, c), scriptCalls(t, c), commandCalls(t, c)
 			t0 := time.Now()
 			require.NoError(t, c.RPush(t.Context(), "tp-go-"+q, "go", "go").Err())
 			for {
@@ -72,8 +77,11 @@ func TestMeasureThroughput(t *testing.T) {
 				time.Sleep(2 * time.Millisecond)
 			}
 			took := time.Since(t0)
+			server := serverCPU(t, c) - cpu0
+			scripts, cmds := scriptCalls(t, c)-scripts0, commandCalls(t, c)-cmds0
 			require.NoError(t, c.RPush(t.Context(), "tp-stop-"+q, "stop", "stop").Err())
 			handled := 0
+			var procCPU time.Duration
 			for i, cmd := range procs {
 				for outs[i].Scan() {
 					if n, ok := strings.CutPrefix(outs[i].Text(), "handled "); ok {
@@ -83,9 +91,13 @@ func TestMeasureThroughput(t *testing.T) {
 					}
 				}
 				require.NoError(t, cmd.Wait())
+				procCPU += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 			}
 			require.Equal(t, values, handled, "every value handled once")
-			fmt.Printf("throughput %s round %d: %d values in %v: %.0f values/s\n", mode.name, round, values, took.Round(time.Millisecond), values/took.Seconds())
+			perValue := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / values }
+			fmt.Printf("throughput %s round %d: %d values in %v: %.0f values/s; per value: %.2f scripts, %.1f commands, CPU: server %.1f µs, processes %.1f µs (load average %s)\n",
+				mode.name, round, values, took.Round(time.Millisecond), values/took.Seconds(),
+				float64(scripts)/values, float64(cmds)/values, perValue(server), perValue(procCPU), loadAverage())
 		}
 	}
 }
@@ -102,6 +114,52 @@ func fill(t *testing.T, s *redisstore.Store, q string, n, keys int, v func(int) 
 		})
 	}
 	wg.Wait()
+}
+
+// scriptCalls returns how many scripts the server ran so far (INFO
+// commandstats: FCALL, EVALSHA and EVAL).
+func scriptCalls(t *testing.T, c *redis.Client) int {
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	require.NoError(t, err)
+	total := 0
+	for _, line := range strings.Split(info, "\n") {
+		for _, cmd := range []string{"cmdstat_fcall:calls=", "cmdstat_evalsha:calls=", "cmdstat_eval:calls="} {
+			if rest, ok := strings.CutPrefix(line, cmd); ok {
+				calls, _, _ := strings.Cut(rest, ",")
+				n, err := strconv.Atoi(calls)
+				require.NoError(t, err)
+				total += n
+			}
+		}
+	}
+	return total
+}
+
+// serverCPU returns the CPU time the server used so far (INFO cpu).
+func serverCPU(t *testing.T, c *redis.Client) time.Duration {
+	info, err := c.Info(context.Background(), "cpu").Result()
+	require.NoError(t, err)
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		for _, f := range []string{"used_cpu_sys:", "used_cpu_user:"} {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), f); ok {
+				s, err := strconv.ParseFloat(v, 64)
+				require.NoError(t, err)
+				total += s
+			}
+		}
+	}
+	return time.Duration(total * float64(time.Second))
+}
+
+// loadAverage returns the machine's load average over the last minute,
+// or "?" where it cannot be read.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
 }
 
 func assertNoError(t *testing.T, err error) {

@@ -9,23 +9,18 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// Claim leases up to p.Keys ready keys in one script, after moving into
-// the ready order the bursts, delayed batches and lapsed leases that came
-// due; see store.Store.
+// Claim leases up to p.Keys ready keys in one script, after folding the
+// Adds of the inbox and moving into the ready order the bursts, delayed
+// batches and lapsed leases that came due; see store.Store.
 func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
-	n, err := s.names(ctx, queue)
+	q, err := s.queue(ctx, queue)
 	if err != nil {
 		return nil, 0, err
 	}
-	switch {
-	case p.Keys < 1:
-		return nil, 0, fmt.Errorf("redisstore: ClaimParams.Keys is %d, want at least 1", p.Keys)
-	case p.MaxBatch < 0:
-		return nil, 0, fmt.Errorf("redisstore: ClaimParams.MaxBatch is %d, want 0 or more", p.MaxBatch)
-	case p.TTL <= 0:
-		return nil, 0, fmt.Errorf("redisstore: ClaimParams.TTL is %v, want more than 0", p.TTL)
+	if err := checkClaim(p); err != nil {
+		return nil, 0, err
 	}
-	r, err := s.run(ctx, claimScript, n, nil, p.Keys, p.MaxBatch, micros(p.TTL)).Slice()
+	r, err := s.run(ctx, claimFn, q.ready, q.prefix, p.Keys, p.MaxBatch, micros(p.TTL)).Slice()
 	if err != nil {
 		return nil, 0, wrap("claim", err)
 	}
@@ -34,6 +29,19 @@ func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([
 		return nil, 0, wrap("claim", err)
 	}
 	return ls, next, nil
+}
+
+// checkClaim returns what is wrong with p, if anything.
+func checkClaim(p store.ClaimParams) error {
+	switch {
+	case p.Keys < 1:
+		return fmt.Errorf("redisstore: ClaimParams.Keys is %d, want at least 1", p.Keys)
+	case p.MaxBatch < 0:
+		return fmt.Errorf("redisstore: ClaimParams.MaxBatch is %d, want 0 or more", p.MaxBatch)
+	case p.TTL <= 0:
+		return fmt.Errorf("redisstore: ClaimParams.TTL is %v, want more than 0", p.TTL)
+	}
+	return nil
 }
 
 // parseClaim reads claim.lua's reply.

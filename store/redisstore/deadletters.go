@@ -17,14 +17,14 @@ const purgeChunk = 1000
 // DeadLetters returns up to limit dead letters of queue, oldest first,
 // starting after the one with ID after; see store.DeadLetters.
 func (s *Store) DeadLetters(ctx context.Context, queue string, after uint64, limit int) ([]store.DeadLetter, error) {
-	n, err := s.names(ctx, queue)
+	q, err := s.queue(ctx, queue)
 	if err != nil {
 		return nil, err
 	}
 	if limit <= 0 {
 		return nil, nil
 	}
-	r, err := s.run(ctx, deadLettersScript, n, nil, strconv.FormatUint(after, 10), limit).Slice()
+	r, err := s.call(ctx, deadLettersFn, q.dead, q.prefix, strconv.FormatUint(after, 10), limit).Slice()
 	if err != nil {
 		return nil, wrap("dead letters", err)
 	}
@@ -76,11 +76,11 @@ func parseDeadLetter(rid, rfields any) (store.DeadLetter, error) {
 // ready at once, and removes the dead letter, in one script; see
 // store.DeadLetters.
 func (s *Store) Redrive(ctx context.Context, queue string, id uint64) (bool, error) {
-	n, err := s.names(ctx, queue)
+	q, err := s.queue(ctx, queue)
 	if err != nil {
 		return false, err
 	}
-	r, err := s.run(ctx, redriveScript, n, nil, strconv.FormatUint(id, 10)).Int()
+	r, err := s.run(ctx, redriveFn, q.ready, q.prefix, strconv.FormatUint(id, 10)).Int()
 	if err != nil {
 		return false, wrap("redrive", err)
 	}
@@ -91,13 +91,13 @@ func (s *Store) Redrive(ctx context.Context, queue string, id uint64) (bool, err
 // server's clock; see store.DeadLetters. It runs one script per thousand
 // dead letters, so a purge that fails part way may have removed some.
 func (s *Store) Purge(ctx context.Context, queue string, before time.Time) (int, error) {
-	n, err := s.names(ctx, queue)
+	q, err := s.queue(ctx, queue)
 	if err != nil {
 		return 0, err
 	}
 	total := 0
 	for {
-		r, err := s.run(ctx, purgeScript, n, nil, before.UnixMicro(), purgeChunk).Int()
+		r, err := s.call(ctx, purgeFn, q.dead, q.prefix, before.UnixMicro(), purgeChunk).Int()
 		if err != nil {
 			return total, wrap("purge", err)
 		}

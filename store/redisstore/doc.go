@@ -8,72 +8,118 @@
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 //	s, err := redisstore.New(c, redisstore.Config{Prefix: "myapp"})
 //
-// # One script per operation
+// # One function per operation
 //
 // Every operation (Add, Claim, Extend, Finish, Release, Stats, and
-// DeadLetters, Redrive and Purge) is one Lua script, run with EVALSHA, so
-// one round trip that Redis runs atomically: the guarantees of package
-// store hold across processes because no two scripts interleave. The
-// scripts sit beside this file, in lua/, each with a header that lists its
-// KEYS, ARGV and reply; lua/lib.lua describes the data model.
+// DeadLetters, Redrive and Purge) is one Lua function, called with FCALL,
+// so one round trip that Redis runs atomically: the guarantees of package
+// store hold across processes because no two calls interleave. The
+// functions' code sits beside this file, in lua/, one script each with a
+// header that lists its KEYS, ARGV and reply; lua/lib.lua holds the steps
+// they share and describes the data model.
 //
-// FinishAndClaim runs Finish's steps, then Claim's, in one script: a
+// The functions make up one Redis function library, which the Store loads
+// into a server that lacks it (into every master of a cluster) when a call
+// reports so: on the first call to a new server, and after a restart
+// without persistence. Its name, "pacer_" and a hash of its code, changes
+// with the code, so processes that run different versions of this package
+// each call their own; an old version's library stays in the server until
+// FUNCTION DELETE removes it. The Store's Redis user must be allowed
+// FUNCTION LOAD and FCALL. A function costs less to call than a script run
+// with EVALSHA, which on Redis 7.0 sets up KEYS and ARGV as globals on
+// every call, and the library defines the shared steps once, when it
+// loads, where a script would define them on every call.
+//
+// Time is the server's: every function reads TIME, so processes whose
+// clocks disagree still agree on deadlines, and so on one order. Times
+// are kept in microseconds. Should the server's clock step back (a
+// failover to a replica whose clock is behind), keys that become ready
+// meanwhile go ahead of those that were ready before the step.
+//
+// # Add appends, the next call folds
+//
+// Add is the hot path, so it does the least it can: it appends its values
+// to the queue's inbox (a list), with the server's time, in one function
+// of two commands (TIME and RPUSH). Every other function that reads or
+// changes the keys' values or state (Claim, Finish, FinishAndClaim,
+// Release, Stats, Redrive) first folds the inbox into the keys, each Add
+// as it would have been applied at its own time: its values join its
+// key's list, each stamped with that time, and its key becomes ready, or
+// its burst is due, as of that time. So the order, the debounce and the
+// counts are those of Adds applied at once, and once Add returned, the
+// values are in Redis: durability does not wait for the fold. A fold does
+// at most 4,096 elements of the inbox (a larger single Add whole), and a
+// function that finds more left replies so and is called again before it
+// does its work, so that no call stalls the server for long: 100,000
+// Adds of 10 values each, made while no worker ran, take about 350 calls
+// to fold.
+//
+// # Finish calls share a function call
+//
+// FinishAndClaim runs Finish's steps, then Claim's, in one call: a
 // Runner's worker ends its batch and leases its next one in one round
-// trip, where a Finish and a Claim would take two.
-//
-// Time is the server's: every script reads TIME, so processes whose clocks
-// disagree still agree on deadlines, and so on one order. Deadlines are
-// kept in microseconds. Should the server's clock step back (a failover to
-// a replica whose clock is behind), keys that become ready meanwhile go
-// ahead of those that were ready before the step.
+// trip, where a Finish and a Claim would take two. Beyond that, the
+// Finish and FinishAndClaim calls of one queue that come while another's
+// function call is on its way to Redis wait for it, and then share the
+// next: it ends their leases in the order they came, then claims for all
+// of them at once and gives each its share. A call that comes alone goes
+// at once; under load, when a Runner's workers finish batches faster than
+// a round trip, one call serves several of them (more than two on average
+// in the throughput measurement below). The keys their leases leave with values
+// go behind the keys already waiting before any of them claims, as they
+// would if the calls ran one after the other.
 //
 // # Data model
 //
-// A queue's keys all start with "{Prefix:queue}:", so that the hash tag puts
-// them in one slot of Redis Cluster. A queue has a few keys of its own:
-// sorted sets of its keys by when they became ready, when their burst,
-// retried batch or lease is due, and when they were held, a hash of
-// counters (the last fence, the values stored, the last dead letter), and
-// the wake-up set of Wait. Each key with values has a list of its values
-// (each prefixed with the time it was added) and a hash of its state (its
-// fence, attempts, head batch size and open burst); both are deleted when
-// the key's last value is acked or dropped, so that Redis holds what is
-// active, not what happened. Fences come from the queue's counter, which
-// outlives the keys. A dead letter is one list, kept until Redrive or
-// Purge.
+// A queue's keys all start with "{Prefix:queue}:", so that the hash tag
+// puts them in one slot of Redis Cluster. A queue has a few keys of its
+// own: the inbox of Adds not folded yet, sorted sets of its keys by when
+// they became ready, when their burst, retried batch or lease is due, and
+// when they were held, a hash of counters (the last fence, the values
+// stored, the last dead letter), and the wake-up set of Wait. Each key
+// with values has a list of its values (each prefixed with the time it was
+// added) and a hash of its state (its fence and lease expiry, attempts,
+// head batch size and open burst); both are deleted when the key's last
+// value is acked or dropped, so that Redis holds what is active, not what
+// happened. Fences come from the queue's counter, which outlives the keys.
+// A dead letter is one list, kept until Redrive or Purge.
 //
-// Scripts that work on a key known to the caller (Extend, Finish,
-// Release, and FinishAndClaim for the key it ends) get all the names they
-// touch in KEYS. Add, the hot path, gets the five it touches in its
-// common case (a value ready at once), which saves about a tenth of a
-// round trip over passing all twelve. Claim (FinishAndClaim's too),
-// Stats and the dead-letter scripts find the keys they touch as they run,
-// so they build those names from the queue's prefix, as Add's rarer cases
-// do; Redis Cluster runs such scripts because every name has the queue's
-// hash tag and so lives in the slot of the declared KEYS.
+// A function declares in KEYS the names of its common path only (Add: the
+// inbox and the wake-up set; Extend and Release: the key's hash; the
+// others: a set of the queue) and builds the names of the others from the
+// queue's prefix; Redis Cluster runs such calls because every name has the
+// queue's hash tag and so lives in the slot of the declared keys.
 //
 // # Waiting
 //
-// An idle worker does not poll. Add, Finish, Release, Redrive and a Claim
-// that leaves keys ready put a member in the queue's wake-up set (a sorted
-// set that holds at most one), when the change may make a key ready sooner
-// than the waiting workers expect; Wait blocks on it with BZPOPMIN, and
-// one blocked Wait takes each wake-up. A Claim that leases keys while a
-// key is due later (a burst, a delay, a lease's lapse, its own leases'
-// included) wakes a waiting worker too: the claiming worker may have been
-// the one timing that key, so another takes its place, and a crashed
-// holder's batch is taken over on time.
+// An idle worker does not poll. An Add into an empty inbox, a Finish or
+// Release that makes a key ready, a Redrive, and a Claim that leaves keys
+// ready put a member in the queue's wake-up set (a sorted set that holds
+// at most one), as does a change that makes a key due sooner than the
+// waiting workers expect; Wait blocks on it with BZPOPMIN, and one blocked
+// Wait takes each wake-up. An Add into an inbox that is not empty need not
+// wake anyone: the wake-up of the Add that made it non-empty still stands,
+// or the worker that took it has yet to claim, and that Claim folds this
+// Add too. A Claim that leases keys while a key is due later (a burst, a
+// delay, a lease's lapse, its own leases' included) wakes a waiting worker
+// too: the claiming worker may have been the one timing that key, so
+// another takes its place, and a crashed holder's batch is taken over on
+// time.
 //
 // Redis checks the timeouts of blocking commands only hz times a second
 // (every 100 ms by default), too coarse for a debounce. So Wait measures
 // its own duration with a local timer, and uses BZPOPMIN only to hear
 // about changes: it blocks on the queue's wake-up set and on a key of its
-// own, and when its timer fires, or its ctx ends, a second command adds to
-// that key to end the pop. A Wait of a millisecond or less only sleeps.
-// An idle worker sends two commands every 30 s. Each blocked Wait holds
-// one connection of the client's pool: size the pool (go-redis'
-// Options.PoolSize, 10 per CPU by default) for the workers of every Runner
-// on the client, plus the connections of the other calls.
+// own, in a goroutine of its own. When the timer fires, Wait returns at
+// once, so that the worker claims without waiting for another round trip,
+// and the pop is ended behind it, by a command that adds to the Wait's own
+// key (Close waits for that); a pop that ends after its Wait returned and
+// took the queue's wake-up gives it back, for another worker. A Wait of a
+// millisecond or less only sleeps. An idle worker sends two commands every
+// 30 s. Each blocked Wait holds one connection of the client's pool, and a
+// Wait that ended on its timer holds it a round trip longer: size the pool
+// (go-redis' Options.PoolSize, 10 per CPU by default) for the workers of
+// every Runner on the client, plus the connections of the other calls.
 //
 // # Failures
 //
@@ -82,7 +128,7 @@
 // policy applies first: go-redis retries a failed command 3 times and a
 // failed dial 5 times, about 1.7 s in all against a server that refuses
 // connections; set Options.MaxRetries to -1 and DialerRetries to 1 to fail
-// at once. A retry of a script whose reply was lost runs it twice: an Add
+// at once. A retry of a call whose reply was lost runs it twice: an Add
 // then stores its values twice (delivery is at least once), and a Finish
 // reports store.ErrLeaseLost for a lease it did end.
 //
@@ -107,61 +153,86 @@
 //
 // # Costs
 //
-// Add, Extend, Finish and Release cost O(log n) in the keys of the queue
-// (O(1) in the common Add); Claim O(log n) per key it leases and per due
-// key it moves into the ready order; Stats O(log n) plus O(1) per held or
-// delayed key; Purge runs one script per 1,000 dead letters. Each stored
-// value carries 17 bytes of time.
+// Add costs O(1). Folding an Add costs O(log n) in the keys of the queue
+// (O(1) when its key has values already and it is ready at once); Extend,
+// Finish and Release cost O(log n); Claim O(log n) per key it leases and
+// per due key it moves into the ready order; Stats O(log n) plus O(1) per
+// held or delayed key; Purge runs one call per 1,000 dead letters. Each
+// stored value carries 17 bytes of time; an Add waiting in the inbox, 4
+// elements more.
 //
 // # Performance
 //
 // Measured on a 2-core virtual machine shared with other work (load
-// average 3 to 7 during the runs), against a local Redis 7.0; each figure
-// is a range over several rounds, and an operation is compared with a PING
-// in the same run, which is the figure that counts on a shared machine.
+// average 2 to 8 during the runs), each against a redis-server 7.0 of the
+// measurement's own, without persistence; every figure is a range over
+// six runs, and an operation is compared with a PING in the same run,
+// which is the figure that counts on a shared machine.
 //
 // Add, one value ready at once (bench_test.go, go test -bench 'Ping|Add'
-// -benchtime=5000x -count=4: alternating rounds of 64 Adds and 64 PINGs):
+// -benchtime=20000x -count=3: alternating rounds of 64 Adds and 64 PINGs;
+// x-ping over all rounds, and the median of the rounds' own ratios):
 //
-//	                          serial          8 in flight
-//	PING                      22-94 µs        13-40 µs per call
-//	Add, 1 value, Wait 0      1.7-2.1x PING   1.3-1.9x PING
+//	                          serial              8 in flight
+//	PING                      22-51 µs            12-25 µs per call
+//	PING against PING         0.88-1.05x          0.93-1.02x
+//	Add, 1 value, Wait 0      0.89-1.39x PING     1.19-1.34x PING
+//	  median of the rounds    1.01-1.26x          1.18-1.31x
 //
-// That is above the 1.2x and 1.8x aimed at. An empty Lua script already
-// costs 1.05-1.2x a PING here, and Add's script runs four commands (TIME,
-// RPUSH, HINCRBY, and HMGET, or a new key's two ZADDs), about 10 µs of
-// the server's time; declaring five keys instead of twelve and pushing a
-// single value without a table saved about a tenth of a PING.
+// In flight, Add meets the 1.8x aimed at. Serially, 11 of 18 runs met the
+// 1.2x aimed at (13 of 18 by their median round), and the misses are by
+// up to 0.2x. What bounds it: an Add must run two commands on the server,
+// TIME, for the server's time to the microsecond (XADD's IDs have
+// milliseconds only, and the conformance suite holds deadlines and
+// First to the microsecond), and RPUSH, to store its values; and on this
+// machine a command that a function runs costs about a tenth of a PING's
+// round trip, far more than its CPU time, as the server runs cold between
+// two requests. In runs taken in turn with these (medians of the rounds,
+// serial), an empty function costs 1.04-1.05x PING, one that runs LLEN
+// 1.12-1.13x and one that runs TIME 1.15x, while Add, called through the
+// Store or directly, costs 1.19-1.24x. Add used to update its key's list,
+// hash and sets itself, in a script run with EVALSHA: 1.09-1.57x serial
+// and 1.37-1.55x in flight in three runs the same day, against the
+// shared test server.
 //
 // The other figures are tests that print them, run with PACER_BENCH=1
-// (go test -run TestMeasure -v), each against a redis-server of its own:
+// (go test -run TestMeasure -v):
 //
 //   - Throughput (TestMeasureThroughput): 20,000 values over 500 keys
 //     added, then handled by 2 OS processes (the test binary run again)
 //     of one Runner with 4 workers each and a no-op handler, timed from a
-//     go signal to an empty store. Strict mode (MaxBatch 1, one call per
-//     value): 9,100-16,300 values/s in 15 rounds at load average 6 to 7,
-//     12 of them above the 12,600 aimed at, and 6,100-11,100 in 9 rounds
-//     at 9 to 11. A value costs 1.03 scripts (a FinishAndClaim, and now
-//     and then a Claim by a worker that found nothing) and about 25
-//     commands run by the server (INFO commandstats); a Finish, then a
-//     Claim shared by the idle workers, cost 1.6 scripts and 24 commands,
-//     and ran at 7,600-9,600 and 5,400-9,700 values/s in rounds taken in
-//     turn with these. Coalesce mode (a key's 40 values in one call):
-//     120,000-410,000 values/s (110,000-290,000 in turn).
+//     go signal to an empty store. Strict mode (MaxBatch 1, one handler
+//     call per value): 14,600-25,000 values/s in 18 rounds, every one
+//     above the 12,600 aimed at. A value costs 0.42 function calls in
+//     all, the test's own Stats included (so a shared finish call serves
+//     more than two workers on average), and 17 commands run by the
+//     server (INFO commandstats), 26-30 µs of the server's CPU time and
+//     20-36 µs of the processes'; the first calls fold the 20,000 Adds. Before the inbox and the shared finish calls, a value cost
+//     1.02 scripts, 39-47 µs of the server's CPU and 34-47 µs of the
+//     processes', and rounds ran at 9,900-23,300 values/s the same day
+//     (6,100-11,100 at load average 9 to 11 before that). Coalesce mode
+//     (a key's 40 values in one call): 81,000-242,000 values/s.
 //   - Idle (TestIdleRunnerCommands, which always runs): an idle Runner with
 //     2 workers sent 0 commands in 10 s (INFO commandstats delta); its
 //     claim loop blocks in one BZPOPMIN of up to 30 s.
 //   - Claim latency (TestMeasureClaimLatency): a Claim of one key from 10^6
-//     values over 10^5 keys costs 1.00-1.10x one from 100 values, in 5
-//     rounds of 1,920 Claims each (about 60-115 µs per Claim, 3-5 PINGs).
+//     values over 10^5 keys costs 0.89-1.16x one from 100 values, in 30
+//     rounds of 1,920 Claims each (about 46-85 µs per Claim).
 //   - Ready to handler start (TestMeasureReadyLag): 1,000 values added 3 ms
-//     apart to an idle Runner with 2 workers, 3 rounds: p50 43-105 µs, p99
-//     0.57-1.04 ms, max 2.8-5.4 ms.
+//     apart to an idle Runner with 2 workers: p50 34-128 µs, p99 0.41-2.9
+//     ms, max 1.6-11 ms.
 //   - Debounce precision across instances (TestMeasureDebouncePrecision):
 //     300 keys, each given three values 10 ms apart by two Runners in
 //     turn, Wait 50 ms; every batch held all three values; handler start
-//     minus the last Add's return minus Wait, 3 rounds: p50 0.8-1.0 ms, p99
-//     3.0-10.9 ms, max 3.3-11.0 ms: within Wait + 5 ms at p99 in one round
-//     of three.
+//     minus the last Add's return minus Wait: p50 0.72-0.91 ms, p99
+//     1.6-14.8 ms, max 1.6-14.8 ms, within Wait + 5 ms at p99 in 4 runs of
+//     6. What bounds it is how late the machine runs a process that
+//     waits: a bare timer of the same process, in the same runs, fired
+//     late by 1.1-4.2 ms at p99 and by up to 9.9 ms, and a batch's start
+//     takes a timer, then a Claim's round trip (two processes to run
+//     again), then the handler's goroutine. The two runs that missed are
+//     among the three whose bare timer was latest. Before Wait returned on its timer
+//     (it waited for its blocking pop to end, one more round trip through
+//     the server), p99 was 3.0-10.9 ms, and 91-128 ms in two runs at load
+//     average 10 to 11.
 package redisstore

@@ -128,3 +128,67 @@ func sameAsMemory(t *testing.T, rng *rand.Rand, r, m store.Store) {
 		require.Equal(t, ms, rs, msg+": Stats")
 	}
 }
+
+// TestFoldSameAsMemory: many Adds, folded into their keys all at once
+// (over several scripts, one of them an Add larger than a fold's share),
+// give the same counts and leases as in store.Memory, where each Add is
+// applied at once.
+func TestFoldSameAsMemory(t *testing.T) {
+	r, _, _ := newStore(t)
+	m := store.NewMemory(store.MemoryConfig{})
+	ctx := t.Context()
+	const q = "q"
+	rng := rand.New(rand.NewPCG(7, 9))
+	keys := []string{"a", "b", "c", "", "e\x00:f", "g"}
+	add := func(key string, vals [][]byte, p store.AddParams) {
+		require.NoError(t, r.Add(ctx, q, key, vals, p))
+		require.NoError(t, m.Add(ctx, q, key, vals, p))
+	}
+	for step := range 3000 {
+		if step == 1500 {
+			big := make([][]byte, 9000)
+			for i := range big {
+				big[i] = fmt.Appendf(nil, "big.%d", i)
+			}
+			add("b", big, store.AddParams{})
+		}
+		var vals [][]byte
+		for i := range 1 + rng.IntN(3) {
+			vals = append(vals, fmt.Appendf(nil, "%d.%d", step, i))
+		}
+		p := store.AddParams{}
+		if rng.IntN(4) == 0 {
+			p = store.AddParams{Wait: store.Never, MaxWait: store.Never}
+		}
+		add(keys[rng.IntN(len(keys))], vals, p)
+	}
+	rs, err := r.Stats(ctx, q)
+	require.NoError(t, err)
+	ms, err := m.Stats(ctx, q)
+	require.NoError(t, err)
+	require.Equal(t, ms, rs)
+	p := store.ClaimParams{Keys: 2, MaxBatch: 500, TTL: time.Hour}
+	for {
+		rl, _, err := r.Claim(ctx, q, p)
+		require.NoError(t, err)
+		ml, _, err := m.Claim(ctx, q, p)
+		require.NoError(t, err)
+		require.Equal(t, len(ml), len(rl))
+		if len(ml) == 0 {
+			break
+		}
+		for i := range ml {
+			require.Equal(t, ml[i].Key, rl[i].Key)
+			require.Equal(t, ml[i].Values, rl[i].Values)
+			_, err := r.Finish(ctx, rl[i], store.Outcome{Kind: store.Ack})
+			require.NoError(t, err)
+			_, err = m.Finish(ctx, ml[i], store.Outcome{Kind: store.Ack})
+			require.NoError(t, err)
+		}
+	}
+	rs, err = r.Stats(ctx, q)
+	require.NoError(t, err)
+	ms, err = m.Stats(ctx, q)
+	require.NoError(t, err)
+	require.Equal(t, ms, rs)
+}

@@ -28,9 +28,10 @@ type Store struct {
 	cfg Config
 	id  string // tells this Store's waiters from those of other processes
 
-	queues sync.Map // queue name -> *names
+	queues sync.Map // queue name -> *queue
 
-	// ctx ends at Close, which wakes the blocked Waits; waits counts them.
+	// ctx ends at Close, which wakes the blocked Waits; waits counts the
+	// Waits' blocking pops, which may outlive their Wait a little.
 	ctx    context.Context
 	cancel context.CancelFunc
 	mu     sync.Mutex // orders waits.Add against Close's waits.Wait
@@ -55,9 +56,9 @@ func New(c redis.UniversalClient, cfg Config) (*Store, error) {
 	return &Store{c: c, cfg: cfg, id: hex.EncodeToString(id[:]), ctx: ctx, cancel: cancel}, nil
 }
 
-// Close ends the Waits in progress and makes every later call return
-// store.ErrClosed. It leaves the state in Redis and the client open. It is
-// safe to call more than once.
+// Close ends the Waits in progress, waits for their blocking pops to end,
+// and makes every later call return store.ErrClosed. It leaves the state
+// in Redis and the client open. It is safe to call more than once.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	s.closed = true
@@ -67,66 +68,63 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// names are the Redis names of a queue's keys.
-type names struct {
+// A queue is what a Store keeps for one queue name: the Redis names of
+// its keys, and the Finish calls it combines (see finish.go).
+type queue struct {
+	name   string
 	prefix string   // "{prefix:queue}:", which every name starts with
-	keys   []string // KEYS[1..10] of every script: see lua/lib.lua
+	ready  []string // KEYS of the scripts on the whole queue
+	dead   []string // KEYS of the dead-letter scripts
+	add    []string // KEYS of add.lua: the inbox and the wake
+	wake   string
+
+	finishes combiner
 }
 
-// key returns the KEYS of a script on key k: the queue's, k's HASH and
-// k's LIST.
-func (n *names) key(k string) []string {
-	keys := make([]string, len(n.keys), len(n.keys)+2)
-	copy(keys, n.keys)
-	return append(keys, n.prefix+"k:"+k, n.prefix+"v:"+k)
-}
+// hash returns the KEYS of a script on key k: k's HASH.
+func (q *queue) hash(k string) []string { return []string{q.prefix + "k:" + k} }
 
-// add returns the KEYS of add.lua on key k: k's HASH and LIST, and the
-// queue's ready, meta and wake, the keys of its common case.
-func (n *names) add(k string) []string {
-	return []string{n.prefix + "k:" + k, n.prefix + "v:" + k, n.keys[0], n.keys[6], n.keys[7]}
-}
-
-// hash returns the KEYS of a script on the HASH of key k.
-func (n *names) hash(k string) []string {
-	keys := make([]string, len(n.keys), len(n.keys)+1)
-	copy(keys, n.keys)
-	return append(keys, n.prefix+"k:"+k)
-}
-
-func (n *names) wake() string { return n.keys[7] }
-
-// names returns the names of queue's keys, or an error once the Store is
-// closed or if ctx ended.
-func (s *Store) names(ctx context.Context, queue string) (*names, error) {
+// queue returns the state of the queue named name, or an error once the
+// Store is closed or if ctx ended.
+func (s *Store) queue(ctx context.Context, name string) (*queue, error) {
 	if s.ctx.Err() != nil {
 		return nil, store.ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if n, ok := s.queues.Load(queue); ok {
-		return n.(*names), nil
+	if q, ok := s.queues.Load(name); ok {
+		return q.(*queue), nil
 	}
-	if strings.ContainsAny(queue, "{}") {
-		return nil, fmt.Errorf("redisstore: queue name %q has a brace, which would break the hash tag", queue)
+	if strings.ContainsAny(name, "{}") {
+		return nil, fmt.Errorf("redisstore: queue name %q has a brace, which would break the hash tag", name)
 	}
-	p := "{" + s.cfg.Prefix + ":" + queue + "}:"
-	n := &names{prefix: p}
-	for _, k := range []string{"ready", "pending", "trailing", "delayed", "leased", "held", "meta", "wake", "dead", "deadat"} {
-		n.keys = append(n.keys, p+k)
+	p := "{" + s.cfg.Prefix + ":" + name + "}:"
+	q := &queue{
+		name:   name,
+		prefix: p,
+		ready:  []string{p + "ready"},
+		dead:   []string{p + "dead"},
+		add:    []string{p + "inbox", p + "wake"},
+		wake:   p + "wake",
 	}
-	v, _ := s.queues.LoadOrStore(queue, n)
-	return v.(*names), nil
+	v, _ := s.queues.LoadOrStore(name, q)
+	return v.(*queue), nil
 }
 
-// run runs script with the queue's keys, then keys, and with args after
-// the prefix.
-func (s *Store) run(ctx context.Context, script *redis.Script, n *names, keys []string, args ...any) *redis.Cmd {
-	if keys == nil {
-		keys = n.keys
+// folding is the reply of a script that found Adds left to fold in the
+// queue's inbox before it could do its work: it is run again.
+const folding = "FOLDING"
+
+// run calls the function fn with keys and args, again while it replies
+// folding. Each call folds part of the inbox, so the calls end.
+func (s *Store) run(ctx context.Context, fn string, keys []string, args ...any) *redis.Cmd {
+	for {
+		cmd := s.call(ctx, fn, keys, args...)
+		if v, ok := cmd.Val().(string); !ok || v != folding {
+			return cmd
+		}
 	}
-	return script.Run(ctx, s.c, keys, append([]any{n.prefix}, args...)...)
 }
 
 // wrap prefixes err with the package name, and with what failed.

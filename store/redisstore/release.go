@@ -5,11 +5,11 @@ import "context"
 // Release puts a held key back in the ready order, at the tail, with its
 // attempts started over, in one script; see store.Store.
 func (s *Store) Release(ctx context.Context, queue, key string) (bool, error) {
-	n, err := s.names(ctx, queue)
+	q, err := s.queue(ctx, queue)
 	if err != nil {
 		return false, err
 	}
-	r, err := s.run(ctx, releaseScript, n, n.key(key), key).Int()
+	r, err := s.run(ctx, releaseFn, q.hash(key), q.prefix, key).Int()
 	if err != nil {
 		return false, wrap("release", err)
 	}

@@ -7,15 +7,15 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// Stats counts queue at one instant, in one script; see store.Store. It
-// costs O(log n) in the keys of the queue, and O(1) more per held or
-// delayed key.
+// Stats counts queue at one instant, in one script, after folding the
+// Adds of the inbox; see store.Store. It costs O(log n) in the keys of
+// the queue, and O(1) more per held or delayed key.
 func (s *Store) Stats(ctx context.Context, queue string) (store.Stats, error) {
-	n, err := s.names(ctx, queue)
+	q, err := s.queue(ctx, queue)
 	if err != nil {
 		return store.Stats{}, err
 	}
-	r, err := s.run(ctx, statsScript, n, nil).Int64Slice()
+	r, err := s.run(ctx, statsFn, q.ready, q.prefix).Int64Slice()
 	if err != nil {
 		return store.Stats{}, wrap("stats", err)
 	}

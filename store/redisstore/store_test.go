@@ -225,3 +225,52 @@ func TestClaimHandsOnTheTimer(t *testing.T) {
 		t.Fatal("the waiting worker was not woken to wait for the burst")
 	}
 }
+
+// TestLoadsItsFunctions: the Store loads its function library into a
+// server that lacks it, on the first call and again after the library
+// was deleted, and the calls then go through.
+func TestLoadsItsFunctions(t *testing.T) {
+	c := benchClient(t, benchServer(t))
+	s, err := redisstore.New(c, redisstore.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	ctx := t.Context()
+	libraries := func() []string {
+		t.Helper()
+		ls, err := c.FunctionList(ctx, redis.FunctionListQuery{}).Result()
+		require.NoError(t, err)
+		var names []string
+		for _, l := range ls {
+			names = append(names, l.Name)
+		}
+		return names
+	}
+	require.Empty(t, libraries())
+	require.NoError(t, s.Add(ctx, "q", "k", [][]byte{[]byte("1")}, store.AddParams{}))
+	names := libraries()
+	require.Len(t, names, 1)
+	require.True(t, strings.HasPrefix(names[0], "pacer_"), names[0])
+
+	require.NoError(t, c.FunctionDelete(ctx, names[0]).Err())
+	ls, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 1, TTL: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, ls, 1)
+	require.Equal(t, [][]byte{[]byte("1")}, ls[0].Values)
+	require.Equal(t, names, libraries())
+}
+
+// TestLeaseForEver: a lease whose TTL is for ever holds, can be extended
+// for ever, and ends.
+func TestLeaseForEver(t *testing.T) {
+	s, _, _ := newStore(t)
+	ctx := t.Context()
+	require.NoError(t, s.Add(ctx, "q", "k", [][]byte{[]byte("1"), []byte("2")}, store.AddParams{}))
+	ls, next, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: store.Never})
+	require.NoError(t, err)
+	require.Len(t, ls, 1)
+	require.Equal(t, store.Never, next)
+	require.NoError(t, s.Extend(ctx, ls[0], store.Never))
+	more, err := s.Finish(ctx, ls[0], store.Outcome{Kind: store.Ack})
+	require.NoError(t, err)
+	require.True(t, more)
+}

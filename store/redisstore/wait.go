@@ -20,7 +20,7 @@ const (
 	// ever still checks in every idleBlock; it also bounds a Wait whose
 	// own wake-up could not be sent.
 	idleBlock = 30 * time.Second
-	// wakeTimeout bounds the command that ends a Wait's blocking pop.
+	// wakeTimeout bounds the commands that end a Wait's blocking pop.
 	wakeTimeout = 5 * time.Second
 )
 
@@ -30,12 +30,17 @@ const (
 // A local timer measures d: Redis checks the timeouts of blocking commands
 // only hz times a second, 100 ms apart by default, which is too coarse for
 // a debounce. The blocking pop (BZPOPMIN on the queue's wake key and on a
-// key of this Wait's own) only hears about new work; when the timer fires,
-// or ctx ends, a second command adds to the Wait's own key to end the pop.
-// A Wait of at most a millisecond only sleeps. Each blocked Wait holds a
-// connection of the client's pool.
+// key of this Wait's own) only hears about new work, and runs in a
+// goroutine of its own. When the timer fires, Wait returns at once, for
+// the caller to claim without waiting another round trip, and the pop is
+// ended behind it, by a command that adds to the Wait's own key (Close
+// waits for that); when ctx ends or the Store closes, Wait returns once
+// the pop ended. A pop that ends after its Wait stopped listening and took
+// the queue's wake-up gives it back, for another worker. A Wait of at most
+// a millisecond only sleeps. Each blocked Wait holds a connection of the
+// client's pool.
 func (s *Store) Wait(ctx context.Context, queue string, d time.Duration) error {
-	n, err := s.names(ctx, queue)
+	q, err := s.queue(ctx, queue)
 	if err != nil {
 		return err
 	}
@@ -57,44 +62,39 @@ func (s *Store) Wait(ctx context.Context, queue string, d time.Duration) error {
 	if !s.startWait() {
 		return store.ErrClosed
 	}
-	defer s.waits.Done()
-
-	own := n.prefix + "w:" + s.id + ":" + strconv.FormatUint(s.seq.Add(1), 10)
-	w := &waker{c: s.c, key: own, done: make(chan struct{})}
-	timer := time.AfterFunc(d, w.wake)
-	stopCtx := context.AfterFunc(ctx, w.wake)
-	stopClose := context.AfterFunc(s.ctx, w.wake)
-
+	p := &pop{c: s.c, wake: q.wake, own: q.prefix + "w:" + s.id + ":" + strconv.FormatUint(s.seq.Add(1), 10), done: make(chan struct{})}
 	block := idleBlock
 	if d < idleBlock-time.Second {
 		// The timer ends the pop; this is the backstop if it cannot.
 		block = d.Truncate(time.Second) + 2*time.Second
 	}
-	popped, err := s.c.BZPopMin(context.WithoutCancel(ctx), block, n.wake(), own).Result()
+	go func() {
+		defer s.waits.Done()
+		p.run(block)
+	}()
 
-	// Stopped in time, a wake-up never started; otherwise wait for it,
-	// and take back its element if the pop did not.
-	stoppedAll := timer.Stop()
-	stoppedAll = stopCtx() && stoppedAll
-	stoppedAll = stopClose() && stoppedAll
-	if !stoppedAll {
-		<-w.done
-		if popped == nil || popped.Key != own {
-			w.clear()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-p.done:
+		if p.err != nil && !errors.Is(p.err, redis.Nil) {
+			return wrap("wait", p.err)
 		}
-	}
-	switch {
-	case s.ctx.Err() != nil:
-		return store.ErrClosed
-	case ctx.Err() != nil:
+		return nil
+	case <-timer.C:
+		// The pop ends in its own goroutine; the caller claims meanwhile.
+		p.stop(false)
+		return nil
+	case <-ctx.Done():
+		p.stopAndWait()
 		return ctx.Err()
-	case err != nil && !errors.Is(err, redis.Nil):
-		return wrap("wait", err)
+	case <-s.ctx.Done():
+		p.stopAndWait()
+		return store.ErrClosed
 	}
-	return nil
 }
 
-// startWait counts a Wait in, unless the Store is closed.
+// startWait counts a Wait's pop in, unless the Store is closed.
 func (s *Store) startWait() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -105,31 +105,94 @@ func (s *Store) startWait() bool {
 	return true
 }
 
-// A waker ends one Wait's blocking pop by adding to the Wait's own key.
-type waker struct {
+// A pop is the blocking pop of one Wait, on the queue's wake key and on a
+// key of the Wait's own, which stop adds to.
+type pop struct {
 	c    redis.UniversalClient
-	key  string
-	once sync.Once
-	done chan struct{} // closed once the wake-up was sent, or failed
+	wake string // the queue's wake key
+	own  string // the Wait's own key
+	done chan struct{}
+
+	mu       sync.Mutex
+	returned bool          // BZPOPMIN returned
+	stopped  chan struct{} // non-nil once the Wait stopped listening: closed once stop's command went
+
+	// Set before done is closed.
+	popped string // the key the pop took an element of, "" if none
+	err    error
 }
 
-func (w *waker) wake() {
-	w.once.Do(func() {
-		defer close(w.done)
+// run blocks in BZPOPMIN for at most block. If the Wait stopped listening
+// meanwhile, it then cleans up: a wake-up of the queue it took goes back,
+// for another worker, and the element stop added to the own key, if the
+// pop did not take it, is removed.
+func (p *pop) run(block time.Duration) {
+	z, err := p.c.BZPopMin(context.Background(), block, p.wake, p.own).Result()
+	if z != nil {
+		p.popped = z.Key
+	}
+	p.err = err
+	p.mu.Lock()
+	p.returned = true
+	stopped := p.stopped
+	p.mu.Unlock()
+	if stopped != nil {
+		<-stopped
+		p.cleanUp()
+	}
+	close(p.done)
+}
+
+// stop has the pop end, in a goroutine of its own so that the Wait can
+// return at once: it adds to the Wait's own key, which the pop then takes.
+// If the pop returned already, its result stands for the Wait's caller,
+// who claims next; but a caller that leaves without claiming (leaving)
+// gives back the queue's wake-up the pop took.
+func (p *pop) stop(leaving bool) {
+	p.mu.Lock()
+	if p.returned {
+		p.mu.Unlock()
+		<-p.done
+		if leaving && p.popped == p.wake {
+			ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
+			defer cancel()
+			p.c.ZAdd(ctx, p.wake, redis.Z{Member: "w"})
+		}
+		return
+	}
+	stopped := make(chan struct{})
+	p.stopped = stopped
+	p.mu.Unlock()
+	go func() {
+		defer close(stopped)
 		ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
 		defer cancel()
-		// The expiry cleans up after a Wait that died before clear.
-		_, _ = w.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.ZAdd(ctx, w.key, redis.Z{Member: "w"})
-			p.PExpire(ctx, w.key, time.Minute)
+		// The expiry cleans up after a process that died before run did.
+		_, _ = p.c.Pipelined(ctx, func(pl redis.Pipeliner) error {
+			pl.ZAdd(ctx, p.own, redis.Z{Member: "w"})
+			pl.PExpire(ctx, p.own, time.Minute)
 			return nil
 		})
-	})
+	}()
 }
 
-// clear removes the element of a wake-up that came too late to be popped.
-func (w *waker) clear() {
+// stopAndWait stops the pop for a caller that leaves, and returns once
+// the pop ended and cleaned up.
+func (p *pop) stopAndWait() {
+	p.stop(true)
+	<-p.done
+}
+
+// cleanUp, after a pop that returned once its Wait stopped listening,
+// gives back the queue's wake-up the pop took, and removes the element
+// stop added to the own key if the pop did not take it.
+func (p *pop) cleanUp() {
 	ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
 	defer cancel()
-	w.c.Del(ctx, w.key)
+	if p.popped == p.wake {
+		p.c.ZAdd(ctx, p.wake, redis.Z{Member: "w"})
+	}
+	if p.popped != p.own {
+		p.c.Del(ctx, p.own)
+	}
 }

@@ -1,59 +1,30 @@
 --[[
-  add.lua appends values to a key: ready at once with a Wait of 0,
-  otherwise in the key's open burst. The common case, values ready at once
-  for a key with no open burst, takes the first lines; lib.lua comes after
-  them, for the others.
+  add.lua appends an Add to the queue's inbox, with the server's time, for
+  the next script that looks at the queue to fold into its key (see
+  lib.lua). An Add into an empty inbox wakes a waiting worker, whose Claim
+  folds it; the Adds behind it are folded with it.
 
-  KEYS[1]     the key's HASH, ARGV[1].."k:"..key
-  KEYS[2]     the key's LIST, ARGV[1].."v:"..key
-  KEYS[3]     the queue's ready, KEYS[4] its meta, KEYS[5] its wake (see
-              lib.lua): the keys of the common case; the others, which lib.lua
-              names from ARGV[1], are in the same hash slot
-  ARGV[1]     prefix of the queue's names
+  KEYS[1]     the queue's inbox
+  KEYS[2]     the queue's wake
+  ARGV[1]     params: "<count>" with a Wait of 0, else "<count> <wait>
+              <maxwait>": the count of values, Wait in microseconds (-1
+              for ever) and MaxWait in microseconds (0 for no bound)
   ARGV[2]     key
-  ARGV[3]     Wait in microseconds, -1 for ever
-  ARGV[4]     MaxWait in microseconds, 0 for no bound
-  ARGV[5..]   the values
+  ARGV[3..]   the values
   Returns 1.
 ]]
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local at = string.format('%d:', now)
-local n = #ARGV - 4
 local len
-if n == 1 then
-  len = redis.call('RPUSH', KEYS[2], at .. ARGV[5])
+if #ARGV <= 4000 then
+  len = redis.call('RPUSH', KEYS[1], t[1], t[2], unpack(ARGV))
 else
-  local vals = {}
-  for i = 5, #ARGV do
-    vals[i - 4] = at .. ARGV[i]
-  end
-  len = redis.call('RPUSH', KEYS[2], unpack(vals))
-end
-redis.call('HINCRBY', KEYS[4], 'v', n)
-local h
-if ARGV[3] == '0' then
-  if len == n then
-    -- A new key, ready; its state needs no hash.
-    redis.call('ZADD', KEYS[3], now, ARGV[2])
-    redis.call('ZADD', KEYS[5], 0, 'w')
-    return 1
-  end
-  h = redis.call('HMGET', KEYS[1], 's', 'b', 'bf', 'bd')
-  if not h[2] then
-    -- No open burst to end: the values wait behind the others.
-    return 1
+  -- In slices that unpack can take; the script makes them one step.
+  len = redis.call('RPUSH', KEYS[1], t[1], t[2], unpack(ARGV, 1, 4000))
+  for i = 4001, #ARGV, 4000 do
+    len = redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 3999, #ARGV)))
   end
 end
--- @include lib.lua
-local wait, maxwait = tonumber(ARGV[3]), tonumber(ARGV[4])
-if len == n then
-  -- A new key with a burst.
-  local due = burst_due(now, now, wait, maxwait)
-  rcall('HSET', KEYS[1], 's', 'p', 'b', n, 'bf', now, 'bd', due)
-  wake_before(due)
-  rcall('ZADD', K_PENDING, due, ARGV[2])
-  return 1
+if len == #ARGV + 2 then
+  redis.call('ZADD', KEYS[2], '0', 'w')
 end
-place(ARGV[2], KEYS[1], n, now, wait, maxwait, h or rcall('HMGET', KEYS[1], 's', 'b', 'bf', 'bd'))
 return 1

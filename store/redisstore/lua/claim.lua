@@ -1,17 +1,21 @@
 --[[
   claim.lua leases up to ARGV[2] ready keys, oldest-ready first, after
-  moving the keys that came due into the ready order.
+  folding the inbox and moving the keys that came due into the ready order.
 
-  KEYS[1..10] the queue's keys (see lib.lua); the leased keys' own names
-              are built from ARGV[1], in the same hash slot
+  KEYS[1]     the queue's ready (see lib.lua)
   ARGV[1]     prefix of the queue's names
   ARGV[2]     most keys to lease, at least 1
   ARGV[3]     most values in a lease, 0 for all that are ready
   ARGV[4]     TTL in microseconds, -1 for ever
-  Returns {next, key, fence, attempt, count, value..., key, ...}: one
-  group per lease, each value as stored ("<time added>:<value>"), after
-  next, the microseconds until the earliest key this call did not lease is
-  ready: 0 if one is, -1 if none is due ever.
+  Returns FOLDING if Adds are left to fold; otherwise {next, key, fence,
+  attempt, count, value..., key, ...}: one group per lease, each value as
+  stored ("<time added>:<value>"), after next, the microseconds until the
+  earliest key this call did not lease is ready: 0 if one is, -1 if none
+  is due ever.
 ]]
 -- @include lib.lua
-return claim_ready(now_us(), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
+local now, now_s = clock()
+if not fold() then
+  return FOLDING
+end
+return claim_ready(now, now_s, tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))

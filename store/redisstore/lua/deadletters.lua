@@ -1,7 +1,7 @@
 --[[
   deadletters.lua lists dead letters, oldest first.
 
-  KEYS[1..10] the queue's keys (see lib.lua); the dead letters' own names
+  KEYS[1]     the queue's dead (see lib.lua); the dead letters' own names
               are built from ARGV[1], in the same hash slot
   ARGV[1]     prefix of the queue's names
   ARGV[2]     list those whose id is above this one
@@ -10,7 +10,7 @@
   as stored ("<time added>:<value>").
 ]]
 -- @include lib.lua
-local ids = rcall('ZRANGEBYSCORE', K_DEAD, '(' .. ARGV[2], '+inf', 'LIMIT', 0, tonumber(ARGV[3]))
+local ids = rcall('ZRANGEBYSCORE', K_DEAD, '(' .. ARGV[2], '+inf', 'LIMIT', '0', ARGV[3])
 local out = {}
 for _, id in ipairs(ids) do
   out[#out + 1] = id

@@ -1,8 +1,8 @@
 --[[
-  extend.lua renews a lease that still holds.
+  extend.lua renews a lease that still holds. It need not fold the inbox:
+  an Add changes neither a lease nor its lapse.
 
-  KEYS[1..10] the queue's keys (see lib.lua)
-  KEYS[11]    the key's HASH, ARGV[1].."k:"..key
+  KEYS[1]     the key's HASH, ARGV[1].."k:"..key
   ARGV[1]     prefix of the queue's names
   ARGV[2]     key
   ARGV[3]     fence of the lease
@@ -10,9 +10,11 @@
   Returns 1, or 0 if the lease lapsed or was superseded.
 ]]
 -- @include lib.lua
-local now = now_us()
-if not leased_by(KEYS[11], ARGV[2], ARGV[3], now) then
+local now = clock()
+if not leased_by(ARGV[2], KEYS[1], ARGV[3], now) then
   return 0
 end
-rcall('ZADD', K_LEASED, 'XX', deadline(now, tonumber(ARGV[4])), ARGV[2])
+local exp = str(deadline(now, tonumber(ARGV[4])))
+rcall('HSET', KEYS[1], 'x', exp)
+rcall('ZADD', K_LEASED, 'XX', exp, ARGV[2])
 return 1

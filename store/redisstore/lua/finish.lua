@@ -1,17 +1,49 @@
 --[[
-  finish.lua ends a lease that still holds, as its outcome says.
+  finish.lua ends leases that still hold, each as its outcome says, in
+  turn, and then, if the callers ask, leases ready keys as claim.lua does,
+  at the same instant: one round trip for workers that are done with their
+  batches and want the next. A lease that lapsed, ended or was superseded
+  changes nothing and asks for no key. Each lease ends a microsecond after
+  the one before, so that the order of the calls holds.
 
-  KEYS[1..10] the queue's keys (see lib.lua)
-  KEYS[11]    the key's HASH, ARGV[1].."k:"..key
-  KEYS[12]    the key's LIST, ARGV[1].."v:"..key
+  KEYS[1]     the queue's ready (see lib.lua)
   ARGV[1]     prefix of the queue's names; a dead letter is ARGV[1].."d:"..id
-  ARGV[2]     key
-  ARGV[3]     fence of the lease
-  ARGV[4]     outcome: 1 ack, 2 drop, 3 retry, 4 defer, 5 hold
-  ARGV[5]     delay of a retry or defer in microseconds, -1 for ever
-  ARGV[6]     error of a drop
-  Returns 1 if the key still has values, 0 if not, -1 if the lease lapsed,
-  ended or was superseded (and nothing changed).
+  ARGV[2]     most values in a lease, 0 for all that are ready
+  ARGV[3]     TTL of a lease in microseconds, -1 for ever
+  ARGV[4..]   for each lease, six: its key, its fence, the outcome (1 ack,
+              2 drop, 3 retry, 4 defer, 5 hold), the delay of a retry or
+              defer in microseconds (-1 for ever), the error of a drop, and
+              how many keys to lease for its caller (0: none)
+  Returns FOLDING if Adds are left to fold; otherwise {more, ...}, one per
+  lease: 1 if its key still has values, 0 if not, -1 if the lease lapsed,
+  ended or was superseded. If the leases that held asked for keys, the
+  reply of claim.lua follows, for all of them: {next, key, fence, ...}.
 ]]
 -- @include lib.lua
-return finish_lease(ARGV[2], KEYS[11], KEYS[12], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], now_us())
+local now, now_s = clock()
+if not fold() then
+  return FOLDING
+end
+local out, want = {}, 0
+local t, t_s = now, now_s
+for i = 4, #ARGV, 6 do
+  if i > 4 then
+    -- A microsecond apart, so that the keys they make ready keep the
+    -- order of the calls, as they would with calls one after the other.
+    t = t + 1
+    t_s = str(t)
+  end
+  local more = finish_lease(ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), ARGV[i + 4], t, t_s)
+  out[#out + 1] = more
+  if more >= 0 then
+    want = want + tonumber(ARGV[i + 5])
+  end
+end
+if want == 0 then
+  return out
+end
+local c = claim_ready(t, t_s, want, tonumber(ARGV[2]), tonumber(ARGV[3]))
+for i = 1, #c do
+  out[#out + 1] = c[i]
+end
+return out

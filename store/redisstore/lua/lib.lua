@@ -1,57 +1,88 @@
 --[[
-  lib.lua is included in every script of the package, where the script
-  says "-- @include lib.lua": it names the queue's keys and holds the steps
-  that several scripts share.
+  lib.lua opens the package's Redis function library: the other scripts
+  become its functions (see scripts.go), each a function of KEYS and ARGV
+  whose "-- @include lib.lua" line calls begin. It names the queue's keys
+  and holds the steps that several scripts share; the library runs it
+  once, when it is loaded, so a call does not define its steps again.
 
-  KEYS[1..10] of every script but add.lua are the queue's own keys, all
-  under the hash tag {prefix:queue}, and every script names them from the
-  prefix:
-    KEYS[1]  ready     ZSET  key -> when it became ready; leased lowest first
-    KEYS[2]  pending   ZSET  key -> when its burst is due, for keys with
-                             nothing but an open burst
-    KEYS[3]  trailing  ZSET  key -> when its burst is due, for keys with an
-                             open burst behind other values
-    KEYS[4]  delayed   ZSET  key -> when its retried or deferred batch is due
-    KEYS[5]  leased    ZSET  key -> when its lease lapses
-    KEYS[6]  held      ZSET  key -> when it was held
-    KEYS[7]  meta      HASH  f: last fence, v: values, d: last dead letter id
-    KEYS[8]  wake      ZSET  at most one member, popped by a waiting worker
-    KEYS[9]  dead      ZSET  dead letter id -> id
-    KEYS[10] deadat    ZSET  dead letter id -> when it was dropped
-  ARGV[1] of every script is the prefix of those names, "{prefix:queue}:".
+  ARGV[1] of every function is the prefix of the queue's names,
+  "{prefix:queue}:"; every name starts with it, so all are in one hash slot
+  of Redis Cluster. A function declares in KEYS the names of its common
+  path only; the others it builds from ARGV[1]. The queue's keys:
+    ready     ZSET  key -> when it became ready; leased lowest first
+    pending   ZSET  key -> when its burst is due, for keys with nothing but
+                    an open burst
+    trailing  ZSET  key -> when its burst is due, for keys with an open
+                    burst behind other values; a burst here that came due is
+                    closed by the next script that looks at the key
+    delayed   ZSET  key -> when its retried or deferred batch is due
+    leased    ZSET  key -> when its lease lapses
+    held      ZSET  key -> when it was held
+    meta      HASH  f: last fence, v: values, d: last dead letter id
+    wake      ZSET  at most one member, popped by a waiting worker
+    dead      ZSET  dead letter id -> id
+    deadat    ZSET  dead letter id -> when it was dropped
+    inbox     LIST  the Adds not yet folded into their keys, oldest first:
+                    each is the seconds and microseconds of the server's
+                    TIME when it ran, its params ("<count>" with a Wait of
+                    0, else "<count> <wait> <maxwait>"), its key, then its
+                    values
+
+  Add only appends to the inbox (add.lua). Every other function that
+  reads or changes the keys' values or state first folds the inbox (fold):
+  each Add is applied as it would have been at its own time, so that the
+  order, the debounce and the counts are those of Adds applied at once. A
+  fold does at most FOLD elements' worth of Adds; a function that finds
+  more left returns FOLDING before doing anything else, and the caller
+  calls it again.
 
   A key of the queue is in exactly one of ready, pending, delayed, leased
   and held while it has values (and in trailing too while an open burst
-  waits behind its head). It has two more names, built from ARGV[1] and in
-  the same hash slot: ARGV[1].."v:"..key, the LIST of its values, and
-  ARGV[1].."k:"..key, a HASH with
+  waits behind its head), or in the inbox only. It has two more names:
+  ARGV[1].."v:"..key, the LIST of its values, and ARGV[1].."k:"..key, a
+  HASH with
     s   state: r (or absent) ready, p pending, l leased, t retrying,
         d deferred, h held
     f   fence of its last lease
-    a   leases of its head batch that counted as attempts
-    n   size of its head batch once a lease fixed it (absent: not fixed)
+    x   when that lease lapses
+    a   leases of its head batch that counted as attempts (absent: 0)
+    n   size of its head batch once a lease fixed it (absent or 0: not
+        fixed)
     b   values at the tail in an open burst (absent: no open burst)
     bf  when that burst began, bd when it is due
   Both go when the key has no values left; a key that was only ever ready
-  has no HASH. A dead letter is the LIST
-  ARGV[1].."d:"..id: key, error, attempt, time, then the values.
+  has no HASH. A dead letter is the LIST ARGV[1].."d:"..id: key, error,
+  attempt, time, then the values.
 
-  Times are microseconds of the server's clock (TIME); a duration of -1 is
-  for ever, and so is a time of inf. Each value is stored as
-  "<time added>:<value>".
+  Times are whole microseconds of the server's clock (TIME), kept as
+  decimal strings; a duration of -1 is for ever, and so is a time of inf.
+  Each value is stored as "<time added>:<value>". The scripts pass
+  strings, not numbers, to redis.call where they can: Redis 7.0 formats a
+  number argument with printf's %.17g, which costs more than the command.
 ]]
-local rcall = redis.call
-local PFX = ARGV[1]
--- The names come from the prefix, not KEYS, so that a script may declare
--- only the keys it touches on its common path (see add.lua).
-local K_READY, K_PENDING, K_TRAILING = PFX .. 'ready', PFX .. 'pending', PFX .. 'trailing'
-local K_DELAYED, K_LEASED, K_HELD = PFX .. 'delayed', PFX .. 'leased', PFX .. 'held'
-local K_META, K_WAKE, K_DEAD, K_DEADAT = PFX .. 'meta', PFX .. 'wake', PFX .. 'dead', PFX .. 'deadat'
-local INF = math.huge
+local rcall -- redis.call, which a library cannot reach while it loads
+local INF = 1 / 0 -- math.huge: a library cannot reach math while it loads
+local FOLDING = {ok = 'FOLDING'}
+local ZEROS = {'00000', '0000', '000', '00', '0', ''}
 
-local function now_us()
+-- at returns the time of TIME's reply, or of an Add, from its seconds
+-- and microseconds: as a number, and as the string the scripts store.
+local function at(sec, usec)
+  local s = sec .. ZEROS[#usec] .. usec
+  return tonumber(s), s
+end
+
+local function clock()
   local t = rcall('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+  return at(t[1], t[2])
+end
+
+-- str is a time or count as the scripts store it.
+local function str(n)
+  if n == INF then
+    return 'inf'
+  end
+  return string.format('%d', n)
 end
 
 -- deadline is now+d, with d -1 for ever.
@@ -72,13 +103,29 @@ local function burst_due(now, first, wait, maxwait)
   return due
 end
 
+-- The names of the queue a call works on, and whether it woke a worker:
+-- set by begin, as Redis runs one call at a time.
+local PFX, K_READY, K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K_HELD
+local K_META, K_WAKE, K_DEAD, K_DEADAT, K_INBOX
+local woken
+
+-- begin starts a call on the queue whose names start with prefix.
+local function begin(prefix)
+  rcall = redis.call
+  PFX = prefix
+  K_READY, K_PENDING, K_TRAILING = PFX .. 'ready', PFX .. 'pending', PFX .. 'trailing'
+  K_DELAYED, K_LEASED, K_HELD = PFX .. 'delayed', PFX .. 'leased', PFX .. 'held'
+  K_META, K_WAKE, K_DEAD, K_DEADAT = PFX .. 'meta', PFX .. 'wake', PFX .. 'dead', PFX .. 'deadat'
+  K_INBOX = PFX .. 'inbox'
+  woken = false
+end
+
 -- wake lets one waiting worker return from its blocking pop. Once per
--- script is enough: the member is the same, and no script pops it.
-local woken = false
+-- call is enough: the member is the same, and no function pops it.
 local function wake()
   if not woken then
     woken = true
-    rcall('ZADD', K_WAKE, 0, 'w')
+    rcall('ZADD', K_WAKE, '0', 'w')
   end
 end
 
@@ -87,7 +134,7 @@ end
 local function earliest()
   local m
   for _, k in ipairs({K_PENDING, K_DELAYED, K_LEASED}) do
-    local r = rcall('ZRANGE', k, 0, 0, 'WITHSCORES')
+    local r = rcall('ZRANGE', k, '0', '0', 'WITHSCORES')
     if r[2] then
       local s = tonumber(r[2])
       if m == nil or s < m then
@@ -116,45 +163,56 @@ local function close_burst(kk, key)
   rcall('ZREM', K_TRAILING, key)
 end
 
--- make_ready puts key in the ready order at t.
-local function make_ready(key, kk, t)
+-- make_ready puts key in the ready order at the time ts, a string.
+local function make_ready(key, kk, ts)
   rcall('HSET', kk, 's', 'r')
-  rcall('ZADD', K_READY, t, key)
+  rcall('ZADD', K_READY, ts, key)
+end
+
+-- push appends the stored values vals to the LIST vk, in slices that
+-- unpack can take, and returns its length.
+local function push(vk, vals)
+  local len
+  for i = 1, #vals, 4000 do
+    len = rcall('RPUSH', vk, unpack(vals, i, math.min(i + 3999, #vals)))
+  end
+  return len
 end
 
 -- settle places a key that is no longer leased, delayed or held and has
--- left values: ready at now, or pending until its burst is due if all of
--- them are in the burst.
-local function settle(key, kk, left, now)
-  local h = rcall('HMGET', kk, 'b', 'bd')
-  local b = tonumber(h[1]) or 0
-  if b > 0 and tonumber(h[2]) <= now then
+-- left values, its next batch starting over (no attempts, size not
+-- fixed): ready at now, or pending until its burst is due if all of them
+-- are in the burst. b and bd are its hash's fields.
+local function settle(key, kk, left, now, now_s, b, bd)
+  b = tonumber(b) or 0
+  if b > 0 and tonumber(bd) <= now then
     close_burst(kk, key)
     b = 0
   end
   if left > b then
-    make_ready(key, kk, now)
+    rcall('HSET', kk, 's', 'r', 'a', '0', 'n', '0')
+    rcall('ZADD', K_READY, now_s, key)
     wake()
     return
   end
-  local due = tonumber(h[2])
   rcall('ZREM', K_TRAILING, key)
-  rcall('HSET', kk, 's', 'p')
-  wake_before(due)
-  rcall('ZADD', K_PENDING, due, key)
+  rcall('HSET', kk, 's', 'p', 'a', '0', 'n', '0')
+  wake_before(tonumber(bd))
+  rcall('ZADD', K_PENDING, bd, key)
 end
 
--- place updates key, which had values before n more came at now, as Add
--- does: h holds its fields s, b, bf and bd from before.
-local function place(key, kk, n, now, wait, maxwait, h)
+-- place updates key, which had values before n more came at t (ts as a
+-- string), as an Add with Wait wait and MaxWait maxwait does: h holds its
+-- fields s, b, bf and bd from before.
+local function place(key, kk, n, t, ts, wait, maxwait, h)
   local s, b = h[1], tonumber(h[2]) or 0
-  if b > 0 and tonumber(h[4]) <= now then
+  if b > 0 and tonumber(h[4]) <= t then
     -- The open burst came due: its values are ready, in its place.
     close_burst(kk, key)
     b = 0
     if s == 'p' then
       rcall('ZREM', K_PENDING, key)
-      make_ready(key, kk, tonumber(h[4]))
+      make_ready(key, kk, h[4])
       s = 'r'
     end
   end
@@ -164,7 +222,7 @@ local function place(key, kk, n, now, wait, maxwait, h)
       close_burst(kk, key)
       if s == 'p' then
         rcall('ZREM', K_PENDING, key)
-        make_ready(key, kk, now)
+        make_ready(key, kk, ts)
         wake()
       end
     end
@@ -172,166 +230,265 @@ local function place(key, kk, n, now, wait, maxwait, h)
   end
   if b == 0 then
     -- A new burst behind values that are ready, leased, delayed or held.
-    local due = burst_due(now, now, wait, maxwait)
-    rcall('HSET', kk, 'b', n, 'bf', now, 'bd', due)
+    local due = str(burst_due(t, t, wait, maxwait))
+    rcall('HSET', kk, 'b', str(n), 'bf', ts, 'bd', due)
     rcall('ZADD', K_TRAILING, due, key)
     return
   end
-  local due = burst_due(now, tonumber(h[3]), wait, maxwait)
-  rcall('HSET', kk, 'b', b + n, 'bd', due)
+  local due = burst_due(t, tonumber(h[3]), wait, maxwait)
+  local due_s = str(due)
+  rcall('HSET', kk, 'b', str(b + n), 'bd', due_s)
   if s ~= 'p' then
-    rcall('ZADD', K_TRAILING, due, key)
+    rcall('ZADD', K_TRAILING, due_s, key)
     return
   end
   if due < tonumber(h[4]) then
     wake_before(due)
   end
-  rcall('ZADD', K_PENDING, due, key)
+  rcall('ZADD', K_PENDING, due_s, key)
+end
+
+-- params reads an Add's params: its count of values, Wait and MaxWait.
+local function params(p)
+  if not string.find(p, ' ', 1, true) then
+    return tonumber(p), 0, 0
+  end
+  local n, wait, maxwait = string.match(p, '^(%d+) (%-?%d+) (%d+)$')
+  return tonumber(n), tonumber(wait), tonumber(maxwait)
+end
+
+-- add_at applies to key, once pushed, the n values of an Add at t (ts)
+-- with Wait wait and MaxWait maxwait, the key's LIST being len long with
+-- them: a new key is ready, or pending, from t; an older one is placed.
+local function add_at(key, kk, n, len, t, ts, wait, maxwait)
+  if len == n then
+    if wait == 0 then
+      -- A new key, ready; its state needs no hash.
+      rcall('ZADD', K_READY, ts, key)
+      return
+    end
+    local due = str(burst_due(t, t, wait, maxwait))
+    rcall('HSET', kk, 's', 'p', 'b', str(n), 'bf', ts, 'bd', due)
+    rcall('ZADD', K_PENDING, due, key)
+    return
+  end
+  local h = rcall('HMGET', kk, 's', 'b', 'bf', 'bd')
+  if wait == 0 and not h[2] then
+    -- No open burst to end: the values wait behind the others.
+    return
+  end
+  place(key, kk, n, t, ts, wait, maxwait, h)
+end
+
+-- fold_key folds the Adds of key, oldest first: adds holds the index in e
+-- of each one's first element, and its count of values, Wait and MaxWait.
+-- Adds with a Wait of 0 that follow one another are pushed together: after
+-- the first, the key has no open burst, so the others only append. It
+-- returns how many values it added.
+local function fold_key(key, adds, e)
+  local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
+  local j, total = 1, 0
+  while j <= #adds do
+    local first = adds[j]
+    local vals = {}
+    repeat
+      local a = adds[j]
+      local stamp = e[a.i] .. ZEROS[#e[a.i + 1]] .. e[a.i + 1] .. ':'
+      for v = a.i + 4, a.i + 3 + a.n do
+        vals[#vals + 1] = stamp .. e[v]
+      end
+      j = j + 1
+    until first.wait ~= 0 or j > #adds or adds[j].wait ~= 0
+    local t, ts = at(e[first.i], e[first.i + 1])
+    total = total + #vals
+    add_at(key, kk, #vals, push(vk, vals), t, ts, first.wait, first.maxwait)
+  end
+  return total
+end
+
+-- FOLD bounds the inbox elements one fold reads, so that a script never
+-- stalls the server for long; one Add larger than that is folded whole.
+local FOLD, FOLD_LAST = 4096, '4095'
+
+-- fold applies the Adds waiting in the inbox, each as at its own time,
+-- oldest first, and removes them. It returns false if Adds are left, for
+-- the script to return FOLDING and run again.
+local function fold()
+  local e = rcall('LRANGE', K_INBOX, '0', FOLD_LAST)
+  if #e == 0 then
+    return true
+  end
+  local keys, by = {}, {}
+  local i = 1
+  while i + 3 <= #e do
+    local n, wait, maxwait = params(e[i + 2])
+    local last = i + 3 + n
+    if last > #e then
+      if i > 1 then
+        break
+      end
+      e = rcall('LRANGE', K_INBOX, '0', str(last - 1))
+    end
+    local key = e[i + 3]
+    local adds = by[key]
+    if not adds then
+      adds = {}
+      by[key] = adds
+      keys[#keys + 1] = key
+    end
+    adds[#adds + 1] = {i = i, n = n, wait = wait, maxwait = maxwait}
+    i = last + 1
+  end
+  rcall('LTRIM', K_INBOX, i - 1, -1)
+  local total = 0
+  for _, key in ipairs(keys) do
+    total = total + fold_key(key, by[key], e)
+  end
+  rcall('HINCRBY', K_META, 'v', str(total))
+  if i > #e and #e < FOLD then
+    return true
+  end
+  return rcall('EXISTS', K_INBOX) == 0
 end
 
 -- append adds the stored values vals to the tail of key, ready at once,
--- as Redrive does.
-local function append(key, kk, vk, vals, now)
+-- as Redrive does, at now (now_s).
+local function append(key, kk, vk, vals, now, now_s)
   local n = #vals
-  local len = rcall('RPUSH', vk, unpack(vals))
-  rcall('HINCRBY', K_META, 'v', n)
-  if len == n then
-    -- A new key, whose state is ready while its hash has no s.
-    rcall('ZADD', K_READY, now, key)
-    wake()
-    return
-  end
-  place(key, kk, n, now, 0, 0, rcall('HMGET', kk, 's', 'b', 'bf', 'bd'))
+  local len = push(vk, vals)
+  rcall('HINCRBY', K_META, 'v', str(n))
+  add_at(key, kk, n, len, now, now_s, 0, 0)
+  wake()
 end
 
 -- due_by returns up to lim members of the ZSET k whose score is at most
 -- now, lowest first, with their scores, and removes them from k.
 local function due_by(k, now, lim)
-  local r = rcall('ZRANGEBYSCORE', k, '-inf', now, 'WITHSCORES', 'LIMIT', 0, lim)
+  local r = rcall('ZRANGEBYSCORE', k, '-inf', now, 'WITHSCORES', 'LIMIT', '0', lim)
   if #r > 0 then
-    rcall('ZREMRANGEBYRANK', k, 0, #r / 2 - 1)
+    rcall('ZREMRANGEBYRANK', k, '0', str(#r / 2 - 1))
   end
   return r
 end
 
--- promote moves up to lim keys of each kind that are due by now into the
--- ready order, at the time each became due, and closes the bursts that
--- came due behind other values. The keys left behind are due no sooner
--- than those moved, so the first lim keys of the ready order are right.
-local function promote(now, lim)
+-- promote moves up to lim keys of each kind that are due by now_s into
+-- the ready order, at the time each became due. The keys left behind are
+-- due no sooner than those moved, so the first lim keys of the ready order
+-- are right. Bursts that came due behind other values are closed by the
+-- scripts that look at their keys next.
+local function promote(now_s, lim)
+  lim = str(lim)
   -- Lapsed leases: the same batch, leased again as the next attempt.
-  local r = due_by(K_LEASED, now, lim)
+  local r = due_by(K_LEASED, now_s, lim)
   for i = 1, #r, 2 do
     make_ready(r[i], PFX .. 'k:' .. r[i], r[i + 1])
   end
   -- Retried and deferred batches.
-  r = due_by(K_DELAYED, now, lim)
+  r = due_by(K_DELAYED, now_s, lim)
   for i = 1, #r, 2 do
     make_ready(r[i], PFX .. 'k:' .. r[i], r[i + 1])
   end
-  -- Bursts that came due, alone or behind other values.
-  r = due_by(K_PENDING, now, lim)
+  -- Bursts that came due with nothing before them.
+  r = due_by(K_PENDING, now_s, lim)
   for i = 1, #r, 2 do
     local kk = PFX .. 'k:' .. r[i]
     rcall('HDEL', kk, 'b', 'bf', 'bd')
     make_ready(r[i], kk, r[i + 1])
   end
-  r = due_by(K_TRAILING, now, lim)
-  for i = 1, #r, 2 do
-    rcall('HDEL', PFX .. 'k:' .. r[i], 'b', 'bf', 'bd')
-  end
 end
 
--- leased_by returns the hash fields s, f and then fs of key if its lease
--- with fence fence still holds at now; nil if it lapsed, ended or was
--- superseded.
-local function leased_by(kk, key, fence, now, ...)
-  local h = rcall('HMGET', kk, 's', 'f', ...)
+-- leased_by returns the hash fields s, f, x and then fs of key if its
+-- lease with fence fence still holds at now; nil if it lapsed, ended or
+-- was superseded.
+local function leased_by(key, kk, fence, now, ...)
+  local h = rcall('HMGET', kk, 's', 'f', 'x', ...)
   if h[1] ~= 'l' or h[2] ~= fence then
     return nil
   end
-  local exp = rcall('ZSCORE', K_LEASED, key)
-  if not exp or tonumber(exp) <= now then
+  -- A lease taken before x was kept has its lapse in leased only.
+  local x = h[3] or rcall('ZSCORE', K_LEASED, key)
+  if not x or tonumber(x) <= now then
     return nil
   end
   return h
 end
 
 -- finish_lease ends the lease of key with fence fence, if it still holds
--- at now, as kind says (1 ack, 2 drop, 3 retry, 4 defer, 5 hold), after
--- the delay after of a retry or defer (-1: for ever), with the error why
--- of a drop. kk and vk are the key's HASH and LIST. It returns 1 if the
--- key still has values, 0 if not, -1 if the lease lapsed, ended or was
--- superseded (and nothing changed).
-local function finish_lease(key, kk, vk, fence, kind, after, why, now)
-  local h = leased_by(kk, key, fence, now, 'n', 'a')
+-- at now (now_s), as kind says (1 ack, 2 drop, 3 retry, 4 defer, 5 hold),
+-- after the delay after of a retry or defer (-1: for ever), with the error
+-- why of a drop. It returns 1 if the key still has values, 0 if not, -1 if
+-- the lease lapsed, ended or was superseded (and nothing changed).
+local function finish_lease(key, fence, kind, after, why, now, now_s)
+  local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
+  local h = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd')
   if not h then
     return -1
   end
-  local n = tonumber(h[3])
+  local n = h[4]
   rcall('ZREM', K_LEASED, key)
 
   if kind == 1 or kind == 2 then
     if kind == 2 then
-      local id = rcall('HINCRBY', K_META, 'd', 1)
+      local id = rcall('HINCRBY', K_META, 'd', '1')
       local dk = PFX .. 'd:' .. id
-      rcall('RPUSH', dk, key, why, h[4], string.format('%d', now))
-      rcall('RPUSH', dk, unpack(rcall('LRANGE', vk, 0, n - 1)))
+      rcall('RPUSH', dk, key, why, h[5], now_s)
+      rcall('RPUSH', dk, unpack(rcall('LRANGE', vk, '0', str(tonumber(n) - 1))))
       rcall('ZADD', K_DEAD, id, id)
-      rcall('ZADD', K_DEADAT, now, id)
+      rcall('ZADD', K_DEADAT, now_s, id)
     end
-    rcall('LTRIM', vk, n, -1)
-    rcall('HINCRBY', K_META, 'v', -n)
+    rcall('LTRIM', vk, n, '-1')
+    rcall('HINCRBY', K_META, 'v', '-' .. n)
     local left = rcall('LLEN', vk)
     if left == 0 then
       rcall('DEL', kk)
       return 0
     end
-    -- The next batch starts at attempt 1.
-    rcall('HDEL', kk, 'n', 'a')
-    settle(key, kk, left, now)
+    settle(key, kk, left, now, now_s, h[6], h[7])
     return 1
   end
 
   if kind == 5 then
     rcall('HSET', kk, 's', 'h')
-    rcall('ZADD', K_HELD, now, key)
+    rcall('ZADD', K_HELD, now_s, key)
     return 1
   end
 
   -- Retry or defer: the same batch, due after the delay; a defer does not
   -- count as an attempt.
+  local a = h[5]
   if kind == 4 then
-    rcall('HSET', kk, 'a', tonumber(h[4]) - 1)
+    a = str(tonumber(a) - 1)
   end
   local due = deadline(now, after)
   if due <= now then
-    make_ready(key, kk, now)
+    rcall('HSET', kk, 's', 'r', 'a', a)
+    rcall('ZADD', K_READY, now_s, key)
     wake()
     return 1
   end
   if kind == 3 then
-    rcall('HSET', kk, 's', 't')
+    rcall('HSET', kk, 's', 't', 'a', a)
   else
-    rcall('HSET', kk, 's', 'd')
+    rcall('HSET', kk, 's', 'd', 'a', a)
   end
   wake_before(due)
-  rcall('ZADD', K_DELAYED, due, key)
+  rcall('ZADD', K_DELAYED, str(due), key)
   return 1
 end
 
--- claim_ready leases up to want ready keys at now, oldest-ready first, with
--- at most maxbatch values each (0: all that are ready) for ttl (-1: for
--- ever), after moving the keys that came due into the ready order. It
--- returns claim.lua's reply: {next, key, fence, attempt, count, value...,
--- key, ...}.
-local function claim_ready(now, want, maxbatch, ttl)
-  promote(now, want + 16)
-  local got = rcall('ZPOPMIN', K_READY, want)
+-- claim_ready leases up to want ready keys at now (now_s), oldest-ready
+-- first, with at most maxbatch values each (0: all that are ready) for ttl
+-- (-1: for ever), after moving the keys that came due into the ready
+-- order. It returns {next, key, fence, attempt, count, value..., key,
+-- ...}.
+local function claim_ready(now, now_s, want, maxbatch, ttl)
+  promote(now_s, want + 16)
+  local got = rcall('ZPOPMIN', K_READY, str(want))
   local out = {0}
   if #got > 0 then
-    local exp = deadline(now, ttl)
-    local fence = rcall('HINCRBY', K_META, 'f', #got / 2) - #got / 2
+    local exp = str(deadline(now, ttl))
+    local count = #got / 2
+    local fence = rcall('HINCRBY', K_META, 'f', str(count)) - count
     local zadd = {}
     for i = 1, #got, 2 do
       local key = got[i]
@@ -342,7 +499,7 @@ local function claim_ready(now, want, maxbatch, ttl)
         close_burst(kk, key)
         b = 0
       end
-      if n == nil then
+      if n == nil or n == 0 then
         n = rcall('LLEN', vk) - b
         if maxbatch > 0 and n > maxbatch then
           n = maxbatch
@@ -351,10 +508,10 @@ local function claim_ready(now, want, maxbatch, ttl)
       fence = fence + 1
       if n > 0 then
         local a = (tonumber(h[2]) or 0) + 1
-        rcall('HSET', kk, 's', 'l', 'f', fence, 'a', a, 'n', n)
+        rcall('HSET', kk, 's', 'l', 'f', str(fence), 'x', exp, 'a', str(a), 'n', str(n))
         zadd[#zadd + 1] = exp
         zadd[#zadd + 1] = key
-        local vals = rcall('LRANGE', vk, 0, n - 1)
+        local vals = rcall('LRANGE', vk, '0', str(n - 1))
         out[#out + 1] = key
         out[#out + 1] = fence
         out[#out + 1] = a
@@ -365,7 +522,8 @@ local function claim_ready(now, want, maxbatch, ttl)
       elseif b > 0 then
         -- Never so while the scripts keep the model; an empty lease would
         -- take every value (LRANGE 0 -1), so the key waits for its burst.
-        settle(key, kk, b, now)
+        local bd = rcall('HGET', kk, 'bd')
+        settle(key, kk, b, now, now_s, b, bd)
       else
         rcall('DEL', kk)
       end

@@ -1,7 +1,7 @@
 --[[
   purge.lua removes up to ARGV[3] of the dead letters dropped before a time.
 
-  KEYS[1..10] the queue's keys (see lib.lua); the dead letters' own names
+  KEYS[1]     the queue's dead (see lib.lua); the dead letters' own names
               are built from ARGV[1], in the same hash slot
   ARGV[1]     prefix of the queue's names
   ARGV[2]     the time, in microseconds
@@ -9,7 +9,7 @@
   Returns how many it removed.
 ]]
 -- @include lib.lua
-local ids = rcall('ZRANGEBYSCORE', K_DEADAT, '-inf', '(' .. ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+local ids = rcall('ZRANGEBYSCORE', K_DEADAT, '-inf', '(' .. ARGV[2], 'LIMIT', '0', ARGV[3])
 for _, id in ipairs(ids) do
   rcall('DEL', PFX .. 'd:' .. id)
   rcall('ZREM', K_DEAD, id)

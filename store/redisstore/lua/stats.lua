@@ -1,31 +1,33 @@
 --[[
-  stats.lua counts the queue at one instant, after moving the keys that
-  came due into the ready order and closing the bursts that came due. It
-  visits the held and the delayed keys.
+  stats.lua counts the queue at one instant, after folding the inbox and
+  moving the keys that came due into the ready order. It visits the held
+  and the delayed keys.
 
-  KEYS[1..10] the queue's keys (see lib.lua); the names of the held and
-              delayed keys are built from ARGV[1], in the same hash slot
+  KEYS[1]     the queue's ready (see lib.lua)
   ARGV[1]     prefix of the queue's names
-  Returns {values, keys, ready, pending, leased, retrying, behind, held,
-  held values, dead}.
+  Returns FOLDING if Adds are left to fold; otherwise {values, keys, ready,
+  pending, leased, retrying, behind, held, held values, dead}.
 ]]
 -- @include lib.lua
-local now = now_us()
-local due = 0
-for _, k in ipairs({K_LEASED, K_DELAYED, K_PENDING, K_TRAILING}) do
-  due = math.max(due, rcall('ZCOUNT', k, '-inf', now))
+local now, now_s = clock()
+if not fold() then
+  return FOLDING
 end
-promote(now, due)
+local due = 0
+for _, k in ipairs({K_LEASED, K_DELAYED, K_PENDING}) do
+  due = math.max(due, rcall('ZCOUNT', k, '-inf', now_s))
+end
+promote(now_s, due)
 
 local retrying, behind = 0, 0
-for _, key in ipairs(rcall('ZRANGE', K_DELAYED, 0, -1)) do
+for _, key in ipairs(rcall('ZRANGE', K_DELAYED, '0', '-1')) do
   local h = rcall('HMGET', PFX .. 'k:' .. key, 's', 'n')
   if h[1] == 't' then
     retrying = retrying + 1
     behind = behind + rcall('LLEN', PFX .. 'v:' .. key) - tonumber(h[2])
   end
 end
-local held, heldvalues = rcall('ZRANGE', K_HELD, 0, -1), 0
+local held, heldvalues = rcall('ZRANGE', K_HELD, '0', '-1'), 0
 for _, key in ipairs(held) do
   heldvalues = heldvalues + rcall('LLEN', PFX .. 'v:' .. key)
 end
@@ -36,7 +38,8 @@ return {
   tonumber(rcall('HGET', K_META, 'v')) or 0,
   ready + pending + leased + delayed + #held,
   ready,
-  pending + rcall('ZCARD', K_TRAILING),
+  -- Bursts behind other values that came due are closed, if not yet so.
+  pending + rcall('ZCOUNT', K_TRAILING, '(' .. now_s, '+inf'),
   leased,
   retrying,
   behind,

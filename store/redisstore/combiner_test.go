@@ -1,0 +1,106 @@
+package redisstore
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/store"
+)
+
+// sends records the batches a combiner sends, and holds the first until
+// release is closed.
+type sends struct {
+	mu      sync.Mutex
+	batches [][]string // the keys of each batch
+	release chan struct{}
+}
+
+func (s *sends) send(batch []*finishCall) {
+	s.mu.Lock()
+	first := len(s.batches) == 0
+	var keys []string
+	for _, c := range batch {
+		keys = append(keys, c.l.Key)
+		c.more = true
+	}
+	s.batches = append(s.batches, keys)
+	s.mu.Unlock()
+	if first {
+		<-s.release
+	}
+}
+
+func call(ctx context.Context, key string, p store.ClaimParams) *finishCall {
+	return &finishCall{ctx: ctx, l: store.Lease{Key: key}, p: p, done: make(chan struct{})}
+}
+
+// TestCombinerGathersWaitingCalls: calls that come while a script is on
+// its way wait for it and then share the next, which one of them sends;
+// calls whose claims differ go in separate scripts, and a call whose ctx
+// ends before it is sent leaves, having changed nothing.
+func TestCombinerGathersWaitingCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var cb combiner
+		s := &sends{release: make(chan struct{})}
+		p1 := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute}
+		p2 := store.ClaimParams{Keys: 1, MaxBatch: 2, TTL: time.Minute}
+		ctx := context.Background()
+		gone, leave := context.WithCancel(ctx)
+		calls := []*finishCall{
+			call(ctx, "a", p1),
+			call(ctx, "b", p2),
+			call(gone, "c", p1),
+			call(ctx, "d", store.ClaimParams{}), // a Finish fits any claim
+			call(ctx, "e", p2),
+			call(ctx, "f", p1),
+		}
+		var wg sync.WaitGroup
+		for _, c := range calls {
+			wg.Go(func() { cb.do(c, s.send) })
+			synctest.Wait() // a's script is on its way, the others wait in turn
+		}
+		leave()
+		synctest.Wait()
+		require.ErrorIs(t, calls[2].err, context.Canceled)
+		close(s.release)
+		wg.Wait()
+		require.Equal(t, [][]string{{"a"}, {"b", "d", "e"}, {"f"}}, s.batches)
+		for _, c := range calls {
+			require.Equal(t, c != calls[2], c.more, "call %s", c.l.Key)
+		}
+	})
+}
+
+// TestSpread: each call of a script gets its outcome, and its share of
+// the leases in the order the calls came; a lost lease gets
+// store.ErrLeaseLost and no lease.
+func TestSpread(t *testing.T) {
+	p := store.ClaimParams{Keys: 2, TTL: time.Minute}
+	calls := []*finishCall{call(t.Context(), "a", p), call(t.Context(), "b", p), call(t.Context(), "c", p), call(t.Context(), "d", store.ClaimParams{})}
+	r := []any{int64(1), int64(-1), int64(0), int64(1), int64(0),
+		"x", int64(7), int64(1), int64(1), "1:x1",
+		"y", int64(8), int64(1), int64(1), "2:y1",
+		"z", int64(9), int64(2), int64(1), "3:z1"}
+	require.NoError(t, spread("q", calls, r))
+	keys := func(c *finishCall) []string {
+		var ks []string
+		for _, l := range c.leases {
+			ks = append(ks, l.Key)
+		}
+		return ks
+	}
+	require.True(t, calls[0].more)
+	require.Equal(t, []string{"x", "y"}, keys(calls[0]))
+	require.ErrorIs(t, calls[1].err, store.ErrLeaseLost)
+	require.Empty(t, calls[1].leases)
+	require.False(t, calls[2].more)
+	require.Equal(t, []string{"z"}, keys(calls[2]))
+	require.True(t, calls[3].more)
+	require.Empty(t, calls[3].leases)
+	require.Error(t, spread("q", calls, r[:3]), "short reply")
+}

@@ -1,0 +1,242 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/pacerkit/pacer/store"
+)
+
+var _ store.FinishClaimer = (*Store)(nil)
+
+// Finish ends l as o says, in one script that checks its fence and expiry
+// first; see store.Store. A dropped batch becomes a dead letter. Finish
+// calls on one queue may share a script with each other and with
+// FinishAndClaim calls (see FinishAndClaim).
+func (s *Store) Finish(ctx context.Context, l store.Lease, o store.Outcome) (bool, error) {
+	more, _, _, err := s.finish(ctx, l, o, store.ClaimParams{})
+	return more, err
+}
+
+// FinishAndClaim ends l as o says and claims ready keys of its queue with
+// p, in one script and one round trip; see store.FinishClaimer.
+//
+// The calls on one queue that come while another's script is on its way
+// to Redis wait for it, and then share the next script: it ends their
+// leases in the order they came, then claims for all of them at once, and
+// gives each its share of the leases, in that order. Under load, one
+// round trip and one script thus serve several workers; a call that comes
+// alone goes at once. Ending the leases first and claiming then is what
+// the calls would do one after the other, but for the keys they end, which
+// go behind the keys already waiting before any of them claims.
+func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outcome, p store.ClaimParams) (bool, []store.Lease, time.Duration, error) {
+	if err := checkClaim(p); err != nil {
+		return false, nil, 0, err
+	}
+	return s.finish(ctx, l, o, p)
+}
+
+func (s *Store) finish(ctx context.Context, l store.Lease, o store.Outcome, p store.ClaimParams) (bool, []store.Lease, time.Duration, error) {
+	q, err := s.queue(ctx, l.Queue)
+	if err != nil {
+		return false, nil, 0, err
+	}
+	if o.Kind < store.Ack || o.Kind > store.Hold {
+		return false, nil, 0, fmt.Errorf("redisstore: Finish with unknown outcome kind %d", o.Kind)
+	}
+	c := &finishCall{ctx: ctx, l: l, o: o, p: p, done: make(chan struct{})}
+	q.finishes.do(c, func(batch []*finishCall) { s.finishBatch(q, batch) })
+	return c.more, c.leases, c.next, c.err
+}
+
+// maxCombined bounds the calls one finish script serves.
+const maxCombined = 64
+
+// A finishCall is one Finish or FinishAndClaim (p.Keys > 0) call, and its
+// results once done is closed.
+type finishCall struct {
+	ctx  context.Context
+	l    store.Lease
+	o    store.Outcome
+	p    store.ClaimParams
+	done chan struct{}
+	lead bool // done was closed to have the call send the next script
+
+	more   bool
+	leases []store.Lease
+	next   time.Duration
+	err    error
+}
+
+// fits reports whether c can share a script whose claim has params p
+// (Keys 0: no claim yet).
+func (c *finishCall) fits(p store.ClaimParams) bool {
+	return c.p.Keys == 0 || p.Keys == 0 || (c.p.MaxBatch == p.MaxBatch && c.p.TTL == p.TTL)
+}
+
+// A combiner lets at most one finish script of a queue be on its way at a
+// time, and gathers the calls that come meanwhile into the next. There is
+// no goroutine of its own: the call that finds no script on its way sends
+// one, and when it is back, hands the waiting calls to the first of them,
+// which sends theirs.
+type combiner struct {
+	mu      sync.Mutex
+	busy    bool          // a script is on its way
+	waiting []*finishCall // in the order they came
+}
+
+// do runs c, in a script that send runs for a batch of calls, and returns
+// once c's results are set.
+func (cb *combiner) do(c *finishCall, send func([]*finishCall)) {
+	cb.mu.Lock()
+	cb.waiting = append(cb.waiting, c)
+	if cb.busy {
+		cb.mu.Unlock()
+		select {
+		case <-c.done:
+		case <-c.ctx.Done():
+			cb.mu.Lock()
+			if i := slices.Index(cb.waiting, c); i >= 0 && !c.lead {
+				// Not sent: it changed nothing.
+				cb.waiting = slices.Delete(cb.waiting, i, i+1)
+				cb.mu.Unlock()
+				c.err = c.ctx.Err()
+				return
+			}
+			cb.mu.Unlock()
+			<-c.done
+		}
+		if !c.lead {
+			return
+		}
+		cb.mu.Lock()
+	}
+	cb.busy = true
+	batch := cb.take()
+	cb.mu.Unlock()
+
+	send(batch)
+	for _, b := range batch {
+		if b != c {
+			close(b.done)
+		}
+	}
+
+	cb.mu.Lock()
+	if len(cb.waiting) == 0 {
+		cb.busy = false
+		cb.mu.Unlock()
+		return
+	}
+	next := cb.waiting[0]
+	next.lead = true
+	cb.mu.Unlock()
+	close(next.done)
+}
+
+// take removes from the waiting calls those the next script serves: the
+// first, and those after it that fit its claim, up to maxCombined.
+func (cb *combiner) take() []*finishCall {
+	var batch []*finishCall
+	var p store.ClaimParams
+	left := cb.waiting[:0]
+	for _, c := range cb.waiting {
+		if len(batch) < maxCombined && c.fits(p) {
+			batch = append(batch, c)
+			if p.Keys == 0 {
+				p = c.p
+			}
+			continue
+		}
+		left = append(left, c)
+	}
+	clear(cb.waiting[len(left):])
+	cb.waiting = left
+	return batch
+}
+
+// finishBatch runs finish.lua for the calls of batch whose ctx has not
+// ended, and sets the results of every call.
+func (s *Store) finishBatch(q *queue, batch []*finishCall) {
+	var p store.ClaimParams
+	var live []*finishCall
+	var deadline time.Time
+	for _, c := range batch {
+		if err := c.ctx.Err(); err != nil {
+			c.err = err
+			continue
+		}
+		live = append(live, c)
+		if p.Keys == 0 {
+			p = c.p
+		}
+		if d, ok := c.ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
+			deadline = d
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	// The script serves every call: it runs with the values of the first
+	// and none's cancellation, but ends by the earliest deadline.
+	ctx := context.WithoutCancel(live[0].ctx)
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	args := make([]any, 0, 3+6*len(live))
+	args = append(args, q.prefix, p.MaxBatch, micros(p.TTL))
+	for _, c := range live {
+		args = append(args, c.l.Key, strconv.FormatUint(c.l.Fence, 10), int(c.o.Kind), micros(c.o.After), c.o.Err, c.p.Keys)
+	}
+	r, err := s.run(ctx, finishFn, q.ready, args...).Slice()
+	if err == nil {
+		err = spread(q.name, live, r)
+	}
+	if err != nil {
+		op := "finish"
+		if p.Keys > 0 {
+			op = "finish and claim"
+		}
+		for _, c := range live {
+			c.err = wrap(op, err)
+		}
+	}
+}
+
+// spread reads finish.lua's reply r and sets the results of calls.
+func spread(queue string, calls []*finishCall, r []any) error {
+	if len(r) < len(calls) {
+		return errors.New("short reply")
+	}
+	var leases []store.Lease
+	var next time.Duration
+	if len(r) > len(calls) {
+		var err error
+		if leases, next, err = parseClaim(queue, r[len(calls):]); err != nil {
+			return err
+		}
+	}
+	for i, c := range calls {
+		more, _ := r[i].(int64)
+		if more < 0 {
+			c.err = store.ErrLeaseLost
+			continue
+		}
+		c.more = more == 1
+		if c.p.Keys == 0 {
+			continue
+		}
+		if n := min(c.p.Keys, len(leases)); n > 0 {
+			c.leases, leases = leases[:n:n], leases[n:]
+		}
+		c.next = next
+	}
+	return nil
+}
