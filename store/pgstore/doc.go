@@ -2,9 +2,10 @@
 // github.com/jackc/pgx/v5: the values waiting per key, bursts, leases,
 // retries, held keys and dead letters live in the database that a service
 // already runs, shared by all of its processes, and enqueueing can take
-// part in the service's own transactions (AddTx). A Store implements
-// store.Store, store.DeadLetters and store.FinishClaimer, and passes the
-// same conformance suite as store.Memory (store/storetest).
+// part in the service's own transactions (AddTx, which a pacer Runner's
+// AddTx calls). A Store implements store.Store, store.DeadLetters,
+// store.FinishClaimer and store.TxAdder, and passes the same conformance
+// suite as store.Memory (store/storetest).
 //
 // # Schema
 //

@@ -20,6 +20,7 @@ import (
 var (
 	_ store.Store       = (*Store)(nil)
 	_ store.DeadLetters = (*Store)(nil)
+	_ store.TxAdder     = (*Store)(nil)
 )
 
 // Store is the store.Store that keeps its state in PostgreSQL, shared by
