@@ -1,0 +1,131 @@
+package pgstore_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/store/pgstore"
+)
+
+// throughputChild is set in the environment of the processes that
+// TestMeasureThroughput starts: "schema queue".
+const throughputChild = "PACER_PG_THROUGHPUT_CHILD"
+
+// End-to-end throughput: 20,000 values over 1,000 keys, 20 each, stored
+// (with COPY, as BenchmarkThroughput does), then handled by 2 OS
+// processes (this test binary, run again) of one Runner with 4 workers
+// each and a no-op handler, in strict mode (MaxBatch 1: one call per
+// value). The time runs from the go signal, which the processes get once
+// they are connected and waiting, until the store is empty.
+// PACER_BENCH_ROUNDS sets the number of rounds (3 by default).
+func TestMeasureThroughput(t *testing.T) {
+	if os.Getenv("PACER_BENCH") != "1" {
+		t.Skip("a measurement: set PACER_BENCH=1 to run it")
+	}
+	const keys, per = 1000, 20
+	rounds := 3
+	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_ROUNDS")); err == nil {
+		rounds = n
+	}
+	pool := connect(t, appName(t))
+	ctx := t.Context()
+	for round := range rounds {
+		schema := freshSchema(t, pool)
+		s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema})
+		require.NoError(t, err)
+		backlog(t, pool, schema, "q", keys, per)
+		type child struct {
+			cmd *exec.Cmd
+			in  *os.File
+			out *bufio.Scanner
+		}
+		var procs []child
+		for range 2 {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestThroughputChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s q", throughputChild, schema))
+			out, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			r, w, err := os.Pipe()
+			require.NoError(t, err)
+			cmd.Stdin, cmd.Stderr = r, os.Stderr
+			require.NoError(t, cmd.Start())
+			r.Close()
+			sc := bufio.NewScanner(out)
+			require.True(t, sc.Scan())
+			require.Equal(t, "ready", sc.Text())
+			procs = append(procs, child{cmd, w, sc})
+		}
+		t0 := time.Now()
+		for _, p := range procs {
+			_, err := fmt.Fprintln(p.in, "go")
+			require.NoError(t, err)
+		}
+		for {
+			st, err := s.Stats(ctx, "q")
+			require.NoError(t, err)
+			if st.Values == 0 {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		took := time.Since(t0)
+		handled := 0
+		for _, p := range procs {
+			require.NoError(t, p.in.Close()) // stop
+			for p.out.Scan() {
+				if n, ok := strings.CutPrefix(p.out.Text(), "handled "); ok {
+					m, err := strconv.Atoi(n)
+					require.NoError(t, err)
+					handled += m
+				}
+			}
+			require.NoError(t, p.cmd.Wait())
+		}
+		require.NoError(t, s.Close())
+		require.Equal(t, keys*per, handled, "every value handled once")
+		fmt.Printf("throughput strict round %d: %d values in %v: %.0f values/s\n", round, keys*per, took.Round(time.Millisecond), keys*per/took.Seconds())
+	}
+}
+
+// TestThroughputChild is one process of TestMeasureThroughput: a Runner
+// with 4 workers and a no-op handler that starts when "go" comes on its
+// standard input and stops when that closes, then prints how many values
+// it handled.
+func TestThroughputChild(t *testing.T) {
+	env := os.Getenv(throughputChild)
+	if env == "" {
+		t.Skip("a process of TestMeasureThroughput")
+	}
+	f := strings.Fields(env)
+	schema, q := f[0], f[1]
+	ctx := context.Background()
+	s, err := pgstore.New(ctx, connect(t, appName(t)), pgstore.Config{Schema: schema})
+	require.NoError(t, err)
+	defer s.Close()
+	var handled atomic.Int64
+	r, err := pacer.New(pacer.Config[string, string]{Store: s, Name: q, Workers: 4, MaxBatch: 1},
+		func(_ context.Context, _ string, batch []string) error { handled.Add(int64(len(batch))); return nil })
+	require.NoError(t, err)
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	require.True(t, in.Scan())
+	require.Equal(t, "go", in.Text())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	for in.Scan() { // until the parent closes it
+	}
+	require.NoError(t, r.Shutdown(ctx))
+	require.NoError(t, <-done)
+	fmt.Printf("handled %d\n", handled.Load())
+}
