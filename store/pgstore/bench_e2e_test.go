@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
@@ -40,6 +42,7 @@ func TestMeasureThroughput(t *testing.T) {
 	}
 	pool := connect(t, appName(t))
 	ctx := t.Context()
+	app := appName(t) + "-child"
 	for round := range rounds {
 		schema := freshSchema(t, pool)
 		s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema})
@@ -53,7 +56,7 @@ func TestMeasureThroughput(t *testing.T) {
 		var procs []child
 		for range 2 {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestThroughputChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s q", throughputChild, schema))
+			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s q %s", throughputChild, schema, app))
 			out, err := cmd.StdoutPipe()
 			require.NoError(t, err)
 			r, w, err := os.Pipe()
@@ -80,7 +83,9 @@ func TestMeasureThroughput(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 		took := time.Since(t0)
+		server := backendCPU(t, pool, app)
 		handled := 0
+		var client time.Duration
 		for _, p := range procs {
 			require.NoError(t, p.in.Close()) // stop
 			for p.out.Scan() {
@@ -91,10 +96,13 @@ func TestMeasureThroughput(t *testing.T) {
 				}
 			}
 			require.NoError(t, p.cmd.Wait())
+			client += p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
 		}
 		require.NoError(t, s.Close())
 		require.Equal(t, keys*per, handled, "every value handled once")
-		fmt.Printf("throughput strict round %d: %d values in %v: %.0f values/s\n", round, keys*per, took.Round(time.Millisecond), keys*per/took.Seconds())
+		fmt.Printf("throughput strict round %d: %d values in %v: %.0f values/s; CPU per value: server %v, clients %v\n",
+			round, keys*per, took.Round(time.Millisecond), keys*per/took.Seconds(),
+			(server / (keys * per)).Round(time.Microsecond), (client / (keys * per)).Round(time.Microsecond))
 	}
 }
 
@@ -108,9 +116,9 @@ func TestThroughputChild(t *testing.T) {
 		t.Skip("a process of TestMeasureThroughput")
 	}
 	f := strings.Fields(env)
-	schema, q := f[0], f[1]
+	schema, q, app := f[0], f[1], f[2]
 	ctx := context.Background()
-	s, err := pgstore.New(ctx, connect(t, appName(t)), pgstore.Config{Schema: schema})
+	s, err := pgstore.New(ctx, connect(t, app), pgstore.Config{Schema: schema})
 	require.NoError(t, err)
 	defer s.Close()
 	var handled atomic.Int64
@@ -128,4 +136,28 @@ func TestThroughputChild(t *testing.T) {
 	require.NoError(t, r.Shutdown(ctx))
 	require.NoError(t, <-done)
 	fmt.Printf("handled %d\n", handled.Load())
+}
+
+// backendCPU returns the CPU time that the server's sessions named app
+// used so far, read from /proc: zero where the server runs elsewhere.
+func backendCPU(t *testing.T, pool *pgxpool.Pool, app string) time.Duration {
+	rows, err := pool.Query(t.Context(), "SELECT pid FROM pg_stat_activity WHERE application_name = $1", app)
+	require.NoError(t, err)
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	require.NoError(t, err)
+	var ticks int64
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return 0
+		}
+		// The fields after the command's closing parenthesis: utime and
+		// stime are the 12th and 13th.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		for _, i := range []int{11, 12} {
+			n, _ := strconv.ParseInt(f[i], 10, 64)
+			ticks += n
+		}
+	}
+	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
 }
