@@ -34,12 +34,14 @@ type notifier struct {
 // the store closes.
 const notifyTimeout = 5 * time.Second
 
-// notifyEvery is the least time between two statements of a notifier: a
-// change made meanwhile is announced at the end of it, with all the others
-// of its queue. It bounds how late a notification comes, and how often a
-// Store's changes wake the Waits of every process while work keeps coming,
-// which costs the server and every listening process some work each time.
-const notifyEvery = 2 * time.Millisecond
+// notifyEvery is the least time between two statements of a notifier: the
+// first change after a quiet spell is announced at once, and the changes
+// that come within notifyEvery of a statement are announced together at
+// its end. So a notification comes at most notifyEvery late, and a Store
+// whose changes keep coming wakes the Waits of every process, which costs
+// the server and each listening process some work, at most 200 times a
+// second.
+const notifyEvery = 5 * time.Millisecond
 
 // startNotifier starts the goroutine of a notifier on channel.
 func startNotifier(pool *pgxpool.Pool, sql, channel string) *notifier {

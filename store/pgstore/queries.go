@@ -154,10 +154,11 @@ WITH picked AS MATERIALIZED (
 	ORDER BY ready_at
 	LIMIT {keys}
 	FOR UPDATE SKIP LOCKED
-), seen AS (
-	SELECT key, tail
-	FROM {schema}.keys
-	WHERE queue = $1 AND key IN (SELECT key FROM picked)
+), seen AS MATERIALIZED (
+	-- A subquery per key, read by the primary key: as a join, PostgreSQL
+	-- may scan every key of the queue.
+	SELECT key, (SELECT tail FROM {schema}.keys s WHERE s.queue = $1 AND s.key = picked.key) AS tail
+	FROM picked
 ), leased AS (
 	UPDATE {schema}.keys AS k SET
 		burst = CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,

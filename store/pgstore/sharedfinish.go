@@ -87,12 +87,24 @@ type ackQueue struct {
 
 // ack ends l with an Ack in a flight of its group (see above) and, if
 // want > 0, claims up to want keys for it as FinishAndClaim does with p.
-// It returns the Ack with its results, and ended false if the flight did
-// not end l: the caller then finishes l alone. If ctx ends while the Ack
-// waits for a flight, it leaves and returns ctx.Err(); once in a flight,
-// it waits for the flight, which runs until the latest deadline of its
-// Acks' ctxs.
+// A lease that a flight did not end, because its key row was locked for
+// the moment (another process's claim may hold it until its commit) or
+// because it does not hold, boards the next flight too, and only then is
+// left to its caller. It returns the Ack with its results, and ended false
+// if no flight ended l: the caller then finishes l alone.
 func (s *Store) ack(ctx context.Context, l store.Lease, want int, p store.ClaimParams) *sharedAck {
+	a := s.board(ctx, l, want, p)
+	if !a.ended {
+		a = s.board(ctx, l, want, p)
+	}
+	return a
+}
+
+// board ends l as ack does, in one flight. If ctx ends while the Ack
+// waits for the flight, it leaves and returns ctx.Err(); once in the
+// flight, it waits for it, and the flight runs until the latest deadline
+// of its Acks' ctxs.
+func (s *Store) board(ctx context.Context, l store.Lease, want int, p store.ClaimParams) *sharedAck {
 	a := &sharedAck{l: l, want: want, turn: make(chan struct{}, 1)}
 	a.dl, _ = ctx.Deadline()
 	g := ackGroup{queue: l.Queue, maxBatch: p.MaxBatch, ttl: p.TTL}
