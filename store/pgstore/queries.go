@@ -171,7 +171,9 @@ WITH picked AS MATERIALIZED (
 		ready_at = coalesce(statement_timestamp() + $3::interval, 'infinity'),
 		retrying = false
 	FROM {take} JOIN seen USING (key)
-	WHERE k.queue = $1 AND k.key = picked.key
+	-- The ANY reads the picked keys by the primary key, where a join
+	-- alone may scan every key of the queue.
+	WHERE k.queue = $1 AND k.key = picked.key AND k.key = ANY (ARRAY(SELECT key FROM seen))
 		AND (k.batch > 0 OR least(k.tail - CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
 			seen.tail) > k.head)
 	RETURNING k.key, k.head, k.batch, k.attempt, k.fence, k.leased_until, picked.ready_at AS was_ready
