@@ -36,12 +36,14 @@ import (
 // maxFlight bounds the Acks of one flight.
 const maxFlight = 64
 
-// gatherFor is how long after a flight landed the next one may wait to
-// take off, until as many Acks wait as the last one had: the workers
-// whose Acks just landed come back soon, if their handlers are quick, and
-// a flight that left without them would make them wait for a whole flight.
-// A flight waits for no Ack once gatherFor passed since the last landing,
-// so an Ack that comes to an idle group is sent at once.
+// gatherFor is how long after a flight of FinishAndClaims landed the next
+// one may wait to take off, until as many Acks wait as the last one had:
+// a worker that got its next batch from a FinishAndClaim comes back with
+// its Ack soon if its handler is quick, and a flight that left without it
+// would make it wait for a whole flight. A flight waits for no Ack once
+// gatherFor passed since the last landing, so an Ack that comes to an idle
+// group is sent at once; nor does a flight of Finishes wait, whose callers
+// need not come back.
 const gatherFor = 500 * time.Microsecond
 
 // maxGroups is how many groups a Store keeps before it forgets the idle
@@ -71,6 +73,10 @@ type ackGroup struct {
 	maxBatch int
 	ttl      time.Duration
 }
+
+// claims reports whether g's Acks come from FinishAndClaim, which needs a
+// TTL, rather than Finish.
+func (g ackGroup) claims() bool { return g.ttl > 0 }
 
 // ackQueue is the state of a group: the Acks waiting for the next flight,
 // whether one flies, and the last one's size and landing, which the next
@@ -177,7 +183,7 @@ func (s *Store) leave(q *ackQueue, a *sharedAck) bool {
 // the flight its result.
 func (s *Store) fly(ctx context.Context, g ackGroup, q *ackQueue, leader *sharedAck) {
 	s.acks.Lock()
-	if wait := time.Until(q.landed.Add(gatherFor)); wait > 0 && len(q.waiting)+1 < q.last {
+	if wait := time.Until(q.landed.Add(gatherFor)); wait > 0 && g.claims() && len(q.waiting)+1 < q.last {
 		q.target = q.last - 1
 		gathered := make(chan struct{})
 		q.gather = gathered
