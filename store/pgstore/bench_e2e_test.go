@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -69,6 +70,7 @@ func TestMeasureThroughput(t *testing.T) {
 			require.Equal(t, "ready", sc.Text())
 			procs = append(procs, child{cmd, w, sc})
 		}
+		serial, parallel := select1Floor(t, pool)
 		t0 := time.Now()
 		for _, p := range procs {
 			_, err := fmt.Fprintln(p.in, "go")
@@ -99,9 +101,12 @@ func TestMeasureThroughput(t *testing.T) {
 		}
 		require.NoError(t, s.Close())
 		require.Equal(t, keys*per, handled, "every value handled once")
-		fmt.Printf("throughput strict round %d: %d values in %v: %.0f values/s; CPU per value: server %v, clients %v\n",
-			round, keys*per, took.Round(time.Millisecond), keys*per/took.Seconds(),
-			(server / (keys * per)).Round(time.Microsecond), (client / (keys * per)).Round(time.Microsecond))
+		rate := keys * per / took.Seconds()
+		fmt.Printf("throughput strict round %d: %d values in %v: %.0f values/s; CPU per value: server %v, clients %v; "+
+			"SELECT 1 floor %.0f/s serial (ratio %.2f), %.0f/s 8-parallel (ratio %.2f)\n",
+			round, keys*per, took.Round(time.Millisecond), rate,
+			(server / (keys * per)).Round(time.Microsecond), (client / (keys * per)).Round(time.Microsecond),
+			serial, rate/serial, parallel, rate/parallel)
 	}
 }
 
@@ -159,4 +164,29 @@ func backendCPU(t *testing.T, pool *pgxpool.Pool, app string) time.Duration {
 		}
 	}
 	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
+}
+
+// select1Floor returns how many SELECT 1 round trips pool makes a second,
+// one after the other and from 8 goroutines at once: the floor that the
+// measurement is compared with, taken in the same run.
+func select1Floor(t *testing.T, pool *pgxpool.Pool) (serial, parallel float64) {
+	const n = 2000
+	run := func(goroutines int) float64 {
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for range goroutines {
+			wg.Go(func() {
+				var one int
+				for range n / goroutines {
+					if err := pool.QueryRow(t.Context(), "SELECT 1").Scan(&one); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return n / time.Since(t0).Seconds()
+	}
+	return run(1), run(8)
 }

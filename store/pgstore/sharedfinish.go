@@ -10,28 +10,31 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// Acks share statements and commits. The workers of a Store that ack at
-// about the same time, with Finish or FinishAndClaim, are gathered by
-// queue and claim parameters into flights: one of them, the leader, ends
-// all of their leases with one statement and claims the keys they ask for
-// with one more, in one transaction sent in one round trip, and so in one
-// commit, then hands each its own result. A group has one flight at a
-// time; the Acks that come meanwhile wait for the next, which the first of
-// them leads. No goroutine of the Store's own does this: a flight is led
-// by the caller of one of its Acks.
+// Acks share statements and commits. The Acks (a Finish or FinishAndClaim
+// with store.Ack) that a Store's callers send at about the same time are
+// gathered, by queue and claim parameters, into flights: one caller, the
+// leader, ends all of their leases with one statement and claims the keys
+// they ask for with a second, sent together in one round trip and run in
+// one transaction, so with one commit; then it hands each its own result.
+// A group has one flight at a time; the Acks that come meanwhile wait for
+// the next, which the first of them leads. No goroutine of the Store's own
+// does this: a flight is led by the caller of one of its Acks.
 //
-// A commit waits for the disk, which does not take longer for more
-// changes: one for several Acks is what lets workers that ack one value
-// at a time go faster than the disk commits (see the package doc's
-// figures). An Ack that comes when no flight flies is sent at once, alone
-// in its flight: sharing costs no wait.
+// A commit waits for the disk, and one commit for several Acks is what
+// lets workers that ack one value at a time go faster than the disk
+// commits (see the package doc's figures); fewer, larger statements also
+// cost the server less. An Ack that comes to an idle group takes off at
+// once; only a flight that shortly follows one of FinishAndClaims may wait
+// a little for the workers of the last (gatherFor).
 //
 // The shared statement never waits for a row lock, so that a flight never
 // waits for a transaction of the service's (an AddTx of a key whose lease
-// ends) nor can deadlock with one: a lease it did not end, because its key
-// row was locked or because it does not hold, is finished alone by its
-// caller, with the statements of a lone Finish or FinishAndClaim, which
-// tell a lost lease from a locked row.
+// ends) nor can deadlock with one. A lease it did not end, because its key
+// row was locked (another process's claim may hold it for a moment) or
+// because it does not hold, boards the next flight; if that one does not
+// end it either, its caller finishes it alone, with the statements of a
+// lone Finish or FinishAndClaim, which wait for the lock and tell a lost
+// lease from a locked row.
 
 // maxFlight bounds the Acks of one flight.
 const maxFlight = 64
