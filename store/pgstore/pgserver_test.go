@@ -48,9 +48,13 @@ func startPGServer(t *testing.T) *pgServer {
 	if os.Geteuid() == 0 {
 		srv.cred = unprivileged(t)
 	}
-	// Not t.TempDir: its parent is private to root, and the server's user
-	// must reach the directory.
-	base, err := os.MkdirTemp("", "pgstore-server-")
+	// Not t.TempDir: its parent is private to the test's user, whom the
+	// server may not run as; nor $TMPDIR then, which may be private too.
+	parent := ""
+	if srv.cred != nil {
+		parent = "/tmp"
+	}
+	base, err := os.MkdirTemp(parent, "pgstore-server-")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(base) })
 	if srv.cred != nil {
