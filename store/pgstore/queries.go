@@ -4,8 +4,9 @@ import "strings"
 
 // The statements of the store, one per operation, each one round trip and
 // one implicit transaction (FinishAndClaim runs a finish statement and the
-// claim statement in one transaction). {schema} stands for the store's
-// quoted schema.
+// claim statement in one transaction, and a flight of Acks runs
+// finishAcksSQL and the claim statement in one). {schema} stands for the
+// store's quoted schema.
 //
 // Time is the server's: every statement reads statement_timestamp() (the
 // same instant throughout the statement; inside a caller's transaction, the
@@ -141,9 +142,9 @@ FROM k, LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AND k.batch = 0
 // of a statement guesses that a LIMIT given as a parameter keeps a tenth of
 // the rows, so with many ready keys it would plan every Claim anew. {take}
 // is the keys it leases of those it picked: all of them (picked), or, in
-// the transaction of a shared Finish, as many as the Finish statement
-// before it left in the setting pgstore.leases (claimSharedTake); the
-// others stay as they were, locked until the commit.
+// a flight of Acks (sharedfinish.go), as many as the finishAcksSQL before
+// it left in the setting pgstore.leases (claimSharedTake); the others stay
+// as they were, locked until the commit.
 //
 // $1 queue, $2 max_batch (NULL: all), $3 ttl (NULL: never).
 const claimSQL = `
@@ -278,7 +279,7 @@ SELECT k.tail > k.head + k.batch FROM k`
 // returns a row, with its ordinal in the arrays and more. It never waits
 // for a row lock: a key row that another transaction holds (an AddTx not
 // yet committed, say) is skipped, as is a lease that does not hold, and
-// the caller finishes those one by one. It leaves in the transaction's
+// those are tried again (see sharedfinish.go). It leaves in the transaction's
 // setting pgstore.leases the sum of want over the leases it ended, the
 // keys that the claim statement after it may lease (claimSharedTake), and
 // returns one row of NULLs when it ended none.
