@@ -227,8 +227,10 @@ func (s *Store) fly(ctx context.Context, g ackGroup, q *ackQueue, leader *shared
 }
 
 // runFlight ends the leases of flight in one statement and claims the
-// keys they want in a second, in one transaction (one statement, without
-// a claim), and sets each Ack's results. It runs under ctx without its
+// keys they want in a second, and sets each Ack's results. The two go in
+// one batch, which pgx sends with one Sync, and which PostgreSQL so runs
+// as one implicit transaction: one commit, and the second statement sees
+// the first's changes and its setting. It runs under ctx without its
 // cancellation, until the latest deadline of the flight's Acks.
 func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) {
 	ctx, cancel := flightContext(ctx, flight)
