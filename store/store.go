@@ -253,3 +253,18 @@ type DeadLetter struct {
 	Attempt int
 	At      time.Time // when it was dropped, on the engine's clock
 }
+
+// TxAdder is implemented by engines that can add values inside a
+// transaction of the caller's on the engine's own database, so that the
+// values exist if and only if that transaction commits: a service stores a
+// change and the work it calls for in one commit (the outbox pattern).
+type TxAdder interface {
+	// AddTx is Add inside tx, a transaction that the caller began and
+	// ends: the values are added when tx commits, and never if it rolls
+	// back. It runs on tx alone, never on a connection of its own, so that
+	// it commits with the caller's statements, in their one commit. tx's
+	// type is the engine's own (each engine documents the one it takes);
+	// for any other type AddTx returns an error that names the type it
+	// needs, and changes nothing.
+	AddTx(ctx context.Context, tx any, queue, key string, vals [][]byte, p AddParams) error
+}

@@ -30,10 +30,15 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 	return nil
 }
 
-// AddTx is Add inside the caller's transaction tx: the values exist if and
-// only if tx commits, so that a service can store a change and the work it
-// calls for in one commit (the outbox pattern). It sends one statement on
-// tx and nothing else: no savepoint, no round trip of its own beyond that
+// AddTx implements store.TxAdder: it is Add inside the caller's
+// transaction tx, which must be a pgx.Tx (from pgx.Conn.Begin,
+// pgxpool.Pool.Begin or pgx.BeginFunc, say): the values exist if and only
+// if tx commits, so that a service can store a change and the work it
+// calls for in one commit (the outbox pattern). For anything else,
+// nil included, it returns an error naming the type it got and changes
+// nothing: a pool or a connection outside a transaction would commit the
+// values on their own, which is Add's job. It sends one statement on tx and
+// nothing else: no savepoint, no round trip of its own beyond that
 // statement. The statement notifies the Waits of every process, which
 // PostgreSQL does when tx commits; a tx that rolls back leaves no trace.
 // That notification makes tx's commit take PostgreSQL's notification lock,
@@ -45,19 +50,20 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 // in a consistent order when one transaction adds to several, as with any
 // row PostgreSQL locks. A worker that finds such a key ready and cannot
 // lease it tries again at once, and keeps trying while tx lasts. An error
-// from AddTx leaves tx aborted, as any failed statement does.
-func (s *Store) AddTx(ctx context.Context, tx pgx.Tx, queue, key string, vals [][]byte, p store.AddParams) error {
+// from AddTx's statement leaves tx aborted, as any failed statement does.
+func (s *Store) AddTx(ctx context.Context, tx any, queue, key string, vals [][]byte, p store.AddParams) error {
+	ptx, ok := tx.(pgx.Tx)
+	if !ok {
+		return fmt.Errorf("pgstore: AddTx needs a pgx.Tx, got %T", tx)
+	}
 	if err := s.begin(ctx, queue); err != nil {
 		return err
-	}
-	if tx == nil {
-		return fmt.Errorf("pgstore: AddTx needs a transaction, got nil")
 	}
 	sql, args, err := s.add(queue, key, vals, p, s.channel)
 	if err != nil || sql == "" {
 		return err
 	}
-	if _, err := tx.Exec(ctx, sql, args...); err != nil {
+	if _, err := ptx.Exec(ctx, sql, args...); err != nil {
 		return failed(ctx, "AddTx", err)
 	}
 	return nil

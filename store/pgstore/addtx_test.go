@@ -183,13 +183,15 @@ func TestFinishWaitsForAddTx(t *testing.T) {
 	require.Equal(t, vals("3"), ls[0].Values)
 }
 
-// TestAddTxMisuse: AddTx refuses a nil transaction and a closed store.
+// TestAddTxMisuse: AddTx refuses what is not a pgx.Tx, naming its type,
+// and a closed store.
 func TestAddTxMisuse(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	pool := connect(t, appName(t))
 	s := newStore(t, pool)
-	require.ErrorContains(t, s.AddTx(ctx, nil, "q", "k", vals("1"), store.AddParams{}), "pgstore: AddTx needs a transaction")
+	require.ErrorContains(t, s.AddTx(ctx, nil, "q", "k", vals("1"), store.AddParams{}), "pgstore: AddTx needs a pgx.Tx, got <nil>")
+	require.ErrorContains(t, s.AddTx(ctx, pool, "q", "k", vals("1"), store.AddParams{}), "pgstore: AddTx needs a pgx.Tx, got *pgxpool.Pool")
 	require.NoError(t, s.Close())
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		return s.AddTx(ctx, tx, "q", "k", vals("1"), store.AddParams{})

@@ -233,7 +233,8 @@ func throughput(b *testing.B, p store.ClaimParams, chain bool) {
 }
 
 // backlog fills queue with keys keys of per values each, all ready, with
-// COPY into the store's tables, and analyzes them.
+// COPY into the store's tables, and analyzes them. Each value is 16 bytes,
+// a JSON string, which a pacer Runner of strings decodes.
 func backlog(tb testing.TB, pool *pgxpool.Pool, schema, queue string, keys, per int) {
 	tb.Helper()
 	ctx := context.Background()
@@ -247,7 +248,7 @@ func backlog(tb testing.TB, pool *pgxpool.Pool, schema, queue string, keys, per 
 	_, err = pool.CopyFrom(ctx, pgx.Identifier{schema, "messages"},
 		[]string{"queue", "key", "seq", "value", "added_at"},
 		pgx.CopyFromSlice(keys*per, func(i int) ([]any, error) {
-			return []any{queue, []byte(fmt.Sprintf("key-%07d", i/per)), int64(i % per), []byte("0123456789abcdef"), base}, nil
+			return []any{queue, []byte(fmt.Sprintf("key-%07d", i/per)), int64(i % per), []byte(`"0123456789abcd"`), base}, nil
 		}))
 	require.NoError(tb, err)
 	s := pgx.Identifier{schema}.Sanitize()

@@ -56,7 +56,7 @@ func (s *Store) claimStatement(queue string, p store.ClaimParams) (string, []any
 	if p.MaxBatch > 0 {
 		maxBatch = int64(p.MaxBatch)
 	}
-	return s.claimSQL(p.Keys), []any{queue, maxBatch, interval(p.TTL)}
+	return s.claimSQL(claimForm{keys: p.Keys}), []any{queue, maxBatch, interval(p.TTL)}
 }
 
 // scanClaim reads the leases and the next of Claim's statement from rows.
@@ -85,16 +85,27 @@ func scanClaim(queue string, rows pgx.Rows) ([]store.Lease, time.Duration, error
 	return leases, next, rows.Err()
 }
 
-// claimSQL returns the claim statement for keys keys (see claimSQL), made
-// once for each of the few values a store's callers use.
-func (s *Store) claimSQL(keys int) string {
+// claimForm is one of the claim statements: for up to keys keys, and the
+// one of a shared Finish's transaction or not (see claimSQL).
+type claimForm struct {
+	keys   int
+	shared bool
+}
+
+// claimSQL returns the claim statement of form f, made once for each of
+// the few forms a store's callers use.
+func (s *Store) claimSQL(f claimForm) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sql, ok := s.claims[keys]
+	sql, ok := s.claims[f]
 	if !ok {
-		sql = strings.Replace(s.q.claim, "{keys}", strconv.Itoa(keys), 1)
+		sql = s.q.claim
+		if f.shared {
+			sql = s.q.claimShared
+		}
+		sql = strings.Replace(sql, "{keys}", strconv.Itoa(f.keys), 1)
 		if len(s.claims) < maxClaimSQL {
-			s.claims[keys] = sql
+			s.claims[f] = sql
 		}
 	}
 	return sql

@@ -2,9 +2,10 @@
 // github.com/jackc/pgx/v5: the values waiting per key, bursts, leases,
 // retries, held keys and dead letters live in the database that a service
 // already runs, shared by all of its processes, and enqueueing can take
-// part in the service's own transactions (AddTx). A Store implements
-// store.Store, store.DeadLetters and store.FinishClaimer, and passes the
-// same conformance suite as store.Memory (store/storetest).
+// part in the service's own transactions (AddTx, which a pacer Runner's
+// AddTx calls). A Store implements store.Store, store.DeadLetters,
+// store.FinishClaimer and store.TxAdder, and passes the same conformance
+// suite as store.Memory (store/storetest).
 //
 // # Schema
 //
@@ -50,40 +51,73 @@
 // server's: statements read statement_timestamp(), never the client's
 // clock, so processes whose clocks disagree agree on deadlines.
 //
-// FinishAndClaim is the exception: it runs Finish's statement, then
-// Claim's, in one transaction, begun with them in one round trip and
-// committed in a second, or rolled back when the lease was lost. The
-// Claim's statement reads a snapshot taken after the Finish's, so it
-// leases exactly what a Claim right after the Finish would, with the same
-// care for values added meanwhile. A value handled with a Finish and then a
-// Claim costs two commits, where a worker that ends its batch and claims
-// its next with FinishAndClaim (as a Runner's does) commits once.
+// Acks are the exception, being most of the work: the Acks (Finish or
+// FinishAndClaim with store.Ack) that a Store's callers send at about the
+// same time share one statement, which ends all of their leases, and one
+// commit, with the claim of the keys their FinishAndClaims ask for: a
+// flight, led by one of the callers, sent in one round trip. Each caller
+// still gets its own result: its own more, its own leases, and
+// store.ErrLeaseLost for its lease alone if that did not hold. A Store has
+// one flight in the air per queue and claim parameters; the Acks that come
+// meanwhile take the next one, so a commit that waits for the disk serves every worker that
+// acked meanwhile, and a flight that shortly follows one of FinishAndClaims
+// may wait up to half a millisecond for that one's workers to come back.
+// The shared statement never waits for a row lock (an AddTx that holds a
+// key's row, or another process's claim for a moment): a lease it skipped
+// boards the next flight, and then its caller finishes it alone, which
+// waits for the lock. No goroutine of the Store runs the flights, and an
+// Ack that comes to an idle queue takes off at once.
+//
+// FinishAndClaim with another outcome (Retry, Defer, Hold, Drop) runs
+// Finish's statement, then Claim's, in one transaction, begun with them in
+// one round trip and committed in a second, or rolled back when the lease
+// was lost. Either way the Claim's statement reads a snapshot taken after
+// the Finish's, so it leases exactly what a Claim right after the Finish
+// would, with the same care for values added meanwhile.
 //
 // # Throughput
 //
-// BenchmarkThroughput: 20,000 values over 1,000 keys, one value per lease,
-// worked by 2 Stores of 4 workers each with a no-op handler, on a local
-// PostgreSQL (fsync on) on a 2-core machine shared with other work (load
-// average 4 to 7), rounds of the two ways taken in turn. One key per Claim:
-// 1,840-2,050 values/s with a Finish and then a Claim (4 rounds),
-// 2,100-2,580 with FinishAndClaim (4 rounds). The gain is less than the
-// commits saved, since PostgreSQL and the workers share the 2 cores. Four
-// keys per Claim, where FinishAndClaim ends only the last of a worker's 4
-// leases: 3,040-4,020 and 3,400-3,690 (2 rounds each). The rounds follow
-// the machine's load: at load 7 to 10, a Finish and then a Claim ran at
-// 680-1,560 values/s with one key per Claim.
+// TestMeasureThroughput (PACER_BENCH=1), end to end: 20,000 values over
+// 1,000 keys, 20 each, worked by 2 OS processes of a pacer Runner with 4
+// workers each, strict mode (MaxBatch 1: one handler call and one Ack per
+// value), a no-op handler, on a local PostgreSQL 15 (fsync and
+// synchronous_commit on) on a 2-core machine shared with other work (load
+// average 3 to 6), rounds of the code before the shared Acks and of this
+// one taken in turn. Before: 2,610-3,470 values/s in 5 rounds, with 360-420
+// µs of server CPU and 125-150 µs of client CPU per value. Now: 4,490-8,050
+// values/s (6,680, 4,490, 7,480, 8,050, 7,350), with 133-143 µs of server
+// and 55-57 µs of client CPU per value; the SELECT 1 round trips of the
+// same rounds, from 8 goroutines, ran at 31,600-45,900 a second, so a value
+// costs 4 to 8 of them. Flights carry 3 to 4 Acks, one per worker, and
+// commit about once per flight: the work is bound by the CPU that the two
+// processes and the server share with each other and with the machine's
+// other work (190 µs of CPU per value leave at most about 10,000 values/s
+// to 2 idle cores), and by the time a commit waits for the disk, once per
+// flight per process.
+//
+// BenchmarkThroughput, the same backlog worked by 2 Stores of 4 workers
+// each without a Runner, in turn with the code before (load average 5 to
+// 8): a worker that ends each lease with FinishAndClaim and leases one key
+// at a time, as a Runner's does, 7,030-7,770 values/s (before:
+// 2,430-2,680); with four keys per Claim, 5,570-6,170 (3,510-3,910); a
+// Finish and then a Claim, four keys per Claim, 3,890-4,660 (3,140-3,440);
+// one key per Claim, 1,920-2,620 (2,430-2,780): its Claims commit alone,
+// and its Finishes take turns in flights.
 //
 // # Wake-ups
 //
 // Workers sleep in Wait, and changes wake them by LISTEN/NOTIFY on the
 // schema's channel, with the queue's name as payload, from every process.
 // Add, Finish, Release and Redrive notify when they make a key ready
-// sooner; they do so right after their statement committed, from a
+// sooner; they do so soon after their statement committed, from a
 // goroutine of the Store that sends the notifications of all queues
-// changed meanwhile in one statement. They do not notify inside their own
-// statement, because a transaction that notifies holds a lock of the whole
-// PostgreSQL cluster while it commits, so notifying writes would wait for
-// the disk one at a time. AddTx does notify in its statement: only
+// changed meanwhile in one statement, at most once per 5 ms (the first
+// after a quiet spell at once): a Store whose changes keep coming wakes the
+// Waits of every process, which costs the server and each listening
+// process some work, at most 200 times a second. They do not notify inside
+// their own statement, because a transaction that notifies holds a lock of
+// the whole PostgreSQL cluster while it commits, so notifying writes would
+// wait for the disk one at a time. AddTx does notify in its statement: only
 // PostgreSQL knows when the caller's transaction commits.
 //
 // A Store listens on one connection of its own, taken from the pool for
@@ -94,6 +128,15 @@
 // then or until d at most, and never longer than Config.PollInterval, so a
 // lost notification only delays work. See Store.Wait for why a change made
 // just before a Wait is not lost.
+//
+// # Server restarts
+//
+// While the server is down, every method fails with the error of the
+// pool's connection, and a Runner's workers back off and resume by
+// themselves once it is back (the listener reconnects too). What Add
+// accepted survives a restart of the server, fast or immediate (a crash,
+// as far as the data goes), since it was committed; TestPostgresRestart
+// checks both on a server of its own.
 //
 // # Names
 //

@@ -28,6 +28,11 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 	if err := s.checkClaim(ctx, l.Queue, p); err != nil {
 		return false, nil, 0, err
 	}
+	if o.Kind == store.Ack {
+		if a := s.ack(ctx, l, p.Keys, p); a.ended {
+			return a.more, a.leases, a.next, a.err
+		}
+	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return false, nil, 0, failed(ctx, "FinishAndClaim", err)

@@ -34,10 +34,17 @@ func (s *Store) Extend(ctx context.Context, l store.Lease, ttl time.Duration) er
 }
 
 // Finish implements store.Store: one statement per outcome, which checks
-// the lease and ends it. A Drop keeps the batch as a dead letter.
+// the lease and ends it. A Drop keeps the batch as a dead letter. An Ack
+// shares its statement and commit with the Acks of other callers that
+// come at the same time (see sharedfinish.go).
 func (s *Store) Finish(ctx context.Context, l store.Lease, o store.Outcome) (bool, error) {
 	if err := s.checkFinish(ctx, l, o); err != nil {
 		return false, err
+	}
+	if o.Kind == store.Ack {
+		if a := s.ack(ctx, l, 0, store.ClaimParams{}); a.ended {
+			return a.more, a.err
+		}
 	}
 	more, err := s.finish(ctx, s.pool, l, o)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 // notifier sends the notifications of the store's own statements, from a
-// goroutine of its own, right after the statements committed: a
+// goroutine of its own, soon after the statements committed: a
 // transaction that notifies holds a lock of the whole PostgreSQL cluster
 // from before its commit until it ends, so a notifying Add or Finish would
 // commit, and wait for the disk, one at a time with every other. Sent
@@ -33,6 +33,15 @@ type notifier struct {
 // notifyTimeout bounds one statement of a notifier, and its last one when
 // the store closes.
 const notifyTimeout = 5 * time.Second
+
+// notifyEvery is the least time between two statements of a notifier: the
+// first change after a quiet spell is announced at once, and the changes
+// that come within notifyEvery of a statement are announced together at
+// its end. So a notification comes at most notifyEvery late, and a Store
+// whose changes keep coming wakes the Waits of every process, which costs
+// the server and each listening process some work, at most 200 times a
+// second.
+const notifyEvery = 5 * time.Millisecond
 
 // startNotifier starts the goroutine of a notifier on channel.
 func startNotifier(pool *pgxpool.Pool, sql, channel string) *notifier {
@@ -68,21 +77,35 @@ func (n *notifier) stop() {
 	<-n.done
 }
 
-// run sends the pending notifications whenever there are some, until ctx
-// ends; then it sends those still pending.
+// run sends the pending notifications whenever there are some, at most
+// once per notifyEvery, until ctx ends; then it sends those still pending.
 func (n *notifier) run(ctx context.Context) {
 	defer close(n.done)
+	pace := time.NewTimer(0)
+	defer pace.Stop()
 	for {
 		select {
 		case <-n.kick:
-			n.flush(ctx)
 		case <-ctx.Done():
-			last, cancel := context.WithTimeout(context.Background(), notifyTimeout)
-			n.flush(last)
-			cancel()
+			n.last()
 			return
 		}
+		select {
+		case <-pace.C:
+		case <-ctx.Done():
+			n.last()
+			return
+		}
+		n.flush(ctx)
+		pace.Reset(notifyEvery)
 	}
+}
+
+// last sends the notifications still pending when the notifier stops.
+func (n *notifier) last() {
+	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+	defer cancel()
+	n.flush(ctx)
 }
 
 // flush sends the pending notifications in one statement.

@@ -4,8 +4,9 @@ import "strings"
 
 // The statements of the store, one per operation, each one round trip and
 // one implicit transaction (FinishAndClaim runs a finish statement and the
-// claim statement in one transaction). {schema} stands for the store's
-// quoted schema.
+// claim statement in one transaction, and a flight of Acks runs
+// finishAcksSQL and the claim statement in one). {schema} stands for the
+// store's quoted schema.
 //
 // Time is the server's: every statement reads statement_timestamp() (the
 // same instant throughout the statement; inside a caller's transaction, the
@@ -28,8 +29,9 @@ import "strings"
 
 // queries holds the statements with the schema filled in.
 type queries struct {
-	addReady, addBurst, claim, extend              string
+	addReady, addBurst, claim, claimShared, extend string
 	finishAck, finishDrop, finishRetry, finishHold string
+	finishAcks                                     string
 	release, upcoming, stats, notify               string
 	deadLetters, redrive, purge                    string
 }
@@ -40,12 +42,14 @@ func newQueries(schema string) queries {
 	return queries{
 		addReady:    r.Replace(addReadySQL),
 		addBurst:    r.Replace(addBurstSQL),
-		claim:       r.Replace(claimSQL),
+		claim:       strings.Replace(r.Replace(claimSQL), "{take}", "picked", 1),
+		claimShared: strings.Replace(r.Replace(claimSQL), "{take}", claimSharedTake, 1),
 		extend:      r.Replace(extendSQL),
 		finishAck:   r.Replace(finishAckSQL),
 		finishDrop:  r.Replace(finishDropSQL),
 		finishRetry: r.Replace(finishRetrySQL),
 		finishHold:  r.Replace(finishHoldSQL),
+		finishAcks:  r.Replace(finishAcksSQL),
 		release:     r.Replace(releaseSQL),
 		notify:      notifySQL,
 		upcoming:    r.Replace(upcomingSQL),
@@ -136,7 +140,11 @@ FROM k, LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AND k.batch = 0
 //
 // {keys} is the most keys to lease, a literal: PostgreSQL's generic plan
 // of a statement guesses that a LIMIT given as a parameter keeps a tenth of
-// the rows, so with many ready keys it would plan every Claim anew.
+// the rows, so with many ready keys it would plan every Claim anew. {take}
+// is the keys it leases of those it picked: all of them (picked), or, in
+// a flight of Acks (sharedfinish.go), as many as the finishAcksSQL before
+// it left in the setting pgstore.leases (claimSharedTake); the others stay
+// as they were, locked until the commit.
 //
 // $1 queue, $2 max_batch (NULL: all), $3 ttl (NULL: never).
 const claimSQL = `
@@ -147,10 +155,11 @@ WITH picked AS MATERIALIZED (
 	ORDER BY ready_at
 	LIMIT {keys}
 	FOR UPDATE SKIP LOCKED
-), seen AS (
-	SELECT key, tail
-	FROM {schema}.keys
-	WHERE queue = $1 AND key IN (SELECT key FROM picked)
+), seen AS MATERIALIZED (
+	-- A subquery per key, read by the primary key: as a join, PostgreSQL
+	-- may scan every key of the queue.
+	SELECT key, (SELECT tail FROM {schema}.keys s WHERE s.queue = $1 AND s.key = picked.key) AS tail
+	FROM picked
 ), leased AS (
 	UPDATE {schema}.keys AS k SET
 		burst = CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
@@ -162,8 +171,10 @@ WITH picked AS MATERIALIZED (
 		leased_until = coalesce(statement_timestamp() + $3::interval, 'infinity'),
 		ready_at = coalesce(statement_timestamp() + $3::interval, 'infinity'),
 		retrying = false
-	FROM picked JOIN seen USING (key)
-	WHERE k.queue = $1 AND k.key = picked.key
+	FROM {take} JOIN seen USING (key)
+	-- The ANY reads the picked keys by the primary key, where a join
+	-- alone may scan every key of the queue.
+	WHERE k.queue = $1 AND k.key = picked.key AND k.key = ANY (ARRAY(SELECT key FROM seen))
 		AND (k.batch > 0 OR least(k.tail - CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
 			seen.tail) > k.head)
 	RETURNING k.key, k.head, k.batch, k.attempt, k.fence, k.leased_until, picked.ready_at AS was_ready
@@ -193,6 +204,11 @@ FROM (VALUES (1)) AS one(x)
 LEFT JOIN leases l ON true
 ORDER BY l.was_ready, l.key`
 
+// claimSharedTake is {take} of claimSQL after a finishAcksSQL: the first
+// picked keys, in the ready order, as many as it left in pgstore.leases.
+const claimSharedTake = `(SELECT * FROM picked ORDER BY ready_at, key
+		LIMIT current_setting('pgstore.leases')::bigint) AS picked`
+
 // extendSQL renews a lease that has not lapsed. It changes no row when the
 // lease is lost.
 //
@@ -204,31 +220,38 @@ UPDATE {schema}.keys SET
 WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
 
 // finishRemoveSQL is the part that finishAckSQL and finishDropSQL share: it
-// ends a lease by removing its batch (done, which returns the removed
-// values). A key with values left is ready now, behind the keys already
-// waiting, or when its open burst is due; a key with none is removed. It
-// ends inside its last CTE, for the two to close.
+// locks the key row of a lease that holds (k) and ends the lease as
+// removeBatchSQL does. It ends inside its last CTE, for the two to close.
 const finishRemoveSQL = `
 WITH k AS MATERIALIZED (
-	SELECT head, tail, batch, attempt, burst_due,
+	SELECT key, head, tail, batch, attempt, burst_due,
 		CASE WHEN burst_due <= statement_timestamp() THEN 0 ELSE burst END AS open
 	FROM {schema}.keys
 	WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()
 	FOR UPDATE
-), kept AS (
+)` + removeBatchSQL
+
+// removeBatchSQL ends the leases whose key rows k locked by removing their
+// batches (done, which returns the removed values): a key with values
+// left is ready now, behind the keys already waiting, or when its open
+// burst is due; a key with none is removed. It ends inside its last CTE.
+//
+// $1 queue; k has the columns key, head, tail, batch, burst_due and open
+// (the values of an open burst).
+const removeBatchSQL = `, kept AS (
 	UPDATE {schema}.keys AS u SET
 		head = k.head + k.batch, batch = 0, attempt = 1, burst = k.open,
 		leased_until = NULL, retrying = false,
 		ready_at = CASE WHEN k.tail - k.head - k.batch > k.open
 			THEN statement_timestamp() ELSE k.burst_due END
 	FROM k
-	WHERE u.queue = $1 AND u.key = $2 AND k.tail > k.head + k.batch
+	WHERE u.queue = $1 AND u.key = k.key AND k.tail > k.head + k.batch
 ), emptied AS (
 	DELETE FROM {schema}.keys AS d USING k
-	WHERE d.queue = $1 AND d.key = $2 AND k.tail = k.head + k.batch
+	WHERE d.queue = $1 AND d.key = k.key AND k.tail = k.head + k.batch
 ), done AS (
 	DELETE FROM {schema}.messages AS m USING k
-	WHERE m.queue = $1 AND m.key = $2 AND m.seq >= k.head AND m.seq < k.head + k.batch
+	WHERE m.queue = $1 AND m.key = k.key AND m.seq >= k.head AND m.seq < k.head + k.batch
 	RETURNING m.seq, m.value`
 
 // finishAckSQL ends a lease by removing its batch. It returns one row,
@@ -250,6 +273,32 @@ const finishDropSQL = finishRemoveSQL + `
 	GROUP BY k.attempt
 )
 SELECT k.tail > k.head + k.batch FROM k`
+
+// finishAcksSQL acks several leases in one statement, as finishAckSQL
+// acks one: each lease given whose fence and expiry hold is ended, and
+// returns a row, with its ordinal in the arrays and more. It never waits
+// for a row lock: a key row that another transaction holds (an AddTx not
+// yet committed, say) is skipped, as is a lease that does not hold, and
+// those are tried again (see sharedfinish.go). It leaves in the transaction's
+// setting pgstore.leases the sum of want over the leases it ended, the
+// keys that the claim statement after it may lease (claimSharedTake), and
+// returns one row of NULLs when it ended none.
+//
+// $1 queue, $2 keys (bytea[]), $3 fences (bigint[]), $4 want (integer[]).
+const finishAcksSQL = `
+WITH f AS (
+	SELECT * FROM unnest($2::bytea[], $3::bigint[], $4::integer[]) WITH ORDINALITY AS f(key, fence, want, i)
+), k AS MATERIALIZED (
+	SELECT f.i, f.want, r.key, r.head, r.tail, r.batch, r.burst_due,
+		CASE WHEN r.burst_due <= statement_timestamp() THEN 0 ELSE r.burst END AS open
+	FROM {schema}.keys AS r JOIN f ON f.key = r.key AND f.fence = r.fence
+	WHERE r.queue = $1 AND r.key = ANY ($2::bytea[]) AND r.leased_until > statement_timestamp()
+	FOR UPDATE OF r SKIP LOCKED
+)` + removeBatchSQL + `
+), n AS (
+	SELECT set_config('pgstore.leases', coalesce(sum(k.want), 0)::text, true) FROM k
+)
+SELECT k.i, k.tail > k.head + k.batch FROM n LEFT JOIN k ON true`
 
 // finishRetrySQL ends a lease by keeping its batch at the head, ready
 // after a delay; a Retry counts an attempt, a Defer does not. It changes

@@ -20,6 +20,7 @@ import (
 var (
 	_ store.Store       = (*Store)(nil)
 	_ store.DeadLetters = (*Store)(nil)
+	_ store.TxAdder     = (*Store)(nil)
 )
 
 // Store is the store.Store that keeps its state in PostgreSQL, shared by
@@ -35,10 +36,13 @@ type Store struct {
 	channel string // the channel of the schema's notifications
 
 	mu     sync.Mutex
-	claims map[int]string // claimSQL by number of keys
-	ln     *listener      // started by the first Wait
-	nt     *notifier      // started by the first change to notify
+	claims map[claimForm]string // made by claimSQL
+	ln     *listener            // started by the first Wait
+	nt     *notifier            // started by the first change to notify
 	closed chan struct{}
+
+	acks      sync.Mutex // guards ackQueues
+	ackQueues map[ackGroup]*ackQueue
 }
 
 // New returns a Store on pool, whose connections it borrows for one
@@ -63,8 +67,10 @@ func New(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		cfg:     cfg,
 		q:       newQueries(schema),
 		channel: cfg.Schema + channelSuffix,
-		claims:  make(map[int]string),
+		claims:  make(map[claimForm]string),
 		closed:  make(chan struct{}),
+
+		ackQueues: make(map[ackGroup]*ackQueue),
 	}, nil
 }
 

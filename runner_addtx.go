@@ -1,0 +1,70 @@
+package pacer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pacerkit/pacer/store"
+)
+
+// ErrNoTx is returned by AddTx of a Runner whose store cannot add inside a
+// transaction: one without a Config.Store, or one whose Store does not
+// implement store.TxAdder (store/pgstore's does).
+var ErrNoTx = errors.New("pacer: the Runner's store cannot add inside a transaction")
+
+// AddTx gives v to key inside tx, a transaction of the caller's on the
+// database of the Runner's Config.Store, which the caller began and ends:
+// v exists, and is handled, if and only if tx commits. A service thus
+// stores a change and the work it calls for in one commit, and neither
+// happens without the other (the outbox pattern). tx's type is the
+// store's: a pgx.Tx for store/pgstore. The Runner itself does not depend
+// on the store's driver.
+//
+// AddTx encodes key and v as Add does (Config.KeyCodec, Config.Codec) and
+// passes the same debounce (Config.Debounce or Adaptive's quiet period,
+// and Config.MaxWait): v joins its key's burst, with the values other
+// instances add, once tx commits. It sends the store's statement on tx
+// and nothing else on tx; with Adaptive, the quiet period may cost a read
+// of the store's backlog, on the store's own connections, at most once a
+// second per Runner, as for Add.
+//
+// It returns ctx.Err() if ctx is done, ErrNoTx if the store cannot add
+// inside a transaction, ErrClosed once Shutdown began, the codec's error,
+// and the store's (a tx of the wrong type among them): in all these cases
+// v was not added, and the caller should roll tx back or go on without v.
+// Since only tx's commit decides whether v is added, AddTx counts no value
+// received and reports no EventReceived: Stats shows v, from the store,
+// once tx committed.
+func (r *Runner[K, V]) AddTx(ctx context.Context, tx any, key K, v V) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ta, ok := r.cfg.Store.(store.TxAdder)
+	if !ok {
+		if r.cfg.Store == nil {
+			return fmt.Errorf("%w: Config.Store is nil", ErrNoTx)
+		}
+		return fmt.Errorf("%w: %T does not implement store.TxAdder", ErrNoTx, r.cfg.Store)
+	}
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	return r.store.(*sharedStore[K, V]).putTx(ctx, ta, tx, key, v)
+}
+
+// putTx adds v to key inside tx, as Put adds it outside.
+func (s *sharedStore[K, V]) putTx(ctx context.Context, ta store.TxAdder, tx any, key K, v V) error {
+	if s.stop.Err() != nil {
+		return ErrClosed
+	}
+	k, err := s.keys.Encode(key)
+	if err != nil {
+		return fmt.Errorf("pacer: Config.KeyCodec cannot encode key %v: %w", key, err)
+	}
+	b, err := s.codec.Encode(v)
+	if err != nil {
+		return fmt.Errorf("pacer: Config.Codec cannot encode a value of key %v: %w", key, err)
+	}
+	return ta.AddTx(ctx, tx, s.name, string(k), [][]byte{b}, store.AddParams{Wait: s.quiet(ctx), MaxWait: s.maxWait})
+}

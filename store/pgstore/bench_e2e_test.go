@@ -1,0 +1,192 @@
+package pgstore_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/store/pgstore"
+)
+
+// throughputChild is set in the environment of the processes that
+// TestMeasureThroughput starts: "schema queue".
+const throughputChild = "PACER_PG_THROUGHPUT_CHILD"
+
+// End-to-end throughput: 20,000 values over 1,000 keys, 20 each, stored
+// (with COPY, as BenchmarkThroughput does), then handled by 2 OS
+// processes (this test binary, run again) of one Runner with 4 workers
+// each and a no-op handler, in strict mode (MaxBatch 1: one call per
+// value). The time runs from the go signal, which the processes get once
+// they are connected and waiting, until the store is empty.
+// PACER_BENCH_ROUNDS sets the number of rounds (3 by default).
+func TestMeasureThroughput(t *testing.T) {
+	if os.Getenv("PACER_BENCH") != "1" {
+		t.Skip("a measurement: set PACER_BENCH=1 to run it")
+	}
+	const keys, per = 1000, 20
+	rounds := 3
+	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_ROUNDS")); err == nil {
+		rounds = n
+	}
+	pool := connect(t, appName(t))
+	ctx := t.Context()
+	app := appName(t) + "-child"
+	for round := range rounds {
+		schema := freshSchema(t, pool)
+		s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema})
+		require.NoError(t, err)
+		backlog(t, pool, schema, "q", keys, per)
+		type child struct {
+			cmd *exec.Cmd
+			in  *os.File
+			out *bufio.Scanner
+		}
+		var procs []child
+		for range 2 {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestThroughputChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s q %s", throughputChild, schema, app))
+			out, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			r, w, err := os.Pipe()
+			require.NoError(t, err)
+			cmd.Stdin, cmd.Stderr = r, os.Stderr
+			require.NoError(t, cmd.Start())
+			r.Close()
+			sc := bufio.NewScanner(out)
+			require.True(t, sc.Scan())
+			require.Equal(t, "ready", sc.Text())
+			procs = append(procs, child{cmd, w, sc})
+		}
+		serial, parallel := select1Floor(t, pool)
+		t0 := time.Now()
+		for _, p := range procs {
+			_, err := fmt.Fprintln(p.in, "go")
+			require.NoError(t, err)
+		}
+		// A cheap look, not Stats, which visits every key: the server's
+		// CPU is what is measured.
+		empty := "SELECT NOT EXISTS (SELECT 1 FROM " + pgx.Identifier{schema, "keys"}.Sanitize() + " WHERE queue = 'q')"
+		for done := false; !done; {
+			require.NoError(t, pool.QueryRow(ctx, empty).Scan(&done))
+			time.Sleep(2 * time.Millisecond)
+		}
+		took := time.Since(t0)
+		server := backendCPU(t, pool, app)
+		handled := 0
+		var client time.Duration
+		for _, p := range procs {
+			require.NoError(t, p.in.Close()) // stop
+			for p.out.Scan() {
+				if n, ok := strings.CutPrefix(p.out.Text(), "handled "); ok {
+					m, err := strconv.Atoi(n)
+					require.NoError(t, err)
+					handled += m
+				}
+			}
+			require.NoError(t, p.cmd.Wait())
+			client += p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
+		}
+		require.NoError(t, s.Close())
+		require.Equal(t, keys*per, handled, "every value handled once")
+		rate := keys * per / took.Seconds()
+		fmt.Printf("throughput strict round %d: %d values in %v: %.0f values/s; CPU per value: server %v, clients %v; "+
+			"SELECT 1 floor %.0f/s serial (ratio %.2f), %.0f/s 8-parallel (ratio %.2f)\n",
+			round, keys*per, took.Round(time.Millisecond), rate,
+			(server / (keys * per)).Round(time.Microsecond), (client / (keys * per)).Round(time.Microsecond),
+			serial, rate/serial, parallel, rate/parallel)
+	}
+}
+
+// TestThroughputChild is one process of TestMeasureThroughput: a Runner
+// with 4 workers and a no-op handler that starts when "go" comes on its
+// standard input and stops when that closes, then prints how many values
+// it handled.
+func TestThroughputChild(t *testing.T) {
+	env := os.Getenv(throughputChild)
+	if env == "" {
+		t.Skip("a process of TestMeasureThroughput")
+	}
+	f := strings.Fields(env)
+	schema, q, app := f[0], f[1], f[2]
+	ctx := context.Background()
+	s, err := pgstore.New(ctx, connect(t, app), pgstore.Config{Schema: schema})
+	require.NoError(t, err)
+	defer s.Close()
+	var handled atomic.Int64
+	r, err := pacer.New(pacer.Config[string, string]{Store: s, Name: q, Workers: 4, MaxBatch: 1},
+		func(_ context.Context, _ string, batch []string) error { handled.Add(int64(len(batch))); return nil })
+	require.NoError(t, err)
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	require.True(t, in.Scan())
+	require.Equal(t, "go", in.Text())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	for in.Scan() { // until the parent closes it
+	}
+	require.NoError(t, r.Shutdown(ctx))
+	require.NoError(t, <-done)
+	fmt.Printf("handled %d\n", handled.Load())
+}
+
+// backendCPU returns the CPU time that the server's sessions named app
+// used so far, read from /proc: zero where the server runs elsewhere.
+func backendCPU(t *testing.T, pool *pgxpool.Pool, app string) time.Duration {
+	rows, err := pool.Query(t.Context(), "SELECT pid FROM pg_stat_activity WHERE application_name = $1", app)
+	require.NoError(t, err)
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	require.NoError(t, err)
+	var ticks int64
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return 0
+		}
+		// The fields after the command's closing parenthesis: utime and
+		// stime are the 12th and 13th.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		for _, i := range []int{11, 12} {
+			n, _ := strconv.ParseInt(f[i], 10, 64)
+			ticks += n
+		}
+	}
+	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
+}
+
+// select1Floor returns how many SELECT 1 round trips pool makes a second,
+// one after the other and from 8 goroutines at once: the floor that the
+// measurement is compared with, taken in the same run.
+func select1Floor(t *testing.T, pool *pgxpool.Pool) (serial, parallel float64) {
+	const n = 2000
+	run := func(goroutines int) float64 {
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for range goroutines {
+			wg.Go(func() {
+				var one int
+				for range n / goroutines {
+					if err := pool.QueryRow(t.Context(), "SELECT 1").Scan(&one); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return n / time.Since(t0).Seconds()
+	}
+	return run(1), run(8)
+}

@@ -1,0 +1,102 @@
+package pgstore_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/store/pgstore"
+)
+
+// cluster is a service of several pacer Runners, its instances, on one
+// schema. Its handler checks that a key never runs on two instances at
+// once and that each lease of a key has a larger fence, and records the
+// values handled successfully.
+type cluster struct {
+	t  *testing.T
+	fn func(ctx context.Context, inst int, key string, batch []int) error
+
+	mu      sync.Mutex
+	busy    map[string]int
+	fences  map[string]uint64
+	done    map[string][]int
+	batches [][]int
+	by      map[int]int
+	count   int
+	reached chan struct{} // closed when count reaches want
+	want    int
+}
+
+func newCluster(t *testing.T, want int, fn func(ctx context.Context, inst int, key string, batch []int) error) *cluster {
+	return &cluster{t: t, fn: fn, busy: map[string]int{}, fences: map[string]uint64{}, done: map[string][]int{},
+		by: map[int]int{}, reached: make(chan struct{}), want: want}
+}
+
+func (c *cluster) handler(inst int) pacer.Handler[string, int] {
+	return func(ctx context.Context, key string, batch []int) error {
+		fence, ok := pacer.Fence(ctx)
+		c.mu.Lock()
+		assert.True(c.t, ok)
+		assert.Zero(c.t, c.busy[key], "key %s runs on instances %d and %d at once", key, c.busy[key], inst)
+		assert.Greater(c.t, fence, c.fences[key], "key %s: the fence grows with each lease", key)
+		c.busy[key], c.fences[key] = inst, fence
+		c.mu.Unlock()
+		var err error
+		if c.fn != nil {
+			err = c.fn(ctx, inst, key, batch)
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.busy[key] = 0
+		if err == nil {
+			c.done[key] = append(c.done[key], batch...)
+			c.batches = append(c.batches, slices.Clone(batch))
+			c.by[inst]++
+			if c.count += len(batch); c.count == c.want {
+				close(c.reached)
+			}
+		}
+		return err
+	}
+}
+
+// wait waits, at most d, until the cluster handled the values it wants.
+func (c *cluster) wait(d time.Duration) {
+	c.t.Helper()
+	select {
+	case <-c.reached:
+	case <-time.After(d):
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.t.Fatalf("handled %d of %d values in %v", c.count, c.want, d)
+	}
+}
+
+// start runs r until the test ends.
+func start(t *testing.T, r *pacer.Runner[string, int]) {
+	done := make(chan error, 1)
+	go func() { done <- r.Run(context.Background()) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		assert.NoError(t, r.Shutdown(ctx))
+		assert.NoError(t, <-done)
+	})
+}
+
+// instance returns a Store on schema with a pool of its own, as a process
+// of the service would have, closed after tb. A short PollInterval bounds
+// how long a Runner waits for work that no notification announced.
+func instance(tb testing.TB, schema string) *pgstore.Store {
+	tb.Helper()
+	s, err := pgstore.New(context.Background(), connect(tb, appName(tb)), pgstore.Config{Schema: schema, PollInterval: 200 * time.Millisecond})
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = s.Close() })
+	return s
+}
