@@ -58,13 +58,9 @@ func (s *sharedStore[K, V]) putTx(ctx context.Context, ta store.TxAdder, tx any,
 	if s.stop.Err() != nil {
 		return ErrClosed
 	}
-	k, err := s.keys.Encode(key)
+	k, vals, err := s.encode(key, v)
 	if err != nil {
-		return fmt.Errorf("pacer: Config.KeyCodec cannot encode key %v: %w", key, err)
+		return err
 	}
-	b, err := s.codec.Encode(v)
-	if err != nil {
-		return fmt.Errorf("pacer: Config.Codec cannot encode a value of key %v: %w", key, err)
-	}
-	return ta.AddTx(ctx, tx, s.name, string(k), [][]byte{b}, store.AddParams{Wait: s.quiet(ctx), MaxWait: s.maxWait})
+	return ta.AddTx(ctx, tx, s.name, k, vals, store.AddParams{Wait: s.quiet(ctx), MaxWait: s.maxWait})
 }

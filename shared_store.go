@@ -79,17 +79,26 @@ func (s *sharedStore[K, V]) Put(ctx context.Context, key K, vs ...V) error {
 	if s.stop.Err() != nil {
 		return istore.ErrStopped
 	}
+	k, vals, err := s.encode(key, vs...)
+	if err != nil {
+		return err
+	}
+	return s.st.Add(ctx, s.name, k, vals, store.AddParams{Wait: s.quiet(ctx), MaxWait: s.maxWait})
+}
+
+// encode encodes key and its values for the store, with the Runner's codecs.
+func (s *sharedStore[K, V]) encode(key K, vs ...V) (string, [][]byte, error) {
 	k, err := s.keys.Encode(key)
 	if err != nil {
-		return fmt.Errorf("pacer: Config.KeyCodec cannot encode key %v: %w", key, err)
+		return "", nil, fmt.Errorf("pacer: Config.KeyCodec cannot encode key %v: %w", key, err)
 	}
 	vals := make([][]byte, len(vs))
 	for i, v := range vs {
 		if vals[i], err = s.codec.Encode(v); err != nil {
-			return fmt.Errorf("pacer: Config.Codec cannot encode a value of key %v: %w", key, err)
+			return "", nil, fmt.Errorf("pacer: Config.Codec cannot encode a value of key %v: %w", key, err)
 		}
 	}
-	return s.st.Add(ctx, s.name, string(k), vals, store.AddParams{Wait: s.quiet(ctx), MaxWait: s.maxWait})
+	return string(k), vals, nil
 }
 
 // backlogEvery is how often Adaptive reads the engine's backlog, which
