@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/store"
 )
 
 // cluster is a service of several pacer Runners, its instances, on one
@@ -87,4 +89,19 @@ func Start[K comparable, V any](t testing.TB, r *pacer.Runner[K, V]) {
 		assert.NoError(t, r.Shutdown(ctx))
 		assert.NoError(t, <-done)
 	})
+}
+
+// StartPair makes two Runners of cfg, two instances of one service: the
+// first on cfg.Store with handler h1, the second on s2 with h2; it runs
+// both until the test ends (see Start).
+func StartPair(t *testing.T, cfg pacer.Config[string, int], s2 store.Store, h1, h2 pacer.Handler[string, int]) (r1, r2 *pacer.Runner[string, int]) {
+	t.Helper()
+	r1, err := pacer.New(cfg, h1)
+	require.NoError(t, err)
+	cfg.Store = s2
+	r2, err = pacer.New(cfg, h2)
+	require.NoError(t, err)
+	Start(t, r1)
+	Start(t, r2)
+	return r1, r2
 }

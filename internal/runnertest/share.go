@@ -34,13 +34,7 @@ func RunnersShare(t *testing.T, s1, s2 store.Store) {
 		})
 		cfg := pacer.Config[string, int]{Store: s1, Name: "strict", MaxBatch: 1, Workers: 3,
 			LeaseTTL: 2 * time.Second, Retry: pacer.Backoff{Initial: 10 * time.Millisecond}}
-		r1, err := pacer.New(cfg, c.handler(1))
-		require.NoError(t, err)
-		cfg.Store = s2
-		r2, err := pacer.New(cfg, c.handler(2))
-		require.NoError(t, err)
-		Start(t, r1)
-		Start(t, r2)
+		r1, r2 := StartPair(t, cfg, s2, c.handler(1), c.handler(2))
 		want := map[string][]int{}
 		for i := range 300 {
 			key := fmt.Sprint("k", i*7%20)
@@ -58,13 +52,7 @@ func RunnersShare(t *testing.T, s1, s2 store.Store) {
 	t.Run("debounce across instances", func(t *testing.T) {
 		c := newCluster(t, 3, nil)
 		cfg := pacer.Config[string, int]{Store: s1, Name: "debounce", Debounce: 300 * time.Millisecond, MaxWait: 2 * time.Second}
-		r1, err := pacer.New(cfg, c.handler(1))
-		require.NoError(t, err)
-		cfg.Store = s2
-		r2, err := pacer.New(cfg, c.handler(2))
-		require.NoError(t, err)
-		Start(t, r1)
-		Start(t, r2)
+		r1, r2 := StartPair(t, cfg, s2, c.handler(1), c.handler(2))
 		t0 := time.Now()
 		require.NoError(t, r1.Add(t.Context(), "u", 1))
 		require.NoError(t, r2.Add(t.Context(), "u", 2))

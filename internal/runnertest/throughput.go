@@ -30,11 +30,12 @@ type Child struct {
 }
 
 // StartChild starts the test binary again, running only the test named
-// test, with env added to its environment, and waits until it is ready.
-func StartChild(t *testing.T, test string, env ...string) *Child {
+// test, with the environment variable name set to args (see ChildArgs),
+// and waits until it is ready.
+func StartChild(t *testing.T, test, name string, args ...string) *Child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(os.Environ(), name+"="+strings.Join(args, " "))
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	r, w, err := os.Pipe()
@@ -69,6 +70,17 @@ func (c *Child) Stop(t *testing.T) (handled int, cpu time.Duration) {
 	}
 	require.NoError(t, c.cmd.Wait())
 	return handled, c.cmd.ProcessState.UserTime() + c.cmd.ProcessState.SystemTime()
+}
+
+// ChildArgs returns the arguments that StartChild gave the child in the
+// environment variable name. Where it is not set or empty, the test runs on its own,
+// not as a Child, and ChildArgs skips it.
+func ChildArgs(t *testing.T, name string) []string {
+	env := os.Getenv(name)
+	if env == "" {
+		t.Skip("a child process of a measurement, started by it")
+	}
+	return strings.Fields(env)
 }
 
 // ServeThroughput is the body of a Child: a Runner on s's queue q with 4

@@ -48,7 +48,7 @@ func TestMeasureThroughput(t *testing.T) {
 		backlog(t, pool, schema, "q", keys, per)
 		var procs []*runnertest.Child
 		for range 2 {
-			procs = append(procs, runnertest.StartChild(t, "TestThroughputChild", fmt.Sprintf("%s=%s q %s", throughputChild, schema, app)))
+			procs = append(procs, runnertest.StartChild(t, "TestThroughputChild", throughputChild, schema, "q", app))
 		}
 		serial, parallel := select1Floor(t, pool)
 		t0 := time.Now()
@@ -86,11 +86,7 @@ func TestMeasureThroughput(t *testing.T) {
 // with 4 workers, in strict mode, and a no-op handler
 // (runnertest.ServeThroughput).
 func TestThroughputChild(t *testing.T) {
-	env := os.Getenv(throughputChild)
-	if env == "" {
-		t.Skip("a process of TestMeasureThroughput")
-	}
-	f := strings.Fields(env)
+	f := runnertest.ChildArgs(t, throughputChild)
 	schema, q, app := f[0], f[1], f[2]
 	s, err := pgstore.New(context.Background(), connect(t, app), pgstore.Config{Schema: schema})
 	require.NoError(t, err)

@@ -46,18 +46,12 @@ func TestRunnersSharePostgres(t *testing.T) {
 		}
 		cfg := pacer.Config[string, int]{Store: s1, Name: "fenced", LeaseTTL: 600 * time.Millisecond,
 			OnDrop: func(string, []int, error) { t.Error("OnDrop called") }}
-		r1, err := pacer.New(cfg, h)
-		require.NoError(t, err)
-		cfg.Store = s2
-		r2, err := pacer.New(cfg, h)
-		require.NoError(t, err)
-		runnertest.Start(t, r1)
-		runnertest.Start(t, r2)
+		r1, _ := runnertest.StartPair(t, cfg, s2, h, h)
 		require.NoError(t, r1.Add(t.Context(), "k", 1))
 		first := <-runs
 		// The holder's process stalls past its lease, as far as the store
 		// can tell: the lease lapses, and an instance takes the key again.
-		_, err = connect(t, appName(t)).Exec(t.Context(),
+		_, err := connect(t, appName(t)).Exec(t.Context(),
 			"UPDATE "+pgx.Identifier{schema, "keys"}.Sanitize()+" SET leased_until = now() - interval '1 second', ready_at = now() - interval '1 second' WHERE queue = 'fenced'")
 		require.NoError(t, err)
 		var again, stale run

@@ -51,7 +51,7 @@ func TestMeasureThroughput(t *testing.T) {
 			var procs []*runnertest.Child
 			for range 2 {
 				procs = append(procs, runnertest.StartChild(t, "TestThroughputChild",
-					fmt.Sprintf("%s=%s tp %s %d", throughputChild, addr, q, mode.maxBatch)))
+					throughputChild, addr, "tp", q, strconv.Itoa(mode.maxBatch)))
 			}
 			cpu0, scripts0, cmds0 := serverCPU(t, c), scriptCalls(t, c), commandCalls(t, c)
 			t0 := time.Now()
@@ -155,11 +155,7 @@ func assertNoError(t *testing.T, err error) {
 // with 4 workers and a no-op handler (runnertest.ServeThroughput), once
 // connected to the server.
 func TestThroughputChild(t *testing.T) {
-	env := os.Getenv(throughputChild)
-	if env == "" {
-		t.Skip("a process of TestMeasureThroughput")
-	}
-	f := strings.Fields(env)
+	f := runnertest.ChildArgs(t, throughputChild)
 	addr, prefix, q := f[0], f[1], f[2]
 	maxBatch, err := strconv.Atoi(f[3])
 	require.NoError(t, err)
