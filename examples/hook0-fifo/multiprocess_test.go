@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -11,12 +10,13 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/examples/internal/proctest"
 )
 
 // childArgs, in the environment, makes TestChildDispatcher run the
@@ -85,11 +85,11 @@ func TestThreeDispatchers(t *testing.T) {
 	defer func() { _ = pub.shutdown(context.Background()) }()
 
 	var procs []*exec.Cmd
-	var outs []*syncBuffer
+	var outs []*proctest.Output
 	for range 3 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestChildDispatcher$", "-test.count=1")
 		cmd.Env = append(os.Environ(), childArgs+"="+strings.Join(args, "\n"), "HOOK0_SECRET=")
-		out := new(syncBuffer)
+		out := new(proctest.Output)
 		cmd.Stdout, cmd.Stderr = out, out
 		require.NoError(t, cmd.Start())
 		procs, outs = append(procs, cmd), append(outs, out)
@@ -195,25 +195,6 @@ func TestThreeDispatchers(t *testing.T) {
 	}
 	require.Equal(t, published["legacy"], dead["legacy"], "legacy's messages are all in the dead-letter table")
 	require.Positive(t, dead["legacy"])
-}
-
-// A syncBuffer is a bytes.Buffer that a child process's output and the
-// test may use at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // deadBySub counts the dead letters in the store's table per subscription.

@@ -10,13 +10,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/examples/internal/proctest"
 	"github.com/pacerkit/pacer/internal/enginetest"
 )
 
@@ -33,7 +33,7 @@ func TestThreeInstances(t *testing.T) {
 	prefix := fmt.Sprintf("nextup-test-%d-%s", os.Getpid(), randomSuffix())
 	ctx, cancel := context.WithTimeout(t.Context(), 55*time.Second)
 	defer cancel()
-	logs := new(syncBuffer)
+	logs := new(proctest.Output)
 	cfg := clusterConfig{
 		Command: program, RedisURL: url, Prefix: prefix, Instances: 3, Logs: logs,
 		App: appConfig{Secret: []byte("s3cret"), Rate: 3, Burst: 3, Workers: 1,
@@ -91,25 +91,6 @@ func redisURL(t *testing.T) string {
 	}
 	rdb.Close()
 	return url
-}
-
-// A syncBuffer is a bytes.Buffer that the instances' logs and the test
-// may use at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestFakeAPIFences checks the fake API's guard: a request whose fence is

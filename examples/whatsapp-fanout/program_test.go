@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/examples/internal/proctest"
 )
 
 // The program built once for the tests that run it as OS processes,
@@ -94,7 +96,7 @@ func TestHelp(t *testing.T) {
 // process is the program running as an OS process.
 type process struct {
 	cmd  *exec.Cmd
-	out  syncBuffer // standard output and error
+	out  proctest.Output // standard output and error
 	done chan struct{}
 	err  error // Wait's, once done is closed
 }
@@ -131,23 +133,4 @@ func (p *process) kill() error {
 func (p *process) killed() bool {
 	var exit *exec.ExitError
 	return errors.As(p.wait(), &exit) && exit.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL
-}
-
-// A syncBuffer is a bytes.Buffer that a child process and the test may use
-// at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

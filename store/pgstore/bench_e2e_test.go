@@ -1,15 +1,12 @@
 package pgstore_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/store/pgstore"
 )
 
@@ -49,32 +46,14 @@ func TestMeasureThroughput(t *testing.T) {
 		s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema})
 		require.NoError(t, err)
 		backlog(t, pool, schema, "q", keys, per)
-		type child struct {
-			cmd *exec.Cmd
-			in  *os.File
-			out *bufio.Scanner
-		}
-		var procs []child
+		var procs []*runnertest.Child
 		for range 2 {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestThroughputChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s q %s", throughputChild, schema, app))
-			out, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			r, w, err := os.Pipe()
-			require.NoError(t, err)
-			cmd.Stdin, cmd.Stderr = r, os.Stderr
-			require.NoError(t, cmd.Start())
-			r.Close()
-			sc := bufio.NewScanner(out)
-			require.True(t, sc.Scan())
-			require.Equal(t, "ready", sc.Text())
-			procs = append(procs, child{cmd, w, sc})
+			procs = append(procs, runnertest.StartChild(t, "TestThroughputChild", throughputChild, schema, "q", app))
 		}
 		serial, parallel := select1Floor(t, pool)
 		t0 := time.Now()
 		for _, p := range procs {
-			_, err := fmt.Fprintln(p.in, "go")
-			require.NoError(t, err)
+			p.Go(t)
 		}
 		// A cheap look, not Stats, which visits every key: the server's
 		// CPU is what is measured.
@@ -88,16 +67,9 @@ func TestMeasureThroughput(t *testing.T) {
 		handled := 0
 		var client time.Duration
 		for _, p := range procs {
-			require.NoError(t, p.in.Close()) // stop
-			for p.out.Scan() {
-				if n, ok := strings.CutPrefix(p.out.Text(), "handled "); ok {
-					m, err := strconv.Atoi(n)
-					require.NoError(t, err)
-					handled += m
-				}
-			}
-			require.NoError(t, p.cmd.Wait())
-			client += p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
+			n, cpu := p.Stop(t)
+			handled += n
+			client += cpu
 		}
 		require.NoError(t, s.Close())
 		require.Equal(t, keys*per, handled, "every value handled once")
@@ -111,35 +83,15 @@ func TestMeasureThroughput(t *testing.T) {
 }
 
 // TestThroughputChild is one process of TestMeasureThroughput: a Runner
-// with 4 workers and a no-op handler that starts when "go" comes on its
-// standard input and stops when that closes, then prints how many values
-// it handled.
+// with 4 workers, in strict mode, and a no-op handler
+// (runnertest.ServeThroughput).
 func TestThroughputChild(t *testing.T) {
-	env := os.Getenv(throughputChild)
-	if env == "" {
-		t.Skip("a process of TestMeasureThroughput")
-	}
-	f := strings.Fields(env)
+	f := runnertest.ChildArgs(t, throughputChild)
 	schema, q, app := f[0], f[1], f[2]
-	ctx := context.Background()
-	s, err := pgstore.New(ctx, connect(t, app), pgstore.Config{Schema: schema})
+	s, err := pgstore.New(context.Background(), connect(t, app), pgstore.Config{Schema: schema})
 	require.NoError(t, err)
 	defer s.Close()
-	var handled atomic.Int64
-	r, err := pacer.New(pacer.Config[string, string]{Store: s, Name: q, Workers: 4, MaxBatch: 1},
-		func(_ context.Context, _ string, batch []string) error { handled.Add(int64(len(batch))); return nil })
-	require.NoError(t, err)
-	fmt.Println("ready")
-	in := bufio.NewScanner(os.Stdin)
-	require.True(t, in.Scan())
-	require.Equal(t, "go", in.Text())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	for in.Scan() { // until the parent closes it
-	}
-	require.NoError(t, r.Shutdown(ctx))
-	require.NoError(t, <-done)
-	fmt.Printf("handled %d\n", handled.Load())
+	runnertest.ServeThroughput[string](t, s, q, 1)
 }
 
 // backendCPU returns the CPU time that the server's sessions named app

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -31,7 +32,7 @@ func TestRunnerAddTx(t *testing.T) {
 			return nil
 		})
 	require.NoError(t, err)
-	start(t, r)
+	runnertest.Start(t, r)
 
 	publish := func(id int, commit bool) {
 		tx, err := pool.Begin(ctx)

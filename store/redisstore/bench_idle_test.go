@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/store/redisstore"
 )
 
@@ -30,13 +31,13 @@ func TestIdleRunnerCommands(t *testing.T) {
 	r, err := pacer.New(pacer.Config[string, int]{Store: s, Name: "q", Workers: 2},
 		func(context.Context, string, []int) error { return nil })
 	require.NoError(t, err)
-	start(t, r)
+	runnertest.Start(t, r)
 	// One value through, so that the Runner did work before it idles.
 	handled := make(chan struct{})
 	r2, err := pacer.New(pacer.Config[string, int]{Store: s, Name: "q2", Workers: 2},
 		func(context.Context, string, []int) error { close(handled); return nil })
 	require.NoError(t, err)
-	start(t, r2)
+	runnertest.Start(t, r2)
 	require.NoError(t, r2.Add(t.Context(), "k", 1))
 	<-handled
 	require.NoError(t, r2.Shutdown(t.Context()))

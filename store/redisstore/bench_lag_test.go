@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/store/redisstore"
 )
 
@@ -28,7 +29,7 @@ func TestMeasureReadyLag(t *testing.T) {
 	r, err := pacer.New(pacer.Config[string, int]{Store: s, Name: "q", Workers: 2},
 		func(context.Context, string, []int) error { started <- time.Now(); return nil })
 	require.NoError(t, err)
-	start(t, r)
+	runnertest.Start(t, r)
 	const n = 1000
 	lags := make([]time.Duration, 0, n)
 	for i := range n + 10 {
@@ -83,8 +84,8 @@ func TestMeasureDebouncePrecision(t *testing.T) {
 	cfg.Store = s2
 	r2, err := pacer.New(cfg, h)
 	require.NoError(t, err)
-	start(t, r1)
-	start(t, r2)
+	runnertest.Start(t, r1)
+	runnertest.Start(t, r2)
 	rs := []*pacer.Runner[string, int]{r1, r2}
 
 	floor := make(chan []time.Duration)

@@ -1,11 +1,9 @@
 package redisstore_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/store/redisstore"
 )
@@ -50,24 +48,16 @@ func TestMeasureThroughput(t *testing.T) {
 		for round := range rounds {
 			q := fmt.Sprintf("%s-%d", mode.name, round)
 			fill(t, s, q, values, keys, v)
-			var procs []*exec.Cmd
-			var outs []*bufio.Scanner
+			var procs []*runnertest.Child
 			for range 2 {
-				cmd := exec.Command(os.Args[0], "-test.run=^TestThroughputChild$", "-test.count=1")
-				cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s tp %s %d", throughputChild, addr, q, mode.maxBatch))
-				out, err := cmd.StdoutPipe()
-				require.NoError(t, err)
-				cmd.Stderr = os.Stderr
-				require.NoError(t, cmd.Start())
-				procs = append(procs, cmd)
-				sc := bufio.NewScanner(out)
-				require.True(t, sc.Scan())
-				require.Equal(t, "ready", sc.Text())
-				outs = append(outs, sc)
+				procs = append(procs, runnertest.StartChild(t, "TestThroughputChild",
+					throughputChild, addr, "tp", q, strconv.Itoa(mode.maxBatch)))
 			}
 			cpu0, scripts0, cmds0 := serverCPU(t, c), scriptCalls(t, c), commandCalls(t, c)
 			t0 := time.Now()
-			require.NoError(t, c.RPush(t.Context(), "tp-go-"+q, "go", "go").Err())
+			for _, p := range procs {
+				p.Go(t)
+			}
 			for {
 				st, err := s.Stats(t.Context(), q)
 				require.NoError(t, err)
@@ -79,19 +69,12 @@ func TestMeasureThroughput(t *testing.T) {
 			took := time.Since(t0)
 			server := serverCPU(t, c) - cpu0
 			scripts, cmds := scriptCalls(t, c)-scripts0, commandCalls(t, c)-cmds0
-			require.NoError(t, c.RPush(t.Context(), "tp-stop-"+q, "stop", "stop").Err())
 			handled := 0
 			var procCPU time.Duration
-			for i, cmd := range procs {
-				for outs[i].Scan() {
-					if n, ok := strings.CutPrefix(outs[i].Text(), "handled "); ok {
-						m, err := strconv.Atoi(n)
-						require.NoError(t, err)
-						handled += m
-					}
-				}
-				require.NoError(t, cmd.Wait())
-				procCPU += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			for _, p := range procs {
+				n, cpu := p.Stop(t)
+				handled += n
+				procCPU += cpu
 			}
 			require.Equal(t, values, handled, "every value handled once")
 			perValue := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / values }
@@ -169,14 +152,10 @@ func assertNoError(t *testing.T, err error) {
 }
 
 // TestThroughputChild is one process of TestMeasureThroughput: a Runner
-// with 4 workers and a no-op handler that starts on the go signal and
-// stops on the stop signal, then prints how many values it handled.
+// with 4 workers and a no-op handler (runnertest.ServeThroughput), once
+// connected to the server.
 func TestThroughputChild(t *testing.T) {
-	env := os.Getenv(throughputChild)
-	if env == "" {
-		t.Skip("a process of TestMeasureThroughput")
-	}
-	f := strings.Fields(env)
+	f := runnertest.ChildArgs(t, throughputChild)
 	addr, prefix, q := f[0], f[1], f[2]
 	maxBatch, err := strconv.Atoi(f[3])
 	require.NoError(t, err)
@@ -184,18 +163,6 @@ func TestThroughputChild(t *testing.T) {
 	s, err := redisstore.New(c, redisstore.Config{Prefix: prefix})
 	require.NoError(t, err)
 	defer s.Close()
-	var handled atomic.Int64
-	r, err := pacer.New(pacer.Config[string, int]{Store: s, Name: q, Workers: 4, MaxBatch: maxBatch},
-		func(_ context.Context, _ string, batch []int) error { handled.Add(int64(len(batch))); return nil })
-	require.NoError(t, err)
-	ctx := context.Background()
-	require.NoError(t, c.Ping(ctx).Err())
-	fmt.Println("ready")
-	require.NoError(t, c.BLPop(ctx, 0, "tp-go-"+q).Err())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	require.NoError(t, c.BLPop(ctx, 0, "tp-stop-"+q).Err())
-	require.NoError(t, r.Shutdown(ctx))
-	require.NoError(t, <-done)
-	fmt.Printf("handled %d\n", handled.Load())
+	require.NoError(t, c.Ping(context.Background()).Err())
+	runnertest.ServeThroughput[int](t, s, q, maxBatch)
 }

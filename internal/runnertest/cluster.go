@@ -1,4 +1,4 @@
-package pgstore_test
+package runnertest
 
 import (
 	"context"
@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
-	"github.com/pacerkit/pacer/store/pgstore"
+	"github.com/pacerkit/pacer/store"
 )
 
 // cluster is a service of several pacer Runners, its instances, on one
-// schema. Its handler checks that a key never runs on two instances at
-// once and that each lease of a key has a larger fence, and records the
-// values handled successfully.
+// store. Its handler checks that a key never runs on two instances at once
+// and that each lease of a key has a larger fence, and records the values
+// handled successfully.
 type cluster struct {
 	t  *testing.T
 	fn func(ctx context.Context, inst int, key string, batch []int) error
@@ -78,8 +78,9 @@ func (c *cluster) wait(d time.Duration) {
 	}
 }
 
-// start runs r until the test ends.
-func start(t *testing.T, r *pacer.Runner[string, int]) {
+// Start runs r until the test ends, then shuts it down and checks that
+// both Shutdown and Run returned nil.
+func Start[K comparable, V any](t testing.TB, r *pacer.Runner[K, V]) {
 	done := make(chan error, 1)
 	go func() { done <- r.Run(context.Background()) }()
 	t.Cleanup(func() {
@@ -90,13 +91,17 @@ func start(t *testing.T, r *pacer.Runner[string, int]) {
 	})
 }
 
-// instance returns a Store on schema with a pool of its own, as a process
-// of the service would have, closed after tb. A short PollInterval bounds
-// how long a Runner waits for work that no notification announced.
-func instance(tb testing.TB, schema string) *pgstore.Store {
-	tb.Helper()
-	s, err := pgstore.New(context.Background(), connect(tb, appName(tb)), pgstore.Config{Schema: schema, PollInterval: 200 * time.Millisecond})
-	require.NoError(tb, err)
-	tb.Cleanup(func() { _ = s.Close() })
-	return s
+// StartPair makes two Runners of cfg, two instances of one service: the
+// first on cfg.Store with handler h1, the second on s2 with h2; it runs
+// both until the test ends (see Start).
+func StartPair(t *testing.T, cfg pacer.Config[string, int], s2 store.Store, h1, h2 pacer.Handler[string, int]) (r1, r2 *pacer.Runner[string, int]) {
+	t.Helper()
+	r1, err := pacer.New(cfg, h1)
+	require.NoError(t, err)
+	cfg.Store = s2
+	r2, err = pacer.New(cfg, h2)
+	require.NoError(t, err)
+	Start(t, r1)
+	Start(t, r2)
+	return r1, r2
 }
