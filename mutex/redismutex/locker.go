@@ -109,9 +109,9 @@ func (m *Locker) acquire(ctx context.Context, key string, wait bool) (*Lock, tim
 	sent := time.Now()
 	var cmd *redis.Cmd
 	if wait {
-		cmd = acquireScript.run(ctx, m.c, 2, name, fence, token, m.ms, "wait")
+		cmd = acquireFn.run(ctx, m.c, 2, name, fence, token, m.ms, "wait")
 	} else {
-		cmd = acquireScript.run(ctx, m.c, 2, name, fence, token, m.ms)
+		cmd = acquireFn.run(ctx, m.c, 2, name, fence, token, m.ms)
 	}
 	n, err := cmd.Int64()
 	switch {
