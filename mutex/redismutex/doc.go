@@ -36,7 +36,7 @@
 //     then returns ErrLockLost.
 //   - Fenced: each acquisition gets a fence (Lock.Fence, FenceFrom), which
 //     grows with every acquisition of the key, by any Locker. The fence is
-//     a counter beside the lock, incremented by the same script that takes
+//     a counter beside the lock, incremented by the same function that takes
 //     the lock, and kept without expiry, so that fences never repeat even
 //     when the key was not locked for a long time. The cost is one small
 //     key per key ever locked (about 50 bytes plus its name: 88 bytes for
@@ -48,7 +48,7 @@
 //     holder.
 //   - Waiting without polling: LockContext tries once and, if the lock is
 //     held, sleeps until it is released or its remaining time (told by
-//     the same script) runs out, then tries again. A release of a lock
+//     the same function) runs out, then tries again. A release of a lock
 //     that someone waits for publishes the key on one channel per Name;
 //     each Locker subscribes to it once, lazily, on its first wait, with
 //     one connection shared by its waiters, until Close. Waiters of one
@@ -106,10 +106,20 @@
 // holding its holder's token, with a "*" appended once a LockContext
 // waits for it; its fence counter is "...:f:KEY"; the releases that
 // someone waits for are published on "...:released". There are three Lua
-// scripts, in lua/, each one round trip run with EVALSHA: acquire.lua
-// (SET NX PX, then INCR of the fence; or, if the lock is held, its
-// remaining PTTL, marking it for a waiter), renew.lua (compare, PEXPIRE)
-// and release.lua (compare, DEL, and PUBLISH if marked).
+// scripts, in lua/, each a function called with FCALL in one round trip:
+// acquire.lua (SET NX PX, then INCR of the fence; or, if the lock is
+// held, SET NX GET answers its holder, then its remaining PTTL, marking it
+// for a waiter), renew.lua (compare, PEXPIRE) and release.lua (compare,
+// DEL, and PUBLISH if marked).
+//
+// The three make up one Redis function library, "pacer_lock_" and a hash
+// of its code, which a Locker loads into a server that lacks it (into
+// every master of a cluster) when a call reports so: on the first call to
+// a new server, and after a restart without persistence or FUNCTION
+// FLUSH; then it calls again. Processes that run different versions of
+// this package each call their own library, on the same keys; an old
+// version's library stays in the server until FUNCTION DELETE removes it.
+// The client's Redis user must be allowed FUNCTION LOAD and FCALL.
 //
 // # Failures
 //

@@ -20,7 +20,7 @@ import (
 type Locker struct {
 	c   redis.UniversalClient
 	ttl time.Duration
-	ms  any // ttl in milliseconds, an argument of the scripts
+	ms  any // ttl in milliseconds, an argument of the functions
 
 	prefix   string // "{Prefix:lock:Name}:", which every name starts with
 	released string // the channel of releases that someone waits for

@@ -1,5 +1,5 @@
 // Package redisrate is a rate limit shared by every instance of a service:
-// a token bucket kept in Redis (5.0 or later; tested on 7.0), paced by
+// a token bucket kept in Redis (7.0 or later), paced by
 // GCRA, with a pause that any instance can set and every instance obeys.
 //
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
@@ -13,13 +13,13 @@
 // the per-key form (per-account limits): Keyed.For(key) is a Limiter and
 // Pauser of one key.
 //
-// # One script per call
+// # One function per call
 //
-// Allow and Wait each run take.lua once, with EVALSHA: one round trip, which
-// Redis runs atomically. The script reads the server's clock (TIME), the
-// bucket's theoretical arrival time (tat) and its pause in one MGET, and
-// computes GCRA in whole microseconds: with interval = 1/Rate and span =
-// Burst·interval, the event conforms at
+// Allow and Wait each call take.lua once, as a Redis function (FCALL): one
+// round trip, which Redis runs atomically. It reads the server's clock
+// (TIME), the bucket's theoretical arrival time (tat) and its pause in one
+// MGET, and computes GCRA in whole microseconds: with interval = 1/Rate
+// and span = Burst·interval, the event conforms at
 //
 //	at = max(now, pause end, tat + interval - span)
 //
@@ -29,6 +29,18 @@
 // Wait then sleeps that long on one local timer, never polling. Pause runs
 // pause.lua; a Wait whose ctx ends gives its turn back with release.lua.
 // The scripts, with their KEYS and ARGV, are in lua/.
+//
+// The three make up one Redis function library, "pacer_rate_" and a hash
+// of its code, which a Limiter or Keyed loads into a server that lacks it
+// (into every master of a cluster) when a call reports so: on the first
+// call to a new server, and after a restart without persistence or
+// FUNCTION FLUSH; then it calls again. Processes that run different
+// versions of this package each call their own library, on the same
+// keys; an old version's library stays in the server until FUNCTION
+// DELETE removes it. The client's Redis user must be allowed FUNCTION
+// LOAD and FCALL. A function costs less to call than a script run with
+// EVALSHA, which on Redis 7.0 sets up KEYS and ARGV as globals on every
+// call (and which this package used before, on Redis 5.0 and later).
 //
 // # Guarantees
 //
@@ -69,15 +81,15 @@
 // A Limiter has two keys, "{Prefix:rate:Name}:tat" and
 // "{Prefix:rate:Name}:pause"; a Keyed's key k has "{Prefix:rate:Name}:tat:k"
 // and "{Prefix:rate:Name}:pause:k". Both are strings of microseconds of the
-// server's clock. The hash tag "{Prefix:rate:Name}" keeps each script's keys
-// in one slot of Redis Cluster, so every script runs there; it also puts
+// server's clock. The hash tag "{Prefix:rate:Name}" keeps each function's keys
+// in one slot of Redis Cluster, so every function runs there; it also puts
 // all the keys of one Keyed on one node of a Cluster (use several Names to
 // spread them). Prefix (default "pacer") and Name must not contain braces;
 // a key k may be any string.
 //
-// Nothing outlives its use: tat expires when the bucket is full again (its
-// PEXPIRE is the full-refill time, tat - now, rounded up to the
-// millisecond), the pause key when the pause ends. An idle key of a Keyed
+// Nothing outlives its use: tat expires when the bucket is full again, at
+// tat rounded up to the millisecond (SET with PXAT), the pause key when
+// the pause ends. An idle key of a Keyed
 // costs nothing in Redis, and a bucket whose keys expired starts full, as
 // it would have been.
 //

@@ -48,8 +48,8 @@ var (
 	mostAny any = int64(-1)
 )
 
-// remote is one bucket in Redis: its two keys and the commands that run
-// the scripts on them. It implements server.
+// remote is one bucket in Redis: its two keys and the commands that call
+// the functions on them. It implements server.
 type remote struct {
 	c          redis.UniversalClient
 	s          *shape
