@@ -142,7 +142,7 @@
 //	BenchmarkFunctionFloor/calls         1.043-1.229    1.245-1.302
 //	BenchmarkFunctionFloor/evalsha-empty 1.061-1.093    1.125-1.179
 //
-// A PING took 20 to 49 µs serial; the lowest serial figures come from the
+// A PING took 20 to 55 µs serial; the lowest serial figures come from the
 // runs whose PING was slowest. Allow and Wait allocate 4 times per call
 // (168 B), all in go-redis, two fewer than a PING: their commands are
 // built, and the arguments boxed, when the Limiter is made. Keyed.Allow
