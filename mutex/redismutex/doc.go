@@ -36,7 +36,7 @@
 //     then returns ErrLockLost.
 //   - Fenced: each acquisition gets a fence (Lock.Fence, FenceFrom), which
 //     grows with every acquisition of the key, by any Locker. The fence is
-//     a counter beside the lock, incremented by the same script that takes
+//     a counter beside the lock, incremented by the same function that takes
 //     the lock, and kept without expiry, so that fences never repeat even
 //     when the key was not locked for a long time. The cost is one small
 //     key per key ever locked (about 50 bytes plus its name: 88 bytes for
@@ -48,7 +48,7 @@
 //     holder.
 //   - Waiting without polling: LockContext tries once and, if the lock is
 //     held, sleeps until it is released or its remaining time (told by
-//     the same script) runs out, then tries again. A release of a lock
+//     the same function) runs out, then tries again. A release of a lock
 //     that someone waits for publishes the key on one channel per Name;
 //     each Locker subscribes to it once, lazily, on its first wait, with
 //     one connection shared by its waiters, until Close. Waiters of one
@@ -106,10 +106,20 @@
 // holding its holder's token, with a "*" appended once a LockContext
 // waits for it; its fence counter is "...:f:KEY"; the releases that
 // someone waits for are published on "...:released". There are three Lua
-// scripts, in lua/, each one round trip run with EVALSHA: acquire.lua
-// (SET NX PX, then INCR of the fence; or, if the lock is held, its
-// remaining PTTL, marking it for a waiter), renew.lua (compare, PEXPIRE)
-// and release.lua (compare, DEL, and PUBLISH if marked).
+// scripts, in lua/, each a function called with FCALL in one round trip:
+// acquire.lua (SET NX PX, then INCR of the fence; or, if the lock is
+// held, SET NX GET answers its holder, then its remaining PTTL, marking it
+// for a waiter), renew.lua (compare, PEXPIRE) and release.lua (compare,
+// DEL, and PUBLISH if marked).
+//
+// The three make up one Redis function library, "pacer_lock_" and a hash
+// of its code, which a Locker loads into a server that lacks it (into
+// every master of a cluster) when a call reports so: on the first call to
+// a new server, and after a restart without persistence or FUNCTION
+// FLUSH; then it calls again. Processes that run different versions of
+// this package each call their own library, on the same keys; an old
+// version's library stays in the server until FUNCTION DELETE removes it.
+// The client's Redis user must be allowed FUNCTION LOAD and FCALL.
 //
 // # Failures
 //
@@ -125,27 +135,41 @@
 // # Performance
 //
 // A free lock costs two round trips, TryLock then Unlock, each one
-// script: a floor of two EVALSHA, which cost more than two PINGs, as each
-// sets up a call of Redis' Lua interpreter. Measured on a 2-core virtual
-// machine shared with other work (load average 3 to 4), against the local
-// Redis 7.0 that other tests used at the same time, with go test -bench
-// 'Ping|TwoScripts|LockUnlock' -benchtime 20000x -count 5: alternating
-// rounds of 64 calls and 64 PINGs, serially and by 8 goroutines, ranges
-// over the 5 runs:
+// function call: a floor of two FCALL, which cost more than two PINGs.
+// Measured on a 2-core virtual machine shared with other work (load
+// average 5.5 to 7.4), against the local Redis 7.0 that other tests used
+// at the same time, with go test -bench 'Ping|Two|LockUnlock' -benchtime
+// 20000x -count 5: alternating rounds of 64 calls and 64 PINGs, serially
+// and by 8 goroutines, the total time of the calls over the PINGs',
+// ranges over the 5 runs:
 //
 //	                                  serial          8 in flight
-//	PING                              25-36 µs        11-23 µs per call
-//	TryLock + Unlock of a free key    2.30-2.67x      2.24-2.54x PING
-//	two scripts that return 1         2.14-2.18x      2.12-2.34x PING
+//	PING against PING                 0.89-1.08x      0.99-1.02x
+//	PING                              22-48 µs        12-19 µs per call
+//	TryLock + Unlock of a free key    2.25-2.52x      2.21-2.32x PING
+//	two functions that return 1       1.83-2.22x      1.73-2.14x PING
+//	two scripts that return 1         2.08-2.47x      2.02-2.13x PING
 //
-// That is above the 2.2x aimed at, by what the scripts do (SET NX PX and
-// INCR; GET and DEL: about 2 µs of Redis' time more than two empty
-// scripts, by INFO commandstats on a server of its own) and what the
-// client does (a token from crypto/rand, the
-// names, the bookkeeping of the renewals). TestMeasureTimerBeforeRoundTrip
-// (PACER_BENCH=1), on a redis-server of its own, one call at a time, put
-// the medians of TryLock and Unlock at 24.6 µs and 24.0 µs, 25.6 µs and
-// 22.9 µs, next to a PING of 21.7 µs and 21.1 µs: 2.24x and 2.30x.
+// That is still above the 2.2x aimed at, by what the functions do (SET NX
+// PX and INCR; GET and DEL: about 2 µs of Redis' time more than two
+// empty ones, by INFO commandstats on a server of its own) and what the
+// client does (a token from crypto/rand, the names, the bookkeeping of
+// the renewals). Each side of the lock needs its two commands: the fence
+// must outlive the lock, so it is a key of its own, and Redis 7.0 has no
+// command that deletes a key only if it holds a value. Before the package
+// called functions it ran the same code as scripts with EVALSHA; the two
+// in turn, five runs each (-count 1, load average 3.7 to 12.3): TryLock +
+// Unlock 2.23-2.60x serial and 2.38-2.46x in flight with EVALSHA,
+// 2.12-3.15x (2.12-2.63x but for one run) and 2.32-2.53x with FCALL, a
+// difference within the noise of this machine. A LockContext that marks
+// a held lock now learns its holder from the SET NX itself (SET ... GET),
+// one command fewer than before.
+//
+// TestMeasureTimerBeforeRoundTrip (PACER_BENCH=1), on a redis-server of
+// its own, one call at a time, put the medians of TryLock and Unlock at
+// 24.4 µs and 22.9 µs next to a PING of 21.2 µs (2.23x) in its quietest
+// run; in the others the machine's load moved the PINGs between 20 and
+// 66 µs and the ratio with them.
 //
 // The renewals stay off that path: TryLock pushes the lock on a heap
 // under a mutex, Unlock takes it off, and neither touches a
@@ -153,7 +177,7 @@
 // becomes the runtime's earliest wakes a thread blocked in the network
 // poller, which added 3.6-5.8 µs to the next round trip, a PING of 20-23
 // µs, in the same measurement. The Context of a Lock is made only when
-// asked for, and the scripts' commands are built in one slice of
-// arguments, where go-redis' Script.Run builds three: 19 allocations per
-// TryLock and Unlock instead of 27 (testing.AllocsPerRun).
+// asked for, and the functions' commands are built in one slice of
+// arguments: 20 allocations per TryLock and Unlock in the benchmark, as
+// many as with the scripts before.
 package redismutex

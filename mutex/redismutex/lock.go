@@ -90,7 +90,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if lost || released {
 		return ErrLockLost
 	}
-	n, err := releaseScript.run(ctx, l.m.c, 1, l.name, l.token).Int()
+	n, err := releaseFn.run(ctx, l.m.c, 1, l.name, l.token).Int()
 	if err != nil {
 		return fmt.Errorf("redismutex: unlock %q: %w", l.key, err)
 	}
@@ -107,7 +107,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 func (l *Lock) renew(deadline time.Time) (bool, error) {
 	ctx, cancel := context.WithDeadline(l.m.ctx, deadline)
 	defer cancel()
-	n, err := renewScript.run(ctx, l.m.c, 1, l.name, l.token, l.m.ms).Int()
+	n, err := renewFn.run(ctx, l.m.c, 1, l.name, l.token, l.m.ms).Int()
 	return n == 1, err
 }
 

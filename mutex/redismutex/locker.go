@@ -20,7 +20,7 @@ import (
 type Locker struct {
 	c   redis.UniversalClient
 	ttl time.Duration
-	ms  any // ttl in milliseconds, an argument of the scripts
+	ms  any // ttl in milliseconds, an argument of the functions
 
 	prefix   string // "{Prefix:lock:Name}:", which every name starts with
 	released string // the channel of releases that someone waits for
@@ -109,9 +109,9 @@ func (m *Locker) acquire(ctx context.Context, key string, wait bool) (*Lock, tim
 	sent := time.Now()
 	var cmd *redis.Cmd
 	if wait {
-		cmd = acquireScript.run(ctx, m.c, 2, name, fence, token, m.ms, "wait")
+		cmd = acquireFn.run(ctx, m.c, 2, name, fence, token, m.ms, "wait")
 	} else {
-		cmd = acquireScript.run(ctx, m.c, 2, name, fence, token, m.ms)
+		cmd = acquireFn.run(ctx, m.c, 2, name, fence, token, m.ms)
 	}
 	n, err := cmd.Int64()
 	switch {

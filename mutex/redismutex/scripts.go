@@ -5,50 +5,44 @@ import (
 	"embed"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/pacerkit/pacer/internal/redisfn"
 )
 
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-// The scripts, one per operation, each one round trip.
+// lib is the Redis function library of the package (see package
+// internal/redisfn), "pacer_lock_" and a hash of its code: acquire.lua,
+// renew.lua and release.lua, each a function called with FCALL in one
+// round trip, one per operation.
+var lib = redisfn.New("pacer_lock_", "", function("acquire"), function("renew"), function("release"))
+
+// The functions, their full names boxed once.
 var (
-	acquireScript = newScript("acquire.lua")
-	renewScript   = newScript("renew.lua")
-	releaseScript = newScript("release.lua")
+	acquireFn fn = fn{lib.Function("acquire")}
+	renewFn   fn = fn{lib.Function("renew")}
+	releaseFn fn = fn{lib.Function("release")}
 )
 
-// A script is a Lua script of the package, run with EVALSHA, and with
-// EVAL when the server does not know it (after a restart or a SCRIPT
-// FLUSH), as redis.Script.Run does. run builds the command in one slice
-// of arguments, where Script.Run builds three: that saves a dozen
-// allocations per lock taken and released.
-type script struct {
-	src any // the source and its SHA-1, boxed once
-	sha any
-}
-
-func newScript(name string) *script {
-	b, err := luaFiles.ReadFile("lua/" + name)
+func function(name string) redisfn.Function {
+	b, err := luaFiles.ReadFile("lua/" + name + ".lua")
 	if err != nil {
 		panic(err) // embedded above: cannot happen
 	}
-	s := redis.NewScript(string(b))
-	return &script{src: string(b), sha: s.Hash()}
+	return redisfn.Function{Name: name, Body: string(b)}
 }
 
-// run runs the script with args, which holds its keys KEYS, then ARGV.
-func (s *script) run(ctx context.Context, c redis.UniversalClient, keys int, args ...any) *redis.Cmd {
+// A fn is a function of the library. run builds its command in one slice
+// of arguments, from the keys and arguments as they come, where go-redis'
+// FCall takes the keys in a slice of their own.
+type fn struct{ name any }
+
+// run calls the function with args, which holds its keys KEYS, then ARGV,
+// and loads the library first if the server lacks it.
+func (f fn) run(ctx context.Context, c redis.UniversalClient, keys int, args ...any) *redis.Cmd {
 	cmdArgs := make([]any, 0, 3+len(args))
-	cmdArgs = append(cmdArgs, "evalsha", s.sha, keys)
+	cmdArgs = append(cmdArgs, "fcall", f.name, keys)
 	cmdArgs = append(cmdArgs, args...)
-	cmd := redis.NewCmd(ctx, cmdArgs...)
-	cmd.SetFirstKeyPos(3)
-	if err := c.Process(ctx, cmd); err == nil || !redis.HasErrorPrefix(err, "NOSCRIPT") {
-		return cmd
-	}
-	evalArgs := append([]any{"eval", s.src}, cmdArgs[2:]...)
-	cmd = redis.NewCmd(ctx, evalArgs...)
-	cmd.SetFirstKeyPos(3)
-	_ = c.Process(ctx, cmd)
-	return cmd
+	return lib.Do(ctx, c, cmdArgs...)
 }

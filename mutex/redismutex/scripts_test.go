@@ -17,23 +17,24 @@ import (
 	"github.com/pacerkit/pacer/mutex/redismutex"
 )
 
-// A server that does not know the scripts yet (a new one, or after SCRIPT
-// FLUSH) runs them all the same: each call falls back to EVAL once.
-func TestScriptsOnNewServer(t *testing.T) {
+// A server that does not have the function library yet (a new one, or
+// after FUNCTION FLUSH) runs its functions all the same: the first call
+// that finds it missing loads it.
+func TestFunctionsOnNewServer(t *testing.T) {
 	t.Parallel()
 	c := startOwnServer(t)
 	ctx := context.Background()
 	m := newLockerOn(t, c, redismutex.Config{Name: "t", TTL: 300 * time.Millisecond})
 	for range 2 {
-		n, err := c.Do(ctx, "SCRIPT", "FLUSH").Result()
-		require.NoError(t, err, n)
+		require.NoError(t, c.FunctionFlush(ctx).Err())
 		l, err := m.TryLock(ctx, "k")
 		require.NoError(t, err)
 		_, err = m.TryLock(ctx, "k")
 		require.ErrorIs(t, err, redismutex.ErrLocked)
-		time.Sleep(150 * time.Millisecond) // one renewal
+		require.NoError(t, c.FunctionFlush(ctx).Err())
+		time.Sleep(150 * time.Millisecond) // one renewal, which loads it again
 		require.NoError(t, l.Context().Err())
-		require.NoError(t, c.Do(ctx, "SCRIPT", "FLUSH").Err())
+		require.NoError(t, c.FunctionFlush(ctx).Err())
 		require.NoError(t, l.Unlock(ctx))
 		l, err = m.TryLock(ctx, "k")
 		require.NoError(t, err)

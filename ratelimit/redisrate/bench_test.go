@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/redisfn"
 	"github.com/pacerkit/pacer/ratelimit/redisrate"
 )
 
@@ -23,7 +24,7 @@ const inFlight = 8
 const round = 64
 
 // huge is a rate and burst under which no call waits or is refused: the
-// benchmarks measure the round trip and the script, not the pacing.
+// benchmarks measure the round trip and the function, not the pacing.
 const huge = 1e6
 
 // benchClient returns a client of a redis-server of the benchmark's own,
@@ -43,7 +44,7 @@ func BenchmarkPing(b *testing.B) {
 	b.Run("parallel8", func(b *testing.B) { versusPing(b, c, inFlight, ping) })
 }
 
-// BenchmarkAllow runs Limiter.Allow (one EVALSHA of take.lua) and reports
+// BenchmarkAllow runs Limiter.Allow (one FCALL of take.lua) and reports
 // its time as a multiple of a PING's (x-ping).
 func BenchmarkAllow(b *testing.B) {
 	c := benchClient(b)
@@ -73,26 +74,34 @@ func BenchmarkWait(b *testing.B) {
 	b.Run("parallel8", func(b *testing.B) { versusPing(b, c, inFlight, wait) })
 }
 
-// BenchmarkScriptFloor runs two scripts that do less than take.lua, on
-// the same two keys, to show what any script costs on this server: empty
-// runs EVALSHA of "return 0"; calls makes take.lua's three calls (TIME,
-// MGET, SET with PX) with constant arguments and computes nothing. Allow's
-// x-ping less calls' is what take.lua's arithmetic costs.
-func BenchmarkScriptFloor(b *testing.B) {
+// BenchmarkFunctionFloor runs functions that do less than take.lua, on
+// the same two keys, to show what any function costs on this server:
+// empty is FCALL of "return 0"; calls makes take.lua's three calls (TIME,
+// MGET, SET with PXAT) with constant arguments and computes nothing.
+// Allow's x-ping less calls' is what take.lua's arithmetic costs.
+// evalsha-empty is EVALSHA of "return 0", what the package ran before.
+func BenchmarkFunctionFloor(b *testing.B) {
 	c := benchClient(b)
 	ctx := context.Background()
-	for _, sc := range []struct{ name, src string }{
-		{"empty", "return 0"},
-		{"calls", "redis.call('TIME') redis.call('MGET', KEYS[1], KEYS[2]) " +
-			"redis.call('SET', KEYS[1], '1700000000000000', 'PX', '1000') return 0"},
-	} {
-		script := redis.NewScript(sc.src)
-		require.NoError(b, script.Load(ctx, c).Err())
-		keys := []string{"{bench}:tat", "{bench}:pause"}
-		run := func(int64) error { return script.EvalSha(ctx, c, keys, 1, 1, 0).Err() }
-		b.Run(sc.name+"/serial", func(b *testing.B) { versusPing(b, c, 1, run) })
-		b.Run(sc.name+"/parallel8", func(b *testing.B) { versusPing(b, c, inFlight, run) })
+	lib := redisfn.New("pacerbench_", "",
+		redisfn.Function{Name: "empty", Body: "return 0"},
+		redisfn.Function{Name: "calls", Body: "redis.call('TIME') redis.call('MGET', KEYS[1], KEYS[2]) " +
+			"redis.call('SET', KEYS[1], '1700000000000000', 'PXAT', '1700000000000') return 0"})
+	require.NoError(b, lib.Load(ctx, c))
+	keys := []any{2, "{bench}:tat", "{bench}:pause", 1, 1, 0}
+	for _, name := range []string{"empty", "calls"} {
+		cmd := append([]any{"fcall", lib.Function(name)}, keys...)
+		run := func(int64) error { return lib.Do(ctx, c, cmd...).Err() }
+		b.Run(name+"/serial", func(b *testing.B) { versusPing(b, c, 1, run) })
+		b.Run(name+"/parallel8", func(b *testing.B) { versusPing(b, c, inFlight, run) })
 	}
+	script := redis.NewScript("return 0")
+	require.NoError(b, script.Load(ctx, c).Err())
+	run := func(int64) error {
+		return script.EvalSha(ctx, c, []string{"{bench}:tat", "{bench}:pause"}, 1, 1, 0).Err()
+	}
+	b.Run("evalsha-empty/serial", func(b *testing.B) { versusPing(b, c, 1, run) })
+	b.Run("evalsha-empty/parallel8", func(b *testing.B) { versusPing(b, c, inFlight, run) })
 }
 
 // BenchmarkKeyedAllow runs Keyed.Allow over 1,000 keys, which builds the

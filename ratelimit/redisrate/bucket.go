@@ -14,7 +14,7 @@ import (
 // PauseFor's, and the give-back of a Wait whose ctx ended.
 const detachedTimeout = time.Second
 
-// server is what a bucket asks of Redis, one script each. *remote is the
+// server is what a bucket asks of Redis, one function each. *remote is the
 // real one; the tests of the waiting logic use a fake.
 type server interface {
 	// take takes one event, now or later, unless it would come more than

@@ -12,7 +12,7 @@ import (
 // DefaultPrefix is the Prefix of a config that leaves it empty.
 const DefaultPrefix = "pacer"
 
-// The bounds of Rate. The script counts whole microseconds, so the
+// The bounds of Rate. The functions count whole microseconds, so the
 // interval between two events is 1/Rate rounded to the microsecond, at
 // least one; at the low end a full bucket must refill within maxSpan.
 const (
@@ -20,7 +20,7 @@ const (
 	MaxRate = 1e6
 )
 
-// maxSpan is the longest time the script handles, in microseconds (about
+// maxSpan is the longest time the functions handle, in microseconds (about
 // 35 years): a full bucket's refill and a pause are capped to it, so that
 // every time it computes stays an exact integer in a Lua number (53 bits).
 const maxSpan = 1 << 50
@@ -73,7 +73,7 @@ type shape struct {
 	tag      string // "{Prefix:rate:Name}:", which starts every key
 	failOpen bool
 
-	// The arguments of the scripts, boxed once: the microseconds between
+	// The arguments of the functions, boxed once: the microseconds between
 	// two events (interval) and of a full bucket (span, Burst * interval).
 	intervalArg, spanArg any
 

@@ -1,5 +1,5 @@
 // Package redisrate is a rate limit shared by every instance of a service:
-// a token bucket kept in Redis (5.0 or later; tested on 7.0), paced by
+// a token bucket kept in Redis (7.0 or later), paced by
 // GCRA, with a pause that any instance can set and every instance obeys.
 //
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
@@ -13,13 +13,13 @@
 // the per-key form (per-account limits): Keyed.For(key) is a Limiter and
 // Pauser of one key.
 //
-// # One script per call
+// # One function per call
 //
-// Allow and Wait each run take.lua once, with EVALSHA: one round trip, which
-// Redis runs atomically. The script reads the server's clock (TIME), the
-// bucket's theoretical arrival time (tat) and its pause in one MGET, and
-// computes GCRA in whole microseconds: with interval = 1/Rate and span =
-// Burst·interval, the event conforms at
+// Allow and Wait each call take.lua once, as a Redis function (FCALL): one
+// round trip, which Redis runs atomically. It reads the server's clock
+// (TIME), the bucket's theoretical arrival time (tat) and its pause in one
+// MGET, and computes GCRA in whole microseconds: with interval = 1/Rate
+// and span = Burst·interval, the event conforms at
 //
 //	at = max(now, pause end, tat + interval - span)
 //
@@ -29,6 +29,18 @@
 // Wait then sleeps that long on one local timer, never polling. Pause runs
 // pause.lua; a Wait whose ctx ends gives its turn back with release.lua.
 // The scripts, with their KEYS and ARGV, are in lua/.
+//
+// The three make up one Redis function library, "pacer_rate_" and a hash
+// of its code, which a Limiter or Keyed loads into a server that lacks it
+// (into every master of a cluster) when a call reports so: on the first
+// call to a new server, and after a restart without persistence or
+// FUNCTION FLUSH; then it calls again. Processes that run different
+// versions of this package each call their own library, on the same
+// keys; an old version's library stays in the server until FUNCTION
+// DELETE removes it. The client's Redis user must be allowed FUNCTION
+// LOAD and FCALL. A function costs less to call than a script run with
+// EVALSHA, which on Redis 7.0 sets up KEYS and ARGV as globals on every
+// call (and which this package used before, on Redis 5.0 and later).
 //
 // # Guarantees
 //
@@ -69,15 +81,15 @@
 // A Limiter has two keys, "{Prefix:rate:Name}:tat" and
 // "{Prefix:rate:Name}:pause"; a Keyed's key k has "{Prefix:rate:Name}:tat:k"
 // and "{Prefix:rate:Name}:pause:k". Both are strings of microseconds of the
-// server's clock. The hash tag "{Prefix:rate:Name}" keeps each script's keys
-// in one slot of Redis Cluster, so every script runs there; it also puts
+// server's clock. The hash tag "{Prefix:rate:Name}" keeps each function's keys
+// in one slot of Redis Cluster, so every function runs there; it also puts
 // all the keys of one Keyed on one node of a Cluster (use several Names to
 // spread them). Prefix (default "pacer") and Name must not contain braces;
 // a key k may be any string.
 //
-// Nothing outlives its use: tat expires when the bucket is full again (its
-// PEXPIRE is the full-refill time, tat - now, rounded up to the
-// millisecond), the pause key when the pause ends. An idle key of a Keyed
+// Nothing outlives its use: tat expires when the bucket is full again, at
+// tat rounded up to the millisecond (SET with PXAT), the pause key when
+// the pause ends. An idle key of a Keyed
 // costs nothing in Redis, and a bucket whose keys expired starts full, as
 // it would have been.
 //
@@ -115,30 +127,51 @@
 //
 // Measured with go test -run '^$' -bench . -benchtime 20000x -count 5
 // ./ratelimit/redisrate/ (Go 1.26, linux/amd64, a 2-core VM shared with
-// other work, load average 7 to 10), each benchmark against a redis-server
-// 7.0 of its own on the same machine. Every figure is a multiple of a PING
-// on the same client (x-ping): the median, over pairs of alternating
-// rounds of 64 calls, of the call's round time over PING's, serial and
-// with 8 calls in flight. Ranges are over the 5 runs.
+// other work, load average 5.5 to 7.9), each benchmark against a
+// redis-server 7.0 of its own on the same machine. Every figure is a
+// multiple of a PING on the same client (x-ping): the median, over pairs
+// of alternating rounds of 64 calls, of the call's round time over
+// PING's, serial and with 8 calls in flight. Ranges are over the 5 runs.
 //
-//	benchmark                    serial         8 in flight
-//	BenchmarkPing (PING itself)  0.996-1.002    0.972-0.992
-//	BenchmarkAllow               1.263-1.282    1.354-1.390
-//	BenchmarkWait                1.278-1.283    1.370-1.413
-//	BenchmarkKeyedAllow          1.324-1.345    1.405-1.472
-//	BenchmarkScriptFloor/empty   1.076-1.085    1.104-1.132
-//	BenchmarkScriptFloor/calls   1.218-1.230    1.241-1.471
+//	benchmark                            serial         8 in flight
+//	BenchmarkPing (PING itself)          0.993-1.017    0.972-1.019
+//	BenchmarkAllow                       1.109-1.274    1.343-1.393
+//	BenchmarkWait                        1.272-1.289    1.243-1.430
+//	BenchmarkKeyedAllow                  1.294-1.378    1.430-1.453
+//	BenchmarkFunctionFloor/empty         1.052-1.075    1.081-1.119
+//	BenchmarkFunctionFloor/calls         1.043-1.229    1.245-1.302
+//	BenchmarkFunctionFloor/evalsha-empty 1.061-1.093    1.125-1.179
 //
-// A PING took 20 to 22 µs serial. Allow and Wait allocate 5 times per call
-// (184 B), all in go-redis, one fewer than a PING: their commands are
+// A PING took 20 to 55 µs serial; the lowest serial figures come from the
+// runs whose PING was slowest. Allow and Wait allocate 4 times per call
+// (168 B), all in go-redis, two fewer than a PING: their commands are
 // built, and the arguments boxed, when the Limiter is made. Keyed.Allow
-// builds its key's names and command on every call (13 allocations, 680
+// builds its key's names and command on every call (12 allocations, 664
 // B); Keyed.For builds them once.
 //
-// The floor benchmarks show where the time goes. Running any script costs
-// about 8% of a PING serial, 10-13% in flight ("return 0"); a script that
-// makes take.lua's three calls (TIME, MGET, SET with PX) with constant
-// arguments and computes nothing costs 22-23% serial. take.lua's own
-// arithmetic adds about 5% of a PING serial and 10% in flight, where the
-// server's CPU, shared with the clients on two cores, is the bottleneck.
+// The floor benchmarks show where the time goes. Calling any function
+// costs 5-8% of a PING serial, 8-12% in flight ("return 0"), about what
+// an empty script run with EVALSHA costs serial, and a few points less in
+// flight; a function that makes take.lua's three calls (TIME, MGET, SET
+// with PXAT) with constant arguments and computes nothing costs 20-23%
+// serial (in three runs of five; 4% and 13% in the two whose PING took
+// over 50 µs), 25-30% in flight. take.lua's own arithmetic adds about 5
+// points serial and 9 in flight. So the 1.15x aimed at for Allow is out
+// of reach of any function that reads the server's clock, reads the
+// bucket and writes it: the three calls alone cost more. A formulation of two calls (a SET
+// with GET that writes the tat of a full bucket blindly, and a pause that
+// keeps the tat at or past its end) would save one only when the bucket
+// is full, and cost one more whenever it is not, which is when a limit
+// matters; it was not taken.
+//
+// Before this package called functions, it ran the same code as scripts
+// with EVALSHA. The two, run in turn five times each (-count 1, load
+// average 3.7 to 12.3): Allow 1.272-1.295 serial and 1.358-1.405 in
+// flight with EVALSHA, 1.255-1.350 and 1.359-1.409 with FCALL; Wait
+// 1.271-1.323 and 1.359-1.429, then 1.245-1.298 and 1.323-1.383;
+// Keyed.Allow 1.326-1.414 and 1.425-1.486, then 1.324-1.353 and
+// 1.431-1.484; three constant calls 1.189-1.253 and 1.323-1.367 as a
+// script, 1.201-1.221 and 1.279-1.304 as a function. The difference is
+// within the noise of this machine serially, and a few points in flight;
+// FCALL saves one allocation per call.
 package redisrate

@@ -20,7 +20,7 @@ var (
 // its Redis, Prefix and Name. Each key's bucket works as a Limiter's does.
 //
 // A key's state lives in Redis only while it matters: its tat key expires
-// when the bucket is full again (PEXPIRE to the full-refill time), its
+// when the bucket is full again (it expires at the tat), its
 // pause key when the pause ends. A key never used, or idle long enough to
 // be full, costs nothing. Every key of a Keyed shares the hash tag
 // "{Prefix:rate:Name}", so a Redis Cluster serves one Keyed from one node;

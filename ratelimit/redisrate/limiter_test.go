@@ -273,17 +273,17 @@ func TestRedisUnreachable(t *testing.T) {
 	require.ErrorContains(t, err, `redisrate: Allow on "down", key "acct": `)
 }
 
-// TestScriptFlushed: a server that lost the scripts (restart, SCRIPT FLUSH)
-// is taught them again.
-func TestScriptFlushed(t *testing.T) {
+// TestFunctionsFlushed: a server that lost the function library (a
+// restart without persistence, FUNCTION FLUSH) is given it again.
+func TestFunctionsFlushed(t *testing.T) {
 	t.Parallel()
 	c := dial(t, &redis.Options{Addr: privateServer(t)})
 	l := newLimiter(t, c, redisrate.Config{Rate: 0.1, Burst: 2})
 	ctx := context.Background()
 	require.Equal(t, 1, allowN(t, l, 1))
-	require.NoError(t, c.ScriptFlush(ctx).Err())
+	require.NoError(t, c.FunctionFlush(ctx).Err())
 	require.Equal(t, 1, allowN(t, l, 2))
-	require.NoError(t, c.ScriptFlush(ctx).Err())
+	require.NoError(t, c.FunctionFlush(ctx).Err())
 	require.NoError(t, l.Pause(ctx, time.Minute))
 	require.Equal(t, int64(1), c.Exists(ctx, pauseKey("pacer", "api")).Val())
 }

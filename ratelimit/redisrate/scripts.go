@@ -4,38 +4,41 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"slices"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/pacerkit/pacer/internal/redisfn"
 )
 
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-// The scripts, each run with EVALSHA in one round trip. Their headers, in
-// lua/, list their KEYS, ARGV and replies.
+// lib is the Redis function library of the package (see package
+// internal/redisfn), "pacer_rate_" and a hash of its code: take.lua,
+// pause.lua and release.lua, each a function called with FCALL in one
+// round trip. Their headers, in lua/, list their KEYS, ARGV and replies.
+var lib = redisfn.New("pacer_rate_", "", function("take"), function("pause"), function("release"))
+
+// The full names of the functions, which FCALL takes.
 var (
-	takeScript    = newScript("take.lua")
-	pauseScript   = newScript("pause.lua")
-	releaseScript = newScript("release.lua")
+	takeFn    = lib.Function("take")
+	pauseFn   = lib.Function("pause")
+	releaseFn = lib.Function("release")
 )
 
-// script is a Lua script and its SHA1 digest.
-type script struct{ src, sha string }
-
-func newScript(name string) script {
-	b, err := luaFiles.ReadFile("lua/" + name)
+func function(name string) redisfn.Function {
+	b, err := luaFiles.ReadFile("lua/" + name + ".lua")
 	if err != nil {
 		panic(err) // embedded above: cannot happen
 	}
-	return script{src: string(b), sha: redis.NewScript(string(b)).Hash()}
+	return redisfn.Function{Name: name, Body: string(b)}
 }
 
-// command returns the EVALSHA command that runs s on tat and pause with
+// command returns the FCALL command that runs fn on tat and pause with
 // args, with every argument already boxed, so that running it allocates
 // nothing beyond what the client does.
-func (s script) command(tat, pause string, args ...any) []any {
-	return append([]any{"evalsha", s.sha, 2, tat, pause}, args...)
+func command(fn, tat, pause string, args ...any) []any {
+	return append([]any{"fcall", fn, 2, tat, pause}, args...)
 }
 
 // The longest delays take.lua accepts for Allow and for a Wait without a
@@ -45,8 +48,8 @@ var (
 	mostAny any = int64(-1)
 )
 
-// remote is one bucket in Redis: its two keys and the commands that run
-// the scripts on them. It implements server.
+// remote is one bucket in Redis: its two keys and the commands that call
+// the functions on them. It implements server.
 type remote struct {
 	c          redis.UniversalClient
 	s          *shape
@@ -68,7 +71,7 @@ func newRemote(c redis.UniversalClient, s *shape, tat, pause string, ahead bool)
 }
 
 func (r *remote) takeCommand(most any) []any {
-	return takeScript.command(r.tat, r.pause, r.s.intervalArg, r.s.spanArg, most)
+	return command(takeFn, r.tat, r.pause, r.s.intervalArg, r.s.spanArg, most)
 }
 
 // take runs take.lua; see server.
@@ -86,7 +89,7 @@ func (r *remote) take(ctx context.Context, most int64) (delay, tat int64, err er
 	default:
 		cmd = r.takeCommand(most)
 	}
-	v, err := r.run(ctx, takeScript, cmd)
+	v, err := lib.Do(ctx, r.c, cmd...).Result()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -107,29 +110,12 @@ func (r *remote) take(ctx context.Context, most int64) (delay, tat int64, err er
 
 // release runs release.lua; see server.
 func (r *remote) release(ctx context.Context, tat int64) error {
-	_, err := r.run(ctx, releaseScript, releaseScript.command(r.tat, r.pause, tat, r.s.intervalArg))
+	_, err := lib.Do(ctx, r.c, command(releaseFn, r.tat, r.pause, tat, r.s.intervalArg)...).Result()
 	return err
 }
 
 // pause runs pause.lua; see server.
 func (r *remote) pauseFor(ctx context.Context, us int64) error {
-	_, err := r.run(ctx, pauseScript, pauseScript.command(r.tat, r.pause, us, r.s.spanArg))
+	_, err := lib.Do(ctx, r.c, command(pauseFn, r.tat, r.pause, us, r.s.spanArg)...).Result()
 	return err
-}
-
-// run sends cmd, an EVALSHA of s, and returns the reply. A server that does
-// not know s yet (first use, a restart, SCRIPT FLUSH) answers NOSCRIPT;
-// then s is sent whole with EVAL, which also teaches it to the server.
-func (r *remote) run(ctx context.Context, s script, cmd []any) (any, error) {
-	c := redis.NewCmd(ctx, cmd...)
-	c.SetFirstKeyPos(3)
-	_ = r.c.Process(ctx, c)
-	if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
-		eval := slices.Clone(cmd)
-		eval[0], eval[1] = "eval", s.src
-		c = redis.NewCmd(ctx, eval...)
-		c.SetFirstKeyPos(3)
-		_ = r.c.Process(ctx, c)
-	}
-	return c.Result()
 }

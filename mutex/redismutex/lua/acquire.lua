@@ -16,17 +16,20 @@
   else minus the lock's remaining time in milliseconds (at least 1), or 0
   if the lock never expires.
 ]]
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+-- SET NX GET (Redis 7.0) answers the holder of a lock that is held, so
+-- that marking it takes no GET.
+local holder = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2], 'GET')
+if not holder then
   return redis.call('INCR', KEYS[2])
 end
-if ARGV[3] then
-  local holder = redis.call('GET', KEYS[1])
-  if string.byte(holder, -1) ~= 42 then -- 42 is "*"
-    redis.call('APPEND', KEYS[1], '*')
-  end
+if ARGV[3] and string.byte(holder, -1) ~= 42 then -- 42 is "*"
+  redis.call('APPEND', KEYS[1], '*')
 end
 local left = redis.call('PTTL', KEYS[1])
-if left < 0 then
-  return 0
+if left > 0 then
+  return -left
 end
-return -math.max(left, 1)
+if left == 0 then
+  return -1
+end
+return 0

@@ -7,20 +7,19 @@
   KEYS[2]  pause  STRING  see take.lua
   ARGV[1]  how long to pause, > 0
   ARGV[2]  span of a full bucket (Burst * interval)
-  Times and durations are whole microseconds of the server's clock (TIME).
+  Times and durations are whole microseconds of the server's clock (TIME);
+  a key expires at its time, rounded up to the millisecond (PXAT).
   Returns 1 if the pause was set or extended, 0 if not.
 ]]
 local t = redis.call('TIME')
 local now = t[1] * 1000000 + t[2]
-local d = tonumber(ARGV[1])
-local till = now + d
+local till = now + ARGV[1]
 if (tonumber(redis.call('GET', KEYS[2])) or 0) >= till then
   return 0
 end
-redis.call('SET', KEYS[2], string.format('%d', till), 'PX', string.format('%d', (d + 999) / 1000))
-local span = tonumber(ARGV[2])
-local full = now + span
+redis.call('SET', KEYS[2], string.format('%d', till), 'PXAT', string.format('%d', (till + 999) / 1000))
+local full = now + ARGV[2]
 if (tonumber(redis.call('GET', KEYS[1])) or 0) < full then
-  redis.call('SET', KEYS[1], string.format('%d', full), 'PX', string.format('%d', (span + 999) / 1000))
+  redis.call('SET', KEYS[1], string.format('%d', full), 'PXAT', string.format('%d', (full + 999) / 1000))
 end
 return 1

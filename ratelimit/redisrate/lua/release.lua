@@ -7,7 +7,8 @@
   KEYS[2]  pause  STRING  see take.lua
   ARGV[1]  the tat that take.lua returned
   ARGV[2]  interval between two events
-  Times and durations are whole microseconds of the server's clock (TIME).
+  Times and durations are whole microseconds of the server's clock (TIME);
+  a key expires at its time, rounded up to the millisecond (PXAT).
   Returns 1 if the event was given back, 0 if not.
 ]]
 local v = redis.call('MGET', KEYS[1], KEYS[2])
@@ -19,10 +20,10 @@ local now = t[1] * 1000000 + t[2]
 if (tonumber(v[2]) or 0) > now then
   return 0
 end
-local tat = tonumber(ARGV[1]) - tonumber(ARGV[2])
+local tat = ARGV[1] - ARGV[2]
 if tat <= now then
   redis.call('DEL', KEYS[1])
 else
-  redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', string.format('%d', (tat - now + 999) / 1000))
+  redis.call('SET', KEYS[1], string.format('%d', tat), 'PXAT', string.format('%d', (tat + 999) / 1000))
 end
 return 1

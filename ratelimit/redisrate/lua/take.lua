@@ -11,7 +11,8 @@
   ARGV[3]  the longest delay accepted, or -1 for any
   Times and durations are whole microseconds of the server's clock (TIME),
   written with %d: a Lua number holds them exactly, but tostring would
-  round them to 14 digits.
+  round them to 14 digits. A key expires at its time, rounded up to the
+  millisecond (PXAT).
 
   The event conforms at the latest of now, the end of the pause, and
   tat + interval - span; taking it moves tat to interval past the later
@@ -21,14 +22,19 @@
   and tat is what was written, which release.lua needs to give it back.
 
   This runs on every Allow and Wait, so it is kept to three calls (TIME,
-  MGET, SET) and little arithmetic.
+  MGET, SET), each given strings (Redis 7.0 formats a number argument with
+  printf's %.17g, which costs more than the command), and little
+  arithmetic. A tat in the past (the key expires up to a millisecond
+  late) is the same as none: the bucket is full.
 ]]
 local t = redis.call('TIME')
 local now = t[1] * 1000000 + t[2]
 local v = redis.call('MGET', KEYS[1], KEYS[2])
-local interval = tonumber(ARGV[1])
-local tat = tonumber(v[1]) or now
-local at = tat + interval - tonumber(ARGV[2])
+local tat = tonumber(v[1])
+if not tat or tat < now then
+  tat = now
+end
+local at = tat + ARGV[1] - ARGV[2]
 if at < now then
   at = now
 end
@@ -39,17 +45,14 @@ if v[2] then
   end
 end
 local delay = at - now
-if delay > 0 then
-  local most = tonumber(ARGV[3])
-  if most >= 0 and delay > most then
-    return -1
-  end
+if delay > 0 and ARGV[3] ~= '-1' and delay > tonumber(ARGV[3]) then
+  return -1
 end
 if at > tat then
   tat = at
 end
-tat = tat + interval
-redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', string.format('%d', (tat - now + 999) / 1000))
+tat = tat + ARGV[1]
+redis.call('SET', KEYS[1], string.format('%d', tat), 'PXAT', string.format('%d', (tat + 999) / 1000))
 if delay == 0 then
   return 0
 end
