@@ -42,8 +42,10 @@ type Stop struct {
 func Restart(t *testing.T, s store.Store, start func(), stops ...Stop) {
 	var mu sync.Mutex
 	handled := map[int]int{}
-	var up, resumed time.Time // when the server was back, and the first call after
-	h := func(ctx context.Context, _ string, batch []int) error {
+	began := time.Now()
+	calls := map[string][]string{} // by key: the batches handled, for the failure's report
+	var up, resumed time.Time      // when the server was back, and the first call after
+	h := func(ctx context.Context, key string, batch []int) error {
 		mu.Lock()
 		if !up.IsZero() && resumed.IsZero() {
 			resumed = time.Now()
@@ -61,6 +63,7 @@ func Restart(t *testing.T, s store.Store, start func(), stops ...Stop) {
 		for _, v := range batch {
 			handled[v]++
 		}
+		calls[key] = append(calls[key], fmt.Sprintf("%v: %v", time.Since(began).Round(time.Microsecond), batch))
 		return nil
 	}
 	claims := &countingHandler{msg: "pacer: store failed, the workers wait"}
@@ -74,6 +77,7 @@ func Restart(t *testing.T, s store.Store, start func(), stops ...Stop) {
 	type added struct {
 		v    int
 		err  error
+		at   time.Duration // since the test began
 		took time.Duration
 	}
 	var (
@@ -90,12 +94,12 @@ func Restart(t *testing.T, s store.Store, start func(), stops ...Stop) {
 			default:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			began := time.Now()
+			at := time.Now()
 			err := r.Add(ctx, fmt.Sprint("k", v%50), v)
-			took := time.Since(began)
+			took := time.Since(at)
 			cancel()
 			mu.Lock()
-			results = append(results, added{v, err, took})
+			results = append(results, added{v, err, at.Sub(began), took})
 			mu.Unlock()
 			if err == nil {
 				ok.Add(1)
@@ -110,12 +114,18 @@ func Restart(t *testing.T, s store.Store, start func(), stops ...Stop) {
 		require.Eventually(t, cond, d, 5*time.Millisecond, what)
 	}
 
-	var downs []string
+	var downs, events []string
 	for _, how := range stops {
 		okAtUp := ok.Load()
 		waitFor("200 values added", 20*time.Second, func() bool { return ok.Load() >= okAtUp+200 })
+		mu.Lock()
+		events = append(events, fmt.Sprintf("%v: %s sent", time.Since(began).Round(time.Microsecond), how.Name))
+		mu.Unlock()
 		how.Do()
 		down := time.Now()
+		mu.Lock()
+		events = append(events, fmt.Sprintf("%v: down", down.Sub(began).Round(time.Microsecond)))
+		mu.Unlock()
 		failedAtDown, claimsAtDown := failed.Load(), claims.n.Load()
 		waitFor("Adds fail and the workers back off twice", 10*time.Second, func() bool {
 			return failed.Load() >= failedAtDown+50 && claims.n.Load() >= claimsAtDown+2
@@ -125,6 +135,7 @@ func Restart(t *testing.T, s store.Store, start func(), stops ...Stop) {
 		start()
 		mu.Lock()
 		up, resumed = time.Now(), time.Time{}
+		events = append(events, fmt.Sprintf("%v: up", up.Sub(began).Round(time.Microsecond)))
 		mu.Unlock()
 		waitFor("the workers resume", 10*time.Second, func() bool {
 			mu.Lock()
@@ -169,7 +180,9 @@ func Restart(t *testing.T, s store.Store, start func(), stops ...Stop) {
 		}
 		switch {
 		case a.err == nil && handled[a.v] == 0:
-			t.Fatalf("value %d: Add returned nil, but it was not handled", a.v)
+			key := fmt.Sprint("k", a.v%50)
+			t.Fatalf("value %d: Add returned nil, but it was not handled\nits Add began at %v and took %v\nthe stops: %v\nthe batches of key %s: %v",
+				a.v, a.at.Round(time.Microsecond), a.took.Round(time.Microsecond), events, key, calls[key])
 		case a.err != nil && handled[a.v] > 0:
 			failedHandled++ // stored, but its reply lost
 		}

@@ -135,8 +135,14 @@
 // pool's connection, and a Runner's workers back off and resume by
 // themselves once it is back (the listener reconnects too). What Add
 // accepted survives a restart of the server, fast or immediate (a crash,
-// as far as the data goes), since it was committed; TestPostgresRestart
-// checks both on a server of its own.
+// as far as the data goes), since it was committed: a method returns nil
+// only once it read the server's whole reply, since the server sends a
+// statement's rows before the commit, which may then fail or be cut short
+// (an immediate shutdown while the commit waits for the disk sends the
+// rows and closes the connection). Such a method returns an error, and
+// whether its change was made is unknown, as with any lost reply.
+// TestPostgresRestart checks both kinds of restart on a server of its own,
+// TestFailedCommitIsAnError a commit that fails after the row.
 //
 // # Names
 //

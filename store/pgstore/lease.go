@@ -148,6 +148,13 @@ type querier interface {
 
 // row runs on q a statement that returns at most one row, scans it into
 // dst (nil skips a column), and reports whether there was one.
+//
+// It reads the reply to its end before it reports success: PostgreSQL
+// sends a statement's rows before its implicit transaction commits, and a
+// commit that fails comes after them, as an error (a deferred constraint)
+// or as the connection closing (a server stopped while the commit waited
+// for the disk, which sends the rows it had buffered as it goes). Only the
+// end of the reply says the statement committed.
 func row(ctx context.Context, q querier, sql string, args []any, dst ...any) (bool, error) {
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
@@ -160,6 +167,7 @@ func row(ctx context.Context, q querier, sql string, args []any, dst ...any) (bo
 			return false, err
 		}
 	}
+	rows.Close() // reads the rest of the reply, and its error if any
 	return found, rows.Err()
 }
 

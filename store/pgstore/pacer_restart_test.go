@@ -3,6 +3,7 @@
 package pgstore_test
 
 import (
+	"context"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +33,37 @@ func TestPostgresRestart(t *testing.T) {
 	s, err := pgstore.New(ctx, pool, pgstore.Config{PollInterval: 200 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
+	t.Cleanup(func() { dumpIfFailed(t, pool) }) // before the server stops
 	runnertest.Restart(t, s, srv.start,
 		runnertest.Stop{Name: "SIGINT", Do: func() { srv.stop(syscall.SIGINT) }},
 		runnertest.Stop{Name: "SIGQUIT", Do: func() { srv.stop(syscall.SIGQUIT) }})
+}
+
+// dumpIfFailed logs the rows of the store's tables if t failed: which
+// values the server still holds, to tell a value lost from one never
+// handled.
+func dumpIfFailed(t *testing.T, pool *pgxpool.Pool) {
+	if !t.Failed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, q := range []string{
+		"SELECT * FROM pacer.keys ORDER BY key",
+		"SELECT convert_from(key, 'UTF8'), seq, convert_from(value, 'UTF8'), added_at FROM pacer.messages ORDER BY key, seq",
+	} {
+		rows, err := pool.Query(ctx, q)
+		if err != nil {
+			t.Logf("%s: %v", q, err)
+			continue
+		}
+		n := 0
+		for rows.Next() {
+			v, _ := rows.Values()
+			t.Logf("%v", v)
+			n++
+		}
+		rows.Close()
+		t.Logf("%s: %d rows, %v", q, n, rows.Err())
+	}
 }
