@@ -150,6 +150,9 @@
 //	two functions that return 1       1.83-2.22x      1.73-2.14x PING
 //	two scripts that return 1         2.08-2.47x      2.02-2.13x PING
 //
+// Three more runs on a quieter machine (load average 2): 2.25-2.64x
+// serial, 2.21-2.28x in flight.
+//
 // That is still above the 2.2x aimed at, by what the functions do (SET NX
 // PX and INCR; GET and DEL: about 2 µs of Redis' time more than two
 // empty ones, by INFO commandstats on a server of its own) and what the

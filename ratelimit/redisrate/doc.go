@@ -142,6 +142,10 @@
 //	BenchmarkFunctionFloor/calls         1.043-1.229    1.245-1.302
 //	BenchmarkFunctionFloor/evalsha-empty 1.061-1.093    1.125-1.179
 //
+// Three more runs (-count 3) on a quieter machine (load average 2, PING
+// 50-56 µs serial, its cores idle between calls): Allow 1.00-1.03x serial
+// and 1.17-1.26x in flight, Wait 1.13-1.27x and 1.33-1.43x.
+//
 // A PING took 20 to 55 µs serial; the lowest serial figures come from the
 // runs whose PING was slowest. Allow and Wait allocate 4 times per call
 // (168 B), all in go-redis, two fewer than a PING: their commands are
