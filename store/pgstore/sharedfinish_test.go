@@ -110,8 +110,10 @@ func TestAcksShareAFlight(t *testing.T) {
 	}
 	// The first flight, one for the Acks that came while it flew, and one
 	// for those that a flight did not end (stale, b again), which board
-	// one more before they go alone.
-	require.LessOrEqual(t, shared.n.Load(), int64(3), "flights for %d Acks", len(calls))
+	// one more before they go alone; when b and b again come in one
+	// flight, b again is left out of it as a duplicate, and its own try
+	// may take one flight more. The order in which the six arrive decides.
+	require.LessOrEqual(t, shared.n.Load(), int64(4), "flights for %d Acks", len(calls))
 
 	require.ErrorIs(t, got["stale"].err, store.ErrLeaseLost)
 	require.Empty(t, got["stale"].leases)
