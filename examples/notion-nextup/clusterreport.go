@@ -39,7 +39,7 @@ type clusterReport struct {
 	wrongPlans []string         // users whose final tasks do not match their plan
 	stopped    map[string]error // how the instances left exited on SIGTERM
 
-	checks []check
+	checks checks
 }
 
 // An instanceReport is one instance's share.
@@ -122,7 +122,7 @@ func pauseGrace(instances, workers int, rate float64) time.Duration {
 	return time.Duration(float64(instances*workers)/rate*float64(time.Second)) + clusterJitter
 }
 
-func (r *clusterReport) runChecks() []check {
+func (r *clusterReport) runChecks() checks {
 	everyInstance := true
 	for _, in := range r.instances {
 		everyInstance = everyInstance && in.events > 0
@@ -132,7 +132,7 @@ func (r *clusterReport) runChecks() []check {
 		stopErrs = append(stopErrs, err)
 	}
 	lease := r.cfg.App.LeaseTTL
-	return []check{
+	return checks{
 		{fmt.Sprintf("every event answered 202 was in a finished recompute (%d of %d)", r.accepted-len(r.missing), r.accepted), r.accepted > 0 && len(r.missing) == 0},
 		{"the webhook stream was spread over every instance", everyInstance},
 		{"no user processed twice at once anywhere: every request carried its run's fence, none behind its user's newest", r.api.Calls > 0 && r.api.Unfenced == 0 && r.api.Stale == 0},
@@ -146,14 +146,8 @@ func (r *clusterReport) runChecks() []check {
 	}
 }
 
-func (r *clusterReport) ok() bool {
-	for _, c := range r.checks {
-		if !c.ok {
-			return false
-		}
-	}
-	return true
-}
+// ok reports whether every check held.
+func (r *clusterReport) ok() bool { return r.checks.ok() }
 
 func (r *clusterReport) print(w io.Writer) {
 	var b strings.Builder
@@ -200,14 +194,7 @@ func (r *clusterReport) print(w io.Writer) {
 	if len(r.wrongPlans) > 0 {
 		fmt.Fprintf(&b, "users whose tasks do not match their plan: %s\n", strings.Join(r.wrongPlans, ", "))
 	}
-	b.WriteString("checks:\n")
-	for _, c := range r.checks {
-		mark := "ok  "
-		if !c.ok {
-			mark = "FAIL"
-		}
-		fmt.Fprintf(&b, "  %s %s\n", mark, c.name)
-	}
+	r.checks.write(&b)
 	fmt.Fprintf(&b, "took %v\n", ms(r.took))
 	io.WriteString(w, b.String())
 }

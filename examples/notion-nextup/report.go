@@ -25,12 +25,37 @@ type report struct {
 	nextUp       map[string]string // first task and its projected date, per user
 	api          apiStats
 	limit        string
-	checks       []check
+	checks       checks
 }
 
 type check struct {
 	name string
 	ok   bool
+}
+
+// checks are a demo's verdicts, in the order they are printed.
+type checks []check
+
+// ok reports whether every check held.
+func (cs checks) ok() bool {
+	for _, c := range cs {
+		if !c.ok {
+			return false
+		}
+	}
+	return true
+}
+
+// write prints the checks to b, one a line, marked ok or FAIL.
+func (cs checks) write(b *strings.Builder) {
+	b.WriteString("checks:\n")
+	for _, c := range cs {
+		mark := "ok  "
+		if !c.ok {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(b, "  %s %s\n", mark, c.name)
+	}
 }
 
 func newReport() *report {
@@ -70,7 +95,7 @@ func (r *report) fill(d *demo, took time.Duration) {
 			}
 		}
 	}
-	r.checks = []check{
+	r.checks = checks{
 		{"no user processed twice at once", overlaps == 0},
 		{"every user's ranks and projected dates match their final tasks", correct},
 		{"events coalesced: fewer runs than events for every user", coalesced(r)},
@@ -102,14 +127,7 @@ func coalesced(r *report) bool {
 }
 
 // ok reports whether every check held.
-func (r *report) ok() bool {
-	for _, c := range r.checks {
-		if !c.ok {
-			return false
-		}
-	}
-	return true
-}
+func (r *report) ok() bool { return r.checks.ok() }
 
 func (r *report) print(w io.Writer) {
 	var b strings.Builder
@@ -146,14 +164,7 @@ func (r *report) print(w io.Writer) {
 	for _, w := range r.wrongAnswers {
 		fmt.Fprintf(&b, "webhook answered wrongly: %s\n", w)
 	}
-	b.WriteString("checks:\n")
-	for _, c := range r.checks {
-		mark := "ok  "
-		if !c.ok {
-			mark = "FAIL"
-		}
-		fmt.Fprintf(&b, "  %s %s\n", mark, c.name)
-	}
+	r.checks.write(&b)
 	fmt.Fprintf(&b, "took %v\n", r.took.Round(10*time.Millisecond))
 	io.WriteString(w, b.String())
 }
