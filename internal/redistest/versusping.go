@@ -28,6 +28,14 @@ func VersusPing(b *testing.B, c *redis.Client, op func(i int64) error) {
 	b.Run("parallel8", func(b *testing.B) { versusPing(b, c, InFlight, op) })
 }
 
+// PingVersusPing is VersusPing of PING itself: the floor of the other
+// benchmarks, whose x-ping shows how far two sides of one benchmark
+// drift apart on the machine.
+func PingVersusPing(b *testing.B, c *redis.Client) {
+	ctx := context.Background()
+	VersusPing(b, c, func(int64) error { return c.Ping(ctx).Err() })
+}
+
 // versusPing runs op b.N times, by width goroutines at once, in rounds of
 // 64 calls that alternate with rounds of PING of the same shape on c, the
 // order of each pair swapped every time. op gets a number no other of

@@ -17,9 +17,7 @@ import (
 // server, serially and from 8 goroutines.
 func BenchmarkPing(b *testing.B) {
 	c := client(b)
-	ctx := context.Background()
-	ping := func(int64) error { return c.Ping(ctx).Err() }
-	redistest.VersusPing(b, c, ping)
+	redistest.PingVersusPing(b, c)
 }
 
 // BenchmarkLockUnlock takes and releases a free lock (TryLock, then

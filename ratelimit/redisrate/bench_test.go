@@ -28,9 +28,7 @@ func benchClient(b *testing.B) *redis.Client {
 // benchmark drift apart on this machine.
 func BenchmarkPing(b *testing.B) {
 	c := benchClient(b)
-	ctx := context.Background()
-	ping := func(int64) error { return c.Ping(ctx).Err() }
-	redistest.VersusPing(b, c, ping)
+	redistest.PingVersusPing(b, c)
 }
 
 // BenchmarkAllow runs Limiter.Allow (one FCALL of take.lua) and reports

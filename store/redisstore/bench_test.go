@@ -19,9 +19,7 @@ import (
 // theirs.
 func BenchmarkPing(b *testing.B) {
 	c := benchClient(b, redistest.StartServer(b).Addr())
-	ctx := context.Background()
-	ping := func(int64) error { return c.Ping(ctx).Err() }
-	redistest.VersusPing(b, c, ping)
+	redistest.PingVersusPing(b, c)
 }
 
 // BenchmarkAdd adds one value at a time to 1,000 keys, ready at once, and
