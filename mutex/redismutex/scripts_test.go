@@ -4,16 +4,13 @@ package redismutex_test
 
 import (
 	"context"
-	"net"
-	"os/exec"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer/internal/enginetest"
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/mutex/redismutex"
 )
 
@@ -46,20 +43,7 @@ func TestFunctionsOnNewServer(t *testing.T) {
 // persistence, stopped when the test ends, and returns a client of it.
 func startOwnServer(t *testing.T) *redis.Client {
 	t.Helper()
-	bin := enginetest.RedisServer(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().(*net.TCPAddr)
-	require.NoError(t, ln.Close())
-	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(addr.Port), "--save", "", "--appendonly", "no")
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	c := redis.NewClient(&redis.Options{Addr: addr.String()})
+	c := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t).Addr()})
 	t.Cleanup(func() { _ = c.Close() })
-	require.Eventually(t, func() bool { return c.Ping(context.Background()).Err() == nil },
-		10*time.Second, 10*time.Millisecond, "redis-server starts")
 	return c
 }

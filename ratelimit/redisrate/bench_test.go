@@ -2,26 +2,16 @@ package redisrate_test
 
 import (
 	"context"
-	"slices"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer/internal/redisfn"
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/ratelimit/redisrate"
 )
-
-// inFlight is the number of calls in flight in the parallel benchmarks.
-const inFlight = 8
-
-// round is how many calls a benchmark makes before it switches between
-// its operation and PING, so that both see the same machine.
-const round = 64
 
 // huge is a rate and burst under which no call waits or is refused: the
 // benchmarks measure the round trip and the function, not the pacing.
@@ -30,7 +20,7 @@ const huge = 1e6
 // benchClient returns a client of a redis-server of the benchmark's own,
 // so that what it times is its own work only.
 func benchClient(b *testing.B) *redis.Client {
-	return dial(b, &redis.Options{Addr: privateServer(b), PoolSize: 4 * inFlight})
+	return dial(b, &redis.Options{Addr: redistest.StartServer(b).Addr(), PoolSize: 4 * redistest.InFlight})
 }
 
 // BenchmarkPing is the floor of the others: one round trip to the server.
@@ -38,10 +28,7 @@ func benchClient(b *testing.B) *redis.Client {
 // benchmark drift apart on this machine.
 func BenchmarkPing(b *testing.B) {
 	c := benchClient(b)
-	ctx := context.Background()
-	ping := func(int64) error { return c.Ping(ctx).Err() }
-	b.Run("serial", func(b *testing.B) { versusPing(b, c, 1, ping) })
-	b.Run("parallel8", func(b *testing.B) { versusPing(b, c, inFlight, ping) })
+	redistest.PingVersusPing(b, c)
 }
 
 // BenchmarkAllow runs Limiter.Allow (one FCALL of take.lua) and reports
@@ -58,8 +45,7 @@ func BenchmarkAllow(b *testing.B) {
 		}
 		return err
 	}
-	b.Run("serial", func(b *testing.B) { versusPing(b, c, 1, allow) })
-	b.Run("parallel8", func(b *testing.B) { versusPing(b, c, inFlight, allow) })
+	redistest.VersusPing(b, c, allow)
 }
 
 // BenchmarkWait runs Limiter.Wait, which never sleeps at a huge rate, and
@@ -70,8 +56,7 @@ func BenchmarkWait(b *testing.B) {
 	require.NoError(b, err)
 	ctx := context.Background()
 	wait := func(int64) error { return l.Wait(ctx) }
-	b.Run("serial", func(b *testing.B) { versusPing(b, c, 1, wait) })
-	b.Run("parallel8", func(b *testing.B) { versusPing(b, c, inFlight, wait) })
+	redistest.VersusPing(b, c, wait)
 }
 
 // BenchmarkFunctionFloor runs functions that do less than take.lua, on
@@ -92,16 +77,14 @@ func BenchmarkFunctionFloor(b *testing.B) {
 	for _, name := range []string{"empty", "calls"} {
 		cmd := append([]any{"fcall", lib.Function(name)}, keys...)
 		run := func(int64) error { return lib.Do(ctx, c, cmd...).Err() }
-		b.Run(name+"/serial", func(b *testing.B) { versusPing(b, c, 1, run) })
-		b.Run(name+"/parallel8", func(b *testing.B) { versusPing(b, c, inFlight, run) })
+		b.Run(name, func(b *testing.B) { redistest.VersusPing(b, c, run) })
 	}
 	script := redis.NewScript("return 0")
 	require.NoError(b, script.Load(ctx, c).Err())
 	run := func(int64) error {
 		return script.EvalSha(ctx, c, []string{"{bench}:tat", "{bench}:pause"}, 1, 1, 0).Err()
 	}
-	b.Run("evalsha-empty/serial", func(b *testing.B) { versusPing(b, c, 1, run) })
-	b.Run("evalsha-empty/parallel8", func(b *testing.B) { versusPing(b, c, inFlight, run) })
+	b.Run("evalsha-empty", func(b *testing.B) { redistest.VersusPing(b, c, run) })
 }
 
 // BenchmarkKeyedAllow runs Keyed.Allow over 1,000 keys, which builds the
@@ -120,73 +103,5 @@ func BenchmarkKeyedAllow(b *testing.B) {
 		_, err := k.Allow(ctx, keys[i%int64(len(keys))])
 		return err
 	}
-	b.Run("serial", func(b *testing.B) { versusPing(b, c, 1, allow) })
-	b.Run("parallel8", func(b *testing.B) { versusPing(b, c, inFlight, allow) })
-}
-
-// versusPing runs op b.N times, by width goroutines at once, in rounds of
-// 64 calls that alternate with rounds of PING of the same shape, the order
-// of each pair swapped every time. It reports the time of a PING
-// (ping-ns/op) and op's time as a multiple of it (x-ping): the median over
-// pairs of rounds of op's round time over PING's, which a burst of load
-// on a shared machine moves far less than a ratio of totals. Only op's
-// rounds are timed, and counted in allocs/op.
-func versusPing(b *testing.B, c *redis.Client, width int, op func(i int64) error) {
-	ctx := context.Background()
-	ping := func(int64) error { return c.Ping(ctx).Err() }
-	var pings time.Duration
-	var ratios []float64
-	var seq atomic.Int64
-	b.ReportAllocs()
-	b.ResetTimer()
-	for done := 0; done < b.N; done += round {
-		n := min(round, b.N-done)
-		var p, o time.Duration
-		if len(ratios)%2 == 0 {
-			b.StopTimer()
-			p = timeRound(b, width, n, &seq, ping)
-			b.StartTimer()
-			o = timeRound(b, width, n, &seq, op)
-		} else {
-			o = timeRound(b, width, n, &seq, op)
-			b.StopTimer()
-			p = timeRound(b, width, n, &seq, ping)
-			b.StartTimer()
-		}
-		pings += p
-		ratios = append(ratios, float64(o)/float64(p))
-	}
-	b.StopTimer()
-	slices.Sort(ratios)
-	b.ReportMetric(float64(pings.Nanoseconds())/float64(b.N), "ping-ns/op")
-	b.ReportMetric(ratios[len(ratios)/2], "x-ping")
-}
-
-// timeRound runs op n times over width goroutines (inline when width is
-// 1) and returns how long that took.
-func timeRound(b *testing.B, width, n int, seq *atomic.Int64, op func(i int64) error) time.Duration {
-	start := time.Now()
-	if width == 1 {
-		for range n {
-			if err := op(seq.Add(1)); err != nil {
-				b.Fatal(err)
-			}
-		}
-		return time.Since(start)
-	}
-	var left atomic.Int64
-	left.Store(int64(n))
-	var wg sync.WaitGroup
-	for range width {
-		wg.Go(func() {
-			for left.Add(-1) >= 0 {
-				if err := op(seq.Add(1)); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return time.Since(start)
+	redistest.VersusPing(b, c, allow)
 }

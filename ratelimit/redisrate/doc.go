@@ -129,8 +129,8 @@
 // ./ratelimit/redisrate/ (Go 1.26, linux/amd64, a 2-core VM shared with
 // other work, load average 5.5 to 7.9), each benchmark against a
 // redis-server 7.0 of its own on the same machine. Every figure is a
-// multiple of a PING on the same client (x-ping): the median, over pairs
-// of alternating rounds of 64 calls, of the call's round time over
+// multiple of a PING on the same client (x-ping-med): the median, over
+// pairs of alternating rounds of 64 calls, of the call's round time over
 // PING's, serial and with 8 calls in flight. Ranges are over the 5 runs.
 //
 //	benchmark                            serial         8 in flight

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/ratelimit"
 	"github.com/pacerkit/pacer/ratelimit/redisrate"
 )
@@ -277,7 +278,7 @@ func TestRedisUnreachable(t *testing.T) {
 // restart without persistence, FUNCTION FLUSH) is given it again.
 func TestFunctionsFlushed(t *testing.T) {
 	t.Parallel()
-	c := dial(t, &redis.Options{Addr: privateServer(t)})
+	c := dial(t, &redis.Options{Addr: redistest.StartServer(t).Addr()})
 	l := newLimiter(t, c, redisrate.Config{Rate: 0.1, Burst: 2})
 	ctx := context.Background()
 	require.Equal(t, 1, allowN(t, l, 1))

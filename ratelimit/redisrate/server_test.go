@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
-	"os/exec"
-	"strconv"
 	"testing"
 	"time"
 
@@ -53,35 +51,6 @@ func prefix(t testing.TB, c *redis.Client) string {
 		}
 	})
 	return p
-}
-
-// privateServer starts a redis-server of the test's own on a spare port,
-// with no persistence, stopped when t ends, and returns its address: for
-// what would disturb other tests (SCRIPT FLUSH) and for measurements.
-func privateServer(t testing.TB) string {
-	t.Helper()
-	bin := enginetest.RedisServer(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", t.TempDir(), "--logfile", "")
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	for i := 0; ; i++ {
-		if c.Ping(context.Background()).Err() == nil {
-			return addr
-		}
-		require.Less(t, i, 100, "redis-server on %s did not answer", addr)
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // closedAddr returns an address where nothing listens.

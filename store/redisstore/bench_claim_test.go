@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/store/redisstore"
 )
@@ -22,7 +23,7 @@ import (
 // size. The target is a ratio of at most 1.5.
 func TestMeasureClaimLatency(t *testing.T) {
 	benchOnly(t)
-	addr := benchServer(t)
+	addr := redistest.StartServer(t).Addr()
 	c := benchClient(t, addr)
 	s, err := redisstore.New(c, redisstore.Config{Prefix: "claim"})
 	require.NoError(t, err)

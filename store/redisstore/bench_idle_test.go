@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/store/redisstore"
 )
@@ -23,7 +24,7 @@ func TestIdleRunnerCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes 11 s")
 	}
-	addr := benchServer(t)
+	addr := redistest.StartServer(t).Addr()
 	c := benchClient(t, addr)
 	s, err := redisstore.New(c, redisstore.Config{Prefix: "idle"})
 	require.NoError(t, err)

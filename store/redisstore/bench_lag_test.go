@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/store/redisstore"
 )
@@ -20,7 +21,7 @@ import (
 // is a p99 under 4 ms.
 func TestMeasureReadyLag(t *testing.T) {
 	benchOnly(t)
-	addr := benchServer(t)
+	addr := redistest.StartServer(t).Addr()
 	c := benchClient(t, addr)
 	s, err := redisstore.New(c, redisstore.Config{Prefix: "lag"})
 	require.NoError(t, err)
@@ -56,7 +57,7 @@ func TestMeasureReadyLag(t *testing.T) {
 // 5 to 25 ms, one after the other, while the keys are added).
 func TestMeasureDebouncePrecision(t *testing.T) {
 	benchOnly(t)
-	addr := benchServer(t)
+	addr := redistest.StartServer(t).Addr()
 	c := benchClient(t, addr)
 	s1, err := redisstore.New(c, redisstore.Config{Prefix: "precision"})
 	require.NoError(t, err)

@@ -2,19 +2,13 @@ package redisstore_test
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-
-	"github.com/pacerkit/pacer/internal/enginetest"
 )
 
 // benchOnly skips t unless PACER_BENCH=1: the measurements take seconds
@@ -23,36 +17,6 @@ func benchOnly(t *testing.T) {
 	t.Helper()
 	if os.Getenv("PACER_BENCH") != "1" {
 		t.Skip("a measurement: set PACER_BENCH=1 to run it")
-	}
-}
-
-// benchServer starts a redis-server of the test's own on a spare port,
-// with no persistence, stopped when t ends, and returns its address, so
-// that what a measurement counts or times is its own work only. Without
-// redis-server the test is skipped, or fails when CI=true.
-func benchServer(t testing.TB) string {
-	t.Helper()
-	bin := enginetest.RedisServer(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", t.TempDir(), "--logfile", "")
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	for i := 0; ; i++ {
-		if c.Ping(context.Background()).Err() == nil {
-			return addr
-		}
-		require.Less(t, i, 100, "redis-server on %s did not answer", addr)
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

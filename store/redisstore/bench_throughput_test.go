@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/store/redisstore"
@@ -34,7 +35,7 @@ const throughputChild = "PACER_THROUGHPUT_CHILD"
 // it spent, and the CPU time the two processes spent in their whole run.
 func TestMeasureThroughput(t *testing.T) {
 	benchOnly(t)
-	addr := benchServer(t)
+	addr := redistest.StartServer(t).Addr()
 	c := benchClient(t, addr)
 	s, err := redisstore.New(c, redisstore.Config{Prefix: "tp"})
 	require.NoError(t, err)

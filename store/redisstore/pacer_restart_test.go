@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/store/redisstore"
 )
@@ -20,11 +21,11 @@ import (
 // persistence. The client is told not to retry (MaxRetries -1,
 // DialerRetries 1), as the package doc advises for a fast failure.
 func TestRedisRestart(t *testing.T) {
-	srv := startRedisServer(t)
-	c := redis.NewClient(&redis.Options{Addr: srv.addr, MaxRetries: -1, DialerRetries: 1})
+	srv := redistest.StartDurableServer(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { _ = c.Close() })
 	s, err := redisstore.New(c, redisstore.Config{Prefix: prefix(t)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	runnertest.Restart(t, s, srv.start, runnertest.Stop{Name: "SIGTERM", Do: srv.stop})
+	runnertest.Restart(t, s, srv.Start, runnertest.Stop{Name: "SIGTERM", Do: srv.Stop})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/store/redisstore"
 )
@@ -230,7 +231,7 @@ func TestClaimHandsOnTheTimer(t *testing.T) {
 // server that lacks it, on the first call and again after the library
 // was deleted, and the calls then go through.
 func TestLoadsItsFunctions(t *testing.T) {
-	c := benchClient(t, benchServer(t))
+	c := benchClient(t, redistest.StartServer(t).Addr())
 	s, err := redisstore.New(c, redisstore.Config{})
 	require.NoError(t, err)
 	defer s.Close()
