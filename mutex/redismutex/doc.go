@@ -35,17 +35,15 @@
 //     A renewal that fails is tried again every TTL/10 until then. Unlock
 //     then returns ErrLockLost.
 //   - Fenced: each acquisition gets a fence (Lock.Fence, FenceFrom), which
-//     grows with every acquisition of the key, by any Locker. The fence is
-//     a counter beside the lock, incremented by the same function that takes
-//     the lock, and kept without expiry, so that fences never repeat even
-//     when the key was not locked for a long time. The cost is one small
-//     key per key ever locked (about 50 bytes plus its name: 88 bytes for
-//     the key "account-123456" of the Name "accounts"), never
-//     reclaimed; delete the keys "{Prefix:lock:Name}:f:*" only if no
-//     resource remembers a fence of that Name. An expiry on the counter,
-//     however long, would let a key idle for longer start again at 1, and
-//     a resource that refuses old fences would then refuse every new
-//     holder.
+//     grows with every acquisition of any key of the Name, by any Locker,
+//     and so with every acquisition of each key. The fence is one counter
+//     per Name, incremented by the same function that takes the lock, and
+//     kept without expiry, so that fences never repeat even when a key
+//     was not locked for a long time. Being one key per Name, not per key
+//     locked, it costs no memory that grows with the keys ever locked. An
+//     expiry on the counter, however long, would let an idle Name start
+//     again at 1, and a resource that refuses old fences would then refuse
+//     every new holder.
 //   - Waiting without polling: LockContext tries once and, if the lock is
 //     held, sleeps until it is released or its remaining time (told by
 //     the same function) runs out, then tries again. A release of a lock
@@ -104,8 +102,8 @@
 // Redis Cluster they share one hash slot (a PUBLISH reaches the
 // subscribers of every node there). A lock is "...:k:KEY", a STRING
 // holding its holder's token, with a "*" appended once a LockContext
-// waits for it; its fence counter is "...:f:KEY"; the releases that
-// someone waits for are published on "...:released". There are three Lua
+// waits for it; the Name's fence counter is "...:fence"; the releases
+// that someone waits for are published on "...:released". There are three Lua
 // scripts, in lua/, each a function called with FCALL in one round trip:
 // acquire.lua (SET NX PX, then INCR of the fence; or, if the lock is
 // held, SET NX GET answers its holder, then its remaining PTTL, marking it

@@ -25,12 +25,13 @@ type Lock struct {
 	released bool  // release.lua answered
 }
 
-// Fence returns the lock's fencing token: a number that grows, per key,
-// with every acquisition by any Locker of the same Prefix and Name. Send
-// it with each write that the lock protects, and have the resource refuse
-// a write whose fence is lower than one it has seen: that keeps a holder
-// that lost the lock without knowing (paused past its TTL) from
-// overwriting the work of the next. See the package doc.
+// Fence returns the lock's fencing token: a number that grows with every
+// acquisition of any key by any Locker of the same Prefix and Name, and
+// so with every acquisition of this key. Send it with each write that the
+// lock protects, and have the resource refuse a write whose fence is
+// lower than one it has seen: that keeps a holder that lost the lock
+// without knowing (paused past its TTL) from overwriting the work of the
+// next. See the package doc.
 func (l *Lock) Fence() uint64 { return l.fence }
 
 // Context returns a context that is cancelled when the lock is lost, with

@@ -23,6 +23,7 @@ type Locker struct {
 	ms  any // ttl in milliseconds, an argument of the functions
 
 	prefix   string // "{Prefix:lock:Name}:", which every name starts with
+	fence    string // the counter of the Name's fences
 	released string // the channel of releases that someone waits for
 
 	// ctx is the parent of every Lock's Context; Close cancels it, with
@@ -52,7 +53,7 @@ func New(c redis.UniversalClient, cfg Config) (*Locker, error) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	m := &Locker{
 		c: c, ttl: cfg.TTL, ms: cfg.TTL.Milliseconds(),
-		prefix: p, released: p + "released",
+		prefix: p, fence: p + "fence", released: p + "released",
 		ctx: ctx, cancel: cancel, waiting: map[string][]*waiter{},
 	}
 	m.leases = newRenewer(cfg.TTL, &m.tasks)
@@ -105,13 +106,12 @@ func (m *Locker) acquire(ctx context.Context, key string, wait bool) (*Lock, tim
 	}
 	token := rand.Text()
 	name := m.prefix + "k:" + key
-	fence := m.prefix + "f:" + key
 	sent := time.Now()
 	var cmd *redis.Cmd
 	if wait {
-		cmd = acquireFn.run(ctx, m.c, 2, name, fence, token, m.ms, "wait")
+		cmd = acquireFn.run(ctx, m.c, 2, name, m.fence, token, m.ms, "wait")
 	} else {
-		cmd = acquireFn.run(ctx, m.c, 2, name, fence, token, m.ms)
+		cmd = acquireFn.run(ctx, m.c, 2, name, m.fence, token, m.ms)
 	}
 	n, err := cmd.Int64()
 	switch {

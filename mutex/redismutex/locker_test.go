@@ -137,8 +137,32 @@ func TestFenceGrows(t *testing.T) {
 
 	l, err := a.TryLock(ctx, "other")
 	require.NoError(t, err)
-	require.Equal(t, uint64(1), l.Fence(), "each key has fences of its own")
+	require.Equal(t, uint64(7), l.Fence(), "the keys of a Name share one counter")
 	require.NoError(t, l.Unlock(ctx))
+
+	other := cfg
+	other.Name += "-other"
+	l, err = newLocker(t, other).TryLock(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), l.Fence(), "each Name has fences of its own")
+	require.NoError(t, l.Unlock(ctx))
+}
+
+// Locking many keys leaves one key behind in Redis, the fence counter,
+// whatever the number of keys ever locked.
+func TestLocksLeaveOneKey(t *testing.T) {
+	t.Parallel()
+	cfg := config(t, time.Second)
+	m := newLocker(t, cfg)
+	ctx := context.Background()
+	for i := range 100 {
+		l, err := m.TryLock(ctx, fmt.Sprint("key-", i))
+		require.NoError(t, err)
+		require.NoError(t, l.Unlock(ctx))
+	}
+	keys, err := client(t).Keys(ctx, "{"+cfg.Prefix+":lock:"+cfg.Name+"}:*").Result()
+	require.NoError(t, err)
+	require.Len(t, keys, 1, "%v", keys)
 }
 
 func TestTryLock(t *testing.T) {

@@ -1,14 +1,14 @@
 --[[
   acquire.lua takes a lock if it is free, and gives its holder the next
-  fence of the lock's key.
+  fence of the lock's Name.
 
   A lock is a STRING holding its holder's token, with "*" appended once
   someone waits for it: the release of a lock so marked publishes its
-  key, to wake who waits (see release.lua). A key's fence is a counter
-  that never expires, so that fences only grow.
+  key, to wake who waits (see release.lua). The fence is one counter per
+  Name, shared by its keys, that never expires, so that fences only grow.
 
   KEYS[1] the lock, P.."k:"..key, where P is "{Prefix:lock:Name}:"
-  KEYS[2] the key's fence, P.."f:"..key
+  KEYS[2] the Name's fence counter, P.."fence"
   ARGV[1] token of the new holder
   ARGV[2] TTL in milliseconds
   ARGV[3] present when the caller will wait: mark the lock if it is held
