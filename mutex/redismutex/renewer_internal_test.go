@@ -237,3 +237,36 @@ func TestLeasesTogether(t *testing.T) {
 		require.Len(t, ra, 3, "none after stop")
 	})
 }
+
+// Locks taken and released in turn wake the renewer's loop once, not once
+// each: the loop keeps ticking every TTL/3 while they come, so that a new
+// lease is never due before the loop runs anyway, and it sleeps without a
+// timer once a whole tick passed without a lock.
+func TestLeasesInTurnWakeTheLoopOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ok := func(int, time.Time) (bool, error) { return true, nil }
+		var ts tasks
+		r := newRenewer(ttl, &ts)
+		defer func() {
+			ts.close()
+			r.close()
+			ts.wait()
+		}()
+		wakes := func() time.Time {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return r.wakeAt
+		}
+		for i := range 50 {
+			l := &lease{}
+			r.add(l, newFakeOwner(ok), time.Now())
+			require.False(t, r.stop(l)) // before the loop, if woken, ran
+			synctest.Wait()
+			require.False(t, wakes().IsZero(), "lock %d: the loop must not sleep without a timer while locks come", i)
+			time.Sleep(ms)
+		}
+		time.Sleep(2*ttl/3 + ms)
+		synctest.Wait()
+		require.True(t, wakes().IsZero(), "idle for a whole tick: the loop sleeps without a timer")
+	})
+}

@@ -182,9 +182,13 @@
 // Three more runs on a quieter machine (load average 3, PING 44-50 µs
 // serial): 1.21-1.37x serial, 1.20-1.24x in flight.
 //
-// In flight, Add meets the 1.8x aimed at. Serially, 11 of 18 runs met the
-// 1.2x aimed at (13 of 18 by their median round), and the misses are by
-// up to 0.2x. What bounds it: an Add must run two commands on the server,
+// Ten more runs on a quiet machine (load average 1, PING 46-68 µs
+// serial): 1.02-1.16x serial (medians of the rounds 0.98-1.13x),
+// 1.18-1.25x in flight.
+//
+// In flight, Add meets the 1.8x aimed at in every run. Serially, the ten
+// quiet runs met the 1.2x aimed at, and 11 of the 18 loaded ones (13 of
+// 18 by their median round), whose misses are by up to 0.2x. What bounds it: an Add must run two commands on the server,
 // TIME, for the server's time to the microsecond (XADD's IDs have
 // milliseconds only, and the conformance suite holds deadlines and
 // First to the microsecond), and RPUSH, to store its values; and on this
@@ -213,17 +217,21 @@
 //     20-36 µs of the processes'; the first calls fold the 20,000 Adds. Before the inbox and the shared finish calls, a value cost
 //     1.02 scripts, 39-47 µs of the server's CPU and 34-47 µs of the
 //     processes', and rounds ran at 9,900-23,300 values/s the same day
-//     (6,100-11,100 at load average 9 to 11 before that). Coalesce mode
-//     (a key's 40 values in one call): 81,000-242,000 values/s.
+//     (6,100-11,100 at load average 9 to 11 before that). Three more
+//     rounds at load average 1: 18,500-21,500 values/s, 34-37 µs of the
+//     server's CPU per value. Coalesce mode (a key's 40 values in one
+//     call): 81,000-242,000 values/s.
 //   - Idle (TestIdleRunnerCommands, which always runs): an idle Runner with
 //     2 workers sent 0 commands in 10 s (INFO commandstats delta); its
 //     claim loop blocks in one BZPOPMIN of up to 30 s.
 //   - Claim latency (TestMeasureClaimLatency): a Claim of one key from 10^6
 //     values over 10^5 keys costs 0.89-1.16x one from 100 values, in 30
-//     rounds of 1,920 Claims each (about 46-85 µs per Claim).
+//     rounds of 1,920 Claims each (about 46-85 µs per Claim); 1.01-1.03x
+//     in 5 more rounds at load average 1 (122-140 µs per Claim).
 //   - Ready to handler start (TestMeasureReadyLag): 1,000 values added 3 ms
 //     apart to an idle Runner with 2 workers: p50 34-128 µs, p99 0.41-2.9
-//     ms, max 1.6-11 ms.
+//     ms, max 1.6-11 ms; at load average 1, three runs: p50 174-224 µs,
+//     p99 0.38-0.41 ms, max 0.43-0.68 ms.
 //   - Debounce precision across instances (TestMeasureDebouncePrecision):
 //     300 keys, each given three values 10 ms apart by two Runners in
 //     turn, Wait 50 ms; every batch held all three values; handler start
@@ -236,7 +244,8 @@
 //     again), then the handler's goroutine. The two runs that missed are
 //     among the three whose bare timer was latest. Three more runs at load
 //     average 2.2 to 2.6: p99 1.68-1.84 ms, max 2.1-3.3 ms, a bare timer's
-//     p99 1.1 ms. Before Wait returned on its timer
+//     p99 1.1 ms; three at load average 0.8 to 1.2: p99 1.47-1.86 ms, max
+//     1.7-2.7 ms. Before Wait returned on its timer
 //     (it waited for its blocking pop to end, one more round trip through
 //     the server), p99 was 3.0-10.9 ms, and 91-128 ms in two runs at load
 //     average 10 to 11.
