@@ -120,10 +120,10 @@
 // flight per process.
 //
 // 17 more rounds on a quieter machine (load average 0.2 to 2.2):
-// 4,810-7,470 values/s, 9 of them at 6,500 or more, with 142-212 µs of
+// 4,810-7,470 values/s, 8 of them at 6,500 or more, with 142-212 µs of
 // server and 58-88 µs of client CPU per value: the same work took up to
-// half as much CPU again from one round to the next, with nothing else
-// running. A profile of the server (perf) spreads that CPU over the
+// half as much CPU again from one round to the next, at a load average
+// under 2. A profile of the server (perf) spreads that CPU over the
 // executor's start and run of the two statements of a flight (about 30%),
 // the commit and its fdatasync (7%) and the network (13%), with no single
 // hot spot; connecting without TLS changed nothing measurable.
