@@ -56,15 +56,22 @@ const ttl = 300 * ms
 
 var errDown = errors.New("connection refused")
 
-// start renews a lease of o, acquired at o.t0, on a new renewer; the
-// renewer is closed when the test ends.
-func start(t *testing.T, o *fakeOwner, ts *tasks) (*renewer, *lease) {
+// newTestRenewer returns a renewer of leases of TTL ttl, closed when the
+// test ends.
+func newTestRenewer(t *testing.T, ts *tasks) *renewer {
 	r := newRenewer(ttl, ts)
 	t.Cleanup(func() {
 		ts.close()
 		r.close()
 		ts.wait()
 	})
+	return r
+}
+
+// start renews a lease of o, acquired at o.t0, on a new renewer; the
+// renewer is closed when the test ends.
+func start(t *testing.T, o *fakeOwner, ts *tasks) (*renewer, *lease) {
+	r := newTestRenewer(t, ts)
 	l := &lease{}
 	r.add(l, o, o.t0)
 	return r, l
@@ -207,13 +214,7 @@ func TestLeaseCloseWaitsForRenewal(t *testing.T) {
 func TestLeasesTogether(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ok := func(int, time.Time) (bool, error) { return true, nil }
-		var ts tasks
-		r := newRenewer(ttl, &ts)
-		defer func() {
-			ts.close()
-			r.close()
-			ts.wait()
-		}()
+		r := newTestRenewer(t, &tasks{})
 		a, b, c := newFakeOwner(ok), newFakeOwner(ok), newFakeOwner(ok) // times since now
 		la, lb, lc := &lease{}, &lease{}, &lease{}
 		r.add(la, a, time.Now())
@@ -245,13 +246,7 @@ func TestLeasesTogether(t *testing.T) {
 func TestLeasesInTurnWakeTheLoopOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ok := func(int, time.Time) (bool, error) { return true, nil }
-		var ts tasks
-		r := newRenewer(ttl, &ts)
-		defer func() {
-			ts.close()
-			r.close()
-			ts.wait()
-		}()
+		r := newTestRenewer(t, &tasks{})
 		wakes := func() time.Time {
 			r.mu.Lock()
 			defer r.mu.Unlock()
