@@ -127,13 +127,13 @@
 // executor's start and run of the two statements of a flight (about 30%),
 // the commit and its fdatasync (7%) and the network (13%), with no single
 // hot spot; connecting without TLS changed nothing measurable. The
-// notifications cost about a tenth: under load each Store sends one
-// statement every 5 ms (see Wake-ups), and each listening process
-// receives it; with 500 ms between them instead, 8 rounds ran at 6,000
-// values/s on average against 5,440 for the 8 taken in turn with 5 ms.
-// They stay at 5 ms, for the wake-up latency of the Waits of other
-// processes: a Store cannot tell, without a race with Wait, that no
-// process waits.
+// notifications cost about a twentieth: under load each Store sent one
+// statement every 5 ms, received by each listening process, until they
+// were sent only while a Wait sleeps (see Wake-ups). In rounds taken in
+// turn, 14 of each, the code before ran at 5,070-7,080 values/s (6,130 on
+// average), the code now at 5,250-6,930 (6,380 on average); in 8 of them,
+// the code before with 500 ms between notifications, which comes to none,
+// ran at 5,740-7,110 (6,510).
 //
 // BenchmarkThroughput, the same backlog worked by 2 Stores of 4 workers
 // each without a Runner, in turn with the code before (load average 5 to
@@ -159,6 +159,20 @@
 // the whole PostgreSQL cluster while it commits, so notifying writes would
 // wait for the disk one at a time. AddTx does notify in its statement: only
 // PostgreSQL knows when the caller's transaction commits.
+//
+// Add, Finish and a flight of Acks notify only while a Wait may sleep on
+// the queue: under load every worker is busy, and their notifications
+// would wake nobody, while n busy processes, each notifying every 5 ms,
+// would have the server deliver n² notifications that often. A sleeping
+// Wait holds an advisory lock of the queue in shared mode, on a
+// connection of the pool that it keeps while it sleeps; the statements
+// check it, and a second advisory lock makes a Wait that begins meanwhile
+// wait for their commit before it reads the queue, so that no change
+// slips between the check and the Wait (watch.go has the protocol). The
+// two locks' keys are 64-bit hashes of the schema and queue names, in
+// PostgreSQL's one space of advisory lock keys: a service whose own
+// advisory locks hit one by chance makes the Store notify when it need
+// not, and never the other way. AddTx, Release and Redrive always notify.
 //
 // A Store listens on one connection of its own, taken from the pool for
 // good by the first Wait (so it no longer counts against the pool's size)

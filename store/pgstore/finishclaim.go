@@ -42,6 +42,7 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 	defer conn.Release()
 	var (
 		more, found bool
+		unwatched   bool
 		leases      []store.Lease
 		next        time.Duration
 		b           pgx.Batch
@@ -51,7 +52,7 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 	if fin.returnsMore {
 		b.Queue(fin.sql, fin.args...).Query(func(rows pgx.Rows) error {
 			if found = rows.Next(); found {
-				if err := rows.Scan(&more); err != nil {
+				if err := rows.Scan(&more, &unwatched); err != nil {
 					return err
 				}
 			}
@@ -81,6 +82,6 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
 		return false, nil, 0, failed(ctx, "FinishAndClaim", err)
 	}
-	s.finished(l, o, more)
+	s.finished(l, o, more, unwatched)
 	return more, leases, next, nil
 }

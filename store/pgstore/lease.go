@@ -46,11 +46,11 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, o store.Outcome) (boo
 			return a.more, a.err
 		}
 	}
-	more, err := s.finish(ctx, s.pool, l, o)
+	more, unwatched, err := s.finish(ctx, s.pool, l, o)
 	if err != nil {
 		return false, err
 	}
-	s.finished(l, o, more)
+	s.finished(l, o, more, unwatched)
 	return more, nil
 }
 
@@ -69,34 +69,33 @@ func (s *Store) checkFinish(ctx context.Context, l store.Lease, o store.Outcome)
 }
 
 // finish runs Finish's statement on q, and returns store.ErrLeaseLost if
-// it changed nothing.
-func (s *Store) finish(ctx context.Context, q querier, l store.Lease, o store.Outcome) (bool, error) {
+// it changed nothing. It returns more, and whether no Wait watched the
+// queue (see watch.go).
+func (s *Store) finish(ctx context.Context, q querier, l store.Lease, o store.Outcome) (more, unwatched bool, err error) {
 	st := s.finishStatement(l, o)
-	var (
-		more, found bool
-		err         error
-	)
+	var found bool
 	if st.returnsMore {
-		found, err = row(ctx, q, st.sql, st.args, &more)
+		found, err = row(ctx, q, st.sql, st.args, &more, &unwatched)
 	} else {
 		found, err = changed(ctx, q, st.sql, st.args...)
 		more = true
 	}
 	if err != nil {
-		return false, failed(ctx, "Finish", err)
+		return false, false, failed(ctx, "Finish", err)
 	}
 	if !found {
-		return false, store.ErrLeaseLost
+		return false, false, store.ErrLeaseLost
 	}
-	return more, nil
+	return more, unwatched, nil
 }
 
 // finishStatement is the statement that ends a lease as an outcome says.
 type finishStatement struct {
 	sql  string
 	args []any
-	// returnsMore: the statement returns a row, with more, if the lease
-	// held; else it changes a row if the lease held, and more is true.
+	// returnsMore: the statement returns a row, with more and unwatched,
+	// if the lease held; else it changes a row if the lease held, and
+	// more is true.
 	returnsMore bool
 }
 
@@ -106,9 +105,11 @@ func (s *Store) finishStatement(l store.Lease, o store.Outcome) finishStatement 
 	key := bytesOf(l.Key)
 	switch o.Kind {
 	case store.Ack:
-		return finishStatement{s.q.finishAck, []any{l.Queue, key, fence}, true}
+		gate, mark := watchKeys(s.channel, l.Queue)
+		return finishStatement{s.q.finishAck, []any{l.Queue, key, fence, gate, mark}, true}
 	case store.Drop:
-		return finishStatement{s.q.finishDrop, []any{l.Queue, key, fence, bytesOf(o.Err)}, true}
+		gate, mark := watchKeys(s.channel, l.Queue)
+		return finishStatement{s.q.finishDrop, []any{l.Queue, key, fence, bytesOf(o.Err), gate, mark}, true}
 	case store.Retry, store.Defer:
 		return finishStatement{s.q.finishRetry, []any{l.Queue, key, fence, o.Kind == store.Retry, interval(o.After)}, false}
 	default: // store.Hold
@@ -117,9 +118,10 @@ func (s *Store) finishStatement(l store.Lease, o store.Outcome) finishStatement 
 }
 
 // finished notifies, once the Finish of l committed, if it may have made
-// the key ready before its lease would have lapsed.
-func (s *Store) finished(l store.Lease, o store.Outcome, more bool) {
-	if more && o.Kind != store.Hold {
+// the key ready before its lease would have lapsed, unless no Wait
+// watched the queue (see watch.go).
+func (s *Store) finished(l store.Lease, o store.Outcome, more, unwatched bool) {
+	if more && !unwatched && o.Kind != store.Hold {
 		s.notify(l.Queue)
 	}
 }
