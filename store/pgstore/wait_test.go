@@ -17,6 +17,16 @@ import (
 // before them can wake in time.
 const slowPoll = time.Hour
 
+// slowPollStore returns a Store on pool in schema that polls slowly,
+// closed after t.
+func slowPollStore(t *testing.T, pool *pgxpool.Pool, schema string) *pgstore.Store {
+	t.Helper()
+	s, err := pgstore.New(t.Context(), pool, pgstore.Config{Schema: schema, PollInterval: slowPoll})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 // takes checks that a worker on s leases a key of queue promptly after
 // change, which it runs once the worker waits.
 func takes(t *testing.T, s *pgstore.Store, queue string, change func()) {
@@ -44,9 +54,7 @@ func TestWaitHearsOtherProcesses(t *testing.T) {
 	ctx := t.Context()
 	pool := connect(t, appName(t))
 	schema := freshSchema(t, pool)
-	a, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema, PollInterval: slowPoll})
-	require.NoError(t, err)
-	defer a.Close()
+	a := slowPollStore(t, pool, schema)
 	b, err := pgstore.New(ctx, connect(t, appName(t)), pgstore.Config{Schema: schema})
 	require.NoError(t, err)
 	defer b.Close()
@@ -59,9 +67,7 @@ func TestWaitLongQueueNames(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	pool := connect(t, appName(t))
-	s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: freshSchema(t, pool), PollInterval: slowPoll})
-	require.NoError(t, err)
-	defer s.Close()
+	s := slowPollStore(t, pool, freshSchema(t, pool))
 	prefix := strings.Repeat("ключ", 400) // 3200 bytes
 	for _, q := range []string{prefix + "a", prefix + "b"} {
 		takes(t, s, q, func() { require.NoError(t, s.Add(ctx, q, "k", vals("1"), store.AddParams{})) })
@@ -76,9 +82,7 @@ func TestWaitSurvivesLostListener(t *testing.T) {
 	name := appName(t)
 	pool := connect(t, name)
 	observer := connect(t, appName(t))
-	s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: freshSchema(t, pool), PollInterval: slowPoll})
-	require.NoError(t, err)
-	defer s.Close()
+	s := slowPollStore(t, pool, freshSchema(t, pool))
 	require.NoError(t, s.Wait(ctx, "q", time.Millisecond)) // starts the listener
 	first := listenerPID(t, observer, name, 0)
 	var killed bool

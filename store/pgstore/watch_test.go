@@ -48,9 +48,7 @@ func TestNotifiesOnlyWhileWatched(t *testing.T) {
 	ctx := t.Context()
 	pool := connect(t, appName(t))
 	schema := freshSchema(t, pool)
-	s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema, PollInterval: slowPoll})
-	require.NoError(t, err)
-	defer s.Close()
+	s := slowPollStore(t, pool, schema)
 	heard := notifications(t, schema)
 	const quiet = 100 * time.Millisecond
 
@@ -73,9 +71,7 @@ func TestNotifiesOnlyWhileWatched(t *testing.T) {
 	require.Zero(t, heard(quiet), "no Wait sleeps: no notification")
 
 	// A Wait of another process on another queue does not change that.
-	other, err := pgstore.New(ctx, connect(t, appName(t)), pgstore.Config{Schema: schema, PollInterval: slowPoll})
-	require.NoError(t, err)
-	defer other.Close()
+	other := slowPollStore(t, connect(t, appName(t)), schema)
 	waitCtx, stopWait := context.WithCancel(ctx)
 	waited := make(chan error, 1)
 	go func() {
