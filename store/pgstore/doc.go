@@ -126,14 +126,12 @@
 // under 2. A profile of the server (perf) spreads that CPU over the
 // executor's start and run of the two statements of a flight (about 30%),
 // the commit and its fdatasync (7%) and the network (13%), with no single
-// hot spot; connecting without TLS changed nothing measurable. The
-// notifications cost about a twentieth: under load each Store sent one
-// statement every 5 ms, received by each listening process, until they
-// were sent only while a Wait sleeps (see Wake-ups). In rounds taken in
-// turn, 14 of each, the code before ran at 5,070-7,080 values/s (6,130 on
-// average), the code now at 5,250-6,930 (6,380 on average); in 8 of them,
-// the code before with 500 ms between notifications, which comes to none,
-// ran at 5,740-7,110 (6,510).
+// hot spot; connecting without TLS changed nothing measurable. Nor, with
+// two processes, did sending notifications only while a Wait sleeps (see
+// Wake-ups), where a busy Store used to send one every 5 ms: 20 rounds of
+// each, taken in turn, ran at 5,070-7,180 values/s (6,370 on average)
+// before and 5,250-7,220 (6,530) after. What it saves grows with the
+// processes, each of whose notifications every other one receives.
 //
 // BenchmarkThroughput, the same backlog worked by 2 Stores of 4 workers
 // each without a Runner, in turn with the code before (load average 5 to

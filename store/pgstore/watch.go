@@ -9,9 +9,8 @@ import (
 
 // Only a change that a Wait may be sleeping through is notified. Under
 // load no worker waits, and the notifications would cost the server and
-// every listening process work for nothing: a few percent of a busy
-// queue's throughput with two processes (see the package doc's figures),
-// more with more, since each notification goes to every process.
+// every listening process work for nothing, the more the more processes
+// there are, since each notification goes to every one of them.
 //
 // Whether a Wait sleeps is told by two advisory locks per queue (watchKeys):
 //
