@@ -82,7 +82,11 @@ func (k *Keyed) bucket(key string) *bucket {
 }
 
 func (k *Keyed) init(b *bucket, key string, ahead bool) {
-	b.srv = newRemote(k.c, k.s, k.s.tag+"tat:"+key, k.s.tag+"pause:"+key, ahead)
+	r := newRemote(k.c, k.s, k.s.tag+"tat:"+key, k.s.tag+"pause:"+key, ahead)
+	b.srv = r
+	if ahead { // a KeyLimiter's calls share flights, as a Limiter's do
+		b.srv = newFlights(r, k.s.clk.Now)
+	}
 	b.s = k.s
 	b.key = key
 	b.keyed = true

@@ -21,7 +21,9 @@ var (
 // See the package doc for the guarantees, the keys and the failures.
 //
 // Allow takes an event now or refuses; Wait waits for one. Both make one
-// round trip. Pause and PauseFor hold every process's events for a while.
+// round trip, which the calls of one Limiter value that come at the same
+// time share (see the package doc). Pause and PauseFor hold every
+// process's events for a while.
 //
 // A Limiter is safe for concurrent use. Use New; the zero value is not
 // usable. It owns no goroutine and nothing to close: the client is the
@@ -42,7 +44,7 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 	}
 	l := &Limiter{}
 	l.b.s = s
-	l.b.srv = newRemote(client, s, s.tag+"tat", s.tag+"pause", true)
+	l.b.srv = newFlights(newRemote(client, s, s.tag+"tat", s.tag+"pause", true), s.clk.Now)
 	return l, nil
 }
 

@@ -99,6 +99,59 @@ func TestRatePacesWaiters(t *testing.T) {
 	require.Less(t, took, least+2*time.Second, "%d events in %v: far slower than the rate", events, took)
 }
 
+// TestManyCallersAtOnce: calls of one Limiter value from more goroutines
+// than fly alone share function calls (see flight.go) and still take
+// exactly what the bucket has: Allow no more and no fewer than the burst,
+// Wait at the rate.
+func TestManyCallersAtOnce(t *testing.T) {
+	t.Parallel()
+	c := client(t)
+	const goroutines = 16
+	run := func(op func() error) {
+		var wg sync.WaitGroup
+		for range goroutines {
+			wg.Go(func() {
+				if err := op(); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+
+	l := newLimiter(t, c, redisrate.Config{Rate: 0.1, Burst: 50, Prefix: prefix(t, c)})
+	var allowed atomic.Int64
+	run(func() error {
+		for range 8 {
+			ok, err := l.Allow(context.Background())
+			if err != nil {
+				return err
+			}
+			if ok {
+				allowed.Add(1)
+			}
+		}
+		return nil
+	})
+	require.Equal(t, int64(50), allowed.Load(), "128 Allows at once of a burst of 50")
+
+	const rate, burst, events = 100, 5, 80
+	w := newLimiter(t, c, redisrate.Config{Rate: rate, Burst: burst, Prefix: prefix(t, c)})
+	start := serverTime(t, c)
+	run(func() error {
+		for range events / goroutines {
+			if err := w.Wait(context.Background()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	took := serverTime(t, c).Sub(start)
+	least := time.Duration(events-burst) * time.Second / rate // 750 ms
+	require.GreaterOrEqual(t, took, least, "%d events in %v: faster than Burst + Rate·t", events, took)
+	require.Less(t, took, least+2*time.Second, "%d events in %v: far slower than the rate", events, took)
+}
+
 // TestSharedBudget: two Limiter values (two clients, as two processes)
 // with one Name take from one bucket; another Name has its own.
 func TestSharedBudget(t *testing.T) {

@@ -15,13 +15,16 @@ var luaFiles embed.FS
 
 // lib is the Redis function library of the package (see package
 // internal/redisfn), "pacer_rate_" and a hash of its code: take.lua,
-// pause.lua and release.lua, each a function called with FCALL in one
-// round trip. Their headers, in lua/, list their KEYS, ARGV and replies.
-var lib = redisfn.New("pacer_rate_", "", function("take"), function("pause"), function("release"))
+// takes.lua, pause.lua and release.lua, each a function called with FCALL
+// in one round trip, after bucket.lua, the local functions they share. Their headers, in lua/, list their KEYS, ARGV and
+// replies.
+var lib = redisfn.New("pacer_rate_", function("bucket").Body,
+	function("take"), function("takes"), function("pause"), function("release"))
 
 // The full names of the functions, which FCALL takes.
 var (
 	takeFn    = lib.Function("take")
+	takesFn   = lib.Function("takes")
 	pauseFn   = lib.Function("pause")
 	releaseFn = lib.Function("release")
 )
@@ -107,6 +110,32 @@ func (r *remote) take(ctx context.Context, most int64) (delay, tat int64, err er
 	}
 	return 0, 0, fmt.Errorf("take.lua replied %v", v)
 }
+
+// takes runs takes.lua for one event per element of most, in that
+// order, and returns each one's delay and tat as take does.
+func (r *remote) takes(ctx context.Context, most []int64) ([]turn, error) {
+	cmd := make([]any, 0, 7+len(most))
+	cmd = append(cmd, "fcall", takesFn, 2, r.tat, r.pause, r.s.intervalArg, r.s.spanArg)
+	for _, m := range most {
+		cmd = append(cmd, m)
+	}
+	v, err := lib.Do(ctx, r.c, cmd...).Int64Slice()
+	if err != nil {
+		return nil, err
+	}
+	if len(v) != 2*len(most) {
+		return nil, fmt.Errorf("takes.lua replied %d integers for %d events", len(v), len(most))
+	}
+	turns := make([]turn, len(most))
+	for i := range turns {
+		turns[i] = turn{delay: v[2*i], tat: v[2*i+1]}
+	}
+	return turns, nil
+}
+
+// A turn is what take or takes gave one event: its delay in microseconds,
+// -1 if nothing was taken, and the tat that release needs.
+type turn struct{ delay, tat int64 }
 
 // release runs release.lua; see server.
 func (r *remote) release(ctx context.Context, tat int64) error {

@@ -17,9 +17,9 @@ local till = now + ARGV[1]
 if (tonumber(redis.call('GET', KEYS[2])) or 0) >= till then
   return 0
 end
-redis.call('SET', KEYS[2], string.format('%d', till), 'PXAT', string.format('%d', (till + 999) / 1000))
+write(KEYS[2], till)
 local full = now + ARGV[2]
 if (tonumber(redis.call('GET', KEYS[1])) or 0) < full then
-  redis.call('SET', KEYS[1], string.format('%d', full), 'PXAT', string.format('%d', (full + 999) / 1000))
+  write(KEYS[1], full)
 end
 return 1

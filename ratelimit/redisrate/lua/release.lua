@@ -24,6 +24,6 @@ local tat = ARGV[1] - ARGV[2]
 if tat <= now then
   redis.call('DEL', KEYS[1])
 else
-  redis.call('SET', KEYS[1], string.format('%d', tat), 'PXAT', string.format('%d', (tat + 999) / 1000))
+  write(KEYS[1], tat)
 end
 return 1
