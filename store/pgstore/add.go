@@ -20,11 +20,11 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 	if err != nil || sql == "" {
 		return err
 	}
-	var woke, unwatched bool
-	if _, err := row(ctx, s.pool, sql, args, &woke, nil, &unwatched); err != nil {
+	var woke bool
+	if _, err := row(ctx, s.pool, sql, args, &woke, nil); err != nil {
 		return failed(ctx, "Add", err)
 	}
-	if woke && !unwatched {
+	if woke {
 		s.notify(queue)
 	}
 	return nil
@@ -79,15 +79,14 @@ func (s *Store) add(queue, key string, vals [][]byte, p store.AddParams, channel
 		return "", nil, nil
 	}
 	vals = notNull(vals)
-	gate, mark := watchKeys(s.channel, queue)
 	if p.Wait == 0 {
-		return s.q.addReady, []any{queue, bytesOf(key), vals, channel, payload(queue), gate, mark}, nil
+		return s.q.addReady, []any{queue, bytesOf(key), vals, channel, payload(queue)}, nil
 	}
 	var maxWait any // NULL: no bound
 	if p.MaxWait > 0 {
 		maxWait = interval(p.MaxWait)
 	}
-	return s.q.addBurst, []any{queue, bytesOf(key), vals, interval(p.Wait), maxWait, channel, payload(queue), gate, mark}, nil
+	return s.q.addBurst, []any{queue, bytesOf(key), vals, interval(p.Wait), maxWait, channel, payload(queue)}, nil
 }
 
 // notNull returns vals with every nil value made empty, since a nil one

@@ -126,12 +126,17 @@
 // under 2. A profile of the server (perf) spreads that CPU over the
 // executor's start and run of the two statements of a flight (about 30%),
 // the commit and its fdatasync (7%) and the network (13%), with no single
-// hot spot; connecting without TLS changed nothing measurable. Nor, with
-// two processes, did sending notifications only while a Wait sleeps (see
-// Wake-ups), where a busy Store used to send one every 5 ms: 20 rounds of
-// each, taken in turn, ran at 5,070-7,180 values/s (6,370 on average)
-// before and 5,250-7,220 (6,530) after. What it saves grows with the
-// processes, each of whose notifications every other one receives.
+// hot spot; connecting without TLS changed nothing measurable. Nor did
+// the notifications, which a busy Store sends every 5 ms (see Wake-ups)
+// and every listening process receives: in rounds taken in turn, 8 of
+// each, with 500 ms between them (next to none) the rounds ran at
+// 5,740-7,110 values/s (6,510 on average), with 5 ms at 5,070-7,080
+// (6,130); and 20 rounds of each with a Store that notified only while a
+// Wait of any process slept, told by advisory locks, ran at 5,250-7,220
+// (6,530) against 5,070-7,180 (6,370). Notifying only then would save
+// the work with many processes, each of whose notifications every other
+// receives; it is not done, since it would have each sleeping Wait keep
+// a connection of its own.
 //
 // BenchmarkThroughput, the same backlog worked by 2 Stores of 4 workers
 // each without a Runner, in turn with the code before (load average 5 to
@@ -157,20 +162,6 @@
 // the whole PostgreSQL cluster while it commits, so notifying writes would
 // wait for the disk one at a time. AddTx does notify in its statement: only
 // PostgreSQL knows when the caller's transaction commits.
-//
-// Add, Finish and a flight of Acks notify only while a Wait may sleep on
-// the queue: under load every worker is busy, and their notifications
-// would wake nobody, while n busy processes, each notifying every 5 ms,
-// would have the server deliver n² notifications that often. A sleeping
-// Wait holds an advisory lock of the queue in shared mode, on a
-// connection of the pool that it keeps while it sleeps; the statements
-// check it, and a second advisory lock makes a Wait that begins meanwhile
-// wait for their commit before it reads the queue, so that no change
-// slips between the check and the Wait (watch.go has the protocol). The
-// two locks' keys are 64-bit hashes of the schema and queue names, in
-// PostgreSQL's one space of advisory lock keys: a service whose own
-// advisory locks hit one by chance makes the Store notify when it need
-// not, and never the other way. AddTx, Release and Redrive always notify.
 //
 // A Store listens on one connection of its own, taken from the pool for
 // good by the first Wait (so it no longer counts against the pool's size)

@@ -42,7 +42,6 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 	defer conn.Release()
 	var (
 		more, found bool
-		unwatched   bool
 		leases      []store.Lease
 		next        time.Duration
 		b           pgx.Batch
@@ -52,7 +51,7 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 	if fin.returnsMore {
 		b.Queue(fin.sql, fin.args...).Query(func(rows pgx.Rows) error {
 			if found = rows.Next(); found {
-				if err := rows.Scan(&more, &unwatched); err != nil {
+				if err := rows.Scan(&more); err != nil {
 					return err
 				}
 			}
@@ -82,6 +81,6 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
 		return false, nil, 0, failed(ctx, "FinishAndClaim", err)
 	}
-	s.finished(l, o, more, unwatched)
+	s.finished(l, o, more)
 	return more, leases, next, nil
 }

@@ -46,11 +46,11 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, o store.Outcome) (boo
 			return a.more, a.err
 		}
 	}
-	more, unwatched, err := s.finish(ctx, s.pool, l, o)
+	more, err := s.finish(ctx, s.pool, l, o)
 	if err != nil {
 		return false, err
 	}
-	s.finished(l, o, more, unwatched)
+	s.finished(l, o, more)
 	return more, nil
 }
 
@@ -69,33 +69,34 @@ func (s *Store) checkFinish(ctx context.Context, l store.Lease, o store.Outcome)
 }
 
 // finish runs Finish's statement on q, and returns store.ErrLeaseLost if
-// it changed nothing. It returns more, and whether no Wait watched the
-// queue (see watch.go).
-func (s *Store) finish(ctx context.Context, q querier, l store.Lease, o store.Outcome) (more, unwatched bool, err error) {
+// it changed nothing.
+func (s *Store) finish(ctx context.Context, q querier, l store.Lease, o store.Outcome) (bool, error) {
 	st := s.finishStatement(l, o)
-	var found bool
+	var (
+		more, found bool
+		err         error
+	)
 	if st.returnsMore {
-		found, err = row(ctx, q, st.sql, st.args, &more, &unwatched)
+		found, err = row(ctx, q, st.sql, st.args, &more)
 	} else {
 		found, err = changed(ctx, q, st.sql, st.args...)
 		more = true
 	}
 	if err != nil {
-		return false, false, failed(ctx, "Finish", err)
+		return false, failed(ctx, "Finish", err)
 	}
 	if !found {
-		return false, false, store.ErrLeaseLost
+		return false, store.ErrLeaseLost
 	}
-	return more, unwatched, nil
+	return more, nil
 }
 
 // finishStatement is the statement that ends a lease as an outcome says.
 type finishStatement struct {
 	sql  string
 	args []any
-	// returnsMore: the statement returns a row, with more and unwatched,
-	// if the lease held; else it changes a row if the lease held, and
-	// more is true.
+	// returnsMore: the statement returns a row, with more, if the lease
+	// held; else it changes a row if the lease held, and more is true.
 	returnsMore bool
 }
 
@@ -105,11 +106,9 @@ func (s *Store) finishStatement(l store.Lease, o store.Outcome) finishStatement 
 	key := bytesOf(l.Key)
 	switch o.Kind {
 	case store.Ack:
-		gate, mark := watchKeys(s.channel, l.Queue)
-		return finishStatement{s.q.finishAck, []any{l.Queue, key, fence, gate, mark}, true}
+		return finishStatement{s.q.finishAck, []any{l.Queue, key, fence}, true}
 	case store.Drop:
-		gate, mark := watchKeys(s.channel, l.Queue)
-		return finishStatement{s.q.finishDrop, []any{l.Queue, key, fence, bytesOf(o.Err), gate, mark}, true}
+		return finishStatement{s.q.finishDrop, []any{l.Queue, key, fence, bytesOf(o.Err)}, true}
 	case store.Retry, store.Defer:
 		return finishStatement{s.q.finishRetry, []any{l.Queue, key, fence, o.Kind == store.Retry, interval(o.After)}, false}
 	default: // store.Hold
@@ -118,10 +117,9 @@ func (s *Store) finishStatement(l store.Lease, o store.Outcome) finishStatement 
 }
 
 // finished notifies, once the Finish of l committed, if it may have made
-// the key ready before its lease would have lapsed, unless no Wait
-// watched the queue (see watch.go).
-func (s *Store) finished(l store.Lease, o store.Outcome, more, unwatched bool) {
-	if more && !unwatched && o.Kind != store.Hold {
+// the key ready before its lease would have lapsed.
+func (s *Store) finished(l store.Lease, o store.Outcome, more bool) {
+	if more && o.Kind != store.Hold {
 		s.notify(l.Queue)
 	}
 }

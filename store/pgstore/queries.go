@@ -27,11 +27,6 @@ import "strings"
 // MATERIALIZED CTE), and Claim reads no value past the tail its snapshot
 // sees.
 
-// unwatched returns unwatchedSQL with the gate and mark parameters given.
-func unwatched(gate, mark string) string {
-	return strings.NewReplacer("{gate}", gate, "{mark}", mark).Replace(unwatchedSQL)
-}
-
 // queries holds the statements with the schema filled in.
 type queries struct {
 	addReady, addBurst, claim, claimShared, extend string
@@ -43,11 +38,7 @@ type queries struct {
 
 // newQueries fills schema, quoted already, into the statements.
 func newQueries(schema string) queries {
-	r := strings.NewReplacer("{schema}", schema,
-		"{unwatched $4 $5}", unwatched("$4", "$5"),
-		"{unwatched $5 $6}", unwatched("$5", "$6"),
-		"{unwatched $6 $7}", unwatched("$6", "$7"),
-		"{unwatched $8 $9}", unwatched("$8", "$9"))
+	r := strings.NewReplacer("{schema}", schema)
 	return queries{
 		addReady:    r.Replace(addReadySQL),
 		addBurst:    r.Replace(addBurstSQL),
@@ -74,12 +65,8 @@ func newQueries(schema string) queries {
 // place in the ready order; any other is ready now. It returns whether the
 // key became ready now, and then notifies if given a channel.
 //
-// It also returns whether no Wait watches the queue (unwatchedSQL), only
-// when the key became ready now and the statement does not notify itself:
-// the Store then needs not notify.
-//
 // $1 queue, $2 key, $3 values (bytea[]), $4 channel (NULL: none), $5
-// payload, $6 and $7 the gate and mark (see watch.go).
+// payload.
 const addReadySQL = `
 WITH k AS (
 	INSERT INTO {schema}.keys AS k (queue, key, tail, ready_at)
@@ -95,8 +82,7 @@ WITH k AS (
 	SELECT $1, $2, k.tail - cardinality($3::bytea[]) + v.i - 1, v.value, statement_timestamp()
 	FROM k, unnest($3::bytea[]) WITH ORDINALITY AS v(value, i)
 )
-SELECT w.woke, CASE WHEN w.woke AND $4::text IS NOT NULL THEN pg_notify($4, $5) END,
-	CASE WHEN w.woke AND $4::text IS NULL THEN {unwatched $6 $7} ELSE false END
+SELECT w.woke, CASE WHEN w.woke AND $4::text IS NOT NULL THEN pg_notify($4, $5) END
 FROM k, LATERAL (SELECT coalesce(k.ready_at = statement_timestamp(), false) AS woke) w`
 
 // addBurstSQL appends values to a key's open burst, or opens one: the burst
@@ -107,11 +93,8 @@ FROM k, LATERAL (SELECT coalesce(k.ready_at = statement_timestamp(), false) AS w
 // idle key, which may be due before what a Wait sleeps for; and then
 // notifies if given a channel.
 //
-// It also returns whether no Wait watches the queue, as addReadySQL does.
-//
 // $1 queue, $2 key, $3 values (bytea[]), $4 wait (> 0; NULL: never), $5
-// max_wait (NULL: no bound), $6 channel (NULL: none), $7 payload, $8 and
-// $9 the gate and mark.
+// max_wait (NULL: no bound), $6 channel (NULL: none), $7 payload.
 const addBurstSQL = `
 WITH k AS (
 	INSERT INTO {schema}.keys AS k (queue, key, tail, burst, burst_first, burst_due, ready_at)
@@ -137,8 +120,7 @@ WITH k AS (
 	SELECT $1, $2, k.tail - cardinality($3::bytea[]) + v.i - 1, v.value, statement_timestamp()
 	FROM k, unnest($3::bytea[]) WITH ORDINALITY AS v(value, i)
 )
-SELECT w.woke, CASE WHEN w.woke AND $6::text IS NOT NULL THEN pg_notify($6, $7) END,
-	CASE WHEN w.woke AND $6::text IS NULL THEN {unwatched $8 $9} ELSE false END
+SELECT w.woke, CASE WHEN w.woke AND $6::text IS NOT NULL THEN pg_notify($6, $7) END
 FROM k, LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AND k.batch = 0
 	AND (k.ready_at = statement_timestamp()
 		OR (k.burst_first = statement_timestamp() AND k.ready_at > statement_timestamp())) AS woke) w`
@@ -273,29 +255,24 @@ const removeBatchSQL = `, kept AS (
 	RETURNING m.seq, m.value`
 
 // finishAckSQL ends a lease by removing its batch. It returns one row,
-// with more and whether no Wait watches the queue (unwatchedSQL), if the
-// lease was current.
+// with more, if the lease was current.
 //
-// $1 queue, $2 key, $3 fence, $4 and $5 the gate and mark (see watch.go).
+// $1 queue, $2 key, $3 fence.
 const finishAckSQL = finishRemoveSQL + `
-), u AS (
-	SELECT {unwatched $4 $5} AS unwatched
 )
-SELECT k.tail > k.head + k.batch, u.unwatched FROM k, u`
+SELECT k.tail > k.head + k.batch FROM k`
 
 // finishDropSQL is finishAckSQL that keeps the batch as a dead letter.
 //
-// $1 queue, $2 key, $3 fence, $4 error, $5 and $6 the gate and mark.
+// $1 queue, $2 key, $3 fence, $4 error.
 const finishDropSQL = finishRemoveSQL + `
 ), dead AS (
 	INSERT INTO {schema}.dead_letters (queue, key, vals, error, attempt, dropped_at)
 	SELECT $1, $2, array_agg(done.value ORDER BY done.seq), $4, k.attempt, statement_timestamp()
 	FROM done, k
 	GROUP BY k.attempt
-), u AS (
-	SELECT {unwatched $5 $6} AS unwatched
 )
-SELECT k.tail > k.head + k.batch, u.unwatched FROM k, u`
+SELECT k.tail > k.head + k.batch FROM k`
 
 // finishAcksSQL acks several leases in one statement, as finishAckSQL
 // acks one: each lease given whose fence and expiry hold is ended, and
@@ -305,11 +282,9 @@ SELECT k.tail > k.head + k.batch, u.unwatched FROM k, u`
 // those are tried again (see sharedfinish.go). It leaves in the transaction's
 // setting pgstore.leases the sum of want over the leases it ended, the
 // keys that the claim statement after it may lease (claimSharedTake), and
-// returns one row of NULLs when it ended none. Each row also says whether
-// no Wait watches the queue (unwatchedSQL).
+// returns one row of NULLs when it ended none.
 //
-// $1 queue, $2 keys (bytea[]), $3 fences (bigint[]), $4 want (integer[]),
-// $5 and $6 the gate and mark (see watch.go).
+// $1 queue, $2 keys (bytea[]), $3 fences (bigint[]), $4 want (integer[]).
 const finishAcksSQL = `
 WITH f AS (
 	SELECT * FROM unnest($2::bytea[], $3::bigint[], $4::integer[]) WITH ORDINALITY AS f(key, fence, want, i)
@@ -322,10 +297,8 @@ WITH f AS (
 )` + removeBatchSQL + `
 ), n AS (
 	SELECT set_config('pgstore.leases', coalesce(sum(k.want), 0)::text, true) FROM k
-), u AS (
-	SELECT {unwatched $5 $6} AS unwatched
 )
-SELECT k.i, k.tail > k.head + k.batch, u.unwatched FROM n CROSS JOIN u LEFT JOIN k ON true`
+SELECT k.i, k.tail > k.head + k.batch FROM n LEFT JOIN k ON true`
 
 // finishRetrySQL ends a lease by keeping its batch at the head, ready
 // after a delay; a Retry counts an attempt, a Defer does not. It changes

@@ -260,19 +260,17 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 		want += a.want
 	}
 	var (
-		b         pgx.Batch
-		leases    []store.Lease
-		next      time.Duration
-		unwatched bool
+		b      pgx.Batch
+		leases []store.Lease
+		next   time.Duration
 	)
-	gate, mark := watchKeys(s.channel, g.queue)
-	b.Queue(s.q.finishAcks, g.queue, keys, fences, wants, gate, mark).Query(func(rows pgx.Rows) error {
+	b.Queue(s.q.finishAcks, g.queue, keys, fences, wants).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var (
 				i    pgtype.Int8
 				more pgtype.Bool
 			)
-			if err := rows.Scan(&i, &more, &unwatched); err != nil {
+			if err := rows.Scan(&i, &more); err != nil {
 				return err
 			}
 			if i.Valid {
@@ -307,7 +305,7 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 			woke = woke || a.more
 		}
 	}
-	if woke && !unwatched {
+	if woke {
 		s.notify(g.queue)
 	}
 }

@@ -41,8 +41,6 @@ type Store struct {
 	nt     *notifier            // started by the first change to notify
 	closed chan struct{}
 
-	unwatching sync.WaitGroup // the ends of Waits' watches, which Close waits for
-
 	acks      sync.Mutex // guards ackQueues
 	ackQueues map[ackGroup]*ackQueue
 }
@@ -78,7 +76,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 
 // Close ends the store: it sends the notifications still pending, closes
 // the connection its Waits listen on, and waits for the goroutines that own
-// them and for the Waits that ended to give their connections back. Every method then returns store.ErrClosed, and Waits in progress
+// them. Every method then returns store.ErrClosed, and Waits in progress
 // return it too. Close does not close the pool, and calling it again does
 // nothing.
 func (s *Store) Close() error {
@@ -98,7 +96,6 @@ func (s *Store) Close() error {
 	if ln != nil {
 		ln.stop()
 	}
-	s.unwatching.Wait()
 	return nil
 }
 
