@@ -131,7 +131,7 @@
 // and every listening process receives: in rounds taken in turn, 8 of
 // each, with 500 ms between them (next to none) the rounds ran at
 // 5,740-7,110 values/s (6,510 on average), with 5 ms at 5,070-7,080
-// (6,130); and 20 rounds of each with a Store that notified only while a
+// (6,090); and 20 rounds of each with a Store that notified only while a
 // Wait of any process slept, told by advisory locks, ran at 5,250-7,220
 // (6,530) against 5,070-7,180 (6,370). Notifying only then would save
 // the work with many processes, each of whose notifications every other
