@@ -119,7 +119,8 @@
 // to 2 idle cores), and by the time a commit waits for the disk, once per
 // flight per process.
 //
-// 17 more rounds on a quieter machine (load average 0.2 to 2.2):
+// 12 more rounds at load average under 1: 6,240-7,380 values/s, 11 of
+// them at 6,500 or more. 17 before those (load average 0.2 to 2.2):
 // 4,810-7,470 values/s, 8 of them at 6,500 or more, with 142-212 µs of
 // server and 58-88 µs of client CPU per value: the same work took up to
 // half as much CPU again from one round to the next, at a load average
