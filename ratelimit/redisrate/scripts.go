@@ -16,8 +16,8 @@ var luaFiles embed.FS
 // lib is the Redis function library of the package (see package
 // internal/redisfn), "pacer_rate_" and a hash of its code: take.lua,
 // takes.lua, pause.lua and release.lua, each a function called with FCALL
-// in one round trip, after bucket.lua, the local functions they share. Their headers, in lua/, list their KEYS, ARGV and
-// replies.
+// in one round trip, after bucket.lua, the local functions they share.
+// Their headers, in lua/, list their KEYS, ARGV and replies.
 var lib = redisfn.New("pacer_rate_", function("bucket").Body,
 	function("take"), function("takes"), function("pause"), function("release"))
 
