@@ -6,8 +6,9 @@
 // at once make one round trip, and one run of a server's fixed costs, for
 // several requests.
 //
-// A call waits for at most one flight before its own, as it would wait
-// for a connection or the server anyway. A flight of several runs under
+// A call waits for one flight to land before its own (for more only when
+// over MaxSize wait), as it would wait for a connection or the server
+// anyway. A flight of several runs under
 // its leader's ctx without the cancellation, until the latest deadline of
 // its calls: a leader whose ctx ends does not fail the others. A call
 // whose ctx ends while it waits leaves, with ctx.Err(); once in a flight,
