@@ -41,7 +41,9 @@ func (s *sharedStore[K, V]) Keep(ctx context.Context, l istore.Lease[K, V]) (con
 func (s *sharedStore[K, V]) keep(ctx context.Context, r *istore.Remote, quit <-chan struct{}) error {
 	every := s.ttl / 3
 	renewed := r.Claimed // the lease lasts s.ttl from here at least
-	t := s.clk.NewTimer(every)
+	// Counted from the claim: a lease that waited for a worker (claimed by
+	// an Ack in the background, say) is renewed sooner.
+	t := s.clk.NewTimer(max(every-s.clk.Now().Sub(renewed), 0))
 	defer t.Stop()
 	for {
 		select {

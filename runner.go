@@ -156,7 +156,12 @@ func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V],
 	if cfg.Store != nil {
 		// The engine debounces: the values of a key come from every
 		// instance.
-		r.store = newSharedStore(cfg, r.adapt)
+		ss := newSharedStore(cfg, r.adapt)
+		ss.acked = func(l store.Lease[K, V], more bool, err error) {
+			r.ended(l, err)
+			r.rerun(l, more)
+		}
+		r.store = ss
 		return r, nil
 	}
 	mem, err := store.NewMemory[K, V](cfg.MaxBatch, cfg.Clock)

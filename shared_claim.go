@@ -70,6 +70,11 @@ func (s *sharedStore[K, V]) lead(ctx context.Context) (istore.Lease[K, V], error
 		if ctx.Err() != nil || s.stop.Err() != nil {
 			return zero, s.stopped(ctx)
 		}
+		select {
+		case l := <-s.handoff: // handed by an Ack in the background
+			return l, nil
+		default:
+		}
 		at := s.clk.Now()
 		p := store.ClaimParams{Keys: max(int(s.idle.Load()), 1), MaxBatch: s.maxBatch, TTL: s.ttl}
 		leases, next, err := s.st.Claim(ctx, s.name, p)
@@ -86,10 +91,34 @@ func (s *sharedStore[K, V]) lead(ctx context.Context) (istore.Lease[K, V], error
 			}
 			return s.decode(leases[0], at), nil
 		}
-		if err := s.st.Wait(ctx, s.name, next); err != nil && ctx.Err() == nil {
+		if err := s.wait(ctx, next); err != nil && ctx.Err() == nil {
 			pause("wait", err)
 		}
 	}
+}
+
+// wait blocks in the engine's Wait as the leader does, and also returns,
+// with no error, once a lease is handed over meanwhile (by an Ack in the
+// background, see shared_ack.go), which the leader takes next.
+func (s *sharedStore[K, V]) wait(ctx context.Context, next time.Duration) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.waking.Lock()
+	s.wake = cancel
+	s.waking.Unlock()
+	defer func() {
+		s.waking.Lock()
+		s.wake = nil
+		s.waking.Unlock()
+	}()
+	if len(s.handoff) > 0 { // handed before wake was set
+		return nil
+	}
+	err := s.st.Wait(wctx, s.name, next)
+	if wctx.Err() != nil && ctx.Err() == nil {
+		return nil // woken by a hand-over
+	}
+	return err
 }
 
 // stopped returns why a claim loop under ctx ended.
@@ -100,11 +129,17 @@ func (s *sharedStore[K, V]) stopped(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// hand gives l to an idle worker. The buffer has room for every worker,
-// so it only fills if leases pile up unhandled: l then goes back at once.
+// hand gives l to an idle worker. The buffer has room for two leases per
+// worker, one claimed by a leader and one by an Ack in the background, so
+// it only fills if leases pile up unhandled: l then goes back at once.
 func (s *sharedStore[K, V]) hand(ctx context.Context, l istore.Lease[K, V]) {
 	select {
 	case s.handoff <- l:
+		s.waking.Lock()
+		if s.wake != nil {
+			s.wake() // the leader waits in the engine: it takes l instead
+		}
+		s.waking.Unlock()
 	default:
 		s.deferNow(ctx, l)
 	}

@@ -35,9 +35,17 @@ type sharedStore[K comparable, V any] struct {
 	// The claim loop: see shared_claim.go.
 	idle    atomic.Int32            // workers in Get
 	leader  chan struct{}           // holds a token while a worker claims
-	handoff chan istore.Lease[K, V] // leases claimed for other idle workers
+	handoff chan istore.Lease[K, V] // leases claimed for other idle workers, two per worker at most
+	waking  sync.Mutex              // guards wake
+	wake    context.CancelFunc      // ends the leader's Wait in the engine, nil when none waits
 	stop    context.Context         // ends at Stop
 	halt    context.CancelFunc      // ends stop
+
+	// The Acks that go on in the background (shared_ack.go), and who
+	// hears of their end.
+	ackLate bool // Config.AckInBackground
+	acking  sync.WaitGroup
+	acked   func(l istore.Lease[K, V], more bool, err error)
 
 	// For Adaptive: the engine's backlog, n values read at at (see quiet).
 	backlog struct {
@@ -67,7 +75,8 @@ func newSharedStore[K comparable, V any](cfg Config[K, V], adapt *adaptiveWait) 
 		maxWait:  cfg.MaxWait,
 		adapt:    adapt,
 		leader:   make(chan struct{}, 1),
-		handoff:  make(chan istore.Lease[K, V], cfg.Workers),
+		handoff:  make(chan istore.Lease[K, V], 2*cfg.Workers),
+		ackLate:  cfg.AckInBackground,
 		stop:     stop,
 		halt:     halt,
 	}
@@ -165,11 +174,6 @@ func (s *sharedStore[K, V]) finishNext(ctx context.Context, l istore.Lease[K, V]
 	return more, err
 }
 
-// Ack implements istore.Store.
-func (s *sharedStore[K, V]) Ack(ctx context.Context, l istore.Lease[K, V]) (bool, error) {
-	return s.finishNext(ctx, l, store.Outcome{Kind: store.Ack})
-}
-
 // Drop implements istore.Store: the engine keeps the batch as it was
 // stored, with why, as a dead letter.
 func (s *sharedStore[K, V]) Drop(ctx context.Context, l istore.Lease[K, V], why error) (bool, error) {
@@ -236,8 +240,14 @@ func (s *sharedStore[K, V]) Behind(K) int { return 0 }
 func (s *sharedStore[K, V]) Stop() { s.halt() }
 
 // Close implements istore.Store: the values stay in the engine, which the
-// Runner does not own.
-func (s *sharedStore[K, V]) Close(func(K, []V)) { s.halt() }
+// Runner does not own. It waits for the Acks in the background, and gives
+// back the leases that nobody took, so that they do not lapse, which would
+// count an attempt.
+func (s *sharedStore[K, V]) Close(func(K, []V)) {
+	s.halt()
+	s.acking.Wait()
+	s.giveBack(context.Background())
+}
 
 // warn logs a failed call to the engine.
 func (s *sharedStore[K, V]) warn(msg string, attrs ...slog.Attr) {

@@ -162,14 +162,19 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 	n := len(l.Values)
 	if err == nil {
 		more, serr := r.store.Ack(ctx, l)
-		r.ended(l, serr)
+		later := serr == errAckLater // acked reports the end (shared_ack.go)
+		if !later {
+			r.ended(l, serr)
+		}
 		r.c.handled.Add(uint64(n))
 		r.release(n)
 		r.emit(EventFinished, l.Key, l.Attempt, n, 0, took, nil)
 		if r.log.Enabled(ctx, slog.LevelDebug) {
 			r.logf(slog.LevelDebug, "pacer: batch finished", l.Key, slog.Int("size", n), slog.Duration("took", took))
 		}
-		r.rerun(l, more)
+		if !later {
+			r.rerun(l, more)
+		}
 		return
 	}
 	if ctx.Err() != nil {
