@@ -14,12 +14,17 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// finishClaiming is a Memory engine that counts its Claims and
+// finishClaiming is a Memory engine that counts its Claims, Finishes and
 // FinishAndClaims, and runs onFinishClaim after each FinishAndClaim.
 type finishClaiming struct {
 	*store.Memory
-	claims, finishClaims atomic.Int32
-	onFinishClaim        func()
+	claims, finishClaims, finishes atomic.Int32
+	onFinishClaim                  func()
+}
+
+func (s *finishClaiming) Finish(ctx context.Context, l store.Lease, o store.Outcome) (bool, error) {
+	s.finishes.Add(1)
+	return s.Memory.Finish(ctx, l, o)
 }
 
 func (s *finishClaiming) Claim(ctx context.Context, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
@@ -100,4 +105,74 @@ func TestFinishAndClaimGivenBackAtStop(t *testing.T) {
 		require.Equal(t, "b", ls[0].Key)
 		require.Equal(t, 1, ls[0].Attempt, "no attempt used")
 	})
+}
+
+// With AckInBackground, a worker takes its next batch while its Ack is on
+// its way: every value still runs once, in its key's order, through
+// FinishAndClaims; a lease claimed by an Ack while the only worker waits
+// in the engine reaches it at once (no lease waits for its TTL to lapse);
+// and Shutdown returns once every Ack ended, leaving nothing leased.
+func TestAckInBackground(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &finishClaiming{Memory: store.NewMemory(store.MemoryConfig{})}
+		// Each Ack takes a moment, as a commit would; and the engine's Wait
+		// hears of no change, as with a lost notification, so only the
+		// hand-over can wake the worker that waits in it.
+		st.onFinishClaim = func() { time.Sleep(10 * time.Millisecond) }
+		eng := deafWait{st}
+		var mu sync.Mutex
+		got := map[string][]int{}
+		var events atomic.Int32
+		r, err := pacer.New(pacer.Config[string, int]{Store: eng, Name: "q", Workers: 1, MaxBatch: 1, AckInBackground: true,
+			OnEvent: func(e pacer.Event[string]) {
+				if e.Kind == pacer.EventRerun {
+					events.Add(1)
+				}
+			}},
+			func(_ context.Context, key string, batch []int) error {
+				mu.Lock()
+				got[key] = append(got[key], batch...)
+				mu.Unlock()
+				return nil
+			})
+		require.NoError(t, err)
+		t0 := time.Now()
+		for i := range 10 {
+			require.NoError(t, r.Add(t.Context(), "a", i))
+			require.NoError(t, r.Add(t.Context(), "b", 100+i))
+		}
+		stop := runAll(t, r)
+		handled := func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(got["a"]) + len(got["b"])
+		}
+		for handled() < 20 && time.Since(t0) < time.Minute {
+			time.Sleep(time.Millisecond)
+		}
+		require.Less(t, time.Since(t0), 10*time.Second, "no lease waited for its TTL, nor the worker for the engine's Wait")
+		stop()
+		require.Equal(t, map[string][]int{"a": {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, "b": {100, 101, 102, 103, 104, 105, 106, 107, 108, 109}}, got)
+		require.Equal(t, int32(20), st.finishClaims.Load()+st.finishes.Load(), "every Ack ended once")
+		require.GreaterOrEqual(t, st.finishClaims.Load(), int32(10), "with a FinishAndClaim while the Runner ran")
+		require.Equal(t, int32(18), events.Load(), "a key with more values is reported after its Ack ends")
+		stats, err := st.Stats(context.Background(), "q")
+		require.NoError(t, err)
+		require.Equal(t, store.Stats{}, stats, "Shutdown waited for the last Acks, and gave back what they claimed")
+	})
+}
+
+// deafWait is an engine whose Wait hears of no change: it sleeps d, or
+// until ctx ends.
+type deafWait struct{ *finishClaiming }
+
+func (d deafWait) Wait(ctx context.Context, _ string, wait time.Duration) error {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

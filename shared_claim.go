@@ -97,29 +97,56 @@ func (s *sharedStore[K, V]) lead(ctx context.Context) (istore.Lease[K, V], error
 	}
 }
 
-// wait blocks in the engine's Wait as the leader does, and also returns,
-// with no error, once a lease is handed over meanwhile (by an Ack in the
-// background, see shared_ack.go), which the leader takes next.
+// wait blocks in the engine's Wait as the leader does. If a lease is
+// handed over meanwhile (by an Ack in the background, see shared_ack.go),
+// the engine should hear of the Ack's change and wake it; if it has not
+// after handWake (a notification lost, say), wait ends the engine's Wait,
+// and returns with no error for the leader to take the lease. It does not
+// end it at once: ending a Wait in the middle of its round trip costs an
+// engine such as pgstore its connection.
 func (s *sharedStore[K, V]) wait(ctx context.Context, next time.Duration) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	handed := make(chan struct{}, 1)
 	s.waking.Lock()
-	s.wake = cancel
+	s.handed = handed
 	s.waking.Unlock()
 	defer func() {
 		s.waking.Lock()
-		s.wake = nil
+		s.handed = nil
 		s.waking.Unlock()
 	}()
-	if len(s.handoff) > 0 { // handed before wake was set
+	if len(s.handoff) > 0 { // handed before handed was set
 		return nil
 	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		select {
+		case <-handed:
+		case <-stop:
+			return
+		}
+		t := s.clk.NewTimer(handWake)
+		defer t.Stop()
+		select {
+		case <-t.C():
+			cancel()
+		case <-stop:
+		}
+	}()
 	err := s.st.Wait(wctx, s.name, next)
+	close(stop)
+	<-stopped
 	if wctx.Err() != nil && ctx.Err() == nil {
-		return nil // woken by a hand-over
+		return nil // ended for a hand-over
 	}
 	return err
 }
+
+// handWake is how long a lease handed over to a leader that waits in the
+// engine may wait for the engine to wake it.
+const handWake = 50 * time.Millisecond
 
 // stopped returns why a claim loop under ctx ended.
 func (s *sharedStore[K, V]) stopped(ctx context.Context) error {
@@ -136,8 +163,11 @@ func (s *sharedStore[K, V]) hand(ctx context.Context, l istore.Lease[K, V]) {
 	select {
 	case s.handoff <- l:
 		s.waking.Lock()
-		if s.wake != nil {
-			s.wake() // the leader waits in the engine: it takes l instead
+		if s.handed != nil { // the leader waits in the engine: see wait
+			select {
+			case s.handed <- struct{}{}:
+			default:
+			}
 		}
 		s.waking.Unlock()
 	default:

@@ -36,8 +36,8 @@ type sharedStore[K comparable, V any] struct {
 	idle    atomic.Int32            // workers in Get
 	leader  chan struct{}           // holds a token while a worker claims
 	handoff chan istore.Lease[K, V] // leases claimed for other idle workers, two per worker at most
-	waking  sync.Mutex              // guards wake
-	wake    context.CancelFunc      // ends the leader's Wait in the engine, nil when none waits
+	waking  sync.Mutex              // guards handed
+	handed  chan struct{}           // tells the leader that waits in the engine of a hand-over, nil when none waits
 	stop    context.Context         // ends at Stop
 	halt    context.CancelFunc      // ends stop
 

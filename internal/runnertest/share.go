@@ -18,36 +18,42 @@ import (
 // one Store), and checks that the Runner's guarantees hold across them. In
 // strict mode, values of 20 keys added at either instance run one key at a
 // time across both, with growing fences, and each key's values succeed in
-// Add order although some fail once; values of one key added at both
+// Add order although some fail once, with Config.AckInBackground or not; values of one key added at both
 // within the quiet period run as one batch; and an instance whose Shutdown
 // gives up mid-lease leaves its batch to the other at once, at the same
 // attempt. Each runs as a subtest of t; at the end no state is left in
 // their queues.
 func RunnersShare(t *testing.T, s1, s2 store.Store) {
-	t.Run("order and exclusivity", func(t *testing.T) {
-		c := newCluster(t, 300, func(ctx context.Context, _ int, _ string, batch []int) error {
-			time.Sleep(time.Duration(batch[0]%3) * time.Millisecond)
-			if batch[0]%7 == 0 && pacer.Attempt(ctx) == 1 {
-				return errors.New("transient")
-			}
-			return nil
-		})
-		cfg := pacer.Config[string, int]{Store: s1, Name: "strict", MaxBatch: 1, Workers: 3,
-			LeaseTTL: 2 * time.Second, Retry: pacer.Backoff{Initial: 10 * time.Millisecond}}
-		r1, r2 := StartPair(t, cfg, s2, c.handler(1), c.handler(2))
-		want := map[string][]int{}
-		for i := range 300 {
-			key := fmt.Sprint("k", i*7%20)
-			want[key] = append(want[key], i)
-			require.NoError(t, []*pacer.Runner[string, int]{r1, r2}[i*i%2].Add(t.Context(), key, i))
+	for _, background := range []bool{false, true} {
+		name, queue := "order and exclusivity", "strict"
+		if background {
+			name, queue = "order and exclusivity, Acks in the background", "strict-bg"
 		}
-		c.wait(30 * time.Second)
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		require.Equal(t, want, c.done)
-		require.Positive(t, c.by[1])
-		require.Positive(t, c.by[2])
-	})
+		t.Run(name, func(t *testing.T) {
+			c := newCluster(t, 300, func(ctx context.Context, _ int, _ string, batch []int) error {
+				time.Sleep(time.Duration(batch[0]%3) * time.Millisecond)
+				if batch[0]%7 == 0 && pacer.Attempt(ctx) == 1 {
+					return errors.New("transient")
+				}
+				return nil
+			})
+			cfg := pacer.Config[string, int]{Store: s1, Name: queue, MaxBatch: 1, Workers: 3, AckInBackground: background,
+				LeaseTTL: 2 * time.Second, Retry: pacer.Backoff{Initial: 10 * time.Millisecond}}
+			r1, r2 := StartPair(t, cfg, s2, c.handler(1), c.handler(2))
+			want := map[string][]int{}
+			for i := range 300 {
+				key := fmt.Sprint("k", i*7%20)
+				want[key] = append(want[key], i)
+				require.NoError(t, []*pacer.Runner[string, int]{r1, r2}[i*i%2].Add(t.Context(), key, i))
+			}
+			c.wait(30 * time.Second)
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			require.Equal(t, want, c.done)
+			require.Positive(t, c.by[1])
+			require.Positive(t, c.by[2])
+		})
+	}
 
 	t.Run("debounce across instances", func(t *testing.T) {
 		c := newCluster(t, 3, nil)
@@ -103,7 +109,7 @@ func RunnersShare(t *testing.T, s1, s2 store.Store) {
 		require.Equal(t, map[int]int{2: 1}, c.by)
 	})
 
-	for _, q := range []string{"strict", "debounce", "handover"} {
+	for _, q := range []string{"strict", "strict-bg", "debounce", "handover"} {
 		st, err := s1.Stats(context.Background(), q)
 		require.NoError(t, err)
 		require.Equal(t, store.Stats{}, st, "queue %s: every value handled, no state left", q)

@@ -84,13 +84,15 @@ func ChildArgs(t *testing.T, name string) []string {
 }
 
 // ServeThroughput is the body of a Child: a Runner on s's queue q with 4
-// workers, MaxBatch maxBatch and a no-op handler, which starts when "go"
+// workers, MaxBatch maxBatch and a no-op handler (with AckInBackground if
+// PACER_BENCH_ACK_IN_BACKGROUND is 1), which starts when "go"
 // comes on standard input and stops when that closes, then prints how many
 // values it handled. s must be connected already: the parent starts its
 // clock once every child is ready.
 func ServeThroughput[V any](t *testing.T, s store.Store, q string, maxBatch int) {
 	var handled atomic.Int64
-	r, err := pacer.New(pacer.Config[string, V]{Store: s, Name: q, Workers: 4, MaxBatch: maxBatch},
+	background := os.Getenv("PACER_BENCH_ACK_IN_BACKGROUND") == "1"
+	r, err := pacer.New(pacer.Config[string, V]{Store: s, Name: q, Workers: 4, MaxBatch: maxBatch, AckInBackground: background},
 		func(_ context.Context, _ string, batch []V) error { handled.Add(int64(len(batch))); return nil })
 	require.NoError(t, err)
 	ctx := context.Background()
