@@ -119,6 +119,13 @@
 // to 2 idle cores), and by the time a commit waits for the disk, once per
 // flight per process.
 //
+// With pacer's Config.AckInBackground, a worker takes its next batch
+// while its Ack commits, and the Acks of the workers that no longer wait
+// for them share larger flights: in rounds taken in turn with those
+// without it (load average about 2), 8,090-13,910 values/s, all but one
+// over 13,300, with 85-88 µs of server and 29-32 µs of client CPU per
+// value, against 6,070-6,990 (152-172 µs and 60-69 µs) without it.
+//
 // 12 more rounds at load average under 1: 6,240-7,380 values/s, 11 of
 // them at 6,500 or more. 17 before those (load average 0.2 to 2.2):
 // 4,810-7,470 values/s, 8 of them at 6,500 or more, with 142-212 µs of
