@@ -167,10 +167,8 @@ func TestAckInBackground(t *testing.T) {
 type deafWait struct{ *finishClaiming }
 
 func (d deafWait) Wait(ctx context.Context, _ string, wait time.Duration) error {
-	t := time.NewTimer(wait)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-time.After(wait):
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
