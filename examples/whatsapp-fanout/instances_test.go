@@ -14,24 +14,17 @@ import (
 	"time"
 
 	"github.com/pacerkit/pacer/internal/enginetest"
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
 // redisForTest returns a client of the test Redis and a key prefix of the
 // test's own, whose keys are deleted at the end; without a Redis it ends t
-// as enginetest.Missing does.
+// as redistest.Client does.
 func redisForTest(t *testing.T) (*redis.Client, string) {
 	t.Helper()
-	opt, err := redis.ParseURL(enginetest.RedisURL())
-	require.NoError(t, err)
-	client := redis.NewClient(opt)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-	defer cancel()
-	if err := client.Ping(ctx).Err(); err != nil {
-		client.Close()
-		enginetest.Missing(t, fmt.Sprintf("Redis at %s: %v (set PACER_REDIS_URL)", enginetest.RedisURL(), err))
-	}
+	client := redistest.Client(t)
 	prefix := fmt.Sprintf("wa-test-%d-%d", os.Getpid(), time.Now().UnixNano())
 	t.Cleanup(func() {
 		ctx := context.Background()
@@ -39,7 +32,6 @@ func redisForTest(t *testing.T) (*redis.Client, string) {
 		if len(keys) > 0 {
 			client.Del(ctx, keys...)
 		}
-		client.Close()
 	})
 	return client, prefix
 }

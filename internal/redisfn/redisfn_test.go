@@ -3,35 +3,20 @@ package redisfn_test
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer/internal/enginetest"
 	"github.com/pacerkit/pacer/internal/redisfn"
+	"github.com/pacerkit/pacer/internal/redistest"
 )
 
-// client returns a client of the test server, closed when t ends. Without
-// a server the test is skipped, or fails when CI=true.
-func client(t *testing.T) *redis.Client {
-	t.Helper()
-	opt, err := redis.ParseURL(enginetest.RedisURL())
-	require.NoError(t, err, "PACER_REDIS_URL")
-	c := redis.NewClient(opt)
-	t.Cleanup(func() { _ = c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		enginetest.Missing(t, fmt.Sprintf("no Redis at %s (%v)", enginetest.RedisURL(), err))
-	}
-	return c
-}
+// client returns a client of the tests' Redis; see redistest.Client.
+var client = redistest.Client
 
 // newLibrary returns a library of the test's own (its head holds a random
 // comment, so its hash is new), deleted from the server when t ends.

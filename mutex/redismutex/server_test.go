@@ -4,33 +4,19 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer/internal/enginetest"
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/mutex/redismutex"
 )
 
-// client returns a client of the test server, closed when t ends: one per
-// Locker, as separate processes would have. Without a server the test is
-// skipped, or fails when CI=true.
-func client(t testing.TB) *redis.Client {
-	t.Helper()
-	opt, err := redis.ParseURL(enginetest.RedisURL())
-	require.NoError(t, err, "PACER_REDIS_URL")
-	c := redis.NewClient(opt)
-	t.Cleanup(func() { _ = c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		enginetest.Missing(t, fmt.Sprintf("no Redis at %s (%v): start redis-server, or set PACER_REDIS_URL, to run these tests", enginetest.RedisURL(), err))
-	}
-	return c
-}
+// client returns a client of the tests' Redis, one per Locker, as
+// separate processes would have; see redistest.Client.
+var client = redistest.Client
 
 // prefix returns a Config.Prefix no other test uses, whose keys are
 // deleted when t ends.

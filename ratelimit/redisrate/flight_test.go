@@ -6,10 +6,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer/internal/enginetest"
+	"github.com/pacerkit/pacer/internal/redistest"
 )
 
 // recordingServer is a takeServer that records the mosts of each call of
@@ -59,13 +58,7 @@ func TestFlightOfTakesKeepsDeadlines(t *testing.T) {
 // and takes nothing; the tat it returns for each is 100 ms after the
 // last's.
 func TestTakesLikeTakeInTurn(t *testing.T) {
-	opt, err := redis.ParseURL(enginetest.RedisURL())
-	require.NoError(t, err, "PACER_REDIS_URL")
-	c := redis.NewClient(opt)
-	t.Cleanup(func() { _ = c.Close() })
-	if err := c.Ping(t.Context()).Err(); err != nil {
-		enginetest.Missing(t, "redisrate: no Redis: "+err.Error())
-	}
+	c := redistest.Client(t)
 	s, err := newShape("Config", 10, 3, "takes", "pacertest-"+t.Name(), false)
 	require.NoError(t, err)
 	r := newRemote(c, s, s.tag+"tat", s.tag+"pause", false)

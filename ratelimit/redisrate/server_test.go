@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -12,29 +11,12 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer/internal/enginetest"
+	"github.com/pacerkit/pacer/internal/redistest"
 )
 
-// client returns a client of the test Redis, closed when t ends; without
-// a server the test is skipped, or fails under CI.
-func client(t testing.TB) *redis.Client {
-	t.Helper()
-	opt, err := redis.ParseURL(enginetest.RedisURL())
-	require.NoError(t, err, "PACER_REDIS_URL")
-	return dial(t, opt)
-}
-
-func dial(t testing.TB, opt *redis.Options) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(opt)
-	t.Cleanup(func() { _ = c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		enginetest.Missing(t, fmt.Sprintf("no Redis at %s (%v): start redis-server, or set PACER_REDIS_URL, to run these tests", opt.Addr, err))
-	}
-	return c
-}
+// client and dial return clients of the tests' Redis; see
+// redistest.Client and redistest.Dial.
+var client, dial = redistest.Client, redistest.Dial
 
 // prefix returns a Prefix no other test uses; its keys are deleted when t
 // ends.

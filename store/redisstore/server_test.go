@@ -4,35 +4,21 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer/internal/enginetest"
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/store/redisstore"
 )
 
 // serverURL is the Redis the tests use: PACER_REDIS_URL, or a local one.
 func serverURL() string { return enginetest.RedisURL() }
 
-// client returns a client of the test server, closed when t ends. Without
-// a server the test is skipped, or fails when CI=true.
-func client(t testing.TB) *redis.Client {
-	t.Helper()
-	opt, err := redis.ParseURL(serverURL())
-	require.NoError(t, err, "PACER_REDIS_URL")
-	c := redis.NewClient(opt)
-	t.Cleanup(func() { _ = c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		enginetest.Missing(t, fmt.Sprintf("no Redis at %s (%v): start redis-server, or set PACER_REDIS_URL, to run these tests", serverURL(), err))
-	}
-	return c
-}
+// client returns a client of the tests' Redis; see redistest.Client.
+var client = redistest.Client
 
 // prefix returns a Config.Prefix no other test uses.
 func prefix(t testing.TB) string {
