@@ -157,9 +157,11 @@ func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V],
 		// The engine debounces: the values of a key come from every
 		// instance.
 		ss := newSharedStore(cfg, r.adapt)
-		ss.acked = func(l store.Lease[K, V], more bool, err error) {
-			r.ended(l, err)
-			r.rerun(l, more)
+		if cfg.AckInBackground {
+			ss.acked = func(l store.Lease[K, V], more bool, err error) {
+				r.ended(l, err)
+				r.rerun(l, more)
+			}
 		}
 		r.store = ss
 		return r, nil

@@ -44,9 +44,9 @@ func (s *sharedStore[K, V]) Ack(ctx context.Context, l istore.Lease[K, V]) (bool
 }
 
 // ackLater reports whether l's Ack goes on in the background: the Runner
-// asks for it and listens, the engine ends and claims at once, the Runner
-// is not stopping, and the batch was quick.
+// asks for it (acked is set), the engine ends and claims at once, the
+// Runner is not stopping, and the batch was quick.
 func (s *sharedStore[K, V]) ackLater(l istore.Lease[K, V]) bool {
-	return s.ackLate && s.fc != nil && s.acked != nil && s.stop.Err() == nil &&
+	return s.acked != nil && s.fc != nil && s.stop.Err() == nil &&
 		l.Remote != nil && s.clk.Now().Sub(l.Remote.Claimed) < s.ttl/10
 }

@@ -97,33 +97,33 @@ func (s *sharedStore[K, V]) lead(ctx context.Context) (istore.Lease[K, V], error
 	}
 }
 
-// wait blocks in the engine's Wait as the leader does. If a lease is
-// handed over meanwhile (by an Ack in the background, see shared_ack.go),
-// the engine should hear of the Ack's change and wake it; if it has not
+// wait blocks in the engine's Wait as the leader does. With Acks in the
+// background (shared_ack.go), a lease may be handed over meanwhile: the
+// engine should hear of the Ack's change and wake the Wait; if it has not
 // after handWake (a notification lost, say), wait ends the engine's Wait,
 // and returns with no error for the leader to take the lease. It does not
 // end it at once: ending pgstore's Wait in the middle of its statement, at
 // every hand-over, cost a third of the throughput of a busy Runner.
 func (s *sharedStore[K, V]) wait(ctx context.Context, next time.Duration) error {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	handed := make(chan struct{}, 1)
-	s.waking.Lock()
-	s.handed = handed
-	s.waking.Unlock()
-	defer func() {
-		s.waking.Lock()
-		s.handed = nil
-		s.waking.Unlock()
-	}()
-	if len(s.handoff) > 0 { // handed before handed was set
+	if s.acked == nil {
+		// What is handed over then goes to a worker about to take it: the
+		// one whose Finish claimed it, or the leader's own idle workers.
+		return s.st.Wait(ctx, s.name, next)
+	}
+	select {
+	case <-s.handed: // a hand-over that the last Wait, if any, no longer needs
+	default:
+	}
+	if len(s.handoff) > 0 {
 		return nil
 	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
 		select {
-		case <-handed:
+		case <-s.handed:
 		case <-stop:
 			return
 		}
@@ -162,14 +162,10 @@ func (s *sharedStore[K, V]) stopped(ctx context.Context) error {
 func (s *sharedStore[K, V]) hand(ctx context.Context, l istore.Lease[K, V]) {
 	select {
 	case s.handoff <- l:
-		s.waking.Lock()
-		if s.handed != nil { // the leader waits in the engine: see wait
-			select {
-			case s.handed <- struct{}{}:
-			default:
-			}
+		select { // for a leader that waits in the engine: see wait
+		case s.handed <- struct{}{}:
+		default:
 		}
-		s.waking.Unlock()
 	default:
 		s.deferNow(ctx, l)
 	}

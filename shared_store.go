@@ -36,16 +36,14 @@ type sharedStore[K comparable, V any] struct {
 	idle    atomic.Int32            // workers in Get
 	leader  chan struct{}           // holds a token while a worker claims
 	handoff chan istore.Lease[K, V] // leases claimed for other idle workers, two per worker at most
-	waking  sync.Mutex              // guards handed
-	handed  chan struct{}           // tells the leader that waits in the engine of a hand-over, nil when none waits
+	handed  chan struct{}           // holds a token once a lease was handed over (see wait)
 	stop    context.Context         // ends at Stop
 	halt    context.CancelFunc      // ends stop
 
 	// The Acks that go on in the background (shared_ack.go), and who
-	// hears of their end.
-	ackLate bool // Config.AckInBackground
-	acking  sync.WaitGroup
-	acked   func(l istore.Lease[K, V], more bool, err error)
+	// hears of their end: nil without Config.AckInBackground.
+	acking sync.WaitGroup
+	acked  func(l istore.Lease[K, V], more bool, err error)
 
 	// For Adaptive: the engine's backlog, n values read at at (see quiet).
 	backlog struct {
@@ -76,7 +74,7 @@ func newSharedStore[K comparable, V any](cfg Config[K, V], adapt *adaptiveWait) 
 		adapt:    adapt,
 		leader:   make(chan struct{}, 1),
 		handoff:  make(chan istore.Lease[K, V], 2*cfg.Workers),
-		ackLate:  cfg.AckInBackground,
+		handed:   make(chan struct{}, 1),
 		stop:     stop,
 		halt:     halt,
 	}
