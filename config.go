@@ -154,9 +154,10 @@ type Config[K comparable, V any] struct {
 	// throughput about doubles. The key of the batch stays leased until
 	// its Ack ends, so its order and exclusivity are kept; but a worker
 	// may hold one lease more, claimed by its Ack, while it runs its
-	// batch, so the order across keys may shift by a batch, and a failed
-	// Ack (EventRerun, the log) is reported after EventFinished. Shutdown
-	// waits for the Acks in the background. Without Store it does nothing.
+	// batch, so the order across keys may shift by a batch, and what the
+	// Ack tells (a failure, in the log; more values, as EventRerun) comes
+	// after EventFinished. Shutdown waits for the Acks in the background.
+	// Without Store it does nothing.
 	AckInBackground bool
 }
 

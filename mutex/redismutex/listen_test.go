@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer/internal/enginetest"
-	"github.com/pacerkit/pacer/mutex/redismutex"
 )
 
 // A waiter whose Locker lost its subscription is still woken promptly: the
@@ -32,14 +31,7 @@ func TestWaiterAfterSubscriptionKilled(t *testing.T) {
 
 	held, err := a.TryLock(ctx, "k")
 	require.NoError(t, err)
-	got := make(chan *redismutex.Lock, 1)
-	go func() {
-		l, err := b.LockContext(ctx, "k")
-		if err != nil {
-			t.Error(err)
-		}
-		got <- l
-	}()
+	got := lockLater(t, b, ctx, "k")
 	waitMarked(t, cfg, "k")
 	var id string
 	require.Eventually(t, func() bool {

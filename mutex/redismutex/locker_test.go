@@ -230,14 +230,7 @@ func TestLockContextWokenByUnlock(t *testing.T) {
 	held, err := a.TryLock(ctx, "k")
 	require.NoError(t, err)
 
-	got := make(chan *redismutex.Lock, 1)
-	go func() {
-		l, err := b.LockContext(ctx, "k")
-		if err != nil {
-			t.Error(err)
-		}
-		got <- l
-	}()
+	got := lockLater(t, b, ctx, "k")
 	waitMarked(t, cfg, "k")
 	select {
 	case <-got:
@@ -258,6 +251,21 @@ func TestLockContextWokenByUnlock(t *testing.T) {
 	require.Equal(t, held.Fence()+1, l.Fence())
 	require.NoError(t, l.Unlock(ctx))
 	t.Logf("acquired %v after Unlock", took)
+}
+
+// lockLater runs m.LockContext(ctx, key) on a goroutine of its own and
+// returns a channel that gets its Lock (nil, with the test failed, if it
+// returned an error).
+func lockLater(t *testing.T, m *redismutex.Locker, ctx context.Context, key string) <-chan *redismutex.Lock {
+	got := make(chan *redismutex.Lock, 1)
+	go func() {
+		l, err := m.LockContext(ctx, key)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- l
+	}()
+	return got
 }
 
 // waitMarked waits until a LockContext has marked the lock of key as
@@ -288,14 +296,7 @@ func TestLockContextCancelled(t *testing.T) {
 		gaveUp <- err
 	}()
 	waitMarked(t, cfg, "k")
-	got := make(chan *redismutex.Lock, 1)
-	go func() {
-		l, err := b.LockContext(ctx, "k")
-		if err != nil {
-			t.Error(err)
-		}
-		got <- l
-	}()
+	got := lockLater(t, b, ctx, "k")
 	cancel()
 	select {
 	case err := <-gaveUp:
