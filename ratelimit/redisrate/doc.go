@@ -76,8 +76,10 @@
 //     turn after it (a second round trip).
 //   - Contexts: Allow and Wait check ctx first. A Wait whose turn would
 //     come after ctx's deadline returns ratelimit.ErrWouldExceedDeadline
-//     after one round trip, having taken nothing. A Wait whose ctx ends
-//     while it sleeps returns ctx.Err() after one more round trip (at most
+//     after one round trip, having taken nothing; one whose ctx ends while
+//     it waits to share a round trip (see above) returns ctx.Err() without
+//     one. A Wait whose ctx ends while it sleeps returns ctx.Err() after
+//     one more round trip (at most
 //     one second, whatever ctx) that gives its turn back, moving tat back
 //     by one interval, if the tat is still the one it wrote (no turn was
 //     taken after it) and no pause is in effect; otherwise, or if Redis
