@@ -79,10 +79,10 @@
 //     after one round trip, having taken nothing; one whose ctx ends while
 //     it waits to share a round trip (see above) returns ctx.Err() without
 //     one. A Wait whose ctx ends while it sleeps returns ctx.Err() after
-//     one more round trip (at most
-//     one second, whatever ctx) that gives its turn back, moving tat back
-//     by one interval, if the tat is still the one it wrote (no turn was
-//     taken after it) and no pause is in effect; otherwise, or if Redis
+//     one more round trip (at most one second, whatever ctx) that gives
+//     its turn back, moving tat back by one interval, if the tat is still
+//     the one it wrote (no turn was taken after it) and no pause is in
+//     effect; otherwise, or if Redis
 //     cannot be reached, the turn is lost: the bucket lets one event
 //     fewer through, never one more. So is a turn whose reply never
 //     arrived (ctx ended during the round trip, or the connection broke).
