@@ -4,7 +4,7 @@
 // then leads them all in one call of Many, in the order they came. So a
 // caller alone, or a few, cost what they would without a Group, and many
 // at once make one round trip, and one run of a server's fixed costs, for
-// several requests.
+// several requests. A call that flies alone allocates nothing here.
 //
 // A call waits for one flight to land before its own (for more only when
 // over MaxSize wait), as it would wait for a connection or the server
@@ -19,7 +19,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 )
 
 // MaxSize bounds the calls of one flight.
@@ -55,29 +54,26 @@ type call[Req, Res any] struct {
 
 // Do makes the call of r, alone or in a flight, and returns its result.
 func (g *Group[Req, Res]) Do(ctx context.Context, r Req) (Res, error) {
-	c := &call[Req, Res]{ctx: ctx, req: r, done: make(chan struct{}, 1)}
 	g.mu.Lock()
-	lead := g.flying < g.MaxFlying
-	if lead {
+	if g.flying < g.MaxFlying {
 		g.flying++
-	} else {
-		g.waiting = append(g.waiting, c)
+		g.mu.Unlock()
+		return g.fly(ctx, r)
 	}
+	c := &call[Req, Res]{ctx: ctx, req: r, done: make(chan struct{}, 1)}
+	g.waiting = append(g.waiting, c)
 	g.mu.Unlock()
-	if !lead {
-		select {
-		case <-c.done:
-		case <-ctx.Done():
-			if g.leave(c) {
-				var zero Res
-				return zero, ctx.Err()
-			}
-			<-c.done
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		if g.leave(c) {
+			var zero Res
+			return zero, ctx.Err()
 		}
-		lead = c.lead // written before the token
+		<-c.done
 	}
-	if lead {
-		g.fly(c)
+	if c.lead { // written before the token
+		return g.fly(ctx, r)
 	}
 	return c.res, c.err
 }
@@ -96,18 +92,24 @@ func (g *Group[Req, Res]) leave(c *call[Req, Res]) bool {
 	return false
 }
 
-// fly runs the flight that leader leads, with the calls waiting, then
-// hands its place in the air to the first call that waits, and gives each
-// call of the flight its result.
-func (g *Group[Req, Res]) fly(leader *call[Req, Res]) {
+// fly runs the flight that the call of r leads, with the calls waiting,
+// then hands its place in the air to the first call that waits, gives
+// each call of the flight its result, and returns the leader's.
+func (g *Group[Req, Res]) fly(ctx context.Context, r Req) (res Res, err error) {
 	g.mu.Lock()
 	n := min(len(g.waiting), MaxSize-1)
-	flight := append(make([]*call[Req, Res], 0, n+1), leader)
-	flight = append(flight, g.waiting[:n]...)
-	g.waiting = append(g.waiting[:0], g.waiting[n:]...)
+	var others []*call[Req, Res]
+	if n > 0 {
+		others = append(make([]*call[Req, Res], 0, n), g.waiting[:n]...)
+		g.waiting = append(g.waiting[:0], g.waiting[n:]...)
+	}
 	g.mu.Unlock()
 
-	g.send(flight)
+	if len(others) == 0 {
+		res, err = g.One(ctx, r)
+	} else {
+		res, err = g.send(ctx, r, others)
+	}
 
 	g.mu.Lock()
 	if len(g.waiting) > 0 {
@@ -119,43 +121,49 @@ func (g *Group[Req, Res]) fly(leader *call[Req, Res]) {
 		g.flying--
 	}
 	g.mu.Unlock()
-	for _, c := range flight[1:] {
+	for _, c := range others {
 		c.done <- struct{}{}
 	}
+	return res, err
 }
 
-// send makes the call of flight: One for one, Many for several.
-func (g *Group[Req, Res]) send(flight []*call[Req, Res]) {
-	if len(flight) == 1 {
-		c := flight[0]
-		c.res, c.err = g.One(c.ctx, c.req)
-		return
-	}
-	ctx, cancel := flightContext(flight)
+// send makes one call of Many for the leader's r and the others, sets
+// the others' results and returns the leader's.
+func (g *Group[Req, Res]) send(ctx context.Context, r Req, others []*call[Req, Res]) (Res, error) {
+	ctx, cancel := flightContext(ctx, others)
 	defer cancel()
-	reqs := make([]Req, len(flight))
-	for i, c := range flight {
-		reqs[i] = c.req
+	reqs := make([]Req, 0, 1+len(others))
+	reqs = append(reqs, r)
+	for _, c := range others {
+		reqs = append(reqs, c.req)
 	}
 	res, err := g.Many(ctx, reqs)
 	if err == nil && len(res) != len(reqs) {
 		err = fmt.Errorf("flight: Many returned %d results for %d requests", len(res), len(reqs))
 	}
-	for i, c := range flight {
+	for i, c := range others {
 		if err != nil {
 			c.err = err
 			continue
 		}
-		c.res = res[i]
+		c.res = res[i+1]
 	}
+	if err != nil {
+		var zero Res
+		return zero, err
+	}
+	return res[0], nil
 }
 
 // flightContext returns the leader's ctx without its cancellation, ending
 // at the latest deadline of the flight's calls, or never if one has none.
-func flightContext[Req, Res any](flight []*call[Req, Res]) (context.Context, context.CancelFunc) {
-	base := context.WithoutCancel(flight[0].ctx)
-	var last time.Time
-	for _, c := range flight {
+func flightContext[Req, Res any](leader context.Context, others []*call[Req, Res]) (context.Context, context.CancelFunc) {
+	base := context.WithoutCancel(leader)
+	last, ok := leader.Deadline()
+	if !ok {
+		return context.WithCancel(base)
+	}
+	for _, c := range others {
 		dl, ok := c.ctx.Deadline()
 		if !ok {
 			return context.WithCancel(base)

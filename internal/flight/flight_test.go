@@ -186,3 +186,20 @@ func TestFlightSizeBounded(t *testing.T) {
 		require.Len(t, calls[2], 5)
 	})
 }
+
+// A call that flies alone costs the Group no allocation: callers that
+// never share pay nothing for the chance to.
+func TestCallAloneAllocatesNothing(t *testing.T) {
+	g := &Group[int, int]{
+		MaxFlying: 1,
+		One:       func(_ context.Context, r int) (int, error) { return r, nil },
+		Many:      func(context.Context, []int) ([]int, error) { panic("a call alone shared a flight") },
+	}
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(100, func() {
+		if res, err := g.Do(ctx, 7); res != 7 || err != nil {
+			t.Fatalf("Do = %d, %v", res, err)
+		}
+	})
+	require.Zero(t, allocs)
+}
