@@ -100,9 +100,11 @@
 // spread them). Prefix (default "pacer") and Name must not contain braces;
 // a key k may be any string.
 //
-// Nothing outlives its use: tat expires when the bucket is full again, at
-// tat rounded up to the millisecond (SET with PXAT), the pause key when
-// the pause ends. An idle key of a Keyed
+// Nothing outlives its use by more than a second: each key expires at the
+// first whole second of the server's clock past its time, the tat when the
+// bucket is full again, the pause key when the pause ends. A write whose
+// time stays in the key's second leaves the expiry as it is, which spares
+// the server most of a busy bucket's updates of it. An idle key of a Keyed
 // costs nothing in Redis, and a bucket whose keys expired starts full, as
 // it would have been.
 //

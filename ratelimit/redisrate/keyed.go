@@ -20,8 +20,8 @@ var (
 // its Redis, Prefix and Name. Each key's bucket works as a Limiter's does.
 //
 // A key's state lives in Redis only while it matters: its tat key expires
-// when the bucket is full again (it expires at the tat), its
-// pause key when the pause ends. A key never used, or idle long enough to
+// within a second of the bucket being full again, its pause key within a
+// second of the pause's end. A key never used, or idle long enough to
 // be full, costs nothing. Every key of a Keyed shares the hash tag
 // "{Prefix:rate:Name}", so a Redis Cluster serves one Keyed from one node;
 // spread the load with several Names.

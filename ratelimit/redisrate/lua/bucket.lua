@@ -4,16 +4,22 @@
 
   read(tatKey, pauseKey) reads the server's clock and the bucket, and
   returns now, the tat (now if the bucket is full: no tat, or one in the
-  past, as a key expires up to a millisecond late) and the end of the
-  pause (0 if none), in whole microseconds of the server's clock (TIME).
+  past, as a key expires up to a second late), the end of the pause (0 if
+  none), and the tat as stored (nil if none), in whole microseconds of the
+  server's clock (TIME).
 
   conforms(now, tat, pause, interval, span) returns the instant the next
   event conforms at (GCRA): the latest of now, the end of the pause, and
   tat + interval - span.
 
-  write(key, t) stores the time t in key, to expire at t rounded up to
-  the millisecond (PXAT): a tat, or a pause's end. It is written with %d: a Lua number holds it
-  exactly, but tostring would round it to 14 digits; and Redis 7.0
+  write(key, t, old) stores the time t, a tat or a pause's end, in key,
+  which held old (nil if nothing). A key expires at the first whole
+  second of the server's clock past its time (PXAT): late enough to be
+  harmless, as a time in the past means a full bucket, or no pause. So a
+  write whose old time was in the same second as t keeps the key's expiry
+  (KEEPTTL), which spares the server the expiry's update on most writes
+  of a busy bucket. Times are written with %d: a Lua number holds them
+  exactly, but tostring would round them to 14 digits; and Redis 7.0
   formats a number argument with printf's %.17g, which costs more than
   the command.
 ]]
@@ -21,11 +27,12 @@ local function read(tatKey, pauseKey)
   local t = redis.call('TIME')
   local now = t[1] * 1000000 + t[2]
   local v = redis.call('MGET', tatKey, pauseKey)
-  local tat = tonumber(v[1])
+  local old = tonumber(v[1])
+  local tat = old
   if not tat or tat < now then
     tat = now
   end
-  return now, tat, tonumber(v[2]) or 0
+  return now, tat, tonumber(v[2]) or 0, old
 end
 
 local function conforms(now, tat, pause, interval, span)
@@ -39,6 +46,11 @@ local function conforms(now, tat, pause, interval, span)
   return at
 end
 
-local function write(key, t)
-  redis.call('SET', key, string.format('%d', t), 'PXAT', string.format('%d', (t + 999) / 1000))
+local function write(key, t, old)
+  local second = t - t % 1000000
+  if old and old - old % 1000000 == second then
+    redis.call('SET', key, string.format('%d', t), 'KEEPTTL')
+  else
+    redis.call('SET', key, string.format('%d', t), 'PXAT', string.format('%d', second / 1000 + 1000))
+  end
 end

@@ -8,18 +8,21 @@
   ARGV[1]  how long to pause, > 0
   ARGV[2]  span of a full bucket (Burst * interval)
   Times and durations are whole microseconds of the server's clock (TIME);
-  a key expires at its time, rounded up to the millisecond (PXAT).
+  bucket.lua writes the keys.
   Returns 1 if the pause was set or extended, 0 if not.
 ]]
 local t = redis.call('TIME')
 local now = t[1] * 1000000 + t[2]
 local till = now + ARGV[1]
-if (tonumber(redis.call('GET', KEYS[2])) or 0) >= till then
+local v = redis.call('MGET', KEYS[1], KEYS[2])
+local old = tonumber(v[2])
+if old and old >= till then
   return 0
 end
-write(KEYS[2], till)
+write(KEYS[2], till, old)
 local full = now + ARGV[2]
-if (tonumber(redis.call('GET', KEYS[1])) or 0) < full then
-  write(KEYS[1], full)
+old = tonumber(v[1])
+if not old or old < full then
+  write(KEYS[1], full, old)
 end
 return 1

@@ -8,7 +8,7 @@
   ARGV[1]  the tat that take.lua returned
   ARGV[2]  interval between two events
   Times and durations are whole microseconds of the server's clock (TIME);
-  a key expires at its time, rounded up to the millisecond (PXAT).
+  bucket.lua writes the keys.
   Returns 1 if the event was given back, 0 if not.
 ]]
 local v = redis.call('MGET', KEYS[1], KEYS[2])
@@ -24,6 +24,6 @@ local tat = ARGV[1] - ARGV[2]
 if tat <= now then
   redis.call('DEL', KEYS[1])
 else
-  write(KEYS[1], tat)
+  write(KEYS[1], tat, tonumber(v[1]))
 end
 return 1

@@ -22,7 +22,7 @@
   This runs on every Allow and Wait, so it is kept to three calls (TIME,
   MGET, SET), each given strings, and little arithmetic.
 ]]
-local now, tat, pause = read(KEYS[1], KEYS[2])
+local now, tat, pause, old = read(KEYS[1], KEYS[2])
 local at = conforms(now, tat, pause, ARGV[1], ARGV[2])
 local delay = at - now
 if delay > 0 and ARGV[3] ~= '-1' and delay > tonumber(ARGV[3]) then
@@ -32,7 +32,7 @@ if at > tat then
   tat = at
 end
 tat = tat + ARGV[1]
-write(KEYS[1], tat)
+write(KEYS[1], tat, old)
 if delay == 0 then
   return 0
 end

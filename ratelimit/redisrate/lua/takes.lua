@@ -15,7 +15,7 @@
   -1 if it was refused (nothing taken); and the tat written once it was
   taken, which release.lua needs to give it back (0 if refused).
 ]]
-local now, tat, pause = read(KEYS[1], KEYS[2])
+local now, tat, pause, old = read(KEYS[1], KEYS[2])
 local interval, span = tonumber(ARGV[1]), tonumber(ARGV[2])
 local out, taken = {}, false
 for i = 3, #ARGV do
@@ -35,6 +35,6 @@ for i = 3, #ARGV do
   end
 end
 if taken then
-  write(KEYS[1], tat)
+  write(KEYS[1], tat, old)
 end
 return out
