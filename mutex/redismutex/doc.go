@@ -133,74 +133,45 @@
 // # Performance
 //
 // A free lock costs two round trips, TryLock then Unlock, each one
-// function call: a floor of two FCALL, which cost more than two PINGs.
-// Measured on a 2-core virtual machine shared with other work (load
-// average 5.5 to 7.4), against the local Redis 7.0 that other tests used
-// at the same time, with go test -bench 'Ping|Two|LockUnlock' -benchtime
-// 20000x -count 5: alternating rounds of 64 calls and 64 PINGs, serially
-// and by 8 goroutines, the total time of the calls over the PINGs',
-// ranges over the 5 runs:
+// function call, which make the four commands a fenced lock needs: SET NX
+// PX (with GET, which answers a held lock's holder) and INCR of the fence;
+// GET and DEL, to delete the lock only if it is still the caller's. The
+// fence must outlive the lock, so it is a key of its own, and Redis 7.0
+// has no command that deletes a key only if it holds a value. The figures
+// are multiples of a PING on the same client (x-ping-med of go test
+// -bench 'Ping|Two|LockUnlock' -benchtime 20000x, the median over pairs
+// of alternating rounds of 64 calls of their round time over PING's),
+// serially and with 8 calls in flight: 8 runs, Go 1.26, against the local
+// redis-server 7.0.15 on a 2-core VM at load average 1.3 to 1.6, PING 38-48
+// µs serially:
 //
-//	                                  serial          8 in flight
-//	PING against PING                 0.89-1.08x      0.99-1.02x
-//	PING                              22-48 µs        12-19 µs per call
-//	TryLock + Unlock of a free key    2.25-2.52x      2.21-2.32x PING
-//	two functions that return 1       1.83-2.22x      1.73-2.14x PING
-//	two scripts that return 1         2.08-2.47x      2.02-2.13x PING
+//	benchmark                                  serial       8 in flight
+//	TryLock + Unlock of a free key             2.16-2.36    1.90-2.19
+//	TwoFunctions ("return 1", twice)           1.99-2.10    1.94-2.03
+//	TwoFunctions/twoScripts (EVALSHA, twice)   2.04-2.12    2.05-2.15
+//	TwoFunctions/commands (the four commands)  2.15-2.33    1.72-1.92
 //
-// Three more runs on a quieter machine (load average 2): 2.25-2.64x
-// serial, 2.21-2.28x in flight.
-//
-// Five more runs on a quiet machine (load average 1.2, PING 43-56 µs
-// serial), after two changes: the fence is one counter per Name (an INCR
-// of a key that exists, not of a new one), and taking a lock no longer
-// wakes the renewal loop (see below). The figure of each run, then the
-// median of its rounds:
-//
-//	                                  serial          8 in flight
-//	TryLock + Unlock of a free key    2.17-2.48x      2.22-2.33x PING
-//	  median of the rounds            1.99-2.38x      2.14-2.37x
-//	the commands alone, in two        2.30-2.80x      2.04-2.13x
-//	functions (SET NX PX GET and
-//	INCR; GET and DEL), medians       1.99-2.56x      1.97-2.11x
-//
-// Serially, TryLock and Unlock now cost what their commands cost, and
-// meet the 2.2x aimed at in three runs of five (four by the median); in
-// flight they stay 0.1-0.25x above those commands, and above 2.2x in four
-// of five runs.
-//
-// That is still above the 2.2x aimed at, by what the functions do (SET NX
-// PX and INCR; GET and DEL: about 2 µs of Redis' time more than two
-// empty ones, by INFO commandstats on a server of its own) and what the
-// client does (a token from crypto/rand, the names, the bookkeeping of
-// the renewals). Each side of the lock needs its two commands: the fence
-// must outlive the lock, so it is a key of its own, and Redis 7.0 has no
-// command that deletes a key only if it holds a value. Before the package
-// called functions it ran the same code as scripts with EVALSHA; the two
-// in turn, five runs each (-count 1, load average 3.7 to 12.3): TryLock +
-// Unlock 2.23-2.60x serial and 2.38-2.46x in flight with EVALSHA,
-// 2.12-3.15x (2.12-2.63x but for one run) and 2.32-2.53x with FCALL, a
-// difference within the noise of this machine. A LockContext that marks
-// a held lock now learns its holder from the SET NX itself (SET ... GET),
-// one command fewer than before.
-//
-// TestMeasureTimerBeforeRoundTrip (PACER_BENCH=1), on a redis-server of
-// its own, one call at a time, put the medians of TryLock and Unlock at
-// 24.4 µs and 22.9 µs next to a PING of 21.2 µs (2.23x) in its quietest
-// run; in the others the machine's load moved the PINGs between 20 and
-// 66 µs and the ratio with them.
+// The medians over the runs: TryLock + Unlock 2.21 serially and 2.13 in
+// flight, the four commands alone 2.17 and 1.91. Serially the lock costs
+// what its commands cost, within the noise of the machine, and is at or
+// under 2.2x in 3 runs of 8 (2.20-2.23x in 4 more); in flight, in every
+// run. The two functions take 2.8 µs of
+// the server's time each on average (INFO commandstats), two PINGs 0.2
+// µs; the client's side of the lock, the token from crypto/rand, the
+// names and the renewals' bookkeeping, costs what a PING's own does
+// beside it (by a CPU profile of the benchmark).
 //
 // The renewals stay off that path: TryLock pushes the lock on a heap
 // under a mutex, Unlock takes it off, and neither touches a timer, nor
 // wakes the renewal loop but for the first lock after a quiet spell of
-// TTL/3: before, a loop that found its heap empty slept without a timer,
-// so each TryLock of a caller that locked and unlocked in turn woke it (a
-// thread, on an idle core), 0.1-0.3x of a PING serially. A timer per
-// lock (time.AfterFunc) cost more: arming a timer that becomes the
-// runtime's earliest wakes a thread blocked in the network poller, which
-// added 3.6-5.8 µs to the next round trip, a PING of 20-23 µs, in the
-// same measurement. The Context of a Lock is made only when
-// asked for, and the functions' commands are built in one slice of
-// arguments: 20 allocations per TryLock and Unlock in the benchmark, as
-// many as with the scripts before.
+// TTL/3: a loop that found its heap empty and slept without a timer was
+// woken by each TryLock of a caller that locked and unlocked in turn (a
+// thread, on an idle core), 0.1-0.3x of a PING serially. A timer per lock
+// (time.AfterFunc) cost more: arming a timer that becomes the runtime's
+// earliest wakes a thread blocked in the network poller, which added
+// 3.6-5.8 µs to the next round trip, a PING of 20-23 µs
+// (TestMeasureTimerBeforeRoundTrip, with PACER_BENCH=1). The Context of a
+// Lock is made only when asked for, and the functions' commands are built
+// in one slice of arguments: 19 allocations (896 B) per TryLock and
+// Unlock in the benchmark.
 package redismutex

@@ -140,70 +140,60 @@
 //
 // # Performance
 //
-// Measured with go test -run '^$' -bench . -benchtime 20000x -count 5
-// ./ratelimit/redisrate/ (Go 1.26, linux/amd64, a 2-core VM shared with
-// other work, load average 5.5 to 7.9), each benchmark against a
-// redis-server 7.0 of its own on the same machine. Every figure is a
-// multiple of a PING on the same client (x-ping-med): the median, over
-// pairs of alternating rounds of 64 calls, of the call's round time over
-// PING's, serial and with 8 calls in flight. Ranges are over the 5 runs.
+// Allow and Wait make one round trip: an FCALL of take.lua, which makes
+// the three calls a shared GCRA on the server's clock needs, TIME, MGET of
+// the tat and the pause, and SET of the tat. The figures are multiples of
+// a PING on the same client (x-ping-med of go test -bench, the median over
+// pairs of alternating rounds of 64 calls of the call's round time over
+// PING's), serially and with 8 calls in flight: 8 runs of -benchtime
+// 20000x, Go 1.26, each benchmark against a redis-server 7.0.15 of its own
+// on a 2-core VM at load average 0.4 to 1.6, PING 38-48 µs serially and
+// 10-11 µs a call in flight.
 //
-//	benchmark                            serial         8 in flight
-//	BenchmarkPing (PING itself)          0.993-1.017    0.972-1.019
-//	BenchmarkAllow                       1.109-1.274    1.343-1.393
-//	BenchmarkWait                        1.272-1.289    1.243-1.430
-//	BenchmarkKeyedAllow                  1.294-1.378    1.430-1.453
-//	BenchmarkFunctionFloor/empty         1.052-1.075    1.081-1.119
-//	BenchmarkFunctionFloor/calls         1.043-1.229    1.245-1.302
-//	BenchmarkFunctionFloor/evalsha-empty 1.061-1.093    1.125-1.179
+//	benchmark                             serial       8 in flight
+//	Allow                                 1.06-1.24    1.36-1.54
+//	Wait                                  1.10-1.41    1.35-1.53
+//	Keyed.Allow                           1.17-1.38    1.57-1.65
+//	FunctionFloor/empty ("return 0")      1.04-1.07    1.07-1.11
+//	FunctionFloor/calls (the three calls) 1.08-1.13    1.26-1.34
 //
-// Three more runs (-count 3) on a quieter machine (load average 2, PING
-// 50-56 µs serial, its cores idle between calls): Allow 1.00-1.03x serial
-// and 1.17-1.26x in flight, Wait 1.13-1.27x and 1.33-1.43x.
+// The medians over the runs: Allow 1.14 serially and 1.45 in flight, the
+// three calls alone 1.12 and 1.29. go-redis/redis_rate's Allow, a GCRA
+// script run with EVALSHA, measured beside this package's in one run
+// (module internal/baseline, 4 runs): 1.24-1.34 serially and 1.78-1.86 in
+// flight, against 1.14-1.18 and 1.36-1.46.
 //
-// At load average 1 to 1.6, before the calls shared flights: Allow
-// 1.07-1.18x serial and 1.43-1.46x in flight, Wait 1.03-1.31x and
-// 1.36-1.56x, the three calls alone 1.03-1.29x and 1.23-1.26x (medians of
-// the rounds over 3 to 7 runs). Since (4 runs, load average 0.8): Allow
-// 1.07-1.13x and 1.19-1.25x, Wait 1.09-1.39x and 1.25-1.29x, the three
-// calls alone 1.00-1.28x and 1.17-1.30x. With 8 callers and up to 4
-// flights in the air, a flight carries about two events (one to six
-// tried, four did best); Keyed.Allow, which does not share, stays at
-// 1.47-1.58x in flight.
+// Serially Allow costs about what its three calls cost, and is under
+// 1.15x in 6 runs of 8. In flight, where the server's time is on every
+// caller's path, no function that reads the server's clock, reads the
+// bucket and writes it gets to 1.15x on this server: the three calls alone
+// cost 1.26-1.34x. take.lua takes 3.4-3.8 µs of the server's time per
+// call (INFO commandstats), the three calls alone 2.6 µs, a PING 0.1 µs.
+// Two things trimmed it:
 //
-// A PING took 20 to 55 µs serial; the lowest serial figures come from the
-// runs whose PING was slowest. Allow and Wait allocate 4 times per call
-// (168 B), all in go-redis, two fewer than a PING: their commands are
-// built, and the arguments boxed, when the Limiter is made. Keyed.Allow
-// builds its key's names and command on every call (12 allocations, 664
-// B); Keyed.For builds them once.
+//   - A key's expiry moves only when its time enters a new second (see
+//     Keys): SET with KEEPTTL instead of PXAT, and one number fewer to
+//     format, took take.lua from 4.1-4.2 µs to 3.4-3.8 µs, and Allow in
+//     flight from 1.49-1.63x to 1.36-1.54x.
+//   - Calls beyond 4 in flight share one FCALL of takes.lua (see flight.go):
+//     with 8 callers a flight carries about 1.7 events. Fewer flights in
+//     the air make larger ones, but no faster: a caller whose flight
+//     landed comes back to find a place in the air and flies alone, and
+//     the callers that wait are woken by the runtime, which costs on 2
+//     cores about what the shared calls save. One to six were tried; four
+//     did best.
 //
-// The floor benchmarks show where the time goes. Calling any function
-// costs 5-8% of a PING serial, 8-12% in flight ("return 0"), about what
-// an empty script run with EVALSHA costs serial, and a few points less in
-// flight; a function that makes take.lua's three calls (TIME, MGET, SET
-// with PXAT) with constant arguments and computes nothing costs 20-23%
-// serial (in three runs of five; 4% and 13% in the two whose PING took
-// over 50 µs), 25-30% in flight. take.lua's own arithmetic adds about 5
-// points serial and 9 in flight. So the 1.15x aimed at for Allow is out
-// of reach of any function that reads the server's clock, reads the
-// bucket and writes it: the three calls alone cost more. A formulation of
-// two calls (a SET with GET that writes the tat of a full bucket blindly,
-// and a pause that keeps the tat at or past its end) would save one only
-// when the bucket is full, and cost one more whenever it is not, which is
-// when a limit matters; it was not taken. Calls that share a flight pay
-// the fixed part once for several events, which brought Allow in flight
-// down to about the three calls' own cost, but not below 1.15x with 8
-// callers.
+// Allow and Wait allocate 4 times per call (168 B), all in go-redis, two
+// fewer than a PING: their commands are built, and the arguments boxed,
+// when the Limiter is made; a call that waits for a flight allocates two
+// more. Keyed.Allow builds its key's names and command on every call (12
+// allocations, 664 B) and does not share; Keyed.For builds them once.
 //
-// Before this package called functions, it ran the same code as scripts
-// with EVALSHA. The two, run in turn five times each (-count 1, load
-// average 3.7 to 12.3): Allow 1.272-1.295 serial and 1.358-1.405 in
-// flight with EVALSHA, 1.255-1.350 and 1.359-1.409 with FCALL; Wait
-// 1.271-1.323 and 1.359-1.429, then 1.245-1.298 and 1.323-1.383;
-// Keyed.Allow 1.326-1.414 and 1.425-1.486, then 1.324-1.353 and
-// 1.431-1.484; three constant calls 1.189-1.253 and 1.323-1.367 as a
-// script, 1.201-1.221 and 1.279-1.304 as a function. The difference is
-// within the noise of this machine serially, and a few points in flight;
-// FCALL saves one allocation per call.
+// A two-call formulation (a SET with GET that writes the tat of a full
+// bucket blindly, and a pause that keeps the tat at or past its end) was
+// weighed: it saves a call only when the bucket is full, and costs one
+// more whenever it is not, which is when a limit matters. Functions
+// replaced scripts run with EVALSHA, which cost the same serially and a
+// few points more in flight (FunctionFloor/evalsha-empty: 1.03-1.29 and
+// 1.13-1.17), and one allocation more per call.
 package redisrate
