@@ -159,9 +159,10 @@
 //
 // The medians over the runs: Allow 1.14 serially and 1.45 in flight, the
 // three calls alone 1.12 and 1.29. go-redis/redis_rate's Allow, a GCRA
-// script run with EVALSHA, measured beside this package's in one run
-// (module internal/baseline, 4 runs): 1.24-1.34 serially and 1.78-1.86 in
-// flight, against 1.14-1.18 and 1.36-1.46.
+// script run with EVALSHA, measured beside this package's (module
+// internal/baseline, 8 runs): 1.27-1.42 serially and 1.78-1.84 in flight
+// (medians 1.37 and 1.83), against 1.13-1.24 and 1.35-1.50 (1.17 and
+// 1.44).
 //
 // Serially Allow costs about what its three calls cost, and is under
 // 1.15x in 6 runs of 8. In flight, where the server's time is on every
