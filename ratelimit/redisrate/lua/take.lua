@@ -4,8 +4,9 @@
 
   KEYS[1]  tat    STRING  the bucket's theoretical arrival time: it is
                           full again at tat; absent means full; expires
-                          at tat
-  KEYS[2]  pause  STRING  until when the bucket is paused; expires then
+                          at the end of tat's second
+  KEYS[2]  pause  STRING  until when the bucket is paused; expires at the
+                          end of that second
   ARGV[1]  interval between two events (1/Rate), > 0
   ARGV[2]  span of a full bucket (Burst * interval)
   ARGV[3]  the longest delay accepted, or -1 for any
