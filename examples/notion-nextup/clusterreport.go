@@ -208,9 +208,5 @@ func runClusterDemo(ctx context.Context, cfg clusterConfig, stdout io.Writer) er
 	if err != nil {
 		return err
 	}
-	rep.print(stdout)
-	if !rep.ok() {
-		return errors.New("demo checks failed")
-	}
-	return nil
+	return printReport(stdout, rep)
 }

@@ -193,11 +193,7 @@ func runDemo(ctx context.Context, cfg appConfig, addr string, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
-	rep.print(stdout)
-	if !rep.ok() {
-		return errors.New("demo checks failed")
-	}
-	return nil
+	return printReport(stdout, rep)
 }
 
 // serve runs the service for real until SIGINT or SIGTERM: stop taking

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -127,6 +128,21 @@ func coalesced(r *report) bool {
 }
 
 // ok reports whether every check held.
+// A finished is the report of a demo's run: report or clusterReport.
+type finished interface {
+	print(w io.Writer)
+	ok() bool
+}
+
+// printReport prints rep, and fails if one of its checks did not hold.
+func printReport(w io.Writer, rep finished) error {
+	rep.print(w)
+	if !rep.ok() {
+		return errors.New("demo checks failed")
+	}
+	return nil
+}
+
 func (r *report) ok() bool { return r.checks.ok() }
 
 func (r *report) print(w io.Writer) {

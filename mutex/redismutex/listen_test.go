@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer/internal/enginetest"
+	"github.com/pacerkit/pacer/internal/redistest"
 )
 
 // A waiter whose Locker lost its subscription is still woken promptly: the
@@ -23,9 +24,7 @@ func TestWaiterAfterSubscriptionKilled(t *testing.T) {
 	opt, err := redis.ParseURL(enginetest.RedisURL())
 	require.NoError(t, err)
 	opt.ClientName = cfg.Prefix // CLIENT LIST tells its connections by it
-	c := redis.NewClient(opt)
-	defer c.Close()
-	b := newLockerOn(t, c, cfg)
+	b := newLockerOn(t, redistest.Dial(t, opt), cfg)
 	admin := client(t)
 	ctx := context.Background()
 

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer/internal/enginetest"
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/mutex/redismutex"
 )
 
@@ -46,8 +47,7 @@ func TestChildHelper(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(raw), &cfg))
 	opt, err := redis.ParseURL(cfg.URL)
 	require.NoError(t, err)
-	c := redis.NewClient(opt)
-	defer c.Close()
+	c := redistest.Dial(t, opt)
 	m, err := redismutex.New(c, cfg.Config)
 	require.NoError(t, err)
 	defer m.Close()

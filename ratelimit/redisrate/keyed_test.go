@@ -28,16 +28,13 @@ func keyPause(p, key string) string { return "{" + p + ":rate:accounts}:pause:" 
 // keyAllowN calls k.Allow(key) n times and returns how many were allowed.
 func keyAllowN(t testing.TB, k *redisrate.Keyed, key string, n int) int {
 	t.Helper()
-	got := 0
-	for range n {
-		ok, err := k.Allow(context.Background(), key)
-		require.NoError(t, err)
-		if ok {
-			got++
-		}
-	}
-	return got
+	return allowN(t, allowFunc(func(ctx context.Context) (bool, error) { return k.Allow(ctx, key) }), n)
 }
+
+// allowFunc is a func as a value with an Allow method.
+type allowFunc func(context.Context) (bool, error)
+
+func (f allowFunc) Allow(ctx context.Context) (bool, error) { return f(ctx) }
 
 // TestKeyedIndependent: each key has its own bucket, shared by every
 // Keyed with the same Name; a key's pause holds that key only.

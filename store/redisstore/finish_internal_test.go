@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer/internal/enginetest"
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -19,13 +18,7 @@ import (
 // keys they leave with values become ready in that order, behind the keys
 // already waiting, and each claiming call gets its share of the leases.
 func TestSharedFinishKeepsOrder(t *testing.T) {
-	opt, err := redis.ParseURL(enginetest.RedisURL())
-	require.NoError(t, err)
-	c := redis.NewClient(opt)
-	defer c.Close()
-	if err := c.Ping(t.Context()).Err(); err != nil {
-		enginetest.Missing(t, "no Redis at "+enginetest.RedisURL()+": "+err.Error())
-	}
+	c := redistest.Client(t)
 	var id [6]byte
 	_, _ = rand.Read(id[:])
 	s, err := New(c, Config{Prefix: "pacertest-" + hex.EncodeToString(id[:])})

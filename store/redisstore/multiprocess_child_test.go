@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/store/redisstore"
 )
@@ -63,8 +64,7 @@ func TestChildHelper(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(raw), &cfg))
 	opt, err := redis.ParseURL(cfg.URL)
 	require.NoError(t, err)
-	c := redis.NewClient(opt)
-	defer c.Close()
+	c := redistest.Dial(t, opt)
 	s, err := redisstore.New(c, redisstore.Config{Prefix: cfg.Prefix})
 	require.NoError(t, err)
 	defer s.Close()
