@@ -14,7 +14,8 @@
 // server, after a restart without persistence or FUNCTION FLUSH, and on a
 // new node of a cluster. An old version's library stays in the server
 // until FUNCTION DELETE removes it. The Redis user must be allowed
-// FUNCTION LOAD and FCALL.
+// FUNCTION LOAD and FCALL; Check, which the packages' constructors call,
+// makes sure of it, and of the server's version, before the first call.
 package redisfn
 
 import (
@@ -42,13 +43,20 @@ type Library struct {
 }
 
 // New returns the library of head, Lua code that runs once when the
-// library loads (locals the functions share), then fns. Its name is
+// library loads (locals the functions share), then fns, and a function
+// "probe" that Check calls (so no fn may be named "probe"). Its name is
 // prefix followed by a hash of the code; a function's full name, which
 // FCALL takes, is the library's name, "_" and the function's short name
 // (see Function).
 func New(prefix, head string, fns ...Function) *Library {
 	var body strings.Builder
 	body.WriteString(head)
+	for _, fn := range fns {
+		if fn.Name == probeFunction {
+			panic("redisfn: a function is named " + probeFunction + ", as Check's own is")
+		}
+	}
+	fns = append(fns[:len(fns):len(fns)], Function{Name: probeFunction, Body: "return 1"})
 	for _, fn := range fns {
 		// "@_" stands for the library's name, which the hash of this
 		// text gives.
@@ -119,15 +127,17 @@ func missing(err error) bool {
 // cluster. A library already there (another process loaded it first)
 // is no error.
 func (l *Library) Load(ctx context.Context, c redis.UniversalClient) error {
-	load := func(ctx context.Context, c redis.Cmdable) error {
-		err := c.FunctionLoad(ctx, l.code).Err()
-		if err != nil && strings.Contains(err.Error(), "already exists") {
-			return nil
-		}
-		return err
-	}
 	if cc, ok := c.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return load(ctx, m) })
+		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return l.load(ctx, m) })
 	}
-	return load(ctx, c)
+	return l.load(ctx, c)
+}
+
+// load loads the library into the server of c, which is no cluster.
+func (l *Library) load(ctx context.Context, c redis.Cmdable) error {
+	err := c.FunctionLoad(ctx, l.code).Err()
+	if err != nil && strings.Contains(err.Error(), "already exists") {
+		return nil
+	}
+	return err
 }

@@ -1,0 +1,23 @@
+package redistest
+
+import (
+	"net"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// Unreachable returns a client, with go-redis' default options, of an
+// address on which nothing listens (a port just closed), closed when tb
+// ends: a wrong address, as a user might give.
+func Unreachable(tb testing.TB) *redis.Client {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(tb, err)
+	addr := ln.Addr().String()
+	require.NoError(tb, ln.Close())
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
