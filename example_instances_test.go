@@ -26,13 +26,13 @@ func Example_severalInstances() {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer rdb.Close()
 
-	st, err := redisstore.New(rdb, redisstore.Config{})
+	st, err := redisstore.New(ctx, rdb, redisstore.Config{})
 	if err != nil {
 		panic(err)
 	}
 	defer st.Close()
 	// 3 requests a second for the whole service, however many instances.
-	notion, err := redisrate.New(rdb, redisrate.Config{Rate: 3, Burst: 3, Name: "notion"})
+	notion, err := redisrate.New(ctx, rdb, redisrate.Config{Rate: 3, Burst: 3, Name: "notion"})
 	if err != nil {
 		panic(err)
 	}
@@ -67,11 +67,11 @@ func Example_severalInstances() {
 	_ = recompute.Add(ctx, "user-7", "edited page 12")
 
 	// 40 messages a minute per account, and one fan-out per account at once.
-	perAccount, err := redisrate.NewKeyed(rdb, redisrate.KeyedConfig{Rate: 40.0 / 60, Name: "whatsapp"})
+	perAccount, err := redisrate.NewKeyed(ctx, rdb, redisrate.KeyedConfig{Rate: 40.0 / 60, Name: "whatsapp"})
 	if err != nil {
 		panic(err)
 	}
-	accounts, err := redismutex.New(rdb, redismutex.Config{Name: "accounts"})
+	accounts, err := redismutex.New(ctx, rdb, redismutex.Config{Name: "accounts"})
 	if err != nil {
 		panic(err)
 	}

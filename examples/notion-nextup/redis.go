@@ -31,12 +31,12 @@ func openRedis(ctx context.Context, url, prefix string, rate float64, burst int)
 	if err != nil {
 		return nil, err
 	}
-	st, err := redisstore.New(rdb, redisstore.Config{Prefix: prefix})
+	st, err := redisstore.New(ctx, rdb, redisstore.Config{Prefix: prefix})
 	if err != nil {
 		rdb.Close()
 		return nil, err
 	}
-	lim, err := redisrate.New(rdb, redisrate.Config{Rate: rate, Burst: burst, Name: apiBucketName, Prefix: prefix})
+	lim, err := redisrate.New(ctx, rdb, redisrate.Config{Rate: rate, Burst: burst, Name: apiBucketName, Prefix: prefix})
 	if err != nil {
 		st.Close()
 		rdb.Close()

@@ -37,11 +37,11 @@ func openShared(ctx context.Context, url, prefix string, lockTTL time.Duration, 
 	if err := client.Ping(ctx).Err(); err != nil {
 		return nil, nil, fmt.Errorf("-redis %s: %w", url, err)
 	}
-	locker, err := redismutex.New(client, redismutex.Config{TTL: lockTTL, Prefix: prefix, Name: redisName})
+	locker, err := redismutex.New(ctx, client, redismutex.Config{TTL: lockTTL, Prefix: prefix, Name: redisName})
 	if err != nil {
 		return nil, nil, err
 	}
-	limits, err := redisrate.NewKeyed(client, redisrate.KeyedConfig{Rate: rate / 60, Burst: burst, Name: redisName, Prefix: prefix})
+	limits, err := redisrate.NewKeyed(ctx, client, redisrate.KeyedConfig{Rate: rate / 60, Burst: burst, Name: redisName, Prefix: prefix})
 	if err != nil {
 		return nil, nil, errors.Join(err, locker.Close())
 	}

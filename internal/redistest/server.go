@@ -52,11 +52,7 @@ func StartDurableServer(tb testing.TB) *Server {
 func startServer(tb testing.TB, args ...string) *Server {
 	tb.Helper()
 	bin := enginetest.RedisServer(tb)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(tb, err)
-	addr := ln.Addr().String()
-	require.NoError(tb, ln.Close())
-	s := &Server{tb: tb, bin: bin, dir: tb.TempDir(), addr: addr, args: args}
+	s := &Server{tb: tb, bin: bin, dir: tb.TempDir(), addr: ClosedAddr(tb), args: args}
 	s.Start()
 	tb.Cleanup(func() {
 		if s.cmd != nil {

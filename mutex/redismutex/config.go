@@ -31,9 +31,10 @@ type Config struct {
 	TTL time.Duration
 
 	// Prefix starts the name of every Redis key of the Locker: the keys
-	// of a Name are "{Prefix:lock:Name}:...", so that they share one hash
-	// slot. It must not contain a brace. The default value is
-	// DefaultPrefix.
+	// of a Name are "{Prefix:lock:Name}:...", in the name encoding of the
+	// package doc, so that they share one hash slot, and Lockers of
+	// different Prefix or Name share none, whatever bytes they hold. It
+	// must not contain a brace. The default value is DefaultPrefix.
 	Prefix string
 
 	// Name is the namespace of the Locker's locks, such as "accounts":

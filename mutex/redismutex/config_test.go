@@ -1,18 +1,18 @@
 package redismutex_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/mutex/redismutex"
 )
 
 func TestNewValidates(t *testing.T) {
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // New does not connect
-	defer c.Close()
+	c := redistest.Unreachable(t) // the Config is checked first
 	for _, tc := range []struct {
 		cfg  redismutex.Config
 		want string
@@ -24,15 +24,28 @@ func TestNewValidates(t *testing.T) {
 		{redismutex.Config{Name: "a", TTL: 9 * time.Millisecond}, "redismutex: Config.TTL must be at least 10ms, got 9ms"},
 		{redismutex.Config{Name: "a", TTL: 10*time.Millisecond - 1}, "redismutex: Config.TTL must be at least 10ms, got 9ms"},
 	} {
-		m, err := redismutex.New(c, tc.cfg)
+		m, err := redismutex.New(t.Context(), c, tc.cfg)
 		require.EqualError(t, err, tc.want)
 		require.Nil(t, m)
 	}
-	_, err := redismutex.New(nil, redismutex.Config{Name: "a"})
+	_, err := redismutex.New(t.Context(), nil, redismutex.Config{Name: "a"})
 	require.EqualError(t, err, "redismutex: nil client")
 
-	m, err := redismutex.New(c, redismutex.Config{Name: "a", TTL: 10 * time.Millisecond})
+	m, err := redismutex.New(t.Context(), client(t), redismutex.Config{Name: "a", TTL: 10 * time.Millisecond})
 	require.NoError(t, err)
 	require.NoError(t, m.Close())
 	require.NoError(t, m.Close(), "Close twice")
+}
+
+// TestNewUnreachable: New of a wrong address fails at once, well before
+// a ctx of a second ends (go-redis' default retries take about 1.7 s),
+// with the address and what is missing.
+func TestNewUnreachable(t *testing.T) {
+	c := redistest.Unreachable(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	m, err := redismutex.New(ctx, c, redismutex.Config{Name: "a"})
+	require.ErrorContains(t, err, "redismutex: "+c.Options().Addr+": not reachable: dial tcp ")
+	require.Nil(t, m)
+	require.NoError(t, ctx.Err(), "New waited for ctx's deadline")
 }

@@ -5,7 +5,7 @@
 // tokens and a local expiry added.
 //
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-//	m, err := redismutex.New(c, redismutex.Config{Name: "accounts"})
+//	m, err := redismutex.New(ctx, c, redismutex.Config{Name: "accounts"})
 //	...
 //	err = m.Do(ctx, "account-42", func(ctx context.Context) error {
 //		fence, _ := redismutex.FenceFrom(ctx)
@@ -98,12 +98,13 @@
 //
 // # Data model
 //
-// The keys of a Name all start with "{Prefix:lock:Name}:", so that on
-// Redis Cluster they share one hash slot (a PUBLISH reaches the
-// subscribers of every node there). A lock is "...:k:KEY", a STRING
-// holding its holder's token, with a "*" appended once a LockContext
-// waits for it; the Name's fence counter is "...:fence"; the releases
-// that someone waits for are published on "...:released". There are three Lua
+// The keys of a Name all start with "{Prefix:lock:Name}:", in the name
+// encoding below, so that on Redis Cluster they share one hash slot (a
+// PUBLISH reaches the subscribers of every node there). A lock is
+// "...:k:KEY", a STRING holding its holder's token, with a "*" appended
+// once a LockContext waits for it; the Name's fence counter is
+// "...:fence"; the releases that someone waits for are published on
+// "...:released". There are three Lua
 // scripts, in lua/, each a function called with FCALL in one round trip:
 // acquire.lua (SET NX PX, then INCR of the fence; or, if the lock is
 // held, SET NX GET answers its holder, then its remaining PTTL, marking it
@@ -111,15 +112,41 @@
 // DEL, and PUBLISH if marked).
 //
 // The three make up one Redis function library, "pacer_lock_" and a hash
-// of its code, which a Locker loads into a server that lacks it (into
-// every master of a cluster) when a call reports so: on the first call to
-// a new server, and after a restart without persistence or FUNCTION
-// FLUSH; then it calls again. Processes that run different versions of
+// of its code, which New loads into the server (into every master of a
+// cluster), and a call loads again where it reports the library missing:
+// after a restart without persistence or FUNCTION FLUSH, or on a new
+// node; then it calls again. Processes that run different versions of
 // this package each call their own library, on the same keys; an old
 // version's library stays in the server until FUNCTION DELETE removes it.
 // The client's Redis user must be allowed FUNCTION LOAD and FCALL.
 //
+// # The name encoding
+//
+// The braces hold Prefix, "lock" and Name, each escaped ("%" written
+// "%25", ":" written "%3A", every other byte as it is), joined by ":".
+// Prefix "P" and Name "eu:lock:accounts" give
+// "{P:lock:eu%3Alock%3Aaccounts}", Prefix "P:lock:eu" and Name "accounts"
+// give "{P%3Alock%3Aeu:lock:accounts}"; names without "%" or ":" read as
+// they are, "{pacer:lock:accounts}". So Lockers of different Prefix or
+// Name share no lock, fence or channel. That rests on three things: an
+// escaped part holds no ":", so the ":" in the braces split them back
+// into the three; no part holds a brace (New refuses one), so the first
+// "}" ends them; and what follows is "fence" or "released", which hold no
+// ":", or "k:" before a key, so the first ":" after the braces tells
+// which. The stores of package redisstore write two parts in their
+// braces, and the limits of redisrate "rate" as the second, so none of
+// their keys is a Locker's.
+//
 // # Failures
+//
+// New checks the server before it returns, within its ctx: it dials it
+// once and waits for PING's reply, reads its version (HELLO), and loads
+// and calls the function library. A wrong address, a server older than
+// 7.0, or a user not allowed FUNCTION LOAD or FCALL fails there, at once,
+// with an error that names the address and what is missing:
+// "redismutex: 127.0.0.1:6390: not reachable: dial tcp 127.0.0.1:6390:
+// connect: connection refused". A wrong address fails at its first dial,
+// whatever retries the client's options allow.
 //
 // When Redis cannot be reached, TryLock, LockContext and Do return the
 // client's error (after go-redis' own retries), wrapped with

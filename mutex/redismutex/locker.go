@@ -22,9 +22,7 @@ type Locker struct {
 	ttl time.Duration
 	ms  any // ttl in milliseconds, an argument of the functions
 
-	prefix   string // "{Prefix:lock:Name}:", which every name starts with
-	fence    string // the counter of the Name's fences
-	released string // the channel of releases that someone waits for
+	names
 
 	// ctx is the parent of every Lock's Context; Close cancels it, with
 	// cause ErrClosed, which also ends the waits of LockContext.
@@ -39,9 +37,13 @@ type Locker struct {
 	sub     *redis.PubSub        // nil until a LockContext first waits
 }
 
-// New returns a Locker that takes its locks through c, configured by cfg.
-// The Locker does not own c: close c after the Locker.
-func New(c redis.UniversalClient, cfg Config) (*Locker, error) {
+// New returns a Locker that takes its locks through c, configured by cfg,
+// once it made sure, within ctx, that c's server can hold them: that it
+// answers, is Redis 7.0 or later, and lets c's user load and call the
+// package's functions, which it loads. Otherwise, or if cfg is not valid,
+// it returns an error that names the server's address, or the field, and
+// what is wrong. The Locker does not own c: close c after the Locker.
+func New(ctx context.Context, c redis.UniversalClient, cfg Config) (*Locker, error) {
 	if c == nil {
 		return nil, errors.New("redismutex: nil client")
 	}
@@ -49,12 +51,14 @@ func New(c redis.UniversalClient, cfg Config) (*Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := "{" + cfg.Prefix + ":lock:" + cfg.Name + "}:"
-	ctx, cancel := context.WithCancelCause(context.Background())
+	if err := lib.Check(ctx, c); err != nil {
+		return nil, fmt.Errorf("redismutex: %w", err)
+	}
+	life, cancel := context.WithCancelCause(context.Background())
 	m := &Locker{
 		c: c, ttl: cfg.TTL, ms: cfg.TTL.Milliseconds(),
-		prefix: p, fence: p + "fence", released: p + "released",
-		ctx: ctx, cancel: cancel, waiting: map[string][]*waiter{},
+		names: newNames(cfg.Prefix, cfg.Name),
+		ctx:   life, cancel: cancel, waiting: map[string][]*waiter{},
 	}
 	m.leases = newRenewer(cfg.TTL, &m.tasks)
 	return m, nil
@@ -105,7 +109,7 @@ func (m *Locker) acquire(ctx context.Context, key string, wait bool) (*Lock, tim
 		return nil, 0, err
 	}
 	token := rand.Text()
-	name := m.prefix + "k:" + key
+	name := m.lockKey(key)
 	sent := time.Now()
 	var cmd *redis.Cmd
 	if wait {

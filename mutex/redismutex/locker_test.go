@@ -496,7 +496,7 @@ func TestClose(t *testing.T) {
 func ExampleLocker_Do() {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer c.Close()
-	m, err := redismutex.New(c, redismutex.Config{Name: "accounts"})
+	m, err := redismutex.New(context.Background(), c, redismutex.Config{Name: "accounts"})
 	if err != nil {
 		panic(err)
 	}

@@ -48,7 +48,7 @@ func TestChildHelper(t *testing.T) {
 	opt, err := redis.ParseURL(cfg.URL)
 	require.NoError(t, err)
 	c := redistest.Dial(t, opt)
-	m, err := redismutex.New(c, cfg.Config)
+	m, err := redismutex.New(t.Context(), c, cfg.Config)
 	require.NoError(t, err)
 	defer m.Close()
 	ctx := context.Background()

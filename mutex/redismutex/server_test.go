@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/redisname"
 	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/mutex/redismutex"
 )
@@ -18,8 +19,9 @@ import (
 // separate processes would have; see redistest.Client.
 var client = redistest.Client
 
-// prefix returns a Config.Prefix no other test uses, whose keys are
-// deleted when t ends.
+// prefix returns a Config.Prefix no other test uses, nor starts with;
+// its keys, and those of the prefixes that start with it, are deleted
+// when t ends.
 func prefix(t testing.TB) string {
 	t.Helper()
 	var b [6]byte
@@ -28,7 +30,7 @@ func prefix(t testing.TB) string {
 	t.Cleanup(func() {
 		c := client(t)
 		ctx := context.Background()
-		iter := c.Scan(ctx, 0, "{"+p+":*", 1000).Iterator()
+		iter := c.Scan(ctx, 0, "{"+p+"*", 1000).Iterator()
 		for iter.Next(ctx) {
 			c.Del(ctx, iter.Val())
 		}
@@ -45,7 +47,7 @@ func newLocker(t testing.TB, cfg redismutex.Config) *redismutex.Locker {
 
 func newLockerOn(t testing.TB, c redis.UniversalClient, cfg redismutex.Config) *redismutex.Locker {
 	t.Helper()
-	m, err := redismutex.New(c, cfg)
+	m, err := redismutex.New(t.Context(), c, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
 	return m
@@ -58,5 +60,5 @@ func config(t testing.TB, ttl time.Duration) redismutex.Config {
 
 // lockKey is the Redis key of the lock of key under cfg.
 func lockKey(cfg redismutex.Config, key string) string {
-	return "{" + cfg.Prefix + ":lock:" + cfg.Name + "}:k:" + key
+	return redisname.KeyPrefix(cfg.Prefix, "lock", cfg.Name) + "k:" + key
 }

@@ -35,7 +35,7 @@ func BenchmarkPing(b *testing.B) {
 // its time as a multiple of a PING's (x-ping).
 func BenchmarkAllow(b *testing.B) {
 	c := benchClient(b)
-	l, err := redisrate.New(c, redisrate.Config{Rate: huge, Burst: huge, Name: "bench"})
+	l, err := redisrate.New(b.Context(), c, redisrate.Config{Rate: huge, Burst: huge, Name: "bench"})
 	require.NoError(b, err)
 	ctx := context.Background()
 	allow := func(int64) error {
@@ -52,7 +52,7 @@ func BenchmarkAllow(b *testing.B) {
 // reports its time as a multiple of a PING's (x-ping).
 func BenchmarkWait(b *testing.B) {
 	c := benchClient(b)
-	l, err := redisrate.New(c, redisrate.Config{Rate: huge, Burst: huge, Name: "bench"})
+	l, err := redisrate.New(b.Context(), c, redisrate.Config{Rate: huge, Burst: huge, Name: "bench"})
 	require.NoError(b, err)
 	ctx := context.Background()
 	wait := func(int64) error { return l.Wait(ctx) }
@@ -93,7 +93,7 @@ func BenchmarkFunctionFloor(b *testing.B) {
 // multiple of a PING's (x-ping).
 func BenchmarkKeyedAllow(b *testing.B) {
 	c := benchClient(b)
-	k, err := redisrate.NewKeyed(c, redisrate.KeyedConfig{Rate: huge, Burst: huge, Name: "bench"})
+	k, err := redisrate.NewKeyed(b.Context(), c, redisrate.KeyedConfig{Rate: huge, Burst: huge, Name: "bench"})
 	require.NoError(b, err)
 	ctx := context.Background()
 	keys := make([]string, 1000)

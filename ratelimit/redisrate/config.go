@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pacerkit/pacer/internal/redisname"
 	"github.com/pacerkit/pacer/internal/timing"
 )
 
@@ -38,8 +39,10 @@ type Config struct {
 	// and must not contain a brace.
 	Name string
 	// Prefix starts the name of every Redis key: the keys are
-	// "{Prefix:rate:Name}:tat" and "{Prefix:rate:Name}:pause". It must not
-	// contain a brace. The default is DefaultPrefix.
+	// "{Prefix:rate:Name}:tat" and "{Prefix:rate:Name}:pause", in the name
+	// encoding of the package doc, so that buckets of different Prefix or
+	// Name share none, whatever bytes they hold. It must not contain a
+	// brace. The default is DefaultPrefix.
 	Prefix string
 	// FailOpen says what Allow answers when Redis cannot be reached: false
 	// (the default) refuses the event, true lets it through. Wait returns
@@ -60,7 +63,8 @@ type KeyedConfig struct {
 	Name string
 	// Prefix starts the name of every Redis key: a key's are
 	// "{Prefix:rate:Name}:tat:" and "{Prefix:rate:Name}:pause:" followed by
-	// the key. It must not contain a brace. The default is DefaultPrefix.
+	// the key, in the name encoding of the package doc. It must not
+	// contain a brace. The default is DefaultPrefix.
 	Prefix string
 	// FailOpen is as in Config, for every key.
 	FailOpen bool
@@ -70,7 +74,7 @@ type KeyedConfig struct {
 // every bucket of a Limiter or a Keyed shares.
 type shape struct {
 	name     string // Name, for errors
-	tag      string // "{Prefix:rate:Name}:", which starts every key
+	tag      string // "{Prefix:rate:Name}:" in the name encoding, which starts every key
 	failOpen bool
 
 	// The arguments of the functions, boxed once: the microseconds between
@@ -124,13 +128,21 @@ func newShape(typ string, rate float64, burst int, name, prefix string, failOpen
 	clk := timing.Real{}
 	return &shape{
 		name:        name,
-		tag:         "{" + prefix + ":rate:" + name + "}:",
+		tag:         redisname.KeyPrefix(prefix, "rate", name),
 		failOpen:    failOpen,
 		intervalArg: interval,
 		spanArg:     span,
 		clk:         clk,
 		nanos:       timing.NewNanos(clk),
 	}, nil
+}
+
+// limiterKeys returns the names of a Limiter's tat and pause keys.
+func (s *shape) limiterKeys() (tat, pause string) { return s.tag + "tat", s.tag + "pause" }
+
+// keyedKeys returns the names of the tat and pause keys of a Keyed's key.
+func (s *shape) keyedKeys(key string) (tat, pause string) {
+	return s.tag + "tat:" + key, s.tag + "pause:" + key
 }
 
 // microsUp returns d > 0 in whole microseconds, rounded up so that a

@@ -3,7 +3,7 @@
 // GCRA, with a pause that any instance can set and every instance obeys.
 //
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-//	notion, err := redisrate.New(c, redisrate.Config{Rate: 3, Burst: 3, Name: "notion"})
+//	notion, err := redisrate.New(ctx, c, redisrate.Config{Rate: 3, Burst: 3, Name: "notion"})
 //
 // A Limiter is a ratelimit.Limiter (Wait) and a ratelimit.Pauser
 // (PauseFor), so it goes wherever a ratelimit.Bucket goes: a pacer
@@ -41,10 +41,10 @@
 // Keyed.For does.
 //
 // The four, with bucket.lua, the code they share, make up one Redis
-// function library, "pacer_rate_" and a hash of its code, which a Limiter
-// or Keyed loads into a server that lacks it (into every master of a
-// cluster) when a call reports so: on the first call to a new server, and
-// after a restart without persistence or FUNCTION FLUSH; then it calls
+// function library, "pacer_rate_" and a hash of its code, which New and
+// NewKeyed load into the server (into every master of a cluster), and a
+// call loads again where it reports the library missing: after a restart
+// without persistence or FUNCTION FLUSH, or on a new node; then it calls
 // again. Processes that run different versions of this package each call
 // their own library, on the same keys; an old version's library stays in
 // the server until FUNCTION DELETE removes it. The client's Redis user
@@ -100,6 +100,21 @@
 // spread them). Prefix (default "pacer") and Name must not contain braces;
 // a key k may be any string.
 //
+// The braces are written in the name encoding: Prefix, "rate" and Name,
+// each escaped ("%" written "%25", ":" written "%3A", every other byte as
+// it is), joined by ":". Prefix "P" and Name "eu:rate:notion" give
+// "{P:rate:eu%3Arate%3Anotion}", Prefix "P:rate:eu" and Name "notion"
+// give "{P%3Arate%3Aeu:rate:notion}"; names without "%" or ":" read as
+// they are, "{pacer:rate:notion}". So two buckets of different Prefix or
+// Name share no key. That rests on three things: an escaped part holds no
+// ":", so the ":" in the braces split them back into the three; no part
+// holds a brace (New and NewKeyed refuse one), so the key's first "}"
+// ends them; and what follows is "tat" or "pause", which hold no ":", or
+// either and ":" before a Keyed's key, so the first ":" after the braces
+// tells which, and a Limiter's keys are never a Keyed's. The stores of
+// package redisstore write two parts in their braces, and the locks of
+// redismutex "lock" as the second, so none of their keys is a bucket's.
+//
 // Nothing outlives its use by more than a second: each key expires at the
 // first whole second of the server's clock past its time, the tat when the
 // bucket is full again, the pause key when the pause ends. A write whose
@@ -109,6 +124,15 @@
 // it would have been.
 //
 // # Failures
+//
+// New and NewKeyed check the server before they return, within their ctx:
+// they dial it once and wait for PING's reply, read its version (HELLO),
+// and load and call the function library. A wrong address, a server older
+// than 7.0, or a user not allowed FUNCTION LOAD or FCALL fails there, at
+// once, with an error that names the address and what is missing:
+// `redisrate: 127.0.0.1:6390: not reachable: dial tcp 127.0.0.1:6390:
+// connect: connection refused`. A wrong address fails at its first dial,
+// whatever retries the client's options allow.
 //
 // A call that cannot reach Redis returns the client's error wrapped with the
 // package, the call and the bucket: `redisrate: Allow on "notion": dial tcp

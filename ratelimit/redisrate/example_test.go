@@ -15,9 +15,10 @@ import (
 // Limiter paces a Runner's calls and the requests they make, and a 429
 // with Retry-After that any instance receives pauses all of them.
 func Example() {
+	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer c.Close()
-	notion, err := redisrate.New(c, redisrate.Config{Rate: 3, Burst: 3, Name: "notion"})
+	notion, err := redisrate.New(ctx, c, redisrate.Config{Rate: 3, Burst: 3, Name: "notion"})
 	if err != nil {
 		panic(err)
 	}
@@ -38,7 +39,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	_ = r.Run(context.Background())
+	_ = r.Run(ctx)
 }
 
 // A per-account limit across instances: 10 requests a second per account,
@@ -46,7 +47,7 @@ func Example() {
 func ExampleKeyed_For() {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer c.Close()
-	accounts, err := redisrate.NewKeyed(c, redisrate.KeyedConfig{Rate: 10, Burst: 10, Name: "accounts"})
+	accounts, err := redisrate.NewKeyed(context.Background(), c, redisrate.KeyedConfig{Rate: 10, Burst: 10, Name: "accounts"})
 	if err != nil {
 		panic(err)
 	}
@@ -61,11 +62,12 @@ func ExampleKeyed_For() {
 func ExampleLimiter_Allow() {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer c.Close()
-	signups, err := redisrate.New(c, redisrate.Config{Rate: 5, Burst: 20, Name: "signups"})
+	ctx := context.Background()
+	signups, err := redisrate.New(ctx, c, redisrate.Config{Rate: 5, Burst: 20, Name: "signups"})
 	if err != nil {
 		panic(err)
 	}
-	if ok, err := signups.Allow(context.Background()); !ok {
+	if ok, err := signups.Allow(ctx); !ok {
 		_ = err // nil: over the limit; not nil: Redis could not be reached
 		return
 	}

@@ -33,14 +33,19 @@ type Keyed struct {
 	s *shape
 }
 
-// NewKeyed returns a Keyed of cfg's shared buckets on client, or an error
-// naming the first invalid field of cfg. It does not talk to Redis.
-func NewKeyed(client redis.UniversalClient, cfg KeyedConfig) (*Keyed, error) {
+// NewKeyed returns a Keyed of cfg's shared buckets on client, once it
+// made sure, within ctx, that client's server can hold them, as New does;
+// otherwise, or if cfg is not valid, an error that names the server's
+// address, or the first invalid field, and what is wrong.
+func NewKeyed(ctx context.Context, client redis.UniversalClient, cfg KeyedConfig) (*Keyed, error) {
 	if client == nil {
 		return nil, errors.New("redisrate: NewKeyed needs a client, got nil")
 	}
 	s, err := cfg.shape()
 	if err != nil {
+		return nil, err
+	}
+	if err := check(ctx, client); err != nil {
 		return nil, err
 	}
 	return &Keyed{c: client, s: s}, nil
@@ -82,7 +87,8 @@ func (k *Keyed) bucket(key string) *bucket {
 }
 
 func (k *Keyed) init(b *bucket, key string, ahead bool) {
-	r := newRemote(k.c, k.s, k.s.tag+"tat:"+key, k.s.tag+"pause:"+key, ahead)
+	tat, pause := k.s.keyedKeys(key)
+	r := newRemote(k.c, k.s, tat, pause, ahead)
 	b.srv = r
 	if ahead { // a KeyLimiter's calls share flights, as a Limiter's do
 		b.srv = newFlights(r, k.s.clk.Now)

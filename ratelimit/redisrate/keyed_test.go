@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/redisname"
 	"github.com/pacerkit/pacer/ratelimit"
 	"github.com/pacerkit/pacer/ratelimit/redisrate"
 )
@@ -17,13 +18,15 @@ func newKeyed(t testing.TB, c redis.UniversalClient, cfg redisrate.KeyedConfig) 
 	if cfg.Name == "" {
 		cfg.Name = "accounts"
 	}
-	k, err := redisrate.NewKeyed(c, cfg)
+	k, err := redisrate.NewKeyed(t.Context(), c, cfg)
 	require.NoError(t, err)
 	return k
 }
 
-func keyTat(p, key string) string   { return "{" + p + ":rate:accounts}:tat:" + key }
-func keyPause(p, key string) string { return "{" + p + ":rate:accounts}:pause:" + key }
+func keyTat(p, key string) string { return redisname.KeyPrefix(p, "rate", "accounts") + "tat:" + key }
+func keyPause(p, key string) string {
+	return redisname.KeyPrefix(p, "rate", "accounts") + "pause:" + key
+}
 
 // keyAllowN calls k.Allow(key) n times and returns how many were allowed.
 func keyAllowN(t testing.TB, k *redisrate.Keyed, key string, n int) int {

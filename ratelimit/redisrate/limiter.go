@@ -32,9 +32,13 @@ type Limiter struct {
 	b bucket
 }
 
-// New returns a Limiter of cfg's shared bucket on client, or an error
-// naming the first invalid field of cfg. It does not talk to Redis.
-func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
+// New returns a Limiter of cfg's shared bucket on client, once it made
+// sure, within ctx, that client's server can hold it: that it answers, is
+// Redis 7.0 or later, and lets client's user load and call the package's
+// functions, which it loads. Otherwise, or if cfg is not valid, it returns
+// an error that names the server's address, or the first invalid field,
+// and what is wrong.
+func New(ctx context.Context, client redis.UniversalClient, cfg Config) (*Limiter, error) {
 	if client == nil {
 		return nil, errors.New("redisrate: New needs a client, got nil")
 	}
@@ -42,9 +46,13 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := check(ctx, client); err != nil {
+		return nil, err
+	}
 	l := &Limiter{}
 	l.b.s = s
-	l.b.srv = newFlights(newRemote(client, s, s.tag+"tat", s.tag+"pause", true), s.clk.Now)
+	tat, pause := s.limiterKeys()
+	l.b.srv = newFlights(newRemote(client, s, tat, pause, true), s.clk.Now)
 	return l, nil
 }
 

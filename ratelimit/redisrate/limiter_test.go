@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/redisname"
 	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/ratelimit"
 	"github.com/pacerkit/pacer/ratelimit/redisrate"
@@ -21,14 +22,14 @@ func newLimiter(t testing.TB, c redis.UniversalClient, cfg redisrate.Config) *re
 	if cfg.Name == "" {
 		cfg.Name = "api"
 	}
-	l, err := redisrate.New(c, cfg)
+	l, err := redisrate.New(t.Context(), c, cfg)
 	require.NoError(t, err)
 	return l
 }
 
 // tatKey and pauseKey are the names of a Limiter's keys.
-func tatKey(p, name string) string   { return "{" + p + ":rate:" + name + "}:tat" }
-func pauseKey(p, name string) string { return "{" + p + ":rate:" + name + "}:pause" }
+func tatKey(p, name string) string   { return redisname.KeyPrefix(p, "rate", name) + "tat" }
+func pauseKey(p, name string) string { return redisname.KeyPrefix(p, "rate", name) + "pause" }
 
 // allowN calls Allow n times and returns how many were allowed.
 func allowN(t testing.TB, l interface {
@@ -297,16 +298,23 @@ func TestWaitCanceledFirst(t *testing.T) {
 	require.Zero(t, c.Exists(context.Background(), tatKey(p, "api")).Val())
 }
 
-// TestRedisUnreachable: without Redis, Allow fails closed (or open with
-// FailOpen), Wait returns the error either way, and every error names the
-// package. A pause still holds this Limiter value.
+// TestRedisUnreachable: once Redis is gone, Allow fails closed (or open
+// with FailOpen), Wait returns the error either way, and every error
+// names the package. A pause still holds this Limiter value.
 func TestRedisUnreachable(t *testing.T) {
 	t.Parallel()
-	c := redis.NewClient(&redis.Options{Addr: closedAddr(t), MaxRetries: -1, DialerRetries: 1})
-	t.Cleanup(func() { _ = c.Close() })
+	srv := redistest.StartServer(t)
+	c := dial(t, &redis.Options{Addr: srv.Addr(), MaxRetries: -1, DialerRetries: 1})
 	ctx := context.Background()
+	limiters := map[bool]*redisrate.Limiter{}
 	for _, open := range []bool{false, true} {
-		l := newLimiter(t, c, redisrate.Config{Rate: 10, Name: "down", FailOpen: open})
+		limiters[open] = newLimiter(t, c, redisrate.Config{Rate: 10, Name: "down", FailOpen: open})
+	}
+	k, err := redisrate.NewKeyed(t.Context(), c, redisrate.KeyedConfig{Rate: 10, Name: "down"})
+	require.NoError(t, err)
+	srv.Stop()
+
+	for open, l := range limiters {
 		ok, err := l.Allow(ctx)
 		require.ErrorContains(t, err, `redisrate: Allow on "down": `)
 		require.Equal(t, open, ok, "Allow with FailOpen=%v", open)
@@ -321,8 +329,6 @@ func TestRedisUnreachable(t *testing.T) {
 		require.ErrorIs(t, l.Wait(short), ratelimit.ErrWouldExceedDeadline)
 		cancel()
 	}
-	k, err := redisrate.NewKeyed(c, redisrate.KeyedConfig{Rate: 10, Name: "down"})
-	require.NoError(t, err)
 	_, err = k.Allow(ctx, "acct")
 	require.ErrorContains(t, err, `redisrate: Allow on "down", key "acct": `)
 }
@@ -342,11 +348,11 @@ func TestFunctionsFlushed(t *testing.T) {
 	require.Equal(t, int64(1), c.Exists(ctx, pauseKey("pacer", "api")).Val())
 }
 
-// TestConfigErrors: New and NewKeyed name the field that is wrong.
+// TestConfigErrors: New and NewKeyed name the field that is wrong, before
+// they look for the server.
 func TestConfigErrors(t *testing.T) {
 	t.Parallel()
-	c := redis.NewClient(&redis.Options{Addr: closedAddr(t)})
-	t.Cleanup(func() { _ = c.Close() })
+	c := redistest.Unreachable(t)
 	for _, tc := range []struct {
 		cfg  redisrate.Config
 		want string
@@ -360,13 +366,29 @@ func TestConfigErrors(t *testing.T) {
 		{redisrate.Config{Rate: 1, Name: "a{b"}, "redisrate: Config.Name \"a{b\" has a brace"},
 		{redisrate.Config{Rate: 1, Name: "a", Prefix: "p}"}, "redisrate: Config.Prefix \"p}\" has a brace"},
 	} {
-		_, err := redisrate.New(c, tc.cfg)
+		_, err := redisrate.New(t.Context(), c, tc.cfg)
 		require.ErrorContains(t, err, tc.want, "%+v", tc.cfg)
-		_, err = redisrate.NewKeyed(c, redisrate.KeyedConfig(tc.cfg))
+		_, err = redisrate.NewKeyed(t.Context(), c, redisrate.KeyedConfig(tc.cfg))
 		require.ErrorContains(t, err, "redisrate: KeyedConfig.")
 	}
-	_, err := redisrate.New(nil, redisrate.Config{Rate: 1, Name: "a"})
+	_, err := redisrate.New(t.Context(), nil, redisrate.Config{Rate: 1, Name: "a"})
 	require.ErrorContains(t, err, "redisrate: New needs a client")
-	_, err = redisrate.New(c, redisrate.Config{Rate: 1, Name: "a"})
+	_, err = redisrate.New(t.Context(), client(t), redisrate.Config{Rate: 1, Name: "a"})
 	require.NoError(t, err, "Burst and Prefix have defaults")
+}
+
+// TestNewUnreachable: New and NewKeyed of a wrong address fail at once,
+// well before a ctx of a second ends (go-redis' default retries take
+// about 1.7 s), with the address and what is missing.
+func TestNewUnreachable(t *testing.T) {
+	t.Parallel()
+	c := redistest.Unreachable(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	want := "redisrate: " + c.Options().Addr + ": not reachable: dial tcp "
+	_, err := redisrate.New(ctx, c, redisrate.Config{Rate: 1, Name: "a"})
+	require.ErrorContains(t, err, want)
+	_, err = redisrate.NewKeyed(ctx, c, redisrate.KeyedConfig{Rate: 1, Name: "a"})
+	require.ErrorContains(t, err, want)
+	require.NoError(t, ctx.Err(), "New waited for ctx's deadline")
 }

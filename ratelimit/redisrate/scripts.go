@@ -29,6 +29,15 @@ var (
 	releaseFn = lib.Function("release")
 )
 
+// check makes sure that c's server can run lib, and loads it there: see
+// redisfn.Library.Check.
+func check(ctx context.Context, c redis.UniversalClient) error {
+	if err := lib.Check(ctx, c); err != nil {
+		return fmt.Errorf("redisrate: %w", err)
+	}
+	return nil
+}
+
 func function(name string) redisfn.Function {
 	b, err := luaFiles.ReadFile("lua/" + name + ".lua")
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net"
 	"testing"
 	"time"
 
@@ -18,8 +17,8 @@ import (
 // redistest.Client and redistest.Dial.
 var client, dial = redistest.Client, redistest.Dial
 
-// prefix returns a Prefix no other test uses; its keys are deleted when t
-// ends.
+// prefix returns a Prefix no other test uses, nor starts with; its keys,
+// and those of the prefixes that start with it, are deleted when t ends.
 func prefix(t testing.TB, c *redis.Client) string {
 	t.Helper()
 	var b [6]byte
@@ -27,22 +26,12 @@ func prefix(t testing.TB, c *redis.Client) string {
 	p := "pacertest-" + hex.EncodeToString(b[:])
 	t.Cleanup(func() {
 		ctx := context.Background()
-		iter := c.Scan(ctx, 0, "{"+p+":*", 1000).Iterator()
+		iter := c.Scan(ctx, 0, "{"+p+"*", 1000).Iterator()
 		for iter.Next(ctx) {
 			c.Del(ctx, iter.Val())
 		}
 	})
 	return p
-}
-
-// closedAddr returns an address where nothing listens.
-func closedAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
 }
 
 // serverTime reads the server's clock.

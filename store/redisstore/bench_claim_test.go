@@ -25,7 +25,7 @@ func TestMeasureClaimLatency(t *testing.T) {
 	benchOnly(t)
 	addr := redistest.StartServer(t).Addr()
 	c := benchClient(t, addr)
-	s, err := redisstore.New(c, redisstore.Config{Prefix: "claim"})
+	s, err := redisstore.New(t.Context(), c, redisstore.Config{Prefix: "claim"})
 	require.NoError(t, err)
 	defer s.Close()
 	ctx := context.Background()

@@ -26,7 +26,7 @@ func TestIdleRunnerCommands(t *testing.T) {
 	}
 	addr := redistest.StartServer(t).Addr()
 	c := benchClient(t, addr)
-	s, err := redisstore.New(c, redisstore.Config{Prefix: "idle"})
+	s, err := redisstore.New(t.Context(), c, redisstore.Config{Prefix: "idle"})
 	require.NoError(t, err)
 	defer s.Close()
 	r, err := pacer.New(pacer.Config[string, int]{Store: s, Name: "q", Workers: 2},

@@ -26,7 +26,7 @@ func BenchmarkPing(b *testing.B) {
 // reports its cost as a multiple of a PING's (x-ping).
 func BenchmarkAdd(b *testing.B) {
 	c := benchClient(b, redistest.StartServer(b).Addr())
-	s, err := redisstore.New(c, redisstore.Config{Prefix: "bench"})
+	s, err := redisstore.New(b.Context(), c, redisstore.Config{Prefix: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

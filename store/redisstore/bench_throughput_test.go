@@ -37,7 +37,7 @@ func TestMeasureThroughput(t *testing.T) {
 	benchOnly(t)
 	addr := redistest.StartServer(t).Addr()
 	c := benchClient(t, addr)
-	s, err := redisstore.New(c, redisstore.Config{Prefix: "tp"})
+	s, err := redisstore.New(t.Context(), c, redisstore.Config{Prefix: "tp"})
 	require.NoError(t, err)
 	defer s.Close()
 	const values, keys, rounds = 20000, 500, 3
@@ -161,7 +161,7 @@ func TestThroughputChild(t *testing.T) {
 	maxBatch, err := strconv.Atoi(f[3])
 	require.NoError(t, err)
 	c := benchClient(t, addr)
-	s, err := redisstore.New(c, redisstore.Config{Prefix: prefix})
+	s, err := redisstore.New(t.Context(), c, redisstore.Config{Prefix: prefix})
 	require.NoError(t, err)
 	defer s.Close()
 	require.NoError(t, c.Ping(context.Background()).Err())

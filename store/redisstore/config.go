@@ -11,9 +11,11 @@ const DefaultPrefix = "pacer"
 // Config configures a Store. The zero value is ready to use.
 type Config struct {
 	// Prefix starts the name of every Redis key of the Store: a queue's
-	// keys are named "{Prefix:queue}:...", so that they share one hash
-	// slot. Two Stores with different prefixes share nothing. It must not
-	// contain a brace. The default value is DefaultPrefix.
+	// keys are named "{Prefix:queue}:...", in the name encoding of the
+	// package doc, so that they share one hash slot. Two Stores with
+	// different prefixes share nothing, whatever bytes the prefixes and
+	// queue names hold. It must not contain a brace. The default value is
+	// DefaultPrefix.
 	Prefix string
 }
 

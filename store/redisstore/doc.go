@@ -6,7 +6,7 @@
 // store/storetest conformance suite.
 //
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-//	s, err := redisstore.New(c, redisstore.Config{Prefix: "myapp"})
+//	s, err := redisstore.New(ctx, c, redisstore.Config{Prefix: "myapp"})
 //
 // # One function per operation
 //
@@ -18,17 +18,17 @@
 // header that lists its KEYS, ARGV and reply; lua/lib.lua holds the steps
 // they share and describes the data model.
 //
-// The functions make up one Redis function library, which the Store loads
-// into a server that lacks it (into every master of a cluster) when a call
-// reports so: on the first call to a new server, and after a restart
-// without persistence. Its name, "pacer_" and a hash of its code, changes
-// with the code, so processes that run different versions of this package
-// each call their own; an old version's library stays in the server until
-// FUNCTION DELETE removes it. The Store's Redis user must be allowed
-// FUNCTION LOAD and FCALL. A function costs less to call than a script run
-// with EVALSHA, which on Redis 7.0 sets up KEYS and ARGV as globals on
-// every call, and the library defines the shared steps once, when it
-// loads, where a script would define them on every call.
+// The functions make up one Redis function library, which New loads into
+// the server (into every master of a cluster), and a call loads again
+// where it reports the library missing: after a restart without
+// persistence, or on a new node. Its name, "pacer_" and a hash of its
+// code, changes with the code, so processes that run different versions of
+// this package each call their own; an old version's library stays in the
+// server until FUNCTION DELETE removes it. The Store's Redis user must be
+// allowed FUNCTION LOAD and FCALL. A function costs less to call than a
+// script run with EVALSHA, which on Redis 7.0 sets up KEYS and ARGV as
+// globals on every call, and the library defines the shared steps once,
+// when it loads, where a script would define them on every call.
 //
 // Time is the server's: every function reads TIME, so processes whose
 // clocks disagree still agree on deadlines, and so on one order. Times
@@ -71,24 +71,44 @@
 //
 // # Data model
 //
-// A queue's keys all start with "{Prefix:queue}:", so that the hash tag
-// puts them in one slot of Redis Cluster. A queue has a few keys of its
-// own: the inbox of Adds not folded yet, sorted sets of its keys by when
-// they became ready, when their burst, retried batch or lease is due, and
-// when they were held, a hash of counters (the last fence, the values
-// stored, the last dead letter), and the wake-up set of Wait. Each key
-// with values has a list of its values (each prefixed with the time it was
-// added) and a hash of its state (its fence and lease expiry, attempts,
-// head batch size and open burst); both are deleted when the key's last
-// value is acked or dropped, so that Redis holds what is active, not what
-// happened. Fences come from the queue's counter, which outlives the keys.
-// A dead letter is one list, kept until Redrive or Purge.
+// A queue's keys all start with "{Prefix:queue}:", in the name encoding
+// below, so that the hash tag puts them in one slot of Redis Cluster. A
+// queue has a few keys of its own: the inbox of Adds not folded yet,
+// sorted sets of its keys by when they became ready, when their burst,
+// retried batch or lease is due, and when they were held, a hash of
+// counters (the last fence, the values stored, the last dead letter), and
+// the wake-up set of Wait. Each key with values has a list of its values
+// (each prefixed with the time it was added) and a hash of its state (its
+// fence and lease expiry, attempts, head batch size and open burst); both
+// are deleted when the key's last value is acked or dropped, so that Redis
+// holds what is active, not what happened. Fences come from the queue's
+// counter, which outlives the keys. A dead letter is one list, kept until
+// Redrive or Purge.
 //
 // A function declares in KEYS the names of its common path only (Add: the
 // inbox and the wake-up set; Extend and Release: the key's hash; the
 // others: a set of the queue) and builds the names of the others from the
 // queue's prefix; Redis Cluster runs such calls because every name has the
 // queue's hash tag and so lives in the slot of the declared keys.
+//
+// # The name encoding
+//
+// A queue's keys start with Prefix and the queue's name, each escaped
+// ("%" written "%25", ":" written "%3A", every other byte as it is),
+// joined by ":" in braces, then ":". Prefix "P" and the queue "eu:orders"
+// start "{P:eu%3Aorders}:", Prefix "P:eu" and "orders" start
+// "{P%3Aeu:orders}:"; names without "%" or ":" read as they are,
+// "{pacer:orders}:". So two Stores with different prefixes share no key,
+// nor do two queues. That rests on three things: an escaped part holds no
+// ":", so the ":" in the braces split them back into Prefix and queue;
+// neither holds a brace (New and the calls refuse one), so the key's
+// first "}" ends them; and what follows is one of the queue's own words,
+// which hold no ":" (ready, inbox, meta, ...), or a letter and ":" before
+// a key, a dead letter's id or a Wait's id (k:, v:, d:, w:), so the first
+// ":" after the braces tells which. The braces are the keys' hash tag.
+// The limits and locks of packages redisrate and redismutex write three
+// parts in their braces, the second "rate" or "lock", so none of their
+// keys is a Store's either.
 //
 // # Waiting
 //
@@ -122,6 +142,15 @@
 // every Runner on the client, plus the connections of the other calls.
 //
 // # Failures
+//
+// New checks the server before it returns, within its ctx: it dials it
+// once and waits for PING's reply, reads its version (HELLO), and loads and
+// calls the function library. A wrong address, a server older than 7.0,
+// or a user not allowed FUNCTION LOAD or FCALL fails there, at once, with
+// an error that names the address and what is missing:
+// "redisstore: 127.0.0.1:6390: not reachable: dial tcp 127.0.0.1:6390:
+// connect: connection refused". A wrong address fails at its first dial,
+// whatever retries the client's options allow.
 //
 // The Store buffers nothing: an operation that cannot reach Redis returns
 // the client's error, wrapped with "redisstore: ". The client's retry

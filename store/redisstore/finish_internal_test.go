@@ -21,7 +21,7 @@ func TestSharedFinishKeepsOrder(t *testing.T) {
 	c := redistest.Client(t)
 	var id [6]byte
 	_, _ = rand.Read(id[:])
-	s, err := New(c, Config{Prefix: "pacertest-" + hex.EncodeToString(id[:])})
+	s, err := New(t.Context(), c, Config{Prefix: "pacertest-" + hex.EncodeToString(id[:])})
 	require.NoError(t, err)
 	defer s.Close()
 	ctx := t.Context()

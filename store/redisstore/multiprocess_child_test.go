@@ -65,7 +65,7 @@ func TestChildHelper(t *testing.T) {
 	opt, err := redis.ParseURL(cfg.URL)
 	require.NoError(t, err)
 	c := redistest.Dial(t, opt)
-	s, err := redisstore.New(c, redisstore.Config{Prefix: cfg.Prefix})
+	s, err := redisstore.New(t.Context(), c, redisstore.Config{Prefix: cfg.Prefix})
 	require.NoError(t, err)
 	defer s.Close()
 	log, err := openEventLog(cfg.Log)

@@ -24,7 +24,7 @@ func TestRedisRestart(t *testing.T) {
 	srv := redistest.StartDurableServer(t)
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { _ = c.Close() })
-	s, err := redisstore.New(c, redisstore.Config{Prefix: prefix(t)})
+	s, err := redisstore.New(t.Context(), c, redisstore.Config{Prefix: prefix(t)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	runnertest.Restart(t, s, srv.Start, runnertest.Stop{Name: "SIGTERM", Do: srv.Stop})

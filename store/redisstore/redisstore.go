@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pacerkit/pacer/internal/redisname"
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -40,9 +41,13 @@ type Store struct {
 	seq    atomic.Uint64 // numbers the Waits
 }
 
-// New returns a Store that keeps its state through c, configured by cfg.
-// The Store does not own c: close c after the Store.
-func New(c redis.UniversalClient, cfg Config) (*Store, error) {
+// New returns a Store that keeps its state through c, configured by cfg,
+// once it made sure, within ctx, that c's server can hold it: that it
+// answers, is Redis 7.0 or later, and lets c's user load and call the
+// package's functions, which it loads. Otherwise, or if cfg is not valid,
+// it returns an error that names the server's address, or the field, and
+// what is wrong. The Store does not own c: close c after the Store.
+func New(ctx context.Context, c redis.UniversalClient, cfg Config) (*Store, error) {
 	if c == nil {
 		return nil, errors.New("redisstore: nil client")
 	}
@@ -50,10 +55,13 @@ func New(c redis.UniversalClient, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := lib.Check(ctx, c); err != nil {
+		return nil, fmt.Errorf("redisstore: %w", err)
+	}
 	var id [6]byte
 	_, _ = rand.Read(id[:])
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Store{c: c, cfg: cfg, id: hex.EncodeToString(id[:]), ctx: ctx, cancel: cancel}, nil
+	life, cancel := context.WithCancel(context.Background())
+	return &Store{c: c, cfg: cfg, id: hex.EncodeToString(id[:]), ctx: life, cancel: cancel}, nil
 }
 
 // Close ends the Waits in progress, waits for their blocking pops to end,
@@ -72,7 +80,7 @@ func (s *Store) Close() error {
 // its keys, and the Finish calls it combines (see finish.go).
 type queue struct {
 	name   string
-	prefix string   // "{prefix:queue}:", which every name starts with
+	prefix string   // "{Prefix:queue}:" in the name encoding, which every name starts with
 	ready  []string // KEYS of the scripts on the whole queue
 	dead   []string // KEYS of the dead-letter scripts
 	add    []string // KEYS of add.lua: the inbox and the wake
@@ -99,8 +107,15 @@ func (s *Store) queue(ctx context.Context, name string) (*queue, error) {
 	if strings.ContainsAny(name, "{}") {
 		return nil, fmt.Errorf("redisstore: queue name %q has a brace, which would break the hash tag", name)
 	}
-	p := "{" + s.cfg.Prefix + ":" + name + "}:"
-	q := &queue{
+	v, _ := s.queues.LoadOrStore(name, newQueue(s.cfg.Prefix, name))
+	return v.(*queue), nil
+}
+
+// newQueue returns the queue named name of the Store of prefix, its names
+// in the name encoding (see the package doc).
+func newQueue(prefix, name string) *queue {
+	p := redisname.KeyPrefix(prefix, name)
+	return &queue{
 		name:   name,
 		prefix: p,
 		ready:  []string{p + "ready"},
@@ -108,8 +123,6 @@ func (s *Store) queue(ctx context.Context, name string) (*queue, error) {
 		add:    []string{p + "inbox", p + "wake"},
 		wake:   p + "wake",
 	}
-	v, _ := s.queues.LoadOrStore(name, q)
-	return v.(*queue), nil
 }
 
 // folding is the reply of a script that found Adds left to fold in the

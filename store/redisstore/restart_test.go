@@ -43,15 +43,15 @@ func TestServerKilledAndRestarted(t *testing.T) {
 
 	c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), MaxRetries: -1, DialerRetries: 1})
 	defer c.Close()
-	s, err := redisstore.New(c, redisstore.Config{})
-	require.NoError(t, err)
-	defer s.Close()
 	ctx := t.Context()
 	up := func() {
 		t.Helper()
 		require.Eventually(t, func() bool { return c.Ping(ctx).Err() == nil }, 10*time.Second, 10*time.Millisecond, "redis-server did not start")
 	}
 	up()
+	s, err := redisstore.New(ctx, c, redisstore.Config{})
+	require.NoError(t, err)
+	defer s.Close()
 
 	var want []string
 	for i := range 200 {

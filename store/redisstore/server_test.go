@@ -33,7 +33,7 @@ func newStore(t testing.TB) (*redisstore.Store, *redis.Client, string) {
 	t.Helper()
 	c := client(t)
 	p := prefix(t)
-	s, err := redisstore.New(c, redisstore.Config{Prefix: p})
+	s, err := redisstore.New(t.Context(), c, redisstore.Config{Prefix: p})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_ = s.Close()
@@ -45,11 +45,12 @@ func newStore(t testing.TB) (*redisstore.Store, *redis.Client, string) {
 	return s, c, p
 }
 
-// scan returns the names of the keys under prefix p.
+// scan returns the names of the keys under prefix p, and under the
+// prefixes that start with p (p+":eu" too).
 func scan(t testing.TB, c *redis.Client, p string) []string {
 	t.Helper()
 	var keys []string
-	iter := c.Scan(context.Background(), 0, "{"+p+":*", 1000).Iterator()
+	iter := c.Scan(context.Background(), 0, "{"+p+"*", 1000).Iterator()
 	for iter.Next(context.Background()) {
 		keys = append(keys, iter.Val())
 	}

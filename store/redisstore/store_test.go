@@ -12,23 +12,36 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/redisname"
 	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/store/redisstore"
 )
 
 func TestNewChecksConfig(t *testing.T) {
-	_, err := redisstore.New(nil, redisstore.Config{})
+	_, err := redisstore.New(t.Context(), nil, redisstore.Config{})
 	require.ErrorContains(t, err, "redisstore: nil client")
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
-	defer c.Close()
-	_, err = redisstore.New(c, redisstore.Config{Prefix: "a{b}"})
-	require.ErrorContains(t, err, "Config.Prefix")
-	s, err := redisstore.New(c, redisstore.Config{})
+	_, err = redisstore.New(t.Context(), redistest.Unreachable(t), redisstore.Config{Prefix: "a{b}"})
+	require.ErrorContains(t, err, "Config.Prefix", "the Config is checked first")
+	s, err := redisstore.New(t.Context(), client(t), redisstore.Config{})
 	require.NoError(t, err)
 	err = s.Add(t.Context(), "q}", "k", [][]byte{[]byte("v")}, store.AddParams{})
 	require.ErrorContains(t, err, "queue name")
 	require.NoError(t, s.Close())
+}
+
+// TestNewUnreachable: New of a wrong address, tried as a new user would
+// (go-redis' default options, whose retries take about 1.7 s), fails at
+// once, well before a ctx of a second ends, with the address and what is
+// missing.
+func TestNewUnreachable(t *testing.T) {
+	c := redistest.Unreachable(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	s, err := redisstore.New(ctx, c, redisstore.Config{})
+	require.ErrorContains(t, err, "redisstore: "+c.Options().Addr+": not reachable: dial tcp ")
+	require.Nil(t, s)
+	require.NoError(t, ctx.Err(), "New waited for ctx's deadline")
 }
 
 // TestKeysFollowActiveKeys: once every key of a queue emptied, whatever
@@ -77,7 +90,7 @@ func TestKeysFollowActiveKeys(t *testing.T) {
 	require.Equal(t, store.Stats{}, st)
 	left := scan(t, c, p)
 	for _, k := range left {
-		require.Contains(t, []string{"meta", "wake"}, strings.TrimPrefix(k, "{"+p+":"+q+"}:"), "key %q is left", k)
+		require.Contains(t, []string{"meta", "wake"}, strings.TrimPrefix(k, redisname.KeyPrefix(p, q)), "key %q is left", k)
 	}
 }
 
@@ -113,7 +126,7 @@ func TestWaitEndsWithCtx(t *testing.T) {
 // whose lease could lapse before anything else is due.
 func TestWaitHearsOtherProcesses(t *testing.T) {
 	a, _, p := newStore(t)
-	b, err := redisstore.New(client(t), redisstore.Config{Prefix: p})
+	b, err := redisstore.New(t.Context(), client(t), redisstore.Config{Prefix: p})
 	require.NoError(t, err)
 	defer b.Close()
 	ctx := t.Context()
@@ -181,19 +194,17 @@ func TestClose(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrClosed)
 }
 
-// TestUnreachable: with no server to reach, Add fails at once, saying so,
+// TestUnreachable: once the server is gone, Add fails at once, saying so,
 // with a client that does not retry (go-redis by default retries a
 // command three times and a dial five times, for about 1.7 s in all).
 func TestUnreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1})
+	srv := redistest.StartServer(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, DialerRetries: 1})
 	defer c.Close()
-	s, err := redisstore.New(c, redisstore.Config{})
+	s, err := redisstore.New(t.Context(), c, redisstore.Config{})
 	require.NoError(t, err)
 	defer s.Close()
+	srv.Stop()
 	start := time.Now()
 	err = s.Add(t.Context(), "q", "k", [][]byte{[]byte("1")}, store.AddParams{})
 	var op *net.OpError
@@ -211,7 +222,7 @@ func TestClaimHandsOnTheTimer(t *testing.T) {
 	q := "q"
 	require.NoError(t, s.Add(ctx, q, "later", [][]byte{[]byte("1")}, store.AddParams{Wait: time.Minute}))
 	require.NoError(t, s.Add(ctx, q, "now", [][]byte{[]byte("1")}, store.AddParams{}))
-	require.NoError(t, c.Del(ctx, "{"+p+":"+q+"}:wake").Err()) // this worker took the wake-up
+	require.NoError(t, c.Del(ctx, redisname.KeyPrefix(p, q)+"wake").Err()) // this worker took the wake-up
 	done := make(chan error, 1)
 	go func() { done <- s.Wait(ctx, q, time.Hour) }() // another, waiting for ever
 	time.Sleep(20 * time.Millisecond)
@@ -228,11 +239,11 @@ func TestClaimHandsOnTheTimer(t *testing.T) {
 }
 
 // TestLoadsItsFunctions: the Store loads its function library into a
-// server that lacks it, on the first call and again after the library
-// was deleted, and the calls then go through.
+// server that lacks it, at New and again at a call after the library was
+// deleted, and the calls then go through.
 func TestLoadsItsFunctions(t *testing.T) {
 	c := benchClient(t, redistest.StartServer(t).Addr())
-	s, err := redisstore.New(c, redisstore.Config{})
+	s, err := redisstore.New(t.Context(), c, redisstore.Config{})
 	require.NoError(t, err)
 	defer s.Close()
 	ctx := t.Context()
@@ -246,11 +257,12 @@ func TestLoadsItsFunctions(t *testing.T) {
 		}
 		return names
 	}
-	require.Empty(t, libraries())
-	require.NoError(t, s.Add(ctx, "q", "k", [][]byte{[]byte("1")}, store.AddParams{}))
 	names := libraries()
-	require.Len(t, names, 1)
+	require.Len(t, names, 1, "New loads the library")
 	require.True(t, strings.HasPrefix(names[0], "pacer_"), names[0])
+	require.NoError(t, c.FunctionDelete(ctx, names[0]).Err())
+	require.NoError(t, s.Add(ctx, "q", "k", [][]byte{[]byte("1")}, store.AddParams{}))
+	require.Equal(t, names, libraries())
 
 	require.NoError(t, c.FunctionDelete(ctx, names[0]).Err())
 	ls, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 1, TTL: time.Minute})

@@ -1,0 +1,49 @@
+package redisrate
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/internal/redistest"
+)
+
+// The keys of a Limiter and of a Keyed's key, of any Prefix, Name and key
+// (with ":", "%", the package's words, empty or long, a key with braces
+// too), are never those of another bucket, and those of one Name share
+// one hash tag.
+func TestNamesNeverCollide(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 0))
+	names := redistest.NewNameSet(t)
+	add := func(prefix, name, key string) {
+		t.Helper()
+		if name == "" {
+			return // refused
+		}
+		s, err := newShape("Config", 1, 1, name, prefix, false)
+		require.NoError(t, err)
+		if prefix == "" {
+			prefix = DefaultPrefix
+		}
+		tat, pause := s.limiterKeys()
+		names.Add(tat, "limiter", prefix, name, "tat")
+		names.Add(pause, "limiter", prefix, name, "pause")
+		ktat, kpause := s.keyedKeys(key)
+		names.Add(ktat, "keyed", prefix, name, key, "tat")
+		names.Add(kpause, "keyed", prefix, name, key, "pause")
+		for _, n := range []string{tat, pause, ktat, kpause} {
+			require.Equal(t, redistest.HashTag(s.tag), redistest.HashTag(n))
+		}
+	}
+	for range 100 {
+		for _, p := range redistest.RandomPairs(r) {
+			add(p[0], p[1], redistest.RandomPart(r, true))
+		}
+	}
+	for range 1000 {
+		add(redistest.RandomPart(r, false), redistest.RandomPart(r, false), redistest.RandomPart(r, true))
+	}
+}
