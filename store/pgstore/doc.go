@@ -175,10 +175,18 @@
 // good by the first Wait (so it no longer counts against the pool's size)
 // and closed by Close; its goroutine wakes the Waits of the queue named,
 // and reopens the connection if it fails. Notifications are a hint on top
-// of a poll: a Wait reads when the queue's next key is ready, sleeps until
-// then or until d at most, and never longer than Config.PollInterval, so a
-// lost notification only delays work. See Store.Wait for why a change made
-// just before a Wait is not lost.
+// of a poll: a Wait reads when the queue's next key is ready and sleeps
+// until then or until d at most; and every Config.PollInterval the
+// listening goroutine looks, on its own connection and in one statement,
+// at the queues that the Store's Waits sleep on, and wakes those with a
+// key ready, or due before its next look. So a lost notification only
+// delays work, by PollInterval at most, and a Store whose workers all
+// wait costs the server one statement per PollInterval, however many
+// workers and queues it has: a Runner's idle workers leave one of them in
+// Wait, which stays there until something is ready. (A look through the
+// pool would cost two: pgxpool checks a connection that sat idle for a
+// second with a round trip of its own before it lends it.) See Store.Wait
+// for why a change made just before a Wait is not lost.
 //
 // # Server restarts
 //

@@ -332,17 +332,19 @@ UPDATE {schema}.keys SET
 	held = false, attempt = 1, batch = 0, ready_at = statement_timestamp()
 WHERE queue = $1 AND key = $2 AND held`
 
-// upcomingSQL returns the server's now and the earliest ready_at of a
-// queue's keys, NULL if none is scheduled.
+// upcomingSQL returns, for each queue given, a row with the server's now,
+// the queue, and the earliest ready_at of its keys, NULL if none is
+// scheduled: one read of keys_ready per queue.
 //
-// $1 queue.
+// $1 queues (text[]).
 const upcomingSQL = `
-SELECT statement_timestamp(), (
+SELECT statement_timestamp(), q.queue, (
 	SELECT ready_at FROM {schema}.keys
-	WHERE queue = $1 AND ready_at IS NOT NULL
+	WHERE queue = q.queue AND ready_at IS NOT NULL
 	ORDER BY ready_at
 	LIMIT 1
-)`
+)
+FROM unnest($1::text[]) AS q(queue)`
 
 // statsSQL counts a queue's keys by state, as store.Stats defines them, in
 // one snapshot. It visits every key of the queue.
