@@ -237,6 +237,16 @@ func throughput(b *testing.B, p store.ClaimParams, chain bool) {
 // a JSON string, which a pacer Runner of strings decodes.
 func backlog(tb testing.TB, pool *pgxpool.Pool, schema, queue string, keys, per int) {
 	tb.Helper()
+	fill(tb, pool, schema, queue, keys, per)
+	s := pgx.Identifier{schema}.Sanitize()
+	_, err := pool.Exec(context.Background(), "VACUUM ANALYZE "+s+".keys, "+s+".messages")
+	require.NoError(tb, err)
+}
+
+// fill is backlog without the analysis: the server's statistics of the
+// tables stay as they were.
+func fill(tb testing.TB, pool *pgxpool.Pool, schema, queue string, keys, per int) {
+	tb.Helper()
 	ctx := context.Background()
 	base := time.Now().Add(-time.Hour)
 	_, err := pool.CopyFrom(ctx, pgx.Identifier{schema, "keys"},
@@ -250,8 +260,5 @@ func backlog(tb testing.TB, pool *pgxpool.Pool, schema, queue string, keys, per 
 		pgx.CopyFromSlice(keys*per, func(i int) ([]any, error) {
 			return []any{queue, []byte(fmt.Sprintf("key-%07d", i/per)), int64(i % per), []byte(`"0123456789abcd"`), base}, nil
 		}))
-	require.NoError(tb, err)
-	s := pgx.Identifier{schema}.Sanitize()
-	_, err = pool.Exec(ctx, "VACUUM ANALYZE "+s+".keys, "+s+".messages")
 	require.NoError(tb, err)
 }

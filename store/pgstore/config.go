@@ -19,10 +19,14 @@ type Config struct {
 	// quoted, so case matters. The default value is "pacer".
 	Schema string
 
-	// PollInterval is the longest a Wait sleeps without looking at the
-	// queue again. Notifications wake Waits at once; PollInterval bounds
-	// how late a lost notification (a dropped listening connection, a
-	// burst that moved earlier) makes work. The default value is 2 seconds.
+	// PollInterval is how often a Store looks at the queues its Waits
+	// sleep on, in one statement for all of them on its listening
+	// connection, and wakes those that have a key ready or due.
+	// Notifications wake Waits at once; PollInterval bounds how late a
+	// lost notification (a process that died before it sent one, a burst
+	// that moved earlier) makes work, and sets what an idle Store costs
+	// the server: one statement per PollInterval. The default value is 2
+	// seconds.
 	PollInterval time.Duration
 }
 

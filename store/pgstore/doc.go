@@ -46,6 +46,22 @@
 // the keys that are ready and stops at the first that is not: its cost
 // follows the ready keys, not the values queued behind them.
 //
+// Plans: PostgreSQL makes the plan of a prepared statement once, after its
+// fifth run, and keeps it until its tables are vacuumed or analyzed; a
+// plan made while a new schema held a few keys, when reading them all was
+// cheapest, would read the whole queue on every run as it grows, for as
+// long as autovacuum is late. The statements leave the planner no such
+// plan: they read keys_ready only from the start of a queue's range, up
+// to a LIMIT, and reach every other row by its primary key, from rows
+// already found, so that their plans read pages in proportion to the keys
+// they touch, whatever the size they were made at
+// (TestPlansMadeSmallStayBounded). This rests on statistics no further
+// from the truth than a new table's: on those of a VACUUM or ANALYZE that
+// found a drained queue's tables empty, every plan looks cheap, until
+// autovacuum comes by again once the queue refills. And every Claim steps
+// over the dead row versions at the head of the ready order, which an
+// open transaction anywhere in the database keeps from being cleaned.
+//
 // Every operation is one statement, one round trip, committed before it
 // returns (with the server's synchronous_commit, durable then). Time is the
 // server's: statements read statement_timestamp(), never the client's
@@ -175,10 +191,18 @@
 // good by the first Wait (so it no longer counts against the pool's size)
 // and closed by Close; its goroutine wakes the Waits of the queue named,
 // and reopens the connection if it fails. Notifications are a hint on top
-// of a poll: a Wait reads when the queue's next key is ready, sleeps until
-// then or until d at most, and never longer than Config.PollInterval, so a
-// lost notification only delays work. See Store.Wait for why a change made
-// just before a Wait is not lost.
+// of a poll: a Wait reads when the queue's next key is ready and sleeps
+// until then or until d at most; and every Config.PollInterval the
+// listening goroutine looks, on its own connection and in one statement,
+// at the queues that the Store's Waits sleep on, and wakes those with a
+// key ready, or due before its next look. So a lost notification only
+// delays work, by PollInterval at most, and a Store whose workers all
+// wait costs the server one statement per PollInterval, however many
+// workers and queues it has: a Runner's idle workers leave one of them in
+// Wait, which stays there until something is ready. (A look through the
+// pool would cost two: pgxpool checks a connection that sat idle for a
+// second with a round trip of its own before it lends it.) See Store.Wait
+// for why a change made just before a Wait is not lost.
 //
 // # Server restarts
 //

@@ -36,15 +36,16 @@ type pgServer struct {
 	cred *syscall.Credential // nil: the test's own user
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd exited
+	set  []string      // settings of the test's own, as name=value
 }
 
-// startPGServer makes a data directory and starts a server on it, stopped
-// when t ends. Without PostgreSQL's programs it ends t as
-// enginetest.Missing does.
-func startPGServer(t *testing.T) *pgServer {
+// startPGServer makes a data directory and starts a server on it, with
+// settings (name=value) besides the usual ones, stopped when t ends.
+// Without PostgreSQL's programs it ends t as enginetest.Missing does.
+func startPGServer(t *testing.T, settings ...string) *pgServer {
 	t.Helper()
 	bin := postgresBin(t)
-	srv := &pgServer{t: t, bin: bin}
+	srv := &pgServer{t: t, bin: bin, set: settings}
 	if os.Geteuid() == 0 {
 		srv.cred = unprivileged(t)
 	}
@@ -96,9 +97,13 @@ func (s *pgServer) start() {
 	if s.cred != nil {
 		require.NoError(s.t, os.Chown(s.log, int(s.cred.Uid), int(s.cred.Gid)))
 	}
-	s.cmd = exec.Command(filepath.Join(s.bin, "postgres"), "-D", s.dir, "-p", strconv.Itoa(s.port),
+	args := []string{"-D", s.dir, "-p", strconv.Itoa(s.port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
-		"-c", "fsync=on", "-c", "synchronous_commit=on", "-c", "max_connections=40")
+		"-c", "fsync=on", "-c", "synchronous_commit=on", "-c", "max_connections=40"}
+	for _, kv := range s.set {
+		args = append(args, "-c", kv)
+	}
+	s.cmd = exec.Command(filepath.Join(s.bin, "postgres"), args...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
 	require.NoError(s.t, s.cmd.Start())

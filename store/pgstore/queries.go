@@ -186,11 +186,19 @@ WITH picked AS MATERIALIZED (
 	JOIN {schema}.messages m ON m.queue = $1 AND m.key = l.key AND m.seq >= l.head AND m.seq < l.head + l.batch
 	GROUP BY l.key, l.attempt, l.fence, l.was_ready, l.head
 ), upcoming AS (
-	SELECT ready_at
-	FROM {schema}.keys
-	WHERE queue = $1 AND ready_at IS NOT NULL AND key NOT IN (SELECT key FROM leased)
-	ORDER BY ready_at
-	LIMIT 1
+	-- A ready key not leased here, else the first key due: each the
+	-- first of a range of keys_ready, so that no plan reads the queue.
+	SELECT coalesce((
+		SELECT ready_at FROM {schema}.keys
+		WHERE queue = $1 AND ready_at <= statement_timestamp() AND key <> ALL (ARRAY(SELECT key FROM leased))
+		ORDER BY ready_at
+		LIMIT 1
+	), (
+		SELECT ready_at FROM {schema}.keys
+		WHERE queue = $1 AND ready_at > statement_timestamp()
+		ORDER BY ready_at
+		LIMIT 1
+	)) AS ready_at
 )
 SELECT statement_timestamp(),
 	least((SELECT ready_at FROM upcoming), (SELECT leased_until FROM leased LIMIT 1)),
@@ -224,7 +232,7 @@ WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timest
 // removeBatchSQL does. It ends inside its last CTE, for the two to close.
 const finishRemoveSQL = `
 WITH k AS MATERIALIZED (
-	SELECT key, head, tail, batch, attempt, burst_due,
+	SELECT queue, key, head, tail, batch, attempt, burst_due,
 		CASE WHEN burst_due <= statement_timestamp() THEN 0 ELSE burst END AS open
 	FROM {schema}.keys
 	WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()
@@ -236,8 +244,13 @@ WITH k AS MATERIALIZED (
 // left is ready now, behind the keys already waiting, or when its open
 // burst is due; a key with none is removed. It ends inside its last CTE.
 //
-// $1 queue; k has the columns key, head, tail, batch, burst_due and open
-// (the values of an open burst).
+// It reaches the rows through k's columns, queue and key, and not through
+// the queue parameter, which would let a plan read the whole queue: the
+// cheapest way while the queue is small, and a plan made then is kept as
+// the queue grows (TestPlansMadeSmallStayBounded).
+//
+// k has the columns queue, key, head, tail, batch, burst_due and open (the
+// values of an open burst).
 const removeBatchSQL = `, kept AS (
 	UPDATE {schema}.keys AS u SET
 		head = k.head + k.batch, batch = 0, attempt = 1, burst = k.open,
@@ -245,13 +258,13 @@ const removeBatchSQL = `, kept AS (
 		ready_at = CASE WHEN k.tail - k.head - k.batch > k.open
 			THEN statement_timestamp() ELSE k.burst_due END
 	FROM k
-	WHERE u.queue = $1 AND u.key = k.key AND k.tail > k.head + k.batch
+	WHERE u.queue = k.queue AND u.key = k.key AND k.tail > k.head + k.batch
 ), emptied AS (
 	DELETE FROM {schema}.keys AS d USING k
-	WHERE d.queue = $1 AND d.key = k.key AND k.tail = k.head + k.batch
+	WHERE d.queue = k.queue AND d.key = k.key AND k.tail = k.head + k.batch
 ), done AS (
 	DELETE FROM {schema}.messages AS m USING k
-	WHERE m.queue = $1 AND m.key = k.key AND m.seq >= k.head AND m.seq < k.head + k.batch
+	WHERE m.queue = k.queue AND m.key = k.key AND m.seq >= k.head AND m.seq < k.head + k.batch
 	RETURNING m.seq, m.value`
 
 // finishAckSQL ends a lease by removing its batch. It returns one row,
@@ -284,16 +297,26 @@ SELECT k.tail > k.head + k.batch FROM k`
 // keys that the claim statement after it may lease (claimSharedTake), and
 // returns one row of NULLs when it ended none.
 //
+// It reads each lease's row on its own (LATERAL), by its queue and key, so
+// that a plan made while the queue was small has no way to read the whole
+// queue instead; and the LIMIT, which keeps every lease, has the planner
+// count one lease rather than its usual guess of ten elements of an array,
+// for which reading a small queue whole looks cheaper than ten reads by
+// key (see removeBatchSQL).
+//
 // $1 queue, $2 keys (bytea[]), $3 fences (bigint[]), $4 want (integer[]).
 const finishAcksSQL = `
 WITH f AS (
 	SELECT * FROM unnest($2::bytea[], $3::bigint[], $4::integer[]) WITH ORDINALITY AS f(key, fence, want, i)
+	LIMIT cardinality($2::bytea[])
 ), k AS MATERIALIZED (
-	SELECT f.i, f.want, r.key, r.head, r.tail, r.batch, r.burst_due,
+	SELECT f.i, f.want, r.queue, r.key, r.head, r.tail, r.batch, r.burst_due,
 		CASE WHEN r.burst_due <= statement_timestamp() THEN 0 ELSE r.burst END AS open
-	FROM {schema}.keys AS r JOIN f ON f.key = r.key AND f.fence = r.fence
-	WHERE r.queue = $1 AND r.key = ANY ($2::bytea[]) AND r.leased_until > statement_timestamp()
-	FOR UPDATE OF r SKIP LOCKED
+	FROM f CROSS JOIN LATERAL (
+		SELECT * FROM {schema}.keys AS r
+		WHERE r.queue = $1 AND r.key = f.key AND r.fence = f.fence AND r.leased_until > statement_timestamp()
+		FOR UPDATE SKIP LOCKED
+	) r
 )` + removeBatchSQL + `
 ), n AS (
 	SELECT set_config('pgstore.leases', coalesce(sum(k.want), 0)::text, true) FROM k
@@ -332,17 +355,19 @@ UPDATE {schema}.keys SET
 	held = false, attempt = 1, batch = 0, ready_at = statement_timestamp()
 WHERE queue = $1 AND key = $2 AND held`
 
-// upcomingSQL returns the server's now and the earliest ready_at of a
-// queue's keys, NULL if none is scheduled.
+// upcomingSQL returns, for each queue given, a row with the server's now,
+// the queue, and the earliest ready_at of its keys, NULL if none is
+// scheduled: one read of keys_ready per queue.
 //
-// $1 queue.
+// $1 queues (text[]).
 const upcomingSQL = `
-SELECT statement_timestamp(), (
+SELECT statement_timestamp(), q.queue, (
 	SELECT ready_at FROM {schema}.keys
-	WHERE queue = $1 AND ready_at IS NOT NULL
+	WHERE queue = q.queue AND ready_at IS NOT NULL
 	ORDER BY ready_at
 	LIMIT 1
-)`
+)
+FROM unnest($1::text[]) AS q(queue)`
 
 // statsSQL counts a queue's keys by state, as store.Stats defines them, in
 // one snapshot. It visits every key of the queue.

@@ -15,9 +15,14 @@ import (
 // notification, then reads when the queue's next key is ready (one
 // statement), and returns at once if one is; so a change committed before
 // that read is seen by it, and one committed after is heard. It then
-// sleeps until the earliest of d, that key's time, a notification, and
-// Config.PollInterval, which bounds how late a lost notification makes
-// work.
+// sleeps until the earliest of d, that key's time and a notification. The
+// Store's listening connection looks at the queues of its sleeping Waits
+// every Config.PollInterval, in one statement for all of them, and wakes
+// those whose queue has a key ready, or due before the next look: so a
+// lost notification delays work by PollInterval at most, and a Store
+// whose Waits sleep costs the server one statement per PollInterval,
+// however many they are. While that connection is down, each Wait sleeps
+// PollInterval at most.
 func (s *Store) Wait(ctx context.Context, queue string, d time.Duration) error {
 	if err := s.begin(ctx, queue); err != nil {
 		return err
@@ -29,22 +34,27 @@ func (s *Store) Wait(ctx context.Context, queue string, d time.Duration) error {
 	if err != nil {
 		return err
 	}
-	changed := ln.changed(payload(queue))
+	woken, listening := ln.enter(queue)
+	defer ln.leave(queue)
 	var (
 		now      time.Time
 		upcoming pgtype.Timestamptz
 	)
-	if err := s.pool.QueryRow(ctx, s.q.upcoming, queue).Scan(&now, &upcoming); err != nil {
+	if err := s.pool.QueryRow(ctx, s.q.upcoming, []string{queue}).Scan(&now, nil, &upcoming); err != nil {
 		return failed(ctx, "Wait", err)
 	}
 	next := until(now, upcoming)
 	if next == 0 {
 		return nil
 	}
-	t := time.NewTimer(min(d, next, s.cfg.PollInterval))
+	sleep := min(d, next)
+	if !listening {
+		sleep = min(sleep, s.cfg.PollInterval)
+	}
+	t := time.NewTimer(sleep)
 	defer t.Stop()
 	select {
-	case <-changed:
+	case <-woken:
 	case <-t.C:
 	case <-ctx.Done():
 		return ctx.Err()
@@ -64,7 +74,7 @@ func (s *Store) listener() (*listener, error) {
 	default:
 	}
 	if s.ln == nil {
-		s.ln = startListener(s.pool, s.channel)
+		s.ln = startListener(s.pool, s.channel, s.q.upcoming, s.cfg.PollInterval)
 	}
 	return s.ln, nil
 }

@@ -2,10 +2,12 @@ package pgstore_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -59,6 +61,77 @@ func TestWaitHearsOtherProcesses(t *testing.T) {
 	require.NoError(t, err)
 	defer b.Close()
 	takes(t, a, "q", func() { require.NoError(t, b.Add(ctx, "q", "k", vals("1"), store.AddParams{})) })
+}
+
+// TestWaitManyWorkersHearOtherProcesses: while several workers of a Store
+// wait, each key that another process adds is claimed promptly, by one of
+// them, and the others wait on for the next.
+func TestWaitManyWorkersHearOtherProcesses(t *testing.T) {
+	t.Parallel()
+	const workers = 8
+	ctx := t.Context()
+	pool := connect(t, appName(t))
+	schema := freshSchema(t, pool)
+	a := slowPollStore(t, pool, schema)
+	b, err := pgstore.New(ctx, connect(t, appName(t)), pgstore.Config{Schema: schema})
+	require.NoError(t, err)
+	defer b.Close()
+	done := make(chan error, workers)
+	for range workers {
+		go func() { done <- worker(ctx, a, "q") }()
+	}
+	time.Sleep(100 * time.Millisecond) // they wait
+	for i := range workers {
+		require.NoError(t, b.Add(ctx, "q", fmt.Sprint("k", i), vals("1"), store.AddParams{}))
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("key %d of another process was not claimed", i)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("two workers returned for one key: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// TestWaitLooksEveryPollInterval: a key that no notification announced
+// (written here by hand) wakes a sleeping Wait by the next look of its
+// Store's listening connection, at most PollInterval later, or, if that
+// look saw it due later, when it is due.
+func TestWaitLooksEveryPollInterval(t *testing.T) {
+	t.Parallel()
+	const every = 500 * time.Millisecond
+	ctx := t.Context()
+	name := appName(t)
+	pool := connect(t, name)
+	schema := freshSchema(t, pool)
+	s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema, PollInterval: every})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Wait(ctx, "q", time.Millisecond)) // starts the listener
+	listenerPID(t, connect(t, appName(t)), name, 0)
+	keys := pgx.Identifier{schema, "keys"}.Sanitize()
+	for i, in := range []time.Duration{0, 3 * every} {
+		q := fmt.Sprint("q", i)
+		done := make(chan error, 1)
+		go func() { done <- s.Wait(ctx, q, time.Hour) }()
+		time.Sleep(100 * time.Millisecond) // it sleeps
+		b := time.Now()
+		_, err := pool.Exec(ctx, "INSERT INTO "+keys+" (queue, key, tail, ready_at) VALUES ($1, 'k', 1, now() + $2::interval)", q, in)
+		require.NoError(t, err)
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+			took := time.Since(b)
+			require.GreaterOrEqual(t, took, in, "a key due in %v", in)
+			require.LessOrEqual(t, took, in+every+time.Second, "a key due in %v", in)
+		case <-time.After(in + 5*time.Second):
+			t.Fatalf("no look woke the Wait for a key due in %v", in)
+		}
+	}
 }
 
 // TestWaitLongQueueNames: queues whose names pass the notification's
