@@ -59,6 +59,8 @@ type queue struct {
 	// those whose version is not the key's.
 	sched sched.Heap[slot]
 	dead  []grave // by ID
+	// values counts the values of every key, for AddParams.MaxValues.
+	values int
 	// changed is closed, and cleared, by every change a Wait must hear
 	// about; nil while nobody waits.
 	changed chan struct{}
@@ -92,8 +94,8 @@ func (m *Memory) Add(ctx context.Context, queue, key string, vals [][]byte, p Ad
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if p.Wait < 0 || p.MaxWait < 0 {
-		return fmt.Errorf("store: AddParams.Wait and MaxWait must be >= 0, got %v and %v", p.Wait, p.MaxWait)
+	if err := p.validate(); err != nil {
+		return err
 	}
 	if len(vals) == 0 {
 		return nil
@@ -101,7 +103,18 @@ func (m *Memory) Add(ctx context.Context, queue, key string, vals [][]byte, p Ad
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(queue, true)
+	if p.MaxValues > 0 && q.values+len(vals) > p.MaxValues {
+		return ErrFull
+	}
 	m.add(q, key, vals, p, m.nano.Now())
+	return nil
+}
+
+// validate returns an error naming the field of p that no engine takes.
+func (p AddParams) validate() error {
+	if p.Wait < 0 || p.MaxWait < 0 || p.MaxValues < 0 {
+		return fmt.Errorf("store: AddParams.Wait, MaxWait and MaxValues must be >= 0, got %v, %v and %d", p.Wait, p.MaxWait, p.MaxValues)
+	}
 	return nil
 }
 
@@ -113,6 +126,7 @@ func (m *Memory) add(q *queue, name string, vals [][]byte, p AddParams, now int6
 		q.keys[name] = k
 	}
 	k.add(q, vals, p, now)
+	q.values += len(vals)
 	q.wake()
 }
 

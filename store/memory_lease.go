@@ -51,6 +51,7 @@ func (m *Memory) Finish(ctx context.Context, l Lease, o Outcome) (bool, error) {
 		}
 		clear(k.vals[:k.batch])
 		k.vals = k.vals[k.batch:]
+		q.values -= k.batch
 		k.phase, k.batch, k.attempt = idle, 0, 1
 		if len(k.vals) == 0 {
 			q.forget(k)

@@ -64,6 +64,11 @@ import (
 // must not report on it.
 var ErrLeaseLost = errors.New("store: lease lost")
 
+// ErrFull is returned by an Add with AddParams.MaxValues that would take
+// its queue past that bound: none of its values were stored. A Redrive,
+// which has no bound, never returns it.
+var ErrFull = errors.New("store: queue full")
+
 // ErrClosed is returned by every method of a closed engine. An engine that
 // owns resources (connections, a listener) implements io.Closer; closing
 // it ends blocked Waits.
@@ -78,7 +83,9 @@ type Store interface {
 	// stored although Add returned an error, so a caller that adds again
 	// after such an error may add them twice (at-least-once). With p.Wait 0 they are
 	// ready at once; otherwise they join the key's open burst (see
-	// AddParams). Adding no values does nothing.
+	// AddParams). With p.MaxValues it returns ErrFull, and stores none of
+	// vals, when the queue would then store more than p.MaxValues values.
+	// Adding no values does nothing.
 	Add(ctx context.Context, queue, key string, vals [][]byte, p AddParams) error
 
 	// Claim leases up to p.Keys ready keys for p.TTL, oldest-ready first.
@@ -136,6 +143,20 @@ type AddParams struct {
 	// MaxWait bounds a burst: it is ready no later than MaxWait after its
 	// first value, however often values come. 0 means no bound.
 	MaxWait time.Duration
+	// MaxValues, when positive, bounds the values the queue stores: the
+	// Add stores its values only if the queue then stores at most
+	// MaxValues values, and otherwise stores none of them and returns
+	// ErrFull (all or nothing: an Add of more values than MaxValues is
+	// always refused). The engine counts the queue's values as it stores
+	// and removes them and checks the bound in the same atomic step as
+	// the Add, across every process that shares the queue, in O(1)
+	// whatever the queue holds. Every value stored in the queue counts,
+	// whichever Add stored it, one without a bound or with another bound
+	// included: values debouncing, ready, leased, waiting for a Retry or a
+	// Defer, and held. A value stops counting once a Finish acks or drops
+	// its batch; dead letters do not count, and a Redrive stores its
+	// values back without a bound. 0, the default, means no bound.
+	MaxValues int
 }
 
 // ClaimParams says what Claim may lease.

@@ -21,10 +21,11 @@ const tick = 20 * time.Millisecond
 
 // fixture is one scenario's engine, queue and test.
 type fixture struct {
-	t   *testing.T
-	s   store.Store
-	q   string
-	ctx context.Context
+	t    *testing.T
+	s    store.Store
+	twin store.Store // Harness.Twin, or s
+	q    string
+	ctx  context.Context
 }
 
 // other returns a second queue name of the scenario.

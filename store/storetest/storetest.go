@@ -40,6 +40,11 @@ type Harness struct {
 	// so does FinishAndClaim's. Run never closes it; register that with
 	// t.Cleanup.
 	Store store.Store
+	// Twin, when set, is a second engine value over the same state as
+	// Store, as another process would have (a second client of the same
+	// server, say): the scenarios of what the processes sharing a queue
+	// share use both. nil uses Store for both. Run never closes it either.
+	Twin store.Store
 	// Queue is a queue name that no other scenario uses. A scenario also
 	// uses names that extend Queue with "/" and a suffix, which must be
 	// just as free.
@@ -55,7 +60,11 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
-			sc.run(&fixture{t: t, s: h.Store, q: h.Queue, ctx: t.Context()})
+			twin := h.Twin
+			if twin == nil {
+				twin = h.Store
+			}
+			sc.run(&fixture{t: t, s: h.Store, twin: twin, q: h.Queue, ctx: t.Context()})
 		})
 	}
 }
@@ -110,5 +119,7 @@ var scenarios = []struct {
 	{"LargeAndBinaryValues", testLargeAndBinaryValues},
 	{"UnusualKeys", testUnusualKeys},
 	{"AddNothing", testAddNothing},
+	{"MaxValues", testMaxValues},
+	{"MaxValuesConcurrent", testMaxValuesConcurrent},
 	{"DoneContext", testDoneContext},
 }
