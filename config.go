@@ -16,7 +16,9 @@ import (
 // Config configures a Runner. The zero value is valid: no debounce, coalesced
 // batches, one worker, 25 attempts per batch with exponential backoff from
 // 1 s to 5 min, then the batch is dropped; no rate limit, no window, no
-// bound on the values held; state in the process.
+// bound on the values held; state in the process. A field that does not
+// apply to the Runner's mode (in the process, or on a Store) is refused by
+// New with an error that names it, never ignored.
 type Config[K comparable, V any] struct {
 	// Debounce is the quiet period: a key's values are collected until no
 	// new value came for Debounce, then they enter the key's queue as one
@@ -69,13 +71,20 @@ type Config[K comparable, V any] struct {
 	// later. Stats.Values and Stats.Refused show the level and the refusals.
 	// The default 0 means no bound: an embedded library should not start
 	// refusing work at a number it cannot know, so set it to protect the
-	// process's memory from a backlog that outgrows it. It does not apply
-	// with a Store, which keeps the values outside the process.
+	// process's memory, or a Store's, from a backlog that outgrows it.
+	//
+	// With a Store, it bounds the values stored in the Runner's queue by
+	// every instance together, the same values in the same states (dead
+	// letters do not count): the engine counts them and checks the bound
+	// in the same atomic step as each Add and AddTx (see
+	// store.AddParams.MaxValues), so that no two instances can together
+	// take the queue past it. Each instance checks its own MaxValues
+	// against that one count: give them all the same.
 	MaxValues int
 	// DropPendingOnShutdown makes Shutdown hand the bursts still being
 	// debounced to OnDrop (with ErrClosed) instead of queueing them to be
-	// handled, which is the default. It does not apply with a Store, where
-	// bursts debounce in the engine.
+	// handled, which is the default. With a Store, where bursts debounce
+	// in the engine and Shutdown leaves them there, New refuses it.
 	DropPendingOnShutdown bool
 	// Logger receives structured logs: Debug for each value and batch, Warn
 	// for retries, drops and holds, Error for handler panics. nil discards.
@@ -128,23 +137,28 @@ type Config[K comparable, V any] struct {
 	// store.FinishClaimer, a worker that ends a batch leases its next one
 	// in the same call. Shutdown leaves what is stored in
 	// the engine for the next Runner instead of handing it to OnDrop;
-	// MaxValues and DropPendingOnShutdown do not apply. The Runner does
+	// MaxValues bounds the values of the queue, for every instance
+	// together, and New refuses DropPendingOnShutdown. The Runner does
 	// not close the Store. The default nil keeps the state in the process,
-	// with no encoding.
+	// with no encoding; New then refuses the fields below, which apply
+	// only with a Store.
 	Store store.Store
 	// Name is the Runner's queue in Store: Runners that share a Store and
 	// a Name share their keys, their leases and their order. It is
-	// required with Store and unused without.
+	// required with Store; New refuses it without.
 	Name string
-	// Codec encodes values for Store. The default is JSON[V].
+	// Codec encodes values for Store. The default is JSON[V]. New refuses
+	// it without Store.
 	Codec Codec[V]
 	// KeyCodec encodes keys for Store. Keys whose kind is string or an
-	// integer need none; with Store, any other key type requires one.
+	// integer need none; with Store, any other key type requires one. New
+	// refuses it without Store.
 	KeyCodec Codec[K]
 	// LeaseTTL is how long a lease on Store lasts without renewal. A
 	// worker renews its lease every LeaseTTL/3 while it works on the batch;
 	// a holder that dies leaves its key to another instance after at most
 	// LeaseTTL. The default is 30 seconds; it must be 0 or at least 1 ms.
+	// New refuses it without Store.
 	LeaseTTL time.Duration
 	// AckInBackground lets a worker take its next batch while the Ack of
 	// a quick one (run in less than LeaseTTL/10) is still on its way to
@@ -157,8 +171,26 @@ type Config[K comparable, V any] struct {
 	// batch, so the order across keys may shift by a batch, and what the
 	// Ack tells (a failure, in the log; more values, as EventRerun) comes
 	// after EventFinished. Shutdown waits for the Acks in the background.
-	// Without Store it does nothing.
+	// New refuses it without Store.
 	AckInBackground bool
+}
+
+// storeOnly returns the name of the first field set that applies only
+// with a Store, or "".
+func (c Config[K, V]) storeOnly() string {
+	switch {
+	case c.Name != "":
+		return "Name"
+	case c.Codec != nil:
+		return "Codec"
+	case c.KeyCodec != nil:
+		return "KeyCodec"
+	case c.LeaseTTL != 0:
+		return "LeaseTTL"
+	case c.AckInBackground:
+		return "AckInBackground"
+	}
+	return ""
 }
 
 // defaultLeaseTTL is what Config.LeaseTTL 0 means.
@@ -196,9 +228,6 @@ func (c Config[K, V]) withDefaults() Config[K, V] {
 		if c.KeyCodec == nil {
 			c.KeyCodec = keyCodec[K]()
 		}
-		// The engine holds the values and the bursts, not the process.
-		c.MaxValues = 0
-		c.DropPendingOnShutdown = false
 	}
 	c.Retry = c.Retry.withDefaults()
 	return c
@@ -231,6 +260,11 @@ func (c Config[K, V]) validate() error {
 		return fmt.Errorf("pacer: Config.Name must be set with Config.Store: it names the Runner's queue in the store")
 	case c.Store != nil && c.KeyCodec == nil && keyCodec[K]() == nil:
 		return fmt.Errorf("pacer: Config.KeyCodec must be set with Config.Store for keys of type %v: only string and integer keys have a default encoding", reflect.TypeFor[K]())
+	case c.Store != nil && c.DropPendingOnShutdown:
+		return fmt.Errorf("pacer: Config.DropPendingOnShutdown does not apply with Config.Store: bursts debounce in the store, and Shutdown leaves them there")
+	}
+	if f := c.storeOnly(); c.Store == nil && f != "" {
+		return fmt.Errorf("pacer: Config.%s applies only with Config.Store, which is nil", f)
 	}
 	if err := c.Retry.validate(); err != nil {
 		return err

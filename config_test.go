@@ -34,6 +34,13 @@ func TestConfigValidation(t *testing.T) {
 		{cfg{Window: &window.Schedule{}}, "pacer: Config.Window must not be the zero Schedule, which never opens"},
 		{cfg{LeaseTTL: time.Microsecond}, "pacer: Config.LeaseTTL must be 0 (30 s) or at least 1ms, got 1µs"},
 		{cfg{Store: store.NewMemory(store.MemoryConfig{})}, "pacer: Config.Name must be set with Config.Store: it names the Runner's queue in the store"},
+		{cfg{Store: store.NewMemory(store.MemoryConfig{}), Name: "q", DropPendingOnShutdown: true},
+			"pacer: Config.DropPendingOnShutdown does not apply with Config.Store: bursts debounce in the store, and Shutdown leaves them there"},
+		{cfg{Name: "q"}, "pacer: Config.Name applies only with Config.Store, which is nil"},
+		{cfg{Codec: pacer.JSON[int]{}}, "pacer: Config.Codec applies only with Config.Store, which is nil"},
+		{cfg{KeyCodec: pacer.JSON[string]{}}, "pacer: Config.KeyCodec applies only with Config.Store, which is nil"},
+		{cfg{LeaseTTL: time.Second}, "pacer: Config.LeaseTTL applies only with Config.Store, which is nil"},
+		{cfg{AckInBackground: true}, "pacer: Config.AckInBackground applies only with Config.Store, which is nil"},
 	} {
 		_, err := pacer.New(tc.cfg, func(context.Context, string, []int) error { return nil })
 		require.EqualError(t, err, tc.err)

@@ -125,9 +125,17 @@ func Attempt(ctx context.Context) int {
 }
 
 // ErrFull is returned by Add when the Runner already holds
-// Config.MaxValues values: the value was not accepted. A webhook can answer
-// 429 or 503 with it and let the sender retry.
-var ErrFull = errors.New("pacer: runner full")
+// Config.MaxValues values, or, with a Config.Store, when the Runner's
+// queue stores that many for every instance together (and then by AddTx
+// too): the value was not accepted. A webhook can answer 429 or 503 with
+// it and let the sender retry. ErrFull wraps store.ErrFull, which the
+// engine returns.
+var ErrFull error = fullError{}
+
+type fullError struct{}
+
+func (fullError) Error() string { return "pacer: runner full" }
+func (fullError) Unwrap() error { return store.ErrFull }
 
 // ErrLeaseLost is the cause of a handler's ctx cancelled because the
 // Runner lost the lease of its batch: the Config.Store refused to renew it

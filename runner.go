@@ -184,8 +184,9 @@ func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V],
 // Add gives v to key. With Debounce, v joins the key's burst; otherwise it
 // is queued at once. Add never blocks on the handler. It returns ctx.Err()
 // if ctx is done, ErrClosed once Shutdown began, and ErrFull when the
-// Runner holds Config.MaxValues values; in all these cases v was not
-// accepted.
+// Runner holds Config.MaxValues values (with a Config.Store: when the
+// queue stores that many, for every instance); in all these cases v was
+// not accepted.
 //
 // With a Config.Store, Add encodes key and v and stores v, in one call to
 // the engine that ctx bounds; the burst debounces in the engine, where the
@@ -200,7 +201,7 @@ func (r *Runner[K, V]) Add(ctx context.Context, key K, v V) error {
 	if r.closed.Load() {
 		return ErrClosed
 	}
-	if r.cfg.MaxValues > 0 && !r.reserve() {
+	if r.bounded() && !r.reserve() {
 		return ErrFull
 	}
 	// A Shutdown that began since the check above may still refuse v: count
@@ -212,8 +213,11 @@ func (r *Runner[K, V]) Add(ctx context.Context, key K, v V) error {
 		}
 	} else if err := r.store.Put(ctx, key, v); err != nil {
 		r.release(1)
-		if errors.Is(err, store.ErrStopped) {
+		switch {
+		case errors.Is(err, store.ErrStopped):
 			return ErrClosed
+		case err == ErrFull: // the Store's bound: see sharedStore.Put
+			r.c.refused.Add(1)
 		}
 		return err
 	}
@@ -225,6 +229,10 @@ func (r *Runner[K, V]) Add(ctx context.Context, key K, v V) error {
 	}
 	return nil
 }
+
+// bounded reports whether the Runner bounds the values it holds in the
+// process itself; with a Store, the engine bounds the queue's.
+func (r *Runner[K, V]) bounded() bool { return r.cfg.MaxValues > 0 && r.cfg.Store == nil }
 
 // reserve takes room for one value under Config.MaxValues, or counts a
 // refusal.
@@ -239,7 +247,7 @@ func (r *Runner[K, V]) reserve() bool {
 
 // release gives back the room of n values that left the Runner.
 func (r *Runner[K, V]) release(n int) {
-	if r.cfg.MaxValues > 0 {
+	if r.bounded() {
 		r.c.held.Add(-int64(n))
 	}
 }

@@ -30,9 +30,12 @@ var ErrNoTx = errors.New("pacer: the Runner's store cannot add inside a transact
 // second per Runner, as for Add.
 //
 // It returns ctx.Err() if ctx is done, ErrNoTx if the store cannot add
-// inside a transaction, ErrClosed once Shutdown began, the codec's error,
-// and the store's (a tx of the wrong type among them): in all these cases
-// v was not added, and the caller should roll tx back or go on without v.
+// inside a transaction, ErrClosed once Shutdown began, ErrFull when the
+// queue stores Config.MaxValues values (as Add, counting the values of
+// the transactions that committed and of those that still hold room, see
+// the store's AddTx), the codec's error, and the store's (a tx of the
+// wrong type among them): in all these cases v was not added, and the
+// caller should roll tx back or go on without v.
 // Since only tx's commit decides whether v is added, AddTx counts no value
 // received and reports no EventReceived: Stats shows v, from the store,
 // once tx committed.
@@ -62,5 +65,5 @@ func (s *sharedStore[K, V]) putTx(ctx context.Context, ta store.TxAdder, tx any,
 	if err != nil {
 		return err
 	}
-	return ta.AddTx(ctx, tx, s.name, k, vals, store.AddParams{Wait: s.quiet(ctx), MaxWait: s.maxWait})
+	return full(ta.AddTx(ctx, tx, s.name, k, vals, s.addParams(ctx)))
 }

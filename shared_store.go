@@ -2,6 +2,7 @@ package pacer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -21,6 +22,7 @@ type sharedStore[K comparable, V any] struct {
 	st       store.Store
 	fc       store.FinishClaimer // st, if it can finish and claim at once
 	name     string
+	bound    int // Config.MaxValues, which the engine checks
 	codec    Codec[V]
 	keys     Codec[K]
 	clk      timing.Clock
@@ -62,6 +64,7 @@ func newSharedStore[K comparable, V any](cfg Config[K, V], adapt *adaptiveWait) 
 		st:       cfg.Store,
 		fc:       fc,
 		name:     cfg.Name,
+		bound:    cfg.MaxValues,
 		codec:    cfg.Codec,
 		keys:     cfg.KeyCodec,
 		clk:      timing.From(cfg.Clock),
@@ -82,6 +85,7 @@ func newSharedStore[K comparable, V any](cfg Config[K, V], adapt *adaptiveWait) 
 
 // Put implements istore.Store: the values join key's burst in the engine,
 // which closes it after the quiet period, whichever instance adds to it.
+// It returns ErrFull when the engine's bound refused them.
 func (s *sharedStore[K, V]) Put(ctx context.Context, key K, vs ...V) error {
 	if s.stop.Err() != nil {
 		return istore.ErrStopped
@@ -90,7 +94,21 @@ func (s *sharedStore[K, V]) Put(ctx context.Context, key K, vs ...V) error {
 	if err != nil {
 		return err
 	}
-	return s.st.Add(ctx, s.name, k, vals, store.AddParams{Wait: s.quiet(ctx), MaxWait: s.maxWait})
+	return full(s.st.Add(ctx, s.name, k, vals, s.addParams(ctx)))
+}
+
+// addParams returns the AddParams of an Add now: the quiet period, the
+// max-wait and the bound.
+func (s *sharedStore[K, V]) addParams(ctx context.Context) store.AddParams {
+	return store.AddParams{Wait: s.quiet(ctx), MaxWait: s.maxWait, MaxValues: s.bound}
+}
+
+// full returns err, or ErrFull when err is the engine's store.ErrFull.
+func full(err error) error {
+	if errors.Is(err, store.ErrFull) {
+		return ErrFull
+	}
+	return err
 }
 
 // encode encodes key and its values for the store, with the Runner's codecs.

@@ -134,14 +134,14 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 		Logger:  cfg.Logger,
 		OnEvent: d.track.event,
 		OnDrop:  d.deadLetter,
-		// Without a Store there are no leases and it is unused.
-		LeaseTTL: cfg.LeaseTTL,
+	}
+	if cfg.Store != nil { // without one there are no leases
+		base.Store, base.LeaseTTL = cfg.Store, cfg.LeaseTTL
 	}
 	fifoCfg, concCfg := base, base
 	fifoCfg.Workers, concCfg.Workers = cfg.FIFOWorkers, cfg.Workers
 	if cfg.Store != nil {
-		fifoCfg.Store, fifoCfg.Name = cfg.Store, fifoQueue
-		concCfg.Store, concCfg.Name = cfg.Store, concurrentQueue
+		fifoCfg.Name, concCfg.Name = fifoQueue, concurrentQueue
 	}
 	var err error
 	if d.fifo, err = pacer.New(fifoCfg, d.handle); err != nil {

@@ -110,11 +110,10 @@ func newApp(cfg appConfig) (*app, error) {
 		OnEvent: a.onEvent,
 		// With a Store, each run's lease carries a fence that the client
 		// sends along (see client.do).
-		Store:    cfg.Store,
-		LeaseTTL: cfg.LeaseTTL,
+		Store: cfg.Store,
 	}
 	if cfg.Store != nil {
-		rc.Name = queueName
+		rc.Name, rc.LeaseTTL = queueName, cfg.LeaseTTL
 	}
 	if cfg.Adaptive > cfg.Debounce {
 		rc.Adaptive = pacer.Adaptive{Max: cfg.Adaptive}

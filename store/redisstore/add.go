@@ -15,25 +15,35 @@ import (
 // queue folds them into the key as of that time. Once Add returned nil the
 // values are in Redis (as durable as the server's persistence makes
 // them); an error means none of them was added, or, if the connection
-// broke after the script ran, that all were.
+// broke after the script ran, that all were. The script counts the
+// queue's values as it appends them, in the queue's hash, so that
+// p.MaxValues is checked in the same step, against the values of every
+// process, at the cost of one more command per Add.
 func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p store.AddParams) error {
 	q, err := s.queue(ctx, queue)
 	if err != nil {
 		return err
 	}
-	if p.Wait < 0 || p.MaxWait < 0 {
-		return fmt.Errorf("redisstore: AddParams.Wait and MaxWait must be >= 0, got %v and %v", p.Wait, p.MaxWait)
+	if p.Wait < 0 || p.MaxWait < 0 || p.MaxValues < 0 {
+		return fmt.Errorf("redisstore: AddParams.Wait, MaxWait and MaxValues must be >= 0, got %v, %v and %d", p.Wait, p.MaxWait, p.MaxValues)
 	}
 	if len(vals) == 0 {
 		return nil
 	}
-	args := make([]any, 2, 2+len(vals))
-	args[0], args[1] = addParams(len(vals), p), key
+	args := make([]any, 3, 3+len(vals))
+	args[0], args[1], args[2] = "0", addParams(len(vals), p), key
+	if p.MaxValues > 0 {
+		args[0] = strconv.Itoa(p.MaxValues)
+	}
 	for _, v := range vals {
 		args = append(args, v)
 	}
-	if err := s.call(ctx, addFn, q.add, args...).Err(); err != nil {
+	stored, err := s.call(ctx, addFn, q.add, args...).Int()
+	if err != nil {
 		return wrap("add", err)
+	}
+	if stored == 0 {
+		return store.ErrFull
 	}
 	return nil
 }

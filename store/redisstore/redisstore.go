@@ -83,7 +83,7 @@ type queue struct {
 	prefix string   // "{Prefix:queue}:" in the name encoding, which every name starts with
 	ready  []string // KEYS of the scripts on the whole queue
 	dead   []string // KEYS of the dead-letter scripts
-	add    []string // KEYS of add.lua: the inbox and the wake
+	add    []string // KEYS of add.lua: the inbox, the wake and the meta
 	wake   string
 
 	finishes combiner
@@ -120,7 +120,7 @@ func newQueue(prefix, name string) *queue {
 		prefix: p,
 		ready:  []string{p + "ready"},
 		dead:   []string{p + "dead"},
-		add:    []string{p + "inbox", p + "wake"},
+		add:    []string{p + "inbox", p + "wake", p + "meta"},
 		wake:   p + "wake",
 	}
 }

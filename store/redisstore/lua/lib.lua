@@ -18,7 +18,8 @@
     delayed   ZSET  key -> when its retried or deferred batch is due
     leased    ZSET  key -> when its lease lapses
     held      ZSET  key -> when it was held
-    meta      HASH  f: last fence, v: values, d: last dead letter id
+    meta      HASH  f: last fence, v: values stored (those of the inbox
+                    included: add.lua counts them), d: last dead letter id
     wake      ZSET  at most one member, popped by a waiting worker
     dead      ZSET  dead letter id -> id
     deadat    ZSET  dead letter id -> when it was dropped
@@ -283,11 +284,10 @@ end
 -- fold_key folds the Adds of key, oldest first: adds holds the index in e
 -- of each one's first element, and its count of values, Wait and MaxWait.
 -- Adds with a Wait of 0 that follow one another are pushed together: after
--- the first, the key has no open burst, so the others only append. It
--- returns how many values it added.
+-- the first, the key has no open burst, so the others only append.
 local function fold_key(key, adds, e)
   local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
-  local j, total = 1, 0
+  local j = 1
   while j <= #adds do
     local first = adds[j]
     local vals = {}
@@ -300,10 +300,8 @@ local function fold_key(key, adds, e)
       j = j + 1
     until first.wait ~= 0 or j > #adds or adds[j].wait ~= 0
     local t, ts = at(e[first.i], e[first.i + 1])
-    total = total + #vals
     add_at(key, kk, #vals, push(vk, vals), t, ts, first.wait, first.maxwait)
   end
-  return total
 end
 
 -- FOLD bounds the inbox elements one fold reads, so that a script never
@@ -340,11 +338,9 @@ local function fold()
     i = last + 1
   end
   rcall('LTRIM', K_INBOX, i - 1, -1)
-  local total = 0
   for _, key in ipairs(keys) do
-    total = total + fold_key(key, by[key], e)
+    fold_key(key, by[key], e)
   end
-  rcall('HINCRBY', K_META, 'v', str(total))
   if i > #e and #e < FOLD then
     return true
   end
