@@ -12,6 +12,14 @@ import (
 // Add implements store.Store: one statement, committed before it returns.
 // If the key became ready sooner, the Store then notifies the Waits of
 // every process (see the package doc).
+//
+// The statement counts the values in the queue's count, which is spread
+// over rows so that Adds without a bound, each in its session's row, do
+// not wait for one another. An Add with p.MaxValues locks every row of the
+// count that Adds write, to read it whole, and so waits for the Adds of
+// the queue in flight, and they for it: bounded Adds of a queue take
+// turns, as they must to share one bound. Acks and Drops take values off
+// the count in rows of their own, which an Add does not lock.
 func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p store.AddParams) error {
 	if err := s.begin(ctx, queue); err != nil {
 		return err
@@ -21,8 +29,12 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 		return err
 	}
 	var woke bool
-	if _, err := row(ctx, s.pool, sql, args, &woke, nil); err != nil {
+	added, err := row(ctx, s.pool, sql, args, &woke, nil)
+	if err != nil {
 		return failed(ctx, "Add", err)
+	}
+	if !added {
+		return store.ErrFull
 	}
 	if woke {
 		s.notify(queue)
@@ -51,6 +63,15 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 // row PostgreSQL locks. A worker that finds such a key ready and cannot
 // lease it tries again at once, and keeps trying while tx lasts. An error
 // from AddTx's statement leaves tx aborted, as any failed statement does.
+//
+// It also locks the row of the queue's count that it wrote (see Add)
+// until tx ends: the Adds of the queue from the sessions that share that
+// row (one in 32) wait for tx, and so do the bounded Adds. With
+// p.MaxValues it locks every row of the count that Adds write: every Add
+// of the queue waits for tx, which holds its room until it ends (and
+// leaves it if tx rolls back). Acks and Drops never wait for it. When the
+// bound refuses the values, AddTx returns store.ErrFull and leaves tx as
+// it was, usable.
 func (s *Store) AddTx(ctx context.Context, tx any, queue, key string, vals [][]byte, p store.AddParams) error {
 	ptx, ok := tx.(pgx.Tx)
 	if !ok {
@@ -63,8 +84,12 @@ func (s *Store) AddTx(ctx context.Context, tx any, queue, key string, vals [][]b
 	if err != nil || sql == "" {
 		return err
 	}
-	if _, err := ptx.Exec(ctx, sql, args...); err != nil {
+	added, err := row(ctx, ptx, sql, args, nil, nil)
+	if err != nil {
 		return failed(ctx, "AddTx", err)
+	}
+	if !added {
+		return store.ErrFull
 	}
 	return nil
 }
@@ -72,21 +97,25 @@ func (s *Store) AddTx(ctx context.Context, tx any, queue, key string, vals [][]b
 // add returns the statement of an Add and its arguments; no statement for
 // no values. The statement notifies channel itself unless it is nil.
 func (s *Store) add(queue, key string, vals [][]byte, p store.AddParams, channel any) (string, []any, error) {
-	if p.Wait < 0 || p.MaxWait < 0 {
-		return "", nil, fmt.Errorf("pgstore: AddParams.Wait and MaxWait must be >= 0, got %v and %v", p.Wait, p.MaxWait)
+	if p.Wait < 0 || p.MaxWait < 0 || p.MaxValues < 0 {
+		return "", nil, fmt.Errorf("pgstore: AddParams.Wait, MaxWait and MaxValues must be >= 0, got %v, %v and %d", p.Wait, p.MaxWait, p.MaxValues)
 	}
 	if len(vals) == 0 {
 		return "", nil, nil
 	}
 	vals = notNull(vals)
+	var bound any // NULL: no bound
+	if p.MaxValues > 0 {
+		bound = int64(p.MaxValues)
+	}
 	if p.Wait == 0 {
-		return s.q.addReady, []any{queue, bytesOf(key), vals, channel, payload(queue)}, nil
+		return s.q.addReady, []any{queue, bytesOf(key), vals, channel, payload(queue), bound}, nil
 	}
 	var maxWait any // NULL: no bound
 	if p.MaxWait > 0 {
 		maxWait = interval(p.MaxWait)
 	}
-	return s.q.addBurst, []any{queue, bytesOf(key), vals, interval(p.Wait), maxWait, channel, payload(queue)}, nil
+	return s.q.addBurst, []any{queue, bytesOf(key), vals, interval(p.Wait), maxWait, channel, payload(queue), bound}, nil
 }
 
 // notNull returns vals with every nil value made empty, since a nil one

@@ -73,6 +73,44 @@ func TestRunnerAddTx(t *testing.T) {
 	require.EqualError(t, err, "pgstore: AddTx needs a pgx.Tx, got *pgxpool.Pool")
 }
 
+// A Runner's AddTx obeys Config.MaxValues: the values of the transactions
+// that committed and of the one in progress count, one that rolled back
+// leaves its room, and an AddTx refused with ErrFull leaves the caller's
+// transaction usable.
+func TestRunnerAddTxMaxValues(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := connect(t, appName(t))
+	events := callerTable(t, pool)
+	r, err := pacer.New(pacer.Config[string, int]{Store: newStore(t, pool), Name: "outbox", MaxValues: 2},
+		func(context.Context, string, []int) error { return nil })
+	require.NoError(t, err)
+	publish := func(commit bool, ids ...int) (errs []error) {
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		defer tx.Rollback(ctx) //nolint:errcheck // after Commit, a no-op
+		for _, id := range ids {
+			errs = append(errs, r.AddTx(ctx, tx, "sub", id))
+		}
+		_, err = tx.Exec(ctx, "INSERT INTO "+events+" (id) VALUES ($1)", ids[0])
+		require.NoError(t, err, "the transaction is usable")
+		if commit {
+			require.NoError(t, tx.Commit(ctx))
+		}
+		return errs
+	}
+	require.Equal(t, []error{nil, nil}, publish(false, 1, 2), "rolled back")
+	require.Equal(t, []error{nil}, publish(true, 3))
+	errs := publish(true, 4, 5)
+	require.NoError(t, errs[0])
+	require.ErrorIs(t, errs[1], pacer.ErrFull)
+	require.ErrorIs(t, publish(false, 6)[0], store.ErrFull, "ErrFull wraps the store's")
+	require.ErrorIs(t, r.Add(ctx, "sub", 6), pacer.ErrFull)
+	st, err := r.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, st.Values)
+}
+
 // A Runner's AddTx sends one statement on the caller's transaction and
 // nothing else: no round trip of its own on the caller's connection, and
 // no statement on the store's connections.

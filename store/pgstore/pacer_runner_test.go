@@ -102,3 +102,11 @@ func instance(tb testing.TB, schema string) *pgstore.Store {
 	tb.Cleanup(func() { _ = s.Close() })
 	return s
 }
+
+// Runners with MaxValues on PostgreSQL share one bound: their Adds
+// together stop at it with ErrFull (runnertest.MaxValues).
+func TestRunnerMaxValuesOnPostgres(t *testing.T) {
+	t.Parallel()
+	schema := freshSchema(t, connect(t, appName(t)))
+	runnertest.MaxValues(t, instance(t, schema), instance(t, schema))
+}

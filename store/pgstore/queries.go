@@ -1,6 +1,9 @@
 package pgstore
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // The statements of the store, one per operation, each one round trip and
 // one implicit transaction (FinishAndClaim runs a finish statement and the
@@ -27,6 +30,33 @@ import "strings"
 // MATERIALIZED CTE), and Claim reads no value past the tail its snapshot
 // sees.
 
+// A queue's count of stored values, for store.AddParams.MaxValues, is the
+// sum of its rows in counts, over slots that spread the writes so that no
+// row of it becomes a point where every Add and Ack of the queue waits for
+// the commit of the one before (see migration 002):
+//
+//   - 0 to addSlots-1: the values added by Adds without a bound (and by
+//     Redrive), each session in slot pg_backend_pid() % addSlots. Sessions
+//     of a slot take turns; the others do not wait.
+//   - boundSlot: the values added by bounded Adds.
+//   - removeSlot to removeSlot+addSlots-1: minus the values acked and
+//     dropped, each session in its own slot again.
+//
+// A bounded Add (countAddSQL) locks slots 0 to boundSlot, in order,
+// reading their latest values, so that no Add can commit values that it
+// does not count; it reads the slots of removals in its snapshot, so an
+// Ack that commits meanwhile only leaves the count higher than it is, for
+// this Add. Bounded Adds of a queue thus take turns, and an Add without a
+// bound waits for one in its slot. Every statement that counts locks its
+// slots before the key row, so that a transaction that holds a slot (an
+// AddTx's) and waits for a key row never waits for a statement that holds
+// that key row and waits for the slot.
+const (
+	addSlots   = 32
+	boundSlot  = addSlots
+	removeSlot = boundSlot + 1
+)
+
 // queries holds the statements with the schema filled in.
 type queries struct {
 	addReady, addBurst, claim, claimShared, extend string
@@ -38,10 +68,11 @@ type queries struct {
 
 // newQueries fills schema, quoted already, into the statements.
 func newQueries(schema string) queries {
-	r := strings.NewReplacer("{schema}", schema)
+	r := strings.NewReplacer("{schema}", schema, "{addSlots}", strconv.Itoa(addSlots),
+		"{boundSlot}", strconv.Itoa(boundSlot), "{removeSlot}", strconv.Itoa(removeSlot))
 	return queries{
-		addReady:    r.Replace(addReadySQL),
-		addBurst:    r.Replace(addBurstSQL),
+		addReady:    strings.ReplaceAll(r.Replace(addReadySQL), "{bound}", "$6"),
+		addBurst:    strings.ReplaceAll(r.Replace(addBurstSQL), "{bound}", "$8"),
 		claim:       strings.Replace(r.Replace(claimSQL), "{take}", "picked", 1),
 		claimShared: strings.Replace(r.Replace(claimSQL), "{take}", claimSharedTake, 1),
 		extend:      r.Replace(extendSQL),
@@ -60,17 +91,60 @@ func newQueries(schema string) queries {
 	}
 }
 
+// countAddSQL opens the statements of an Add: it counts the Add's values
+// in the queue's count, and counted has a row if and only if it did. With
+// a bound it counts them only if the queue then stores at most that many
+// values, in slot boundSlot; without one, in the session's slot. The
+// statements add the values only with counted's row, so all or nothing.
+//
+// $1 queue, $3 values (bytea[]), {bound} the bound (bigint, NULL: none).
+const countAddSQL = `
+WITH added AS (
+	INSERT INTO {schema}.counts AS c (queue, slot, n)
+	SELECT $1, s, 0 FROM generate_series(0, {addSlots} - 1) AS s
+	WHERE {bound}::bigint IS NOT NULL
+	ORDER BY s
+	ON CONFLICT (queue, slot) DO UPDATE SET n = c.n
+	RETURNING c.n
+), room AS (
+	SELECT CASE WHEN {bound}::bigint IS NOT NULL THEN {bound}::bigint
+		- (SELECT coalesce(sum(n), 0) FROM added)
+		- (SELECT coalesce(sum(n), 0) FROM {schema}.counts WHERE queue = $1 AND slot >= {removeSlot})
+	END AS n
+), counted AS (
+	INSERT INTO {schema}.counts AS c (queue, slot, n)
+	SELECT $1, CASE WHEN room.n IS NULL THEN pg_backend_pid() % {addSlots} ELSE {boundSlot} END,
+		cardinality($3::bytea[])
+	FROM room
+	WHERE room.n IS NULL OR cardinality($3::bytea[]) <= room.n
+	ON CONFLICT (queue, slot) DO UPDATE SET n = c.n + EXCLUDED.n
+	WHERE {bound}::bigint IS NULL OR c.n + EXCLUDED.n <= (SELECT n FROM room)
+	RETURNING 1
+)`
+
+// uncountSQL takes the values of the batches that removeBatchSQL removes
+// (k's, of one queue) off the queue's count, in the session's slot of
+// removals.
+const uncountSQL = `, uncounted AS (
+	INSERT INTO {schema}.counts AS c (queue, slot, n)
+	SELECT k.queue, {removeSlot} + pg_backend_pid() % {addSlots}, -sum(k.batch) FROM k
+	GROUP BY k.queue
+	ON CONFLICT (queue, slot) DO UPDATE SET n = c.n + EXCLUDED.n
+)`
+
 // addReadySQL appends values to a key, ready at once, ending its open burst.
 // A key that is leased, held, waiting for a delay or ready already keeps its
 // place in the ready order; any other is ready now. It returns whether the
 // key became ready now, and then notifies if given a channel.
 //
+// It counts the values first (countAddSQL), and adds nothing, returning no
+// row, if its bound refused them.
+//
 // $1 queue, $2 key, $3 values (bytea[]), $4 channel (NULL: none), $5
-// payload.
-const addReadySQL = `
-WITH k AS (
+// payload, $6 bound (NULL: none).
+const addReadySQL = countAddSQL + `, k AS (
 	INSERT INTO {schema}.keys AS k (queue, key, tail, ready_at)
-	VALUES ($1, $2, cardinality($3::bytea[]), statement_timestamp())
+	SELECT $1, $2, cardinality($3::bytea[]), statement_timestamp() FROM counted
 	ON CONFLICT (queue, key) DO UPDATE SET
 		tail = k.tail + EXCLUDED.tail,
 		burst = 0,
@@ -91,15 +165,16 @@ FROM k, LATERAL (SELECT coalesce(k.ready_at = statement_timestamp(), false) AS w
 // keeps its place in the ready order; any other is ready when the burst is
 // due. It returns whether the key became ready now or a burst opened on an
 // idle key, which may be due before what a Wait sleeps for; and then
-// notifies if given a channel.
+// notifies if given a channel. It counts the values first (countAddSQL),
+// and adds nothing, returning no row, if its bound refused them.
 //
 // $1 queue, $2 key, $3 values (bytea[]), $4 wait (> 0; NULL: never), $5
-// max_wait (NULL: no bound), $6 channel (NULL: none), $7 payload.
-const addBurstSQL = `
-WITH k AS (
+// max_wait (NULL: no bound), $6 channel (NULL: none), $7 payload, $8
+// bound (NULL: none).
+const addBurstSQL = countAddSQL + `, k AS (
 	INSERT INTO {schema}.keys AS k (queue, key, tail, burst, burst_first, burst_due, ready_at)
 	SELECT $1, $2, c.n, c.n, statement_timestamp(), c.due, c.due
-	FROM (SELECT cardinality($3::bytea[]) AS n,
+	FROM counted, (SELECT cardinality($3::bytea[]) AS n,
 		coalesce(least(statement_timestamp() + $4::interval, statement_timestamp() + $5::interval), 'infinity') AS due) c
 	ON CONFLICT (queue, key) DO UPDATE SET (tail, burst, burst_first, burst_due, ready_at) = (
 		SELECT k.tail + EXCLUDED.tail,
@@ -240,9 +315,10 @@ WITH k AS MATERIALIZED (
 )` + removeBatchSQL
 
 // removeBatchSQL ends the leases whose key rows k locked by removing their
-// batches (done, which returns the removed values): a key with values
-// left is ready now, behind the keys already waiting, or when its open
-// burst is due; a key with none is removed. It ends inside its last CTE.
+// batches (done, which returns the removed values), which it takes off the
+// queue's count (uncountSQL): a key with values left is ready now, behind
+// the keys already waiting, or when its open burst is due; a key with none
+// is removed. It ends inside its last CTE.
 //
 // It reaches the rows through k's columns, queue and key, and not through
 // the queue parameter, which would let a plan read the whole queue: the
@@ -251,7 +327,7 @@ WITH k AS MATERIALIZED (
 //
 // k has the columns queue, key, head, tail, batch, burst_due and open (the
 // values of an open burst).
-const removeBatchSQL = `, kept AS (
+const removeBatchSQL = uncountSQL + `, kept AS (
 	UPDATE {schema}.keys AS u SET
 		head = k.head + k.batch, batch = 0, attempt = 1, burst = k.open,
 		leased_until = NULL, retrying = false,
@@ -399,18 +475,24 @@ ORDER BY id
 LIMIT $3`
 
 // redriveSQL removes a dead letter and appends its values to its key as
-// addReadySQL does. It returns a row, saying whether the key became ready
-// now, if the dead letter existed.
+// addReadySQL does without a bound, counting them in the session's slot.
+// It returns a row, saying whether the key became ready now, if the dead
+// letter existed.
 //
 // $1 queue, $2 id.
 const redriveSQL = `
 WITH d AS (
 	DELETE FROM {schema}.dead_letters WHERE queue = $1 AND id = $2
 	RETURNING key, vals
+), counted AS (
+	INSERT INTO {schema}.counts AS c (queue, slot, n)
+	SELECT $1, pg_backend_pid() % {addSlots}, cardinality(d.vals) FROM d
+	WHERE cardinality(d.vals) > 0
+	ON CONFLICT (queue, slot) DO UPDATE SET n = c.n + EXCLUDED.n
+	RETURNING 1
 ), k AS (
 	INSERT INTO {schema}.keys AS k (queue, key, tail, ready_at)
-	SELECT $1, d.key, cardinality(d.vals), statement_timestamp() FROM d
-	WHERE cardinality(d.vals) > 0
+	SELECT $1, d.key, cardinality(d.vals), statement_timestamp() FROM d, counted
 	ON CONFLICT (queue, key) DO UPDATE SET
 		tail = k.tail + EXCLUDED.tail,
 		burst = 0,

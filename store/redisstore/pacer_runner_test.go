@@ -3,7 +3,10 @@ package redisstore_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/pacerkit/pacer/internal/runnertest"
+	"github.com/pacerkit/pacer/store/redisstore"
 )
 
 // Two pacer Runners, the instances of one service, on one Redis: the
@@ -20,4 +23,15 @@ func TestRunnersShareRedis(t *testing.T) {
 func TestRunnerRetriesAndDeadLettersOnRedis(t *testing.T) {
 	s, _, _ := newStore(t)
 	runnertest.RetriesAndDeadLetters(t, s, s)
+}
+
+// Runners with MaxValues on Redis, each through a client of its own, share
+// one bound: their Adds together stop at it with ErrFull
+// (runnertest.MaxValues).
+func TestRunnerMaxValuesOnRedis(t *testing.T) {
+	s, _, p := newStore(t)
+	other, err := redisstore.New(client(t), redisstore.Config{Prefix: p})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Close() })
+	runnertest.MaxValues(t, s, other)
 }
