@@ -216,7 +216,7 @@ func (r *Runner[K, V]) Add(ctx context.Context, key K, v V) error {
 		switch {
 		case errors.Is(err, store.ErrStopped):
 			return ErrClosed
-		case err == ErrFull: // the Store's bound: see sharedStore.Put
+		case errors.Is(err, ErrFull): // the Store's bound (sharedStore.Put)
 			r.c.refused.Add(1)
 		}
 		return err

@@ -31,11 +31,11 @@ var ErrNoTx = errors.New("pacer: the Runner's store cannot add inside a transact
 //
 // It returns ctx.Err() if ctx is done, ErrNoTx if the store cannot add
 // inside a transaction, ErrClosed once Shutdown began, ErrFull when the
-// queue stores Config.MaxValues values (as Add, counting the values of
-// the transactions that committed and of those that still hold room, see
-// the store's AddTx), the codec's error, and the store's (a tx of the
-// wrong type among them): in all these cases v was not added, and the
-// caller should roll tx back or go on without v.
+// queue stores Config.MaxValues values, as Add (the store's AddTx says how
+// it counts the values of transactions that have not ended), the codec's
+// error, and the store's (a tx of the wrong type among them): in all these
+// cases v was not added, and the caller should roll tx back or go on
+// without v.
 // Since only tx's commit decides whether v is added, AddTx counts no value
 // received and reports no EventReceived: Stats shows v, from the store,
 // once tx committed.

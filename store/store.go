@@ -38,6 +38,9 @@
 //     the lease and run after it.
 //   - Retry: a retried or deferred batch comes back with exactly the same
 //     values; values that arrived meanwhile form the next batch, at Attempt 1.
+//   - Bound: an Add with AddParams.MaxValues never takes its queue past
+//     that many stored values, counting those of every process, and
+//     stores all of its values or none.
 //   - Durability (shared engines): once Add returned nil, the values survive
 //     the crash of any process.
 //

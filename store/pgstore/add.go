@@ -14,8 +14,9 @@ import (
 // every process (see the package doc).
 //
 // The statement counts the values in the queue's count, which is spread
-// over rows so that Adds without a bound, each in its session's row, do
-// not wait for one another. An Add with p.MaxValues locks every row of the
+// over rows so that Adds without a bound do not wait for one another: the
+// Adds of a Store take the rows in turn, so that at most one in 32 of
+// those in flight at once share one. An Add with p.MaxValues locks every row of the
 // count that Adds write, to read it whole, and so waits for the Adds of
 // the queue in flight, and they for it: bounded Adds of a queue take
 // turns, as they must to share one bound. Acks and Drops take values off
@@ -24,7 +25,9 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 	if err := s.begin(ctx, queue); err != nil {
 		return err
 	}
-	sql, args, err := s.add(queue, key, vals, p, nil)
+	// Adds in flight at once count in different slots of the count.
+	slot := int32(s.slot.Add(1) % addSlots)
+	sql, args, err := s.add(queue, key, vals, p, nil, slot)
 	if err != nil || sql == "" {
 		return err
 	}
@@ -80,7 +83,7 @@ func (s *Store) AddTx(ctx context.Context, tx any, queue, key string, vals [][]b
 	if err := s.begin(ctx, queue); err != nil {
 		return err
 	}
-	sql, args, err := s.add(queue, key, vals, p, s.channel)
+	sql, args, err := s.add(queue, key, vals, p, s.channel, nil)
 	if err != nil || sql == "" {
 		return err
 	}
@@ -95,8 +98,10 @@ func (s *Store) AddTx(ctx context.Context, tx any, queue, key string, vals [][]b
 }
 
 // add returns the statement of an Add and its arguments; no statement for
-// no values. The statement notifies channel itself unless it is nil.
-func (s *Store) add(queue, key string, vals [][]byte, p store.AddParams, channel any) (string, []any, error) {
+// no values. The statement notifies channel itself unless it is nil, and
+// counts the values of an Add without a bound in slot, or in its session's
+// slot if slot is nil: the statements of one transaction must use one.
+func (s *Store) add(queue, key string, vals [][]byte, p store.AddParams, channel, slot any) (string, []any, error) {
 	if p.Wait < 0 || p.MaxWait < 0 || p.MaxValues < 0 {
 		return "", nil, fmt.Errorf("pgstore: AddParams.Wait, MaxWait and MaxValues must be >= 0, got %v, %v and %d", p.Wait, p.MaxWait, p.MaxValues)
 	}
@@ -109,13 +114,13 @@ func (s *Store) add(queue, key string, vals [][]byte, p store.AddParams, channel
 		bound = int64(p.MaxValues)
 	}
 	if p.Wait == 0 {
-		return s.q.addReady, []any{queue, bytesOf(key), vals, channel, payload(queue), bound}, nil
+		return s.q.addReady, []any{queue, bytesOf(key), vals, channel, payload(queue), bound, slot}, nil
 	}
 	var maxWait any // NULL: no bound
 	if p.MaxWait > 0 {
 		maxWait = interval(p.MaxWait)
 	}
-	return s.q.addBurst, []any{queue, bytesOf(key), vals, interval(p.Wait), maxWait, channel, payload(queue), bound}, nil
+	return s.q.addBurst, []any{queue, bytesOf(key), vals, interval(p.Wait), maxWait, channel, payload(queue), bound, slot}, nil
 }
 
 // notNull returns vals with every nil value made empty, since a nil one

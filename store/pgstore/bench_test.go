@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -33,15 +34,17 @@ func BenchmarkSelect1(b *testing.B) {
 
 // BenchmarkAdd adds one value per call: to a new key each time (which
 // notifies), or to a key that is ready already (which does not); serially,
-// and from 8 goroutines on the machine's cores.
+// and from 8 goroutines on the machine's cores; and with a bound
+// (AddParams.MaxValues), which the Adds of a queue check in turn.
 func BenchmarkAdd(b *testing.B) {
 	pool := connect(b, appName(b))
 	s := newStore(b, pool)
 	ctx := context.Background()
 	v := vals("0123456789abcdef")
 	var n atomic.Int64
+	var p store.AddParams
 	add := func(b *testing.B, key string) {
-		if err := s.Add(ctx, "q", key, v, store.AddParams{}); err != nil {
+		if err := s.Add(ctx, "q", key, v, p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -64,6 +67,20 @@ func BenchmarkAdd(b *testing.B) {
 		})
 	})
 	b.Run("ReadyKeyParallel", func(b *testing.B) {
+		b.SetParallelism(4)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				add(b, fmt.Sprint(n.Add(1)%1000))
+			}
+		})
+	})
+	p.MaxValues = math.MaxInt32
+	b.Run("BoundedReadyKey", func(b *testing.B) {
+		for b.Loop() {
+			add(b, "ready")
+		}
+	})
+	b.Run("BoundedReadyKeyParallel", func(b *testing.B) {
 		b.SetParallelism(4)
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {

@@ -28,7 +28,9 @@
 //   - fences: the sequence that numbers every lease, so that a key's fences
 //     keep growing after its row was removed and made again;
 //   - dead_letters: the dropped batches, with the error, the attempt and
-//     the time.
+//     the time;
+//   - counts: how many values each queue stores, for
+//     store.AddParams.MaxValues, spread over rows (see below).
 //
 // # Claims and leases
 //
@@ -78,11 +80,32 @@
 // meanwhile take the next one, so a commit that waits for the disk serves every worker that
 // acked meanwhile, and a flight that shortly follows one of FinishAndClaims
 // may wait up to half a millisecond for that one's workers to come back.
-// The shared statement never waits for a row lock (an AddTx that holds a
-// key's row, or another process's claim for a moment): a lease it skipped
-// boards the next flight, and then its caller finishes it alone, which
-// waits for the lock. No goroutine of the Store runs the flights, and an
+// The shared statement never waits for the row lock of a key (an AddTx
+// that holds a key's row, or another process's claim for a moment): a
+// lease it skipped boards the next flight, and then its caller finishes it
+// alone, which waits for the lock. It waits only, for a moment, for the
+// slot of removals in the queue's count that its session may share with
+// another session's Acks (see below), never for a service's transaction. No goroutine of the Store runs the flights, and an
 // Ack that comes to an idle queue takes off at once.
+//
+// # The count of stored values
+//
+// Every statement that stores or removes values (Add, AddTx, Redrive, the
+// Finishes that ack or drop) counts them in the same statement, so an Add
+// with store.AddParams.MaxValues reads the queue's count in O(1) and checks
+// its bound in the statement that adds. One row per queue would make every
+// Add and Ack of the queue wait for the commit of the one before; so the
+// count is spread over slots: an Add without a bound writes one of 32,
+// which the Adds of a Store take in turn (an AddTx, the one of its
+// session), and an Ack or a Drop a slot of removals of its session's, so
+// they wait only for a statement that shares their slot. A
+// bounded Add locks every slot that Adds write, reading their latest
+// values, and counts its values in a slot of its own: bounded Adds of a
+// queue take turns, and wait for the unbounded Adds in flight, as a bound
+// shared by every process needs; the slots of removals it reads without a
+// lock, so an Ack committing meanwhile only makes it see a fuller queue.
+// A statement locks its slots before its key's row, so a transaction that
+// holds a slot (an AddTx's) cannot deadlock with one that holds the key's.
 //
 // FinishAndClaim with another outcome (Retry, Defer, Hold, Drop) runs
 // Finish's statement, then Claim's, in one transaction, begun with them in

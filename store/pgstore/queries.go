@@ -35,9 +35,11 @@ import (
 // row of it becomes a point where every Add and Ack of the queue waits for
 // the commit of the one before (see migration 002):
 //
-//   - 0 to addSlots-1: the values added by Adds without a bound (and by
-//     Redrive), each session in slot pg_backend_pid() % addSlots. Sessions
-//     of a slot take turns; the others do not wait.
+//   - 0 to addSlots-1: the values added by Adds without a bound, which
+//     take the slots in turn (per Store, from a random one), and by AddTx
+//     and Redrive, each session in slot pg_backend_pid() % addSlots, so
+//     that a transaction's AddTx statements share one. Statements of a
+//     slot take turns; the others do not wait.
 //   - boundSlot: the values added by bounded Adds.
 //   - removeSlot to removeSlot+addSlots-1: minus the values acked and
 //     dropped, each session in its own slot again.
@@ -71,8 +73,8 @@ func newQueries(schema string) queries {
 	r := strings.NewReplacer("{schema}", schema, "{addSlots}", strconv.Itoa(addSlots),
 		"{boundSlot}", strconv.Itoa(boundSlot), "{removeSlot}", strconv.Itoa(removeSlot))
 	return queries{
-		addReady:    strings.ReplaceAll(r.Replace(addReadySQL), "{bound}", "$6"),
-		addBurst:    strings.ReplaceAll(r.Replace(addBurstSQL), "{bound}", "$8"),
+		addReady:    strings.NewReplacer("{bound}", "$6", "{slot}", "$7").Replace(r.Replace(addReadySQL)),
+		addBurst:    strings.NewReplacer("{bound}", "$8", "{slot}", "$9").Replace(r.Replace(addBurstSQL)),
 		claim:       strings.Replace(r.Replace(claimSQL), "{take}", "picked", 1),
 		claimShared: strings.Replace(r.Replace(claimSQL), "{take}", claimSharedTake, 1),
 		extend:      r.Replace(extendSQL),
@@ -94,10 +96,12 @@ func newQueries(schema string) queries {
 // countAddSQL opens the statements of an Add: it counts the Add's values
 // in the queue's count, and counted has a row if and only if it did. With
 // a bound it counts them only if the queue then stores at most that many
-// values, in slot boundSlot; without one, in the session's slot. The
-// statements add the values only with counted's row, so all or nothing.
+// values, in slot boundSlot; without one, in slot {slot}, or the
+// session's. The statements add the values only with counted's row, so
+// all or nothing.
 //
-// $1 queue, $3 values (bytea[]), {bound} the bound (bigint, NULL: none).
+// $1 queue, $3 values (bytea[]), {bound} the bound (bigint, NULL: none),
+// {slot} the slot (integer, NULL: the session's).
 const countAddSQL = `
 WITH added AS (
 	INSERT INTO {schema}.counts AS c (queue, slot, n)
@@ -113,7 +117,7 @@ WITH added AS (
 	END AS n
 ), counted AS (
 	INSERT INTO {schema}.counts AS c (queue, slot, n)
-	SELECT $1, CASE WHEN room.n IS NULL THEN pg_backend_pid() % {addSlots} ELSE {boundSlot} END,
+	SELECT $1, CASE WHEN room.n IS NULL THEN coalesce({slot}::integer, pg_backend_pid() % {addSlots}) ELSE {boundSlot} END,
 		cardinality($3::bytea[])
 	FROM room
 	WHERE room.n IS NULL OR cardinality($3::bytea[]) <= room.n
@@ -141,7 +145,7 @@ const uncountSQL = `, uncounted AS (
 // row, if its bound refused them.
 //
 // $1 queue, $2 key, $3 values (bytea[]), $4 channel (NULL: none), $5
-// payload, $6 bound (NULL: none).
+// payload, $6 bound (NULL: none), $7 slot (NULL: the session's).
 const addReadySQL = countAddSQL + `, k AS (
 	INSERT INTO {schema}.keys AS k (queue, key, tail, ready_at)
 	SELECT $1, $2, cardinality($3::bytea[]), statement_timestamp() FROM counted
@@ -170,7 +174,7 @@ FROM k, LATERAL (SELECT coalesce(k.ready_at = statement_timestamp(), false) AS w
 //
 // $1 queue, $2 key, $3 values (bytea[]), $4 wait (> 0; NULL: never), $5
 // max_wait (NULL: no bound), $6 channel (NULL: none), $7 payload, $8
-// bound (NULL: none).
+// bound (NULL: none), $9 slot (NULL: the session's).
 const addBurstSQL = countAddSQL + `, k AS (
 	INSERT INTO {schema}.keys AS k (queue, key, tail, burst, burst_first, burst_due, ready_at)
 	SELECT $1, $2, c.n, c.n, statement_timestamp(), c.due, c.due

@@ -27,9 +27,11 @@ import (
 // once; only a flight that shortly follows one of FinishAndClaims may wait
 // a little for the workers of the last (gatherFor).
 //
-// The shared statement never waits for a row lock, so that a flight never
-// waits for a transaction of the service's (an AddTx of a key whose lease
-// ends) nor can deadlock with one. A lease it did not end, because its key
+// The shared statement never waits for the row lock of a key, so that a
+// flight never waits for a transaction of the service's (an AddTx of a
+// key whose lease ends) nor can deadlock with one; the slot of the queue's
+// count that it writes (see queries.go) only other removals write, and
+// for a moment. A lease it did not end, because its key
 // row was locked (another process's claim may hold it for a moment) or
 // because it does not hold, boards the next flight; if that one does not
 // end it either, its caller finishes it alone, with the statements of a

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -33,7 +35,8 @@ type Store struct {
 	pool    *pgxpool.Pool
 	cfg     Config
 	q       queries
-	channel string // the channel of the schema's notifications
+	channel string        // the channel of the schema's notifications
+	slot    atomic.Uint32 // turns through the slots of the queues' counts (see countAddSQL)
 
 	mu     sync.Mutex
 	claims map[claimForm]string // made by claimSQL
@@ -62,7 +65,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	if err := migrate(ctx, pool, schema); err != nil {
 		return nil, fmt.Errorf("pgstore: migrating schema %s: %w", schema, err)
 	}
-	return &Store{
+	s := &Store{
 		pool:    pool,
 		cfg:     cfg,
 		q:       newQueries(schema),
@@ -71,7 +74,9 @@ func New(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		closed:  make(chan struct{}),
 
 		ackQueues: make(map[ackGroup]*ackQueue),
-	}, nil
+	}
+	s.slot.Store(rand.Uint32()) // processes start at different slots
+	return s, nil
 }
 
 // Close ends the store: it sends the notifications still pending, closes
