@@ -15,8 +15,8 @@ import (
 //
 // The statement counts the values in the queue's count, which is spread
 // over rows so that Adds without a bound do not wait for one another: the
-// Adds of a Store take the rows in turn, so that at most one in 32 of
-// those in flight at once share one. An Add with p.MaxValues locks every row of the
+// Adds of a Store take the rows in turn, so that Adds in flight at once
+// share one only past 32. An Add with p.MaxValues locks every row of the
 // count that Adds write, to read it whole, and so waits for the Adds of
 // the queue in flight, and they for it: bounded Adds of a queue take
 // turns, as they must to share one bound. Acks and Drops take values off

@@ -13,7 +13,7 @@ import (
 
 // TestSameAsMemory runs random sequences of operations on the Store and on
 // store.Memory, the reference engine, and requires the same answers: the
-// same leases, outcomes, counts and dead letters. The sequences avoid
+// same leases, outcomes, counts, refusals of a bound and dead letters. The sequences avoid
 // deadlines that could pass during the test (delays and quiet periods are 0
 // or for ever), so that the two clocks do not matter.
 func TestSameAsMemory(t *testing.T) {
@@ -60,9 +60,15 @@ func sameAsMemory(t *testing.T, rng *rand.Rand, r, m store.Store) {
 				vals = append(vals, fmt.Appendf(nil, "%d.%d", step, i))
 			}
 			p := store.AddParams{Wait: dur()}
+			if rng.IntN(2) == 0 {
+				p.MaxValues = 5 + rng.IntN(15)
+			}
 			msg += fmt.Sprintf(": Add(%q, %q, %v)", key, vals, p)
-			require.NoError(t, r.Add(ctx, q, key, vals, p), msg)
-			require.NoError(t, m.Add(ctx, q, key, vals, p), msg)
+			merr := m.Add(ctx, q, key, vals, p)
+			if merr != nil {
+				require.ErrorIs(t, merr, store.ErrFull, msg)
+			}
+			require.Equal(t, merr, r.Add(ctx, q, key, vals, p), msg)
 		case op < 5:
 			p := store.ClaimParams{Keys: 1 + rng.IntN(3), MaxBatch: rng.IntN(4), TTL: time.Hour}
 			msg += fmt.Sprintf(": Claim(%+v)", p)
