@@ -1,7 +1,10 @@
 package runnertest
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -62,4 +65,59 @@ func MaxValues(t *testing.T, s1, s2 store.Store) {
 		t.Fatal("the value added once there was room was not handled")
 	}
 	require.NoError(t, r2.Shutdown(ctx))
+}
+
+// MaxValuesAcrossProcesses starts procs Children (see StartChild) that run
+// test with the environment variable env set to args, each of which calls
+// AddUpTo with bound on s's queue q; it lets them add at once, and checks
+// that the values they stored together are bound exactly, as s counts
+// them: the engine checked one bound for all of them, atomically with
+// each Add.
+func MaxValuesAcrossProcesses(t *testing.T, s store.Store, q string, bound, procs int, test, env string, args ...string) {
+	var children []*Child
+	for range procs {
+		children = append(children, StartChild(t, test, env, args...))
+	}
+	for _, c := range children {
+		c.Go(t)
+	}
+	stored := 0
+	for _, c := range children {
+		n, _ := c.Stop(t)
+		stored += n
+	}
+	require.Equal(t, bound, stored, "values the processes' Adds stored")
+	st, err := s.Stats(t.Context(), q)
+	require.NoError(t, err)
+	require.Equal(t, bound, st.Values, "values in the store")
+}
+
+// AddUpTo is the body of a Child of MaxValuesAcrossProcesses: a pacer
+// Runner on s's queue q with Config.MaxValues bound, which it does not
+// run. Once "go" comes on standard input it adds n values, one at a time,
+// to a few keys that the other processes add to as well; Add may refuse
+// them with ErrFull, and with no other error. Once standard input closes,
+// it prints how many values Add accepted, as "handled N" (see Child.Stop).
+func AddUpTo(t *testing.T, s store.Store, q string, bound, n int) {
+	ctx := context.Background()
+	r, err := pacer.New(pacer.Config[string, int]{Store: s, Name: q, MaxValues: bound},
+		func(context.Context, string, []int) error { return nil })
+	require.NoError(t, err)
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	require.True(t, in.Scan())
+	require.Equal(t, "go", in.Text())
+	accepted := 0
+	for i := range n {
+		err := r.Add(ctx, fmt.Sprint(i%5), i)
+		if err != nil {
+			require.ErrorIs(t, err, pacer.ErrFull)
+			continue
+		}
+		accepted++
+	}
+	for in.Scan() { // until the parent closes it
+	}
+	require.NoError(t, r.Shutdown(ctx))
+	fmt.Printf("handled %d\n", accepted)
 }

@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,4 +110,28 @@ func TestRunnerMaxValuesOnPostgres(t *testing.T) {
 	t.Parallel()
 	schema := freshSchema(t, connect(t, appName(t)))
 	runnertest.MaxValues(t, instance(t, schema), instance(t, schema))
+}
+
+// boundChild is set in the environment of the processes that
+// TestRunnerMaxValuesAcrossProcesses starts: "schema queue bound n".
+const boundChild = "PACER_PG_BOUND_CHILD"
+
+// Three processes of Runners with MaxValues add to one queue at once: the
+// values they store together are the bound exactly
+// (runnertest.MaxValuesAcrossProcesses).
+func TestRunnerMaxValuesAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	schema := freshSchema(t, connect(t, appName(t)))
+	runnertest.MaxValuesAcrossProcesses(t, instance(t, schema), "bound", 50, 3,
+		"TestBoundChild", boundChild, schema, "bound", "50", "40")
+}
+
+// TestBoundChild is one process of TestRunnerMaxValuesAcrossProcesses.
+func TestBoundChild(t *testing.T) {
+	f := runnertest.ChildArgs(t, boundChild)
+	bound, err := strconv.Atoi(f[2])
+	require.NoError(t, err)
+	n, err := strconv.Atoi(f[3])
+	require.NoError(t, err)
+	runnertest.AddUpTo(t, instance(t, f[0]), f[1], bound, n)
 }

@@ -1,6 +1,7 @@
 package redisstore_test
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,4 +35,30 @@ func TestRunnerMaxValuesOnRedis(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = other.Close() })
 	runnertest.MaxValues(t, s, other)
+}
+
+// boundChild is set in the environment of the processes that
+// TestRunnerMaxValuesAcrossProcesses starts: "prefix queue bound n".
+const boundChild = "PACER_REDIS_BOUND_CHILD"
+
+// Three processes of Runners with MaxValues add to one queue at once: the
+// values they store together are the bound exactly
+// (runnertest.MaxValuesAcrossProcesses).
+func TestRunnerMaxValuesAcrossProcesses(t *testing.T) {
+	s, _, p := newStore(t)
+	runnertest.MaxValuesAcrossProcesses(t, s, "bound", 50, 3,
+		"TestBoundChild", boundChild, p, "bound", "50", "40")
+}
+
+// TestBoundChild is one process of TestRunnerMaxValuesAcrossProcesses.
+func TestBoundChild(t *testing.T) {
+	f := runnertest.ChildArgs(t, boundChild)
+	bound, err := strconv.Atoi(f[2])
+	require.NoError(t, err)
+	n, err := strconv.Atoi(f[3])
+	require.NoError(t, err)
+	s, err := redisstore.New(client(t), redisstore.Config{Prefix: f[0]})
+	require.NoError(t, err)
+	defer s.Close()
+	runnertest.AddUpTo(t, s, f[1], bound, n)
 }
