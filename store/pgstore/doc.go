@@ -83,10 +83,11 @@
 // The shared statement never waits for the row lock of a key (an AddTx
 // that holds a key's row, or another process's claim for a moment): a
 // lease it skipped boards the next flight, and then its caller finishes it
-// alone, which waits for the lock. It waits only, for a moment, for the
-// slot of removals in the queue's count that its session may share with
-// another session's Acks (see below), never for a service's transaction. No goroutine of the Store runs the flights, and an
-// Ack that comes to an idle queue takes off at once.
+// alone, which waits for the lock. It may wait a moment for the slot of
+// removals in the queue's count that its session shares with another
+// session's Acks (see below), never for a service's transaction. No
+// goroutine of the Store runs the flights, and an Ack that comes to an
+// idle queue takes off at once.
 //
 // # The count of stored values
 //
@@ -98,13 +99,13 @@
 // count is spread over slots: an Add without a bound writes one of 32,
 // which the Adds of a Store take in turn (an AddTx, the one of its
 // session), and an Ack or a Drop a slot of removals of its session's, so
-// they wait only for a statement that shares their slot. A
-// bounded Add locks every slot that Adds write, reading their latest
-// values, and counts its values in a slot of its own: bounded Adds of a
-// queue take turns, and wait for the unbounded Adds in flight, as a bound
-// shared by every process needs; the slots of removals it reads without a
-// lock, so an Ack committing meanwhile only makes it see a fuller queue.
-// A statement locks its slots before its key's row, so a transaction that
+// they wait only for a statement that shares their slot. A bounded Add
+// locks every slot that Adds write, reading their latest values, and
+// counts its values in a slot of its own: bounded Adds of a queue take
+// turns, and wait for the unbounded Adds in flight, as a bound shared by
+// every process needs; the slots of removals it reads without a lock, so
+// an Ack committing meanwhile only makes it see a fuller queue. A
+// statement locks its slots before its key's row, so a transaction that
 // holds a slot (an AddTx's) cannot deadlock with one that holds the key's.
 //
 // FinishAndClaim with another outcome (Retry, Defer, Hold, Drop) runs
