@@ -14,7 +14,7 @@ import (
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		s, _, p := newStore(t)
-		twin, err := redisstore.New(client(t), redisstore.Config{Prefix: p})
+		twin, err := redisstore.New(t.Context(), client(t), redisstore.Config{Prefix: p})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = twin.Close() })
 		return storetest.Harness{Store: s, Twin: twin, Queue: t.Name()}

@@ -31,7 +31,7 @@ func TestRunnerRetriesAndDeadLettersOnRedis(t *testing.T) {
 // (runnertest.MaxValues).
 func TestRunnerMaxValuesOnRedis(t *testing.T) {
 	s, _, p := newStore(t)
-	other, err := redisstore.New(client(t), redisstore.Config{Prefix: p})
+	other, err := redisstore.New(t.Context(), client(t), redisstore.Config{Prefix: p})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = other.Close() })
 	runnertest.MaxValues(t, s, other)
@@ -57,7 +57,7 @@ func TestBoundChild(t *testing.T) {
 	require.NoError(t, err)
 	n, err := strconv.Atoi(f[3])
 	require.NoError(t, err)
-	s, err := redisstore.New(client(t), redisstore.Config{Prefix: f[0]})
+	s, err := redisstore.New(t.Context(), client(t), redisstore.Config{Prefix: f[0]})
 	require.NoError(t, err)
 	defer s.Close()
 	runnertest.AddUpTo(t, s, f[1], bound, n)
