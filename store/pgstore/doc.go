@@ -13,10 +13,17 @@
 // default); Stores with different schemas never see each other's state.
 // New creates the schema and runs the migrations it has not run yet: they
 // are embedded, numbered, recorded in the schema's migrations table, and
-// run in one transaction under an advisory lock of the schema, so that
-// processes that start at once take turns and the later ones find nothing
-// to do. Once the schema is up to date New only reads it, so a role without
-// the right to create tables can use a schema migrated by another.
+// run in one transaction. Processes that start at once take turns: before
+// that transaction begins, and so before CREATE SCHEMA, New takes a
+// session advisory lock whose ID is derived from the schema's name, and
+// releases it after the commit, so that the later ones find nothing to do.
+// The lock is taken before the transaction, not in it, because a
+// transaction that began before the previous holder committed could
+// believe, from its session's cache of the catalog, that the schema is
+// still missing. A session whose lock cannot be released is closed, which
+// releases it; a process that dies releases it with its connection. Once
+// the schema is up to date New only reads it, so a role without the right
+// to create tables can use a schema migrated by another.
 //
 // The schema holds:
 //

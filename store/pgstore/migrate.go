@@ -59,10 +59,10 @@ func migrations() ([]migration, error) {
 
 // migrate brings schema, quoted, up to the last migration. A schema that
 // is up to date costs one query and needs no privilege beyond reading it.
-// Otherwise one transaction, holding an advisory lock of the schema so
-// that processes starting together take turns, creates the schema if
-// needed, runs the migrations it has not run yet with search_path set to
-// it, and records them in its migrations table.
+// Otherwise, on a connection of its own, it takes the schema's migration
+// lock (withMigrationLock) and then, in one transaction, creates the
+// schema if needed, runs the migrations it has not run yet with
+// search_path set to it, and records them in its migrations table.
 func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	ms, err := migrations()
 	if err != nil {
@@ -75,48 +75,82 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 		return nil
 	}
 	// Otherwise the schema is missing or behind: the transaction finds out.
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockID(schema)); err != nil {
-			return err
-		}
-		for _, stmt := range []string{
-			"CREATE SCHEMA IF NOT EXISTS " + schema,
-			"SET LOCAL search_path TO " + schema,
-			`CREATE TABLE IF NOT EXISTS migrations (
-				version    integer     PRIMARY KEY,
-				name       text        NOT NULL,
-				applied_at timestamptz NOT NULL DEFAULT now()
-			)`,
-		} {
-			if _, err := tx.Exec(ctx, stmt); err != nil {
-				return err
-			}
-		}
-		done := map[int]bool{}
-		rows, err := tx.Query(ctx, "SELECT version FROM migrations")
-		if err != nil {
-			return err
-		}
-		vs, err := pgx.CollectRows(rows, pgx.RowTo[int32])
-		if err != nil {
-			return err
-		}
-		for _, v := range vs {
-			done[int(v)] = true
-		}
-		for _, m := range ms {
-			if done[m.version] {
-				continue
-			}
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
-			}
-			if _, err := tx.Exec(ctx, "INSERT INTO migrations (version, name) VALUES ($1, $2)", m.version, m.name); err != nil {
-				return err
-			}
-		}
-		return nil
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release() // or destroyed, if withMigrationLock closed it
+	return withMigrationLock(ctx, conn.Conn(), schema, func() error {
+		return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return runMigrations(ctx, tx, schema, ms) })
 	})
+}
+
+// withMigrationLock runs fn holding the advisory lock that serializes the
+// migrations of schema across sessions, and so across processes.
+//
+// The lock is a session's, taken before fn's transaction begins, not one
+// of that transaction: a transaction reads the catalog changes that others
+// committed before it began, and the session's cache of the catalog may
+// hold what it saw before (that the schema does not exist, say), which a
+// transaction that began before the previous holder committed would still
+// believe once it got the lock, and would then create the schema again.
+// The session releases the lock when fn returns; if the lock statement or
+// the release fails, the lock may still be held, so conn is closed, which
+// releases every lock of its session, and fn's result stands.
+func withMigrationLock(ctx context.Context, conn *pgx.Conn, schema string, fn func() error) error {
+	id := lockID(schema)
+	_, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", id)
+	if err == nil {
+		err = fn()
+		var released bool
+		if rerr := conn.QueryRow(ctx, "SELECT pg_advisory_unlock($1)", id).Scan(&released); rerr == nil && released {
+			return err
+		}
+	}
+	_ = conn.Close(context.WithoutCancel(ctx))
+	return err
+}
+
+// runMigrations runs, in tx, the migrations of ms that schema has not run
+// yet, creating the schema and its migrations table if needed.
+func runMigrations(ctx context.Context, tx pgx.Tx, schema string, ms []migration) error {
+	for _, stmt := range []string{
+		"CREATE SCHEMA IF NOT EXISTS " + schema,
+		"SET LOCAL search_path TO " + schema,
+		`CREATE TABLE IF NOT EXISTS migrations (
+			version    integer     PRIMARY KEY,
+			name       text        NOT NULL,
+			applied_at timestamptz NOT NULL DEFAULT now()
+		)`,
+	} {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	done := map[int]bool{}
+	rows, err := tx.Query(ctx, "SELECT version FROM migrations")
+	if err != nil {
+		return err
+	}
+	vs, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		done[int(v)] = true
+	}
+	for _, m := range ms {
+		if done[m.version] {
+			continue
+		}
+		if _, err := tx.Exec(ctx, m.sql); err != nil {
+			return fmt.Errorf("migration %s: %w", m.name, err)
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO migrations (version, name) VALUES ($1, $2)", m.version, m.name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lockID is the advisory lock that serializes the migrations of schema.

@@ -66,6 +66,28 @@ func TestMigrateConcurrently(t *testing.T) {
 	}
 }
 
+// TestMigrateReleasesItsLock: once New migrated a fresh schema, the
+// session it took the migration lock on, back in the pool, holds no
+// advisory lock: one left there would make every later migration of the
+// schema wait for as long as the session lives.
+func TestMigrateReleasesItsLock(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	name := appName(t)
+	pool := connect(t, name)
+	schema := freshSchema(t, pool)
+	s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	var sessions, locks int
+	require.NoError(t, connect(t, appName(t)).QueryRow(ctx, `
+		SELECT count(DISTINCT a.pid), count(l.pid) FROM pg_stat_activity a
+		LEFT JOIN pg_locks l ON l.pid = a.pid AND l.locktype = 'advisory'
+		WHERE a.application_name = $1`, name).Scan(&sessions, &locks))
+	require.Positive(t, sessions, "the pool's sessions")
+	require.Zero(t, locks, "advisory locks held by the pool's sessions")
+}
+
 // TestSchemasAreSeparate: two schemas on one database share nothing.
 func TestSchemasAreSeparate(t *testing.T) {
 	t.Parallel()
