@@ -11,7 +11,9 @@ import (
 
 // Add implements store.Store: one statement, committed before it returns.
 // If the key became ready sooner, the Store then notifies the Waits of
-// every process (see the package doc).
+// every process (see the package doc). It returns an error, and adds
+// nothing, if another key of the queue with the same SHA-256 has values
+// (see Names in the package doc); so does AddTx.
 //
 // The statement counts the values in the queue's count, which is spread
 // over rows so that Adds without a bound do not wait for one another: the
@@ -31,13 +33,12 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 	if err != nil || sql == "" {
 		return err
 	}
-	var woke bool
-	added, err := row(ctx, s.pool, sql, args, &woke, nil)
-	if err != nil {
+	var woke, added, refused bool
+	if _, err := row(ctx, s.pool, sql, args, &woke, nil, &added, &refused); err != nil {
 		return failed(ctx, "Add", err)
 	}
-	if !added {
-		return store.ErrFull
+	if err := addRefused("Add", queue, key, added, refused); err != nil {
+		return err
 	}
 	if woke {
 		s.notify(queue)
@@ -87,11 +88,22 @@ func (s *Store) AddTx(ctx context.Context, tx any, queue, key string, vals [][]b
 	if err != nil || sql == "" {
 		return err
 	}
-	added, err := row(ctx, ptx, sql, args, nil, nil)
-	if err != nil {
+	var added, refused bool
+	if _, err := row(ctx, ptx, sql, args, nil, nil, &added, &refused); err != nil {
 		return failed(ctx, "AddTx", err)
 	}
-	if !added {
+	return addRefused("AddTx", queue, key, added, refused)
+}
+
+// addRefused is the error of op's statement when it did not add the
+// values: an error saying so if it refused them because key's row is
+// another key's, one of queue with the same SHA-256, which has values (see
+// the package doc); else store.ErrFull, the bound's refusal.
+func addRefused(op, queue, key string, added, refused bool) error {
+	switch {
+	case refused:
+		return fmt.Errorf("pgstore: %s: another key of queue %q has the SHA-256 of this key (%d bytes) and has values; nothing was changed", op, queue, len(key))
+	case !added:
 		return store.ErrFull
 	}
 	return nil

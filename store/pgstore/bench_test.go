@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"sync"
@@ -266,16 +267,18 @@ func fill(tb testing.TB, pool *pgxpool.Pool, schema, queue string, keys, per int
 	tb.Helper()
 	ctx := context.Background()
 	base := time.Now().Add(-time.Hour)
+	key := func(i int) []byte { return []byte(fmt.Sprintf("key-%07d", i)) }
+	hash := func(i int) []byte { h := sha256.Sum256(key(i)); return h[:] }
 	_, err := pool.CopyFrom(ctx, pgx.Identifier{schema, "keys"},
-		[]string{"queue", "key", "head", "tail", "ready_at"},
+		[]string{"queue", "key_hash", "key", "head", "tail", "ready_at"},
 		pgx.CopyFromSlice(keys, func(i int) ([]any, error) {
-			return []any{queue, []byte(fmt.Sprintf("key-%07d", i)), int64(0), int64(per), base.Add(time.Duration(i) * time.Microsecond)}, nil
+			return []any{queue, hash(i), key(i), int64(0), int64(per), base.Add(time.Duration(i) * time.Microsecond)}, nil
 		}))
 	require.NoError(tb, err)
 	_, err = pool.CopyFrom(ctx, pgx.Identifier{schema, "messages"},
-		[]string{"queue", "key", "seq", "value", "added_at"},
+		[]string{"queue", "key_hash", "seq", "value", "added_at"},
 		pgx.CopyFromSlice(keys*per, func(i int) ([]any, error) {
-			return []any{queue, []byte(fmt.Sprintf("key-%07d", i/per)), int64(i % per), []byte(`"0123456789abcd"`), base}, nil
+			return []any{queue, hash(i / per), int64(i % per), []byte(`"0123456789abcd"`), base}, nil
 		}))
 	require.NoError(tb, err)
 }

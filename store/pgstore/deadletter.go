@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"time"
 
@@ -43,7 +44,9 @@ func (s *Store) DeadLetters(ctx context.Context, queue string, after uint64, lim
 }
 
 // Redrive implements store.DeadLetters: one statement, which removes the
-// dead letter and adds its values as Add does with a zero AddParams.
+// dead letter and adds its values as Add does with a zero AddParams. Like
+// Add, it refuses a key whose SHA-256 another key of the queue has, and
+// then keeps the dead letter (see the package doc).
 func (s *Store) Redrive(ctx context.Context, queue string, id uint64) (bool, error) {
 	if err := s.begin(ctx, queue); err != nil {
 		return false, err
@@ -51,10 +54,13 @@ func (s *Store) Redrive(ctx context.Context, queue string, id uint64) (bool, err
 	if id == 0 || id > math.MaxInt64 {
 		return false, nil
 	}
-	var woke bool
-	found, err := row(ctx, s.pool, s.q.redrive, []any{queue, int64(id)}, &woke)
+	var redriven, woke bool
+	found, err := row(ctx, s.pool, s.q.redrive, []any{queue, int64(id)}, &redriven, &woke)
 	if err != nil {
 		return false, failed(ctx, "Redrive", err)
+	}
+	if found && !redriven {
+		return false, fmt.Errorf("pgstore: Redrive: another key of queue %q has the SHA-256 of dead letter %d's key and has values; the dead letter is kept", queue, id)
 	}
 	if woke {
 		s.notify(queue)

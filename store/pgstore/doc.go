@@ -23,15 +23,21 @@
 // still missing. A session whose lock cannot be released is closed, which
 // releases it; a process that dies releases it with its connection. Once
 // the schema is up to date New only reads it, so a role without the right
-// to create tables can use a schema migrated by another.
+// to create tables can use a schema migrated by another. A migration may
+// change what the statements of an earlier version expect (003 indexes
+// keys by their hash, and the earlier statements then fail): stop the
+// processes of an earlier version before one of a later version migrates
+// their schema.
 //
 // The schema holds:
 //
-//   - keys: a row per (queue, key) that has values, with the key's place in
-//     the ready order (ready_at), its lease (fence, leased_until), its head
-//     batch (kept whole across a retry, a deferral or a lapse), attempt,
-//     open burst (first value, deadline) and whether it is held;
-//   - messages: the values, a row each, in (queue, key, seq) order;
+//   - keys: a row per (queue, key) that has values, found by the key's
+//     SHA-256 (see Names), with the key's place in the ready order
+//     (ready_at), its lease (fence, leased_until), its head batch (kept
+//     whole across a retry, a deferral or a lapse), attempt, open burst
+//     (first value, deadline) and whether it is held;
+//   - messages: the values, a row each, in (queue, key's SHA-256, seq)
+//     order;
 //   - fences: the sequence that numbers every lease, so that a key's fences
 //     keep growing after its row was removed and made again;
 //   - dead_letters: the dropped batches, with the error, the attempt and
@@ -264,7 +270,19 @@
 //
 // # Names
 //
-// Keys are bytea: any string, as the store package says. Queue names are
-// text: they must be valid UTF-8 without NUL bytes, and methods return an
-// error for others.
+// Keys are bytea: any string, of any length, as the store package says.
+// A btree index entry holds at most about 2.7 kB, so the key rows are not
+// indexed by the key but by its SHA-256, 32 bytes whatever the key's
+// length, and the values name their key by it; a key is kept whole in its
+// row (and in its dead letters, which index no key), and the statements
+// that look up a caller's key compare it whole too. Keys of one queue are
+// thus told apart by their SHA-256: two keys with the same one (no such
+// pair is known, and finding one is believed infeasible) are never taken
+// for each other, but cannot have values at once. While one has, Add,
+// AddTx and a Redrive of the other return an error and change nothing,
+// and its Release, Extend and Finish find nothing. sha256() needs
+// PostgreSQL 11 or later.
+//
+// Queue names are text: they must be valid UTF-8 without NUL bytes, and
+// methods return an error for others.
 package pgstore

@@ -116,7 +116,9 @@ func withMigrationLock(ctx context.Context, conn *pgx.Conn, schema string, fn fu
 func runMigrations(ctx context.Context, tx pgx.Tx, schema string, ms []migration) error {
 	for _, stmt := range []string{
 		"CREATE SCHEMA IF NOT EXISTS " + schema,
-		"SET LOCAL search_path TO " + schema,
+		// pg_temp last: a temporary table of the session never stands
+		// for one of the schema's.
+		"SET LOCAL search_path TO " + schema + ", pg_temp",
 		`CREATE TABLE IF NOT EXISTS migrations (
 			version    integer     PRIMARY KEY,
 			name       text        NOT NULL,

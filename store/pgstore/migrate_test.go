@@ -1,6 +1,8 @@
 package pgstore_test
 
 import (
+	"crypto/rand"
+	"os"
 	"sync"
 	"testing"
 
@@ -35,8 +37,9 @@ func TestMigrateTwice(t *testing.T) {
 	require.Equal(t, 1, st.Values)
 }
 
-// TestMigrateConcurrently: processes that start at once on a fresh schema
-// all succeed, and the migrations run once.
+// TestMigrateConcurrently: Stores made at once on one pool, on a fresh
+// schema, all succeed, and the migrations run once (processes:
+// TestMigrateFromProcesses).
 func TestMigrateConcurrently(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -86,6 +89,60 @@ func TestMigrateReleasesItsLock(t *testing.T) {
 		WHERE a.application_name = $1`, name).Scan(&sessions, &locks))
 	require.Positive(t, sessions, "the pool's sessions")
 	require.Zero(t, locks, "advisory locks held by the pool's sessions")
+}
+
+// TestMigrateKeepsState: a schema that the first migration made, with
+// keys, values and a dead letter in it, keeps them through the later
+// migrations: the keys lease in their order with their values, and take
+// more; and it then takes keys too long for the first migration's index.
+func TestMigrateKeepsState(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := connect(t, appName(t))
+	schema := freshSchema(t, pool)
+	first, err := os.ReadFile("migrations/001_create_tables.sql")
+	require.NoError(t, err)
+	q := pgx.Identifier{schema}.Sanitize()
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "CREATE SCHEMA "+q+"; SET LOCAL search_path TO "+q+"; "+string(first)+`;
+			CREATE TABLE migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+			INSERT INTO migrations (version, name) VALUES (1, '001_create_tables.sql');
+			INSERT INTO keys (queue, key, tail, ready_at) VALUES
+				('q', 'a', 2, now() - interval '2 seconds'), ('q', 'b', 1, now() - interval '1 second');
+			INSERT INTO messages (queue, key, seq, value, added_at) VALUES
+				('q', 'a', 0, 'a0', now()), ('q', 'a', 1, 'a1', now()), ('q', 'b', 0, 'b0', now());
+			INSERT INTO dead_letters (queue, key, vals, error, attempt, dropped_at) VALUES
+				('q', 'd', ARRAY['d0'::bytea], 'x', 1, now())`)
+		return err
+	})
+	require.NoError(t, err)
+
+	s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema})
+	require.NoError(t, err)
+	defer s.Close()
+	require.Greater(t, len(migrated(t, pool, schema)), 1)
+	require.NoError(t, s.Add(ctx, "q", "b", vals("b1"), store.AddParams{}))
+	b := make([]byte, 3000)
+	_, _ = rand.Read(b)
+	long := string(b)
+	require.NoError(t, s.Add(ctx, "q", long, vals("l0"), store.AddParams{}))
+	ds, err := s.DeadLetters(ctx, "q", 0, 10)
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
+	redriven, err := s.Redrive(ctx, "q", ds[0].ID)
+	require.NoError(t, err)
+	require.True(t, redriven)
+
+	ls, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 5, TTL: ttl})
+	require.NoError(t, err)
+	require.Len(t, ls, 4)
+	for i, want := range []struct {
+		key  string
+		vals [][]byte
+	}{{"a", vals("a0", "a1")}, {"b", vals("b0", "b1")}, {long, vals("l0")}, {"d", vals("d0")}} {
+		require.True(t, ls[i].Key == want.key, "lease %d: key %.10q", i, ls[i].Key)
+		require.Equal(t, want.vals, ls[i].Values, "values of lease %d", i)
+	}
 }
 
 // TestSchemasAreSeparate: two schemas on one database share nothing.

@@ -50,7 +50,7 @@ func dumpIfFailed(t *testing.T, pool *pgxpool.Pool) {
 	defer cancel()
 	for _, q := range []string{
 		"SELECT * FROM pacer.keys ORDER BY key",
-		"SELECT convert_from(key, 'UTF8'), seq, convert_from(value, 'UTF8'), added_at FROM pacer.messages ORDER BY key, seq",
+		"SELECT convert_from(k.key, 'UTF8'), m.seq, convert_from(m.value, 'UTF8'), m.added_at FROM pacer.messages m LEFT JOIN pacer.keys k USING (queue, key_hash) ORDER BY k.key, m.seq",
 	} {
 		rows, err := pool.Query(ctx, q)
 		if err != nil {

@@ -23,6 +23,13 @@ import (
 // notifies itself, since only PostgreSQL knows when the caller's
 // transaction commits.
 //
+// A key's row is found by (queue, key_hash), its primary key, where
+// key_hash is sha256(key): an index entry of bounded size whatever the
+// key's length. A statement that looks up the caller's key compares the
+// key too, so that it never takes one key's row for another's; one that
+// follows a row it found already uses the hash alone. Messages name their
+// key by its hash.
+//
 // A statement reads with the snapshot taken when it began, but the row it
 // locks is the row's latest version, which a concurrent Add may have
 // changed since. So the statements that lock a key row and then write it
@@ -98,7 +105,7 @@ func newQueries(schema string) queries {
 // a bound it counts them only if the queue then stores at most that many
 // values, in slot boundSlot; without one, in slot {slot}, or the
 // session's. The statements add the values only with counted's row, so
-// all or nothing.
+// all or nothing (but see refusedSQL).
 //
 // $1 queue, $3 values (bytea[]), {bound} the bound (bigint, NULL: none),
 // {slot} the slot (integer, NULL: the session's).
@@ -126,6 +133,26 @@ WITH added AS (
 	RETURNING 1
 )`
 
+// refusedSQL closes the statements of an Add, after the key row's insert
+// (k) and the values' (m): if the key row is another key's, one of the
+// queue with the same SHA-256, which has values, the insert's ON CONFLICT
+// leaves it as it was and returns no row, and the statement adds nothing;
+// refusedSQL then takes the values that countAddSQL counted back off the
+// count, in the session's slot of removals (the statement wrote the slot
+// it counted in already), and refused has a row. It locks that slot after
+// the key row, against the order above, so a refusal may meet a deadlock,
+// which PostgreSQL ends with an error: it takes a key of the same SHA-256.
+//
+// $1 queue, $3 values (bytea[]).
+const refusedSQL = `, refused AS (
+	INSERT INTO {schema}.counts AS c (queue, slot, n)
+	SELECT $1, {removeSlot} + pg_backend_pid() % {addSlots}, -cardinality($3::bytea[])
+	FROM counted
+	WHERE NOT EXISTS (SELECT FROM k)
+	ON CONFLICT (queue, slot) DO UPDATE SET n = c.n + EXCLUDED.n
+	RETURNING 1
+)`
+
 // uncountSQL takes the values of the batches that removeBatchSQL removes
 // (k's, of one queue) off the queue's count, in the session's slot of
 // removals.
@@ -138,49 +165,56 @@ const uncountSQL = `, uncounted AS (
 
 // addReadySQL appends values to a key, ready at once, ending its open burst.
 // A key that is leased, held, waiting for a delay or ready already keeps its
-// place in the ready order; any other is ready now. It returns whether the
-// key became ready now, and then notifies if given a channel.
+// place in the ready order; any other is ready now. It returns one row:
+// whether the key became ready now, and then notifies if given a channel;
+// whether it added the values; and whether it refused them because
+// another key of the queue with the same SHA-256 has values (refusedSQL).
 //
-// It counts the values first (countAddSQL), and adds nothing, returning no
-// row, if its bound refused them.
+// It counts the values first (countAddSQL), and adds nothing if its bound
+// refused them.
 //
 // $1 queue, $2 key, $3 values (bytea[]), $4 channel (NULL: none), $5
 // payload, $6 bound (NULL: none), $7 slot (NULL: the session's).
 const addReadySQL = countAddSQL + `, k AS (
-	INSERT INTO {schema}.keys AS k (queue, key, tail, ready_at)
-	SELECT $1, $2, cardinality($3::bytea[]), statement_timestamp() FROM counted
-	ON CONFLICT (queue, key) DO UPDATE SET
+	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, ready_at)
+	SELECT $1, sha256($2), $2, cardinality($3::bytea[]), statement_timestamp() FROM counted
+	ON CONFLICT (queue, key_hash) DO UPDATE SET
 		tail = k.tail + EXCLUDED.tail,
 		burst = 0,
 		ready_at = CASE WHEN k.leased_until IS NULL AND NOT k.held AND k.batch = 0
 			THEN least(k.ready_at, EXCLUDED.ready_at) ELSE k.ready_at END
-	RETURNING k.tail, k.ready_at
+	WHERE k.key = EXCLUDED.key
+	RETURNING k.key_hash, k.tail, k.ready_at
 ), m AS (
-	INSERT INTO {schema}.messages (queue, key, seq, value, added_at)
-	SELECT $1, $2, k.tail - cardinality($3::bytea[]) + v.i - 1, v.value, statement_timestamp()
+	INSERT INTO {schema}.messages (queue, key_hash, seq, value, added_at)
+	SELECT $1, k.key_hash, k.tail - cardinality($3::bytea[]) + v.i - 1, v.value, statement_timestamp()
 	FROM k, unnest($3::bytea[]) WITH ORDINALITY AS v(value, i)
-)
-SELECT w.woke, CASE WHEN w.woke AND $4::text IS NOT NULL THEN pg_notify($4, $5) END
-FROM k, LATERAL (SELECT coalesce(k.ready_at = statement_timestamp(), false) AS woke) w`
+)` + refusedSQL + `
+SELECT coalesce(w.woke, false), CASE WHEN w.woke AND $4::text IS NOT NULL THEN pg_notify($4, $5) END,
+	w.woke IS NOT NULL, EXISTS (SELECT FROM refused)
+FROM (VALUES (1)) AS one(x)
+LEFT JOIN (k CROSS JOIN LATERAL (SELECT coalesce(k.ready_at = statement_timestamp(), false) AS woke) w) ON true`
 
 // addBurstSQL appends values to a key's open burst, or opens one: the burst
 // is due at min(now+wait, first+max_wait), and its values are ready from
 // then on. A key that is leased, held, waiting for a delay or ready already
 // keeps its place in the ready order; any other is ready when the burst is
-// due. It returns whether the key became ready now or a burst opened on an
-// idle key, which may be due before what a Wait sleeps for; and then
-// notifies if given a channel. It counts the values first (countAddSQL),
-// and adds nothing, returning no row, if its bound refused them.
+// due. It returns one row: whether the key became ready now or a burst
+// opened on an idle key, which may be due before what a Wait sleeps for,
+// and then notifies if given a channel; whether it added the values; and
+// whether it refused them because another key of the queue with the same
+// SHA-256 has values (refusedSQL). It counts the values first
+// (countAddSQL), and adds nothing if its bound refused them.
 //
 // $1 queue, $2 key, $3 values (bytea[]), $4 wait (> 0; NULL: never), $5
 // max_wait (NULL: no bound), $6 channel (NULL: none), $7 payload, $8
 // bound (NULL: none), $9 slot (NULL: the session's).
 const addBurstSQL = countAddSQL + `, k AS (
-	INSERT INTO {schema}.keys AS k (queue, key, tail, burst, burst_first, burst_due, ready_at)
-	SELECT $1, $2, c.n, c.n, statement_timestamp(), c.due, c.due
+	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, burst, burst_first, burst_due, ready_at)
+	SELECT $1, sha256($2), $2, c.n, c.n, statement_timestamp(), c.due, c.due
 	FROM counted, (SELECT cardinality($3::bytea[]) AS n,
 		coalesce(least(statement_timestamp() + $4::interval, statement_timestamp() + $5::interval), 'infinity') AS due) c
-	ON CONFLICT (queue, key) DO UPDATE SET (tail, burst, burst_first, burst_due, ready_at) = (
+	ON CONFLICT (queue, key_hash) DO UPDATE SET (tail, burst, burst_first, burst_due, ready_at) = (
 		SELECT k.tail + EXCLUDED.tail,
 			CASE WHEN d.due <= statement_timestamp() THEN 0 ELSE o.open + EXCLUDED.tail END,
 			f.first,
@@ -193,16 +227,19 @@ const addBurstSQL = countAddSQL + `, k AS (
 		LATERAL (SELECT CASE WHEN o.open = 0 THEN statement_timestamp() ELSE k.burst_first END AS first) f,
 		LATERAL (SELECT coalesce(least(statement_timestamp() + $4::interval, f.first + $5::interval), 'infinity') AS due) d
 	)
-	RETURNING k.tail, k.ready_at, k.burst_first, k.leased_until, k.held, k.batch
+	WHERE k.key = EXCLUDED.key
+	RETURNING k.key_hash, k.tail, k.ready_at, k.burst_first, k.leased_until, k.held, k.batch
 ), m AS (
-	INSERT INTO {schema}.messages (queue, key, seq, value, added_at)
-	SELECT $1, $2, k.tail - cardinality($3::bytea[]) + v.i - 1, v.value, statement_timestamp()
+	INSERT INTO {schema}.messages (queue, key_hash, seq, value, added_at)
+	SELECT $1, k.key_hash, k.tail - cardinality($3::bytea[]) + v.i - 1, v.value, statement_timestamp()
 	FROM k, unnest($3::bytea[]) WITH ORDINALITY AS v(value, i)
-)
-SELECT w.woke, CASE WHEN w.woke AND $6::text IS NOT NULL THEN pg_notify($6, $7) END
-FROM k, LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AND k.batch = 0
+)` + refusedSQL + `
+SELECT coalesce(w.woke, false), CASE WHEN w.woke AND $6::text IS NOT NULL THEN pg_notify($6, $7) END,
+	w.woke IS NOT NULL, EXISTS (SELECT FROM refused)
+FROM (VALUES (1)) AS one(x)
+LEFT JOIN (k CROSS JOIN LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AND k.batch = 0
 	AND (k.ready_at = statement_timestamp()
-		OR (k.burst_first = statement_timestamp() AND k.ready_at > statement_timestamp())) AS woke) w`
+		OR (k.burst_first = statement_timestamp() AND k.ready_at > statement_timestamp())) AS woke) w) ON true`
 
 // claimSQL leases up to {keys} ready keys of a queue, oldest-ready first. It
 // locks key rows only, skipping those another transaction holds, and
@@ -228,7 +265,7 @@ FROM k, LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AND k.batch = 0
 // $1 queue, $2 max_batch (NULL: all), $3 ttl (NULL: never).
 const claimSQL = `
 WITH picked AS MATERIALIZED (
-	SELECT key, ready_at
+	SELECT key_hash, ready_at
 	FROM {schema}.keys
 	WHERE queue = $1 AND ready_at <= statement_timestamp()
 	ORDER BY ready_at
@@ -237,7 +274,7 @@ WITH picked AS MATERIALIZED (
 ), seen AS MATERIALIZED (
 	-- A subquery per key, read by the primary key: as a join, PostgreSQL
 	-- may scan every key of the queue.
-	SELECT key, (SELECT tail FROM {schema}.keys s WHERE s.queue = $1 AND s.key = picked.key) AS tail
+	SELECT key_hash, (SELECT tail FROM {schema}.keys s WHERE s.queue = $1 AND s.key_hash = picked.key_hash) AS tail
 	FROM picked
 ), leased AS (
 	UPDATE {schema}.keys AS k SET
@@ -250,26 +287,26 @@ WITH picked AS MATERIALIZED (
 		leased_until = coalesce(statement_timestamp() + $3::interval, 'infinity'),
 		ready_at = coalesce(statement_timestamp() + $3::interval, 'infinity'),
 		retrying = false
-	FROM {take} JOIN seen USING (key)
+	FROM {take} JOIN seen USING (key_hash)
 	-- The ANY reads the picked keys by the primary key, where a join
 	-- alone may scan every key of the queue.
-	WHERE k.queue = $1 AND k.key = picked.key AND k.key = ANY (ARRAY(SELECT key FROM seen))
+	WHERE k.queue = $1 AND k.key_hash = picked.key_hash AND k.key_hash = ANY (ARRAY(SELECT key_hash FROM seen))
 		AND (k.batch > 0 OR least(k.tail - CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
 			seen.tail) > k.head)
-	RETURNING k.key, k.head, k.batch, k.attempt, k.fence, k.leased_until, picked.ready_at AS was_ready
+	RETURNING k.key_hash, k.key, k.head, k.batch, k.attempt, k.fence, k.leased_until, picked.ready_at AS was_ready
 ), leases AS (
 	SELECT l.key, l.attempt, l.fence, l.was_ready,
 		array_agg(m.value ORDER BY m.seq) AS vals,
 		min(m.added_at) FILTER (WHERE m.seq = l.head) AS first
 	FROM leased l
-	JOIN {schema}.messages m ON m.queue = $1 AND m.key = l.key AND m.seq >= l.head AND m.seq < l.head + l.batch
-	GROUP BY l.key, l.attempt, l.fence, l.was_ready, l.head
+	JOIN {schema}.messages m ON m.queue = $1 AND m.key_hash = l.key_hash AND m.seq >= l.head AND m.seq < l.head + l.batch
+	GROUP BY l.key_hash, l.key, l.attempt, l.fence, l.was_ready, l.head
 ), upcoming AS (
 	-- A ready key not leased here, else the first key due: each the
 	-- first of a range of keys_ready, so that no plan reads the queue.
 	SELECT coalesce((
 		SELECT ready_at FROM {schema}.keys
-		WHERE queue = $1 AND ready_at <= statement_timestamp() AND key <> ALL (ARRAY(SELECT key FROM leased))
+		WHERE queue = $1 AND ready_at <= statement_timestamp() AND key_hash <> ALL (ARRAY(SELECT key_hash FROM leased))
 		ORDER BY ready_at
 		LIMIT 1
 	), (
@@ -293,7 +330,7 @@ ORDER BY l.was_ready, l.key`
 
 // claimSharedTake is {take} of claimSQL after a finishAcksSQL: the first
 // picked keys, in the ready order, as many as it left in pgstore.leases.
-const claimSharedTake = `(SELECT * FROM picked ORDER BY ready_at, key
+const claimSharedTake = `(SELECT * FROM picked ORDER BY ready_at, key_hash
 		LIMIT current_setting('pgstore.leases')::bigint) AS picked`
 
 // extendSQL renews a lease that has not lapsed. It changes no row when the
@@ -304,17 +341,17 @@ const extendSQL = `
 UPDATE {schema}.keys SET
 	leased_until = coalesce(statement_timestamp() + $4::interval, 'infinity'),
 	ready_at = coalesce(statement_timestamp() + $4::interval, 'infinity')
-WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
+WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
 
 // finishRemoveSQL is the part that finishAckSQL and finishDropSQL share: it
 // locks the key row of a lease that holds (k) and ends the lease as
 // removeBatchSQL does. It ends inside its last CTE, for the two to close.
 const finishRemoveSQL = `
 WITH k AS MATERIALIZED (
-	SELECT queue, key, head, tail, batch, attempt, burst_due,
+	SELECT queue, key_hash, head, tail, batch, attempt, burst_due,
 		CASE WHEN burst_due <= statement_timestamp() THEN 0 ELSE burst END AS open
 	FROM {schema}.keys
-	WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()
+	WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()
 	FOR UPDATE
 )` + removeBatchSQL
 
@@ -324,13 +361,13 @@ WITH k AS MATERIALIZED (
 // the keys already waiting, or when its open burst is due; a key with none
 // is removed. It ends inside its last CTE.
 //
-// It reaches the rows through k's columns, queue and key, and not through
+// It reaches the rows through k's columns, queue and key_hash, and not through
 // the queue parameter, which would let a plan read the whole queue: the
 // cheapest way while the queue is small, and a plan made then is kept as
 // the queue grows (TestPlansMadeSmallStayBounded).
 //
-// k has the columns queue, key, head, tail, batch, burst_due and open (the
-// values of an open burst).
+// k has the columns queue, key_hash, head, tail, batch, burst_due and open
+// (the values of an open burst).
 const removeBatchSQL = uncountSQL + `, kept AS (
 	UPDATE {schema}.keys AS u SET
 		head = k.head + k.batch, batch = 0, attempt = 1, burst = k.open,
@@ -338,13 +375,13 @@ const removeBatchSQL = uncountSQL + `, kept AS (
 		ready_at = CASE WHEN k.tail - k.head - k.batch > k.open
 			THEN statement_timestamp() ELSE k.burst_due END
 	FROM k
-	WHERE u.queue = k.queue AND u.key = k.key AND k.tail > k.head + k.batch
+	WHERE u.queue = k.queue AND u.key_hash = k.key_hash AND k.tail > k.head + k.batch
 ), emptied AS (
 	DELETE FROM {schema}.keys AS d USING k
-	WHERE d.queue = k.queue AND d.key = k.key AND k.tail = k.head + k.batch
+	WHERE d.queue = k.queue AND d.key_hash = k.key_hash AND k.tail = k.head + k.batch
 ), done AS (
 	DELETE FROM {schema}.messages AS m USING k
-	WHERE m.queue = k.queue AND m.key = k.key AND m.seq >= k.head AND m.seq < k.head + k.batch
+	WHERE m.queue = k.queue AND m.key_hash = k.key_hash AND m.seq >= k.head AND m.seq < k.head + k.batch
 	RETURNING m.seq, m.value`
 
 // finishAckSQL ends a lease by removing its batch. It returns one row,
@@ -377,24 +414,26 @@ SELECT k.tail > k.head + k.batch FROM k`
 // keys that the claim statement after it may lease (claimSharedTake), and
 // returns one row of NULLs when it ended none.
 //
-// It reads each lease's row on its own (LATERAL), by its queue and key, so
-// that a plan made while the queue was small has no way to read the whole
-// queue instead; and the LIMIT, which keeps every lease, has the planner
-// count one lease rather than its usual guess of ten elements of an array,
-// for which reading a small queue whole looks cheaper than ten reads by
-// key (see removeBatchSQL).
+// It reads each lease's row on its own (LATERAL), by its queue and key's
+// hash, comparing the key, so that a plan made while the queue was small
+// has no way to read the whole queue instead; and the LIMIT, which keeps
+// every lease, has the planner count one lease rather than its usual guess
+// of ten elements of an array, for which reading a small queue whole looks
+// cheaper than ten reads by key (see removeBatchSQL).
 //
 // $1 queue, $2 keys (bytea[]), $3 fences (bigint[]), $4 want (integer[]).
 const finishAcksSQL = `
 WITH f AS (
-	SELECT * FROM unnest($2::bytea[], $3::bigint[], $4::integer[]) WITH ORDINALITY AS f(key, fence, want, i)
+	SELECT f.*, sha256(f.key) AS key_hash
+	FROM unnest($2::bytea[], $3::bigint[], $4::integer[]) WITH ORDINALITY AS f(key, fence, want, i)
 	LIMIT cardinality($2::bytea[])
 ), k AS MATERIALIZED (
-	SELECT f.i, f.want, r.queue, r.key, r.head, r.tail, r.batch, r.burst_due,
+	SELECT f.i, f.want, r.queue, r.key_hash, r.head, r.tail, r.batch, r.burst_due,
 		CASE WHEN r.burst_due <= statement_timestamp() THEN 0 ELSE r.burst END AS open
 	FROM f CROSS JOIN LATERAL (
 		SELECT * FROM {schema}.keys AS r
-		WHERE r.queue = $1 AND r.key = f.key AND r.fence = f.fence AND r.leased_until > statement_timestamp()
+		WHERE r.queue = $1 AND r.key_hash = f.key_hash AND r.key = f.key AND r.fence = f.fence
+			AND r.leased_until > statement_timestamp()
 		FOR UPDATE SKIP LOCKED
 	) r
 )` + removeBatchSQL + `
@@ -414,7 +453,7 @@ UPDATE {schema}.keys SET
 	retrying = $4::boolean,
 	leased_until = NULL,
 	ready_at = coalesce(statement_timestamp() + $5::interval, 'infinity')
-WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
+WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
 
 // finishHoldSQL ends a lease by holding the key: its batch stays at the
 // head, and the key leaves the ready order until released. It changes no
@@ -424,7 +463,7 @@ WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timest
 const finishHoldSQL = `
 UPDATE {schema}.keys SET
 	held = true, retrying = false, leased_until = NULL, ready_at = NULL
-WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
+WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
 
 // releaseSQL puts a held key back in the ready order, at the tail, with its
 // attempts started over. It changes no row if the key was not held.
@@ -433,7 +472,7 @@ WHERE queue = $1 AND key = $2 AND fence = $3 AND leased_until > statement_timest
 const releaseSQL = `
 UPDATE {schema}.keys SET
 	held = false, attempt = 1, batch = 0, ready_at = statement_timestamp()
-WHERE queue = $1 AND key = $2 AND held`
+WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND held`
 
 // upcomingSQL returns, for each queue given, a row with the server's now,
 // the queue, and the earliest ready_at of its keys, NULL if none is
@@ -478,16 +517,20 @@ WHERE queue = $1 AND id > $2
 ORDER BY id
 LIMIT $3`
 
-// redriveSQL removes a dead letter and appends its values to its key as
-// addReadySQL does without a bound, counting them in the session's slot.
-// It returns a row, saying whether the key became ready now, if the dead
-// letter existed.
+// redriveSQL appends a dead letter's values to its key as addReadySQL
+// does without a bound, counting them in the session's slot, and removes
+// the dead letter once they were. It returns a row if the dead letter
+// existed: whether it was redriven, which it is unless another key of the
+// queue with the same SHA-256 has values (the dead letter is then kept,
+// and the count taken back as refusedSQL does), and whether the key
+// became ready now.
 //
 // $1 queue, $2 id.
 const redriveSQL = `
-WITH d AS (
-	DELETE FROM {schema}.dead_letters WHERE queue = $1 AND id = $2
-	RETURNING key, vals
+WITH d AS MATERIALIZED (
+	SELECT key, vals FROM {schema}.dead_letters
+	WHERE queue = $1 AND id = $2
+	FOR UPDATE
 ), counted AS (
 	INSERT INTO {schema}.counts AS c (queue, slot, n)
 	SELECT $1, pg_backend_pid() % {addSlots}, cardinality(d.vals) FROM d
@@ -495,20 +538,31 @@ WITH d AS (
 	ON CONFLICT (queue, slot) DO UPDATE SET n = c.n + EXCLUDED.n
 	RETURNING 1
 ), k AS (
-	INSERT INTO {schema}.keys AS k (queue, key, tail, ready_at)
-	SELECT $1, d.key, cardinality(d.vals), statement_timestamp() FROM d, counted
-	ON CONFLICT (queue, key) DO UPDATE SET
+	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, ready_at)
+	SELECT $1, sha256(d.key), d.key, cardinality(d.vals), statement_timestamp() FROM d, counted
+	ON CONFLICT (queue, key_hash) DO UPDATE SET
 		tail = k.tail + EXCLUDED.tail,
 		burst = 0,
 		ready_at = CASE WHEN k.leased_until IS NULL AND NOT k.held AND k.batch = 0
 			THEN least(k.ready_at, EXCLUDED.ready_at) ELSE k.ready_at END
-	RETURNING k.tail, k.ready_at
+	WHERE k.key = EXCLUDED.key
+	RETURNING k.key_hash, k.tail, k.ready_at
 ), m AS (
-	INSERT INTO {schema}.messages (queue, key, seq, value, added_at)
-	SELECT $1, d.key, k.tail - cardinality(d.vals) + v.i - 1, v.value, statement_timestamp()
+	INSERT INTO {schema}.messages (queue, key_hash, seq, value, added_at)
+	SELECT $1, k.key_hash, k.tail - cardinality(d.vals) + v.i - 1, v.value, statement_timestamp()
 	FROM d, k, unnest(d.vals) WITH ORDINALITY AS v(value, i)
+), refused AS (
+	INSERT INTO {schema}.counts AS c (queue, slot, n)
+	SELECT $1, {removeSlot} + pg_backend_pid() % {addSlots}, -cardinality(d.vals)
+	FROM d, counted
+	WHERE NOT EXISTS (SELECT FROM k)
+	ON CONFLICT (queue, slot) DO UPDATE SET n = c.n + EXCLUDED.n
+), gone AS (
+	DELETE FROM {schema}.dead_letters
+	WHERE queue = $1 AND id = $2 AND (EXISTS (SELECT FROM k) OR (SELECT cardinality(vals) = 0 FROM d))
+	RETURNING id
 )
-SELECT coalesce(k.ready_at = statement_timestamp(), false)
+SELECT EXISTS (SELECT FROM gone), coalesce(k.ready_at = statement_timestamp(), false)
 FROM d LEFT JOIN k ON true`
 
 // purgeSQL removes a queue's dead letters dropped before a time.

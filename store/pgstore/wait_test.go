@@ -120,7 +120,7 @@ func TestWaitLooksEveryPollInterval(t *testing.T) {
 		go func() { done <- s.Wait(ctx, q, time.Hour) }()
 		time.Sleep(100 * time.Millisecond) // it sleeps
 		b := time.Now()
-		_, err := pool.Exec(ctx, "INSERT INTO "+keys+" (queue, key, tail, ready_at) VALUES ($1, 'k', 1, now() + $2::interval)", q, in)
+		_, err := pool.Exec(ctx, "INSERT INTO "+keys+" (queue, key_hash, key, tail, ready_at) VALUES ($1, sha256('k'), 'k', 1, now() + $2::interval)", q, in)
 		require.NoError(t, err)
 		select {
 		case err := <-done:
