@@ -9,7 +9,8 @@
 //
 // The contract speaks bytes and strings, not a Runner's K and V: the Runner
 // encodes keys and values (see pacer.Codec), so one engine serves Runners
-// of any types. A key is any string, the empty one and any bytes included.
+// of any types. A key is any string, the empty one, any bytes and any
+// length (1 MiB at least, on every engine) included.
 // Several Runners share a store by using different queue names; an engine
 // may refuse some names (redisstore refuses braces, its hash-tag
 // delimiters) with an error that says so.

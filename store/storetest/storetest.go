@@ -118,6 +118,7 @@ var scenarios = []struct {
 	{"DeadLetterPurge", testDeadLetterPurge},
 	{"LargeAndBinaryValues", testLargeAndBinaryValues},
 	{"UnusualKeys", testUnusualKeys},
+	{"LongKeys", testLongKeys},
 	{"AddNothing", testAddNothing},
 	{"MaxValues", testMaxValues},
 	{"MaxValuesConcurrent", testMaxValuesConcurrent},

@@ -73,6 +73,75 @@ func testUnusualKeys(f *fixture) {
 	require.Zero(f.t, f.stats().Keys)
 }
 
+// testLongKeys: keys of 3000 bytes and of 1 MiB, of random bytes, and keys
+// that differ from those in their last byte only, are keys like any other,
+// and distinct: each comes back whole from a lease, a retry, a hold and its
+// release, a debounced Add, a dead letter and its redrive.
+func testLongKeys(f *fixture) {
+	rnd := rand.NewChaCha8([32]byte{2})
+	long := func(n int) string {
+		b := make([]byte, n)
+		_, _ = rnd.Read(b)
+		return string(b)
+	}
+	lastByte := func(k string) string { return k[:len(k)-1] + string(k[len(k)-1]^1) }
+	mid, big := long(3000), long(1<<20)
+	keys := []string{mid, lastByte(mid), big, lastByte(big)}
+	for i, k := range keys {
+		f.add(k, fmt.Sprint(i))
+	}
+	ls, _ := f.claim(store.ClaimParams{Keys: len(keys) + 1, TTL: ttl})
+	require.Len(f.t, ls, len(keys))
+	for i, l := range ls {
+		f.longKey(l, keys[i], fmt.Sprint(i))
+	}
+	f.ack(ls[0], false)
+
+	f.finish(ls[1], store.Outcome{Kind: store.Hold})
+	ok, err := f.s.Release(f.ctx, f.q, mid)
+	require.NoError(f.t, err)
+	require.False(f.t, ok, "the key held is the other one")
+	ok, err = f.s.Release(f.ctx, f.q, keys[1])
+	require.NoError(f.t, err)
+	require.True(f.t, ok, "the key was held")
+	l := f.claimOne(one())
+	f.longKey(l, keys[1], "1")
+	f.ack(l, false)
+
+	require.NoError(f.t, f.s.Extend(f.ctx, ls[2], ttl))
+	f.finish(ls[2], store.Outcome{Kind: store.Drop, Err: "e"})
+	f.finish(ls[3], store.Outcome{Kind: store.Retry})
+	l = f.claimOne(one())
+	f.longKey(l, keys[3], "3")
+	require.Equal(f.t, 2, l.Attempt)
+	b := time.Now()
+	f.addP(keys[3], store.AddParams{Wait: tick, MaxWait: tick}, "4")
+	f.ack(l, true)
+	l = f.await(one(), b.Add(tick))
+	f.longKey(l, keys[3], "4")
+	f.ack(l, false)
+
+	if dl, ok := f.s.(store.DeadLetters); ok {
+		ds := f.list(dl, f.q, 0, 10)
+		require.Len(f.t, ds, 1)
+		require.True(f.t, ds[0].Key == big, "the dead letter's key: %d bytes, want the key of %d", len(ds[0].Key), len(big))
+		redriven, err := dl.Redrive(f.ctx, f.q, ds[0].ID)
+		require.NoError(f.t, err)
+		require.True(f.t, redriven)
+		l = f.claimOne(one())
+		f.longKey(l, big, "2")
+		f.ack(l, false)
+	}
+	require.Equal(f.t, 0, f.stats().Keys, "every key is done")
+}
+
+// longKey checks that l holds key and want, without printing the key.
+func (f *fixture) longKey(l store.Lease, key string, want ...string) {
+	f.t.Helper()
+	require.True(f.t, l.Key == key, "lease of a key of %d bytes, want the one of %d added with %q", len(l.Key), len(key), want)
+	require.Equal(f.t, want, strs(l.Values), "values of a key of %d bytes", len(key))
+}
+
 // testAddNothing: an Add of no values does nothing.
 func testAddNothing(f *fixture) {
 	require.NoError(f.t, f.s.Add(f.ctx, f.q, "k", nil, store.AddParams{}))
