@@ -13,3 +13,20 @@ func AcksWaiting(s *Store, queue string) (waiting, flying int) {
 	}
 	return waiting, flying
 }
+
+// Waiting returns how many Waits of s sleep on queue, and whether its
+// listener listens.
+func Waiting(s *Store, queue string) (n int, listening bool) {
+	s.mu.Lock()
+	l := s.ln
+	s.mu.Unlock()
+	if l == nil {
+		return 0, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, w := range l.waits {
+		n += w.queues[queue]
+	}
+	return n, l.listening
+}

@@ -105,7 +105,13 @@ func TestIdleWaitsCostPerStore(t *testing.T) {
 				}
 			}()
 		}
-		time.Sleep(10 * every) // the Waits began, and the listener listens
+		// Until the listener listens, each Wait looks on its own: measure
+		// once it does and every Wait sleeps, however slow the machine.
+		require.Eventually(t, func() bool {
+			n, listening := pgstore.Waiting(s, "q")
+			return listening && n == waits
+		}, 10*time.Second, every)
+		time.Sleep(4 * every) // for the Waits' first reads
 		before := statements.n.Load()
 		time.Sleep(window)
 		n := statements.n.Load() - before
