@@ -6,9 +6,10 @@
   once, when it is loaded, so a call does not define its steps again.
 
   ARGV[1] of every function is the prefix of the queue's names,
-  "{prefix:queue}:"; every name starts with it, so all are in one hash slot
-  of Redis Cluster. A function declares in KEYS the names of its common
-  path only; the others it builds from ARGV[1]. The queue's keys:
+  "{prefix:queue}:" with ":" and "%" escaped in prefix and queue (the name
+  encoding of the package doc); every name starts with it, so all are in
+  one hash slot of Redis Cluster. A function declares in KEYS the names of
+  its common path only; the others it builds from ARGV[1]. The queue's keys:
     ready     ZSET  key -> when it became ready; leased lowest first
     pending   ZSET  key -> when its burst is due, for keys with nothing but
                     an open burst
