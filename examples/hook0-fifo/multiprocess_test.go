@@ -65,7 +65,7 @@ func TestThreeDispatchers(t *testing.T) {
 		{Name: "analytics", URL: hooks.URL + "/hooks/analytics", Types: []string{"*"}},
 	}
 	retry := schedule{Fast: 2, FastDelay: 10 * time.Millisecond, Slow: 1, SlowDelay: 50 * time.Millisecond}
-	args := []string{"-postgres", postgresURL(), "-schema", schema, "-listen", "127.0.0.1:0", "-lease", "500ms",
+	args := []string{"-postgres", postgresURL(), "-schema", schema, "-listen", "127.0.0.1:0", "-lease", "2s",
 		"-fast", "2", "-fast-delay", "10ms", "-slow", "1", "-slow-delay", "50ms", "-timeout", "2s",
 		"-fifo-workers", "2", "-workers", "4"}
 	for _, s := range subs {

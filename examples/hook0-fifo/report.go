@@ -161,7 +161,10 @@ func (r *report) checkIsolation() {
 			meanwhile++
 		}
 	}
-	r.add(wait < worst.blocked/4 && meanwhile > 0,
+	// Had the blocked subscription held the workers up, some message would
+	// have waited about as long as it was blocked; half leaves room for a
+	// busy machine.
+	r.add(wait < worst.blocked/2 && meanwhile > 0,
 		"%s was blocked for %v, yet the others completed %d messages meanwhile and none waited over %v for a worker",
 		worst.sub.Name, round(worst.blocked), meanwhile, round(wait))
 }
