@@ -155,10 +155,31 @@ type Config[K comparable, V any] struct {
 	// refuses it without Store.
 	KeyCodec Codec[K]
 	// LeaseTTL is how long a lease on Store lasts without renewal. A
-	// worker renews its lease every LeaseTTL/3 while it works on the batch;
-	// a holder that dies leaves its key to another instance after at most
-	// LeaseTTL. The default is 30 seconds; it must be 0 or at least 1 ms.
-	// New refuses it without Store.
+	// worker renews its lease every LeaseTTL/3 while it works on the batch
+	// (LeaseTTL/10 after a renewal failed); a holder that dies leaves its
+	// key to another instance after at most LeaseTTL. The default is 30
+	// seconds; it must be 0 or at least 100 ms. New refuses it without
+	// Store.
+	//
+	// A holder stops by its own clock: its lease's deadline is when the
+	// call that last proved the lease (the claim, then each renewal that
+	// succeeded) was sent, plus LeaseTTL less a safety margin of
+	// LeaseTTL/10 + 10 ms. At that deadline the handler's ctx is cancelled
+	// with ErrLeaseLost, whatever the renewal in flight does; the calls
+	// that renew or end a lease are given up at its deadline too, even
+	// with a client that ignores ctx deadlines or a connection that
+	// stopped answering, as in a network partition. A batch whose lease
+	// passed its deadline before the handler started (the process stalled,
+	// or waited for the Window or the Limiter while the renewals failed)
+	// is neither handled nor ended: it is its next holder's. The handler
+	// is thus stopped before another instance can lease the key, provided
+	// that the engine counts a lease's TTL from when it got the call,
+	// which is after the holder sent it, on a clock that runs at the rate
+	// of the holder's monotonic clock within a tenth (real clocks differ
+	// by far less), and that the holder acts on its deadline within
+	// 10 ms. A process paused after that last check (SIGSTOP, a long GC)
+	// learns that its lease is lost only when it runs again: Fence guards
+	// the writes of such a holder.
 	LeaseTTL time.Duration
 	// AckInBackground lets a worker take its next batch while the Ack of
 	// a quick one (run in less than LeaseTTL/10) is still on its way to
@@ -195,6 +216,10 @@ func (c Config[K, V]) storeOnly() string {
 
 // defaultLeaseTTL is what Config.LeaseTTL 0 means.
 const defaultLeaseTTL = 30 * time.Second
+
+// minLeaseTTL is the shortest Config.LeaseTTL: its safety margin
+// (istore.Margin) takes a fifth of it.
+const minLeaseTTL = 100 * time.Millisecond
 
 // Exhausted is what a Runner does with a batch that used up its attempts.
 type Exhausted uint8
@@ -254,8 +279,8 @@ func (c Config[K, V]) validate() error {
 	case c.Window != nil && c.Window.IsZero():
 		// Nothing would ever start, and a graceful Shutdown would never end.
 		return fmt.Errorf("pacer: Config.Window must not be the zero Schedule, which never opens")
-	case c.LeaseTTL != 0 && c.LeaseTTL < time.Millisecond:
-		return fmt.Errorf("pacer: Config.LeaseTTL must be 0 (30 s) or at least 1ms, got %v", c.LeaseTTL)
+	case c.LeaseTTL != 0 && c.LeaseTTL < minLeaseTTL:
+		return fmt.Errorf("pacer: Config.LeaseTTL must be 0 (30 s) or at least %v, got %v", minLeaseTTL, c.LeaseTTL)
 	case c.Store != nil && c.Name == "":
 		return fmt.Errorf("pacer: Config.Name must be set with Config.Store: it names the Runner's queue in the store")
 	case c.Store != nil && c.KeyCodec == nil && keyCodec[K]() == nil:

@@ -139,8 +139,9 @@ func (fullError) Unwrap() error { return store.ErrFull }
 
 // ErrLeaseLost is the cause of a handler's ctx cancelled because the
 // Runner lost the lease of its batch: the Config.Store refused to renew it
-// (it lapsed, or another holder has the key now), or the renewals kept
-// failing until it could no longer be renewed before its TTL passes. The
+// (it lapsed, or another holder has the key now), or no renewal succeeded
+// before the lease's deadline on the Runner's own clock (see
+// Config.LeaseTTL), whether the renewals failed or did not answer. The
 // Runner then reports no outcome for the batch: its next holder runs it,
 // as the next attempt. A handler that writes elsewhere guards its writes
 // with Fence. ErrLeaseLost wraps store.ErrLeaseLost. It is also wrapped in

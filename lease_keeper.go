@@ -12,11 +12,13 @@ import (
 )
 
 // Keep implements istore.Store: while the Runner works on l, a goroutine
-// renews the lease every TTL/3. The returned ctx carries the lease's fence
-// (see Fence) and is cancelled with ErrLeaseLost when the engine refuses a
-// renewal, or when renewals keep failing and the next one would come after
-// the lease lapsed: the handler is stopped before another instance can
-// lease the key, as far as the clocks agree.
+// renews the lease every TTL/3, and stops the work at the lease's
+// deadline (istore.Deadline), which only a renewal that succeeded moves.
+// The returned ctx carries the lease's fence (see Fence) and is cancelled
+// with ErrLeaseLost when the engine refuses a renewal, or at the deadline,
+// whatever the renewal in flight does: the handler is stopped before
+// another instance can lease the key. The returned function reports the
+// loss, also of a lease whose deadline passed while nobody looked.
 func (s *sharedStore[K, V]) Keep(ctx context.Context, l istore.Lease[K, V]) (context.Context, func() error) {
 	kctx, cancel := context.WithCancelCause(withFence(ctx, l.Remote.Lease.Fence))
 	quit, done := make(chan struct{}), make(chan struct{})
@@ -33,45 +35,93 @@ func (s *sharedStore[K, V]) Keep(ctx context.Context, l istore.Lease[K, V]) (con
 		close(quit)
 		<-done
 		cancel(nil)
+		if lost == nil && l.Lapsed(s.clk) {
+			lost = s.lapsed(nil)
+		}
 		return lost
 	}
 }
 
-// keep renews r until quit is closed, and returns why it could not.
+// keep renews r until quit is closed, and returns why it could not: the
+// engine refused a renewal, or r's deadline came first. The first renewal
+// comes TTL/3 after the claim (a lease that waited for a worker, claimed
+// by an Ack in the background, say, is renewed sooner), the next TTL/3
+// after one succeeded, and TTL/10 after one failed.
 func (s *sharedStore[K, V]) keep(ctx context.Context, r *istore.Remote, quit <-chan struct{}) error {
-	every := s.ttl / 3
-	renewed := r.Claimed // the lease lasts s.ttl from here at least
-	// Counted from the claim: a lease that waited for a worker (claimed by
-	// an Ack in the background, say) is renewed sooner.
-	t := s.clk.NewTimer(max(every-s.clk.Now().Sub(renewed), 0))
+	d := r.Deadline
+	next := r.Claimed.Add(s.ttl / 3)
+	var (
+		renewal *engineCall[struct{}] // in flight, or nil
+		sent    time.Time             // when it was sent
+		failed  error                 // why the last renewal failed
+	)
+	t := s.clk.NewTimer(time.Hour) // reset below
 	defer t.Stop()
 	for {
+		now := s.clk.Now()
+		if d.Lapsed(now) {
+			if renewal != nil {
+				renewal.stop()
+				failed = hung(now.Sub(sent), failed)
+			}
+			return s.lapsed(failed)
+		}
+		if renewal == nil && !now.Before(next) {
+			sent = now
+			renewal = startCall(&s.calls, ctx, d.At(), func(ctx context.Context) (struct{}, error) {
+				return struct{}{}, s.st.Extend(ctx, r.Lease, s.ttl)
+			}, nil)
+			continue
+		}
+		wake := d.At()
+		var answer chan callResult[struct{}]
+		if renewal != nil {
+			answer = renewal.result
+		} else if next.Before(wake) {
+			wake = next
+		}
+		t.Reset(wake.Sub(now))
 		select {
 		case <-quit:
+			if renewal != nil {
+				renewal.stop()
+			}
 			return nil
 		case <-t.C():
+		case res := <-answer:
+			renewal = nil
+			now = s.clk.Now()
+			switch {
+			case res.err == nil:
+				if d.Renewed(sent, now) {
+					failed, next = nil, now.Add(s.ttl/3)
+				}
+			case errors.Is(res.err, store.ErrLeaseLost):
+				return ErrLeaseLost
+			default:
+				failed, next = res.err, now.Add(s.ttl/10)
+				s.warn("pacer: lease renewal failed, will try again", slog.String("key", r.Lease.Key), slog.Any("err", res.err))
+			}
 		}
-		at := s.clk.Now()
-		err := s.extend(ctx, r.Lease, every)
-		switch {
-		case err == nil:
-			renewed = at
-		case errors.Is(err, store.ErrLeaseLost):
-			return ErrLeaseLost
-		case at.Add(every).Sub(renewed) >= s.ttl:
-			return fmt.Errorf("%w: renewal failed for %v of a %v TTL: %w", ErrLeaseLost, at.Sub(renewed), s.ttl, err)
-		default:
-			s.warn("pacer: lease renewal failed, will try again", slog.String("key", r.Lease.Key), slog.Any("err", err))
-		}
-		t.Reset(every)
 	}
 }
 
-// extend renews l for the TTL; the call gets no longer than the time to
-// the next renewal, and outlives the cancellation of the handler, which
-// may take a while to return.
-func (s *sharedStore[K, V]) extend(ctx context.Context, l store.Lease, limit time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
-	defer cancel()
-	return s.st.Extend(ctx, l, s.ttl)
+// hung says that a renewal sent ago has not answered, after one that
+// failed with failed if not nil.
+func hung(ago time.Duration, failed error) error {
+	if failed != nil {
+		return fmt.Errorf("the renewal sent %v before has not answered, the one before failed: %w", ago, failed)
+	}
+	return fmt.Errorf("the renewal sent %v before has not answered", ago)
+}
+
+// lapsed is why a lease was lost at its deadline, with why the renewals
+// failed, if they did.
+func (s *sharedStore[K, V]) lapsed(failed error) error {
+	m := istore.Margin(s.ttl)
+	err := fmt.Errorf("%w: no renewal succeeded for %v, the LeaseTTL %v less its margin of %v", ErrLeaseLost, s.ttl-m, s.ttl, m)
+	if failed != nil {
+		return fmt.Errorf("%w: %w", err, failed)
+	}
+	return err
 }

@@ -35,7 +35,8 @@ func (s *failing) Finish(ctx context.Context, l store.Lease, o store.Outcome) (b
 // cancelled with ErrLeaseLost, and the Runner reports nothing for the
 // batch: the lease lapses and the batch runs again, as the next attempt,
 // under a larger fence. A refused renewal cancels at once; failing ones
-// cancel when the next renewal would come after the TTL.
+// cancel at the lease's deadline: the TTL less its margin (TTL/10 + 10 ms)
+// after the claim was sent.
 func TestLeaseLostCancelsHandler(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -44,7 +45,7 @@ func TestLeaseLostCancelsHandler(t *testing.T) {
 		says      string
 	}{
 		{"refused", store.ErrLeaseLost, time.Second, "pacer: lease lost"},
-		{"failing", errors.New("connection refused"), 2 * time.Second, "pacer: lease lost: renewal failed for 2s of a 3s TTL: connection refused"},
+		{"failing", errors.New("connection refused"), 2690 * time.Millisecond, "pacer: lease lost: no renewal succeeded for 2.69s, the LeaseTTL 3s less its margin of 310ms: connection refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -74,7 +75,7 @@ func TestLeaseLostCancelsHandler(t *testing.T) {
 				require.NoError(t, err)
 				require.NoError(t, r.Add(t.Context(), "k", 1))
 				stop := runAll(t, r)
-				time.Sleep(2500 * time.Millisecond)
+				time.Sleep(2750 * time.Millisecond)
 				mu.Lock()
 				defer mu.Unlock()
 				require.Equal(t, []time.Duration{tc.after}, ended)

@@ -185,7 +185,12 @@ func (s *sharedStore[K, V]) giveBack(ctx context.Context) {
 	}
 }
 
+// deferNow gives l back at once, without using an attempt, unless its
+// deadline passed: it may be another holder's then.
 func (s *sharedStore[K, V]) deferNow(ctx context.Context, l istore.Lease[K, V]) {
+	if l.Lapsed(s.clk) {
+		return
+	}
 	if err := s.Defer(ctx, l, 0); err != nil {
 		s.warn("pacer: could not give a lease back, it will lapse", slog.String("key", l.Remote.Lease.Key), slog.Any("err", err))
 	}
@@ -195,7 +200,7 @@ func (s *sharedStore[K, V]) deferNow(ctx context.Context, l istore.Lease[K, V]) 
 // does not decode is reported in the lease's Err, for the Runner to drop
 // the batch: a value that will never decode must not come back forever.
 func (s *sharedStore[K, V]) decode(l store.Lease, at time.Time) istore.Lease[K, V] {
-	out := istore.Lease[K, V]{Attempt: l.Attempt, Remote: &istore.Remote{Lease: l, Claimed: at}}
+	out := istore.Lease[K, V]{Attempt: l.Attempt, Remote: &istore.Remote{Lease: l, Claimed: at, Deadline: istore.NewDeadline(at, s.ttl)}}
 	out.Values = make([]V, 0, len(l.Values))
 	bad, at0, err0 := 0, 0, error(nil)
 	for i, b := range l.Values {

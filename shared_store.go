@@ -47,6 +47,10 @@ type sharedStore[K comparable, V any] struct {
 	acking sync.WaitGroup
 	acked  func(l istore.Lease[K, V], more bool, err error)
 
+	// The calls about leases, which a worker may stop waiting for
+	// (engine_call.go).
+	calls engineCalls
+
 	// For Adaptive: the engine's backlog, n values read at at (see quiet).
 	backlog struct {
 		sync.Mutex
@@ -68,6 +72,7 @@ func newSharedStore[K comparable, V any](cfg Config[K, V], adapt *adaptiveWait) 
 		codec:    cfg.Codec,
 		keys:     cfg.KeyCodec,
 		clk:      timing.From(cfg.Clock),
+		calls:    engineCalls{clk: timing.From(cfg.Clock)},
 		log:      cfg.Logger,
 		ttl:      cfg.LeaseTTL,
 		maxBatch: cfg.MaxBatch,
@@ -153,12 +158,12 @@ func (s *sharedStore[K, V]) quiet(ctx context.Context) time.Duration {
 }
 
 // finish ends l in the engine as o says. It runs even when ctx ended (a
-// Runner stopping defers its batches), bounded by the lease's TTL, after
-// which the engine would refuse it anyway.
+// Runner stopping defers its batches), until the lease's deadline at most
+// (see engineCalls), after which the lease may be another holder's.
 func (s *sharedStore[K, V]) finish(ctx context.Context, l istore.Lease[K, V], o store.Outcome) (bool, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.ttl)
-	defer cancel()
-	return s.st.Finish(ctx, l.Remote.Lease, o)
+	return callBy(&s.calls, ctx, l.Remote.Deadline.At(), func(ctx context.Context) (bool, error) {
+		return s.st.Finish(ctx, l.Remote.Lease, o)
+	}, nil)
 }
 
 // finishNext ends l as finish does, after a handler call, by a worker that
@@ -168,16 +173,30 @@ func (s *sharedStore[K, V]) finish(ctx context.Context, l istore.Lease[K, V], o 
 // Claim. The key is leased meanwhile, while the worker reports the batch
 // (OnEvent), as a key the leader claimed is until a worker takes it. A
 // Runner that is stopping claims nothing, and gives back at once, with no
-// attempt used, what it claimed while it began to stop.
+// attempt used, what it claimed while it began to stop. A call the worker
+// stopped waiting for at l's deadline hands what it claims once it
+// answers, as if in time.
 func (s *sharedStore[K, V]) finishNext(ctx context.Context, l istore.Lease[K, V], o store.Outcome) (bool, error) {
 	if s.fc == nil || ctx.Err() != nil || s.stop.Err() != nil {
 		return s.finish(ctx, l, o)
 	}
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.ttl)
-	defer cancel()
+	type ended struct {
+		more   bool
+		leases []store.Lease
+	}
 	at := s.clk.Now()
 	p := store.ClaimParams{Keys: 1, MaxBatch: s.maxBatch, TTL: s.ttl}
-	more, leases, _, err := s.fc.FinishAndClaim(fctx, l.Remote.Lease, o, p)
+	e, err := callBy(&s.calls, ctx, l.Remote.Deadline.At(), func(ctx context.Context) (ended, error) {
+		more, leases, _, err := s.fc.FinishAndClaim(ctx, l.Remote.Lease, o, p)
+		return ended{more, leases}, err
+	}, func(e ended, _ error) { s.handClaimed(ctx, e.leases, at) })
+	s.handClaimed(ctx, e.leases, at)
+	return e.more, err
+}
+
+// handClaimed hands over the leases a call sent at at claimed, or gives
+// them back if the Runner is stopping.
+func (s *sharedStore[K, V]) handClaimed(ctx context.Context, leases []store.Lease, at time.Time) {
 	for _, nl := range leases {
 		if s.stop.Err() != nil || ctx.Err() != nil {
 			// A Get that saw the stop may have given back the handoff
@@ -187,7 +206,6 @@ func (s *sharedStore[K, V]) finishNext(ctx context.Context, l istore.Lease[K, V]
 		}
 		s.hand(ctx, s.decode(nl, at))
 	}
-	return more, err
 }
 
 // Drop implements istore.Store: the engine keeps the batch as it was
@@ -256,13 +274,16 @@ func (s *sharedStore[K, V]) Behind(K) int { return 0 }
 func (s *sharedStore[K, V]) Stop() { s.halt() }
 
 // Close implements istore.Store: the values stay in the engine, which the
-// Runner does not own. It waits for the Acks in the background, and gives
-// back the leases that nobody took, so that they do not lapse, which would
-// count an attempt.
+// Runner does not own. It waits for the Acks in the background and for the
+// calls the workers stopped waiting for (which hand what they claimed
+// before they end), and gives back the leases that nobody took, so that
+// they do not lapse, which would count an attempt.
 func (s *sharedStore[K, V]) Close(func(K, []V)) {
 	s.halt()
 	s.acking.Wait()
+	s.calls.wait()
 	s.giveBack(context.Background())
+	s.calls.wait() // the give-backs the engine did not answer in time
 }
 
 // warn logs a failed call to the engine.

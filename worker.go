@@ -26,8 +26,13 @@ func (r *Runner[K, V]) work(ctx context.Context) {
 	}
 }
 
-// process handles one leased batch and ends the lease.
+// process handles one leased batch and ends the lease. A lease that
+// lapsed by the Runner's clock (see Config.LeaseTTL) before the handler
+// started is neither handled nor ended: another holder may have it.
 func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
+	if r.lapsed(l) {
+		return
+	}
 	if err := r.unfit(l); err != nil {
 		r.finish(ctx, l, err, 0, false) // without a call
 		return
@@ -63,6 +68,11 @@ func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
 	if r.window != nil {
 		hctx, cancel = r.window.Context(hctx)
 	}
+	if r.lapsed(l) { // the last look, right before the handler
+		cancel()
+		kept()
+		return
+	}
 	err := r.call(hctx, l)
 	windowClosed := errors.Is(context.Cause(hctx), window.ErrOutside)
 	cancel()
@@ -96,6 +106,17 @@ func (r *Runner[K, V]) unfit(l store.Lease[K, V]) error {
 	return nil
 }
 
+// lapsed reports whether l's lease lapsed by the Runner's clock before its
+// handler started, and logs so: the process stalled (a pause, SIGSTOP, a
+// long GC) or waited to be admitted while the renewals failed.
+func (r *Runner[K, V]) lapsed(l store.Lease[K, V]) bool {
+	if !l.Lapsed(r.clk) {
+		return false
+	}
+	r.logf(slog.LevelWarn, "pacer: lease lapsed before the handler started, the batch is left to its next holder", l.Key, slog.Int("attempt", l.Attempt))
+	return true
+}
+
 // ended logs the failure of the call that ended l: the engine lost the
 // lease, or could not be reached; either way the lease lapses and the
 // batch runs again, with the next attempt.
@@ -106,9 +127,10 @@ func (r *Runner[K, V]) ended(l store.Lease[K, V], err error) {
 }
 
 // admit waits until the batch may start: the window is open and the
-// Limiter gave a token. It reports false if ctx ended first. A batch takes
-// at most one token: if the window closes while the Limiter makes it wait,
-// it keeps the token and waits for the window to open again.
+// Limiter gave a token. It reports false if ctx ended first, or if l's
+// lease lapsed during a wait. A batch takes at most one token: if the
+// window closes while the Limiter makes it wait, it keeps the token and
+// waits for the window to open again.
 func (r *Runner[K, V]) admit(ctx context.Context, l store.Lease[K, V]) bool {
 	paid := r.cfg.Limiter == nil
 	for {
@@ -116,7 +138,7 @@ func (r *Runner[K, V]) admit(ctx context.Context, l store.Lease[K, V]) bool {
 			if now := r.clk.Now(); !r.window.Contains(now) {
 				r.emit(EventSkipped, l.Key, l.Attempt, len(l.Values), r.window.NextOpen(now).Sub(now), 0, nil)
 				r.logf(slog.LevelDebug, "pacer: window closed, batch waits", l.Key, slog.Time("opens", r.window.NextOpen(now)))
-				if r.window.Wait(ctx) != nil {
+				if r.window.Wait(ctx) != nil || r.lapsed(l) {
 					return false
 				}
 			}
@@ -125,6 +147,9 @@ func (r *Runner[K, V]) admit(ctx context.Context, l store.Lease[K, V]) bool {
 			t := r.clk.Now()
 			err := r.cfg.Limiter.Wait(ctx)
 			r.c.rateWait.Add(int64(r.clk.Now().Sub(t)))
+			if r.lapsed(l) {
+				return false
+			}
 			if err != nil {
 				if ctx.Err() != nil {
 					return false
@@ -132,7 +157,7 @@ func (r *Runner[K, V]) admit(ctx context.Context, l store.Lease[K, V]) bool {
 				// The Limiter cannot serve in time (e.g. before ctx's
 				// deadline): back off rather than spin, then ask again.
 				r.logf(slog.LevelWarn, "pacer: limiter refused", l.Key, slog.Any("err", err))
-				if !timing.Sleep(r.clk, r.cfg.Retry.Initial, ctx.Done()) {
+				if !timing.Sleep(r.clk, r.cfg.Retry.Initial, ctx.Done()) || r.lapsed(l) {
 					return false
 				}
 				continue

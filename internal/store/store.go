@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pacerkit/pacer/fifo"
+	"github.com/pacerkit/pacer/internal/timing"
 	engine "github.com/pacerkit/pacer/store"
 )
 
@@ -43,6 +44,9 @@ type Remote struct {
 	// Claimed is when the Claim that got the lease was sent, on the
 	// Runner's clock: the lease lasts its TTL from then at least.
 	Claimed time.Time
+	// Deadline is when the Runner stops working under the lease, by its
+	// own clock: Life after Claimed, moved by each renewal that succeeded.
+	Deadline *Deadline
 	// Err says why some of the lease's values, or its key, could not be
 	// decoded; Values holds those that could.
 	Err error
@@ -54,6 +58,13 @@ func (l Lease[K, V]) Unreadable() error {
 		return nil
 	}
 	return l.Remote.Err
+}
+
+// Lapsed reports whether l's Deadline passed on clk: the lease may be
+// another holder's, so l must be neither handled nor ended. A lease of
+// Memory never lapses, and costs no reading of the clock.
+func (l Lease[K, V]) Lapsed(clk timing.Clock) bool {
+	return l.Remote != nil && l.Remote.Deadline.Lapsed(clk.Now())
 }
 
 // Gauges are a store's counts, read at one instant.
