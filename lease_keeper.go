@@ -110,9 +110,9 @@ func (s *sharedStore[K, V]) keep(ctx context.Context, r *istore.Remote, quit <-c
 // failed with failed if not nil.
 func hung(ago time.Duration, failed error) error {
 	if failed != nil {
-		return fmt.Errorf("the renewal sent %v before has not answered, the one before failed: %w", ago, failed)
+		return fmt.Errorf("the renewal sent %v before has not answered, the one before failed: %w", ago.Round(time.Millisecond), failed)
 	}
-	return fmt.Errorf("the renewal sent %v before has not answered", ago)
+	return fmt.Errorf("the renewal sent %v before has not answered", ago.Round(time.Millisecond))
 }
 
 // lapsed is why a lease was lost at its deadline, with why the renewals

@@ -1,0 +1,95 @@
+package runnertest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/internal/frozenproxy"
+	"github.com/pacerkit/pacer/store"
+)
+
+// PartitionTTL is the LeaseTTL of PartitionedHolder's Runners.
+const PartitionTTL = 1500 * time.Millisecond
+
+// PartitionedHolder runs a Runner, A, on a, whose connections to the
+// engine go through p, and freezes p while A's handler runs, as a network
+// partition would; then it runs a Runner B on b, the same engine reached
+// directly. It checks that A's handler ctx ends, with ErrLeaseLost,
+// strictly before B's handler starts the key, and that B does start it:
+// the two never run it side by side, and the key is not lost. Once B ran
+// it, it closes p, which ends A's calls that waited on a frozen
+// connection, and A shuts down at the end of the test.
+func PartitionedHolder(t *testing.T, a, b store.Store, p *frozenproxy.Proxy) {
+	t.Helper()
+	type bStart struct {
+		at     time.Time
+		aDone  bool  // whether A's handler ctx was done then
+		aCause error // its cause
+	}
+	var (
+		aCtx    context.Context
+		aStart  = make(chan context.Context, 1)
+		aEnd    = make(chan time.Time, 1)
+		bStarts = make(chan bStart, 2)
+	)
+	cfg := pacer.Config[string, int]{Store: a, Name: "partition", LeaseTTL: PartitionTTL,
+		OnDrop: func(string, []int, error) { t.Error("OnDrop called") }}
+	ra, err := pacer.New(cfg, func(ctx context.Context, _ string, _ []int) error {
+		aStart <- ctx
+		<-ctx.Done()
+		aEnd <- time.Now()
+		return ctx.Err()
+	})
+	require.NoError(t, err)
+	Start(t, ra)
+	require.NoError(t, ra.Add(t.Context(), "k", 1))
+	select {
+	case aCtx = <-aStart:
+	case <-time.After(10 * time.Second):
+		t.Fatal("A did not start k")
+	}
+	started := time.Now()
+	p.Freeze()
+
+	cfg.Store = b
+	rb, err := pacer.New(cfg, func(context.Context, string, []int) error {
+		bStarts <- bStart{at: time.Now(), aDone: aCtx.Err() != nil, aCause: context.Cause(aCtx)}
+		return nil
+	})
+	require.NoError(t, err)
+	Start(t, rb)
+	var bs bStart
+	select {
+	case bs = <-bStarts:
+	case <-time.After(10 * PartitionTTL):
+		t.Fatalf("B did not start k within %v of the freeze", 10*PartitionTTL)
+	}
+	if !bs.aDone {
+		select {
+		case ended := <-aEnd:
+			t.Fatalf("A and B ran k side by side for %v: since A's handler started k, B's handler started it at %v, A's ctx ended at %v, with %v",
+				ended.Sub(bs.at).Round(time.Millisecond), bs.at.Sub(started).Round(time.Millisecond), ended.Sub(started).Round(time.Millisecond), context.Cause(aCtx))
+		case <-time.After(30 * time.Second):
+			t.Fatalf("A's handler ctx was not done when B's handler started k, nor 30 s later")
+		}
+	}
+	require.ErrorIs(t, bs.aCause, pacer.ErrLeaseLost)
+	ended := <-aEnd
+	t.Logf("since A's handler started k: A's ctx ended at %v, B's handler started k at %v; A's ctx: %v",
+		ended.Sub(started).Round(time.Millisecond), bs.at.Sub(started).Round(time.Millisecond), bs.aCause)
+
+	p.Close()
+	require.Eventually(t, func() bool {
+		st, err := b.Stats(context.Background(), "partition")
+		return err == nil && st == store.Stats{}
+	}, 10*time.Second, 10*time.Millisecond, "B's Ack ended k, and nothing is left")
+	select {
+	case bs := <-bStarts:
+		t.Fatalf("k ran again on B, %v after A started it", bs.at.Sub(started))
+	default:
+	}
+}
