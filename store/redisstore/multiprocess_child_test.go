@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -48,10 +49,14 @@ type childConfig struct {
 // shuts the Runner down.
 //
 // On stdin: "add KEY VALUE" adds VALUE to KEY; "freeze" makes the next
-// call of each worker block, once it did its work, until its ctx ends.
+// call of each worker block, once it did its work, until its ctx ends;
+// "stop-after-claim" makes the process stop itself (SIGSTOP) right after
+// its next Claim that leased a key, before the lease reaches a worker.
 // On stdout: "ready" once the Runner runs; "ack VALUE" once Add returned
 // nil, "nack VALUE ERR" if it failed; "frozen KEY FENCE" when a handler
-// call blocks.
+// call blocks; "claimed KEY FENCE" before the process stops itself;
+// "lapsed KEY" when the Runner left a batch whose lease lapsed before its
+// handler started.
 //
 // The handler appends one line per event to the event log (see eventLog),
 // where the parent reads what ran, where, when and under which fence.
@@ -73,6 +78,7 @@ func TestChildHelper(t *testing.T) {
 	defer log.Close()
 
 	var freeze atomic.Int32
+	var stopAfterClaim atomic.Bool
 	h := func(ctx context.Context, key string, batch []int) error {
 		fence, _ := pacer.Fence(ctx)
 		log.write("S", key, fence, pacer.Attempt(ctx), time.Now().UnixNano(), joinInts(batch))
@@ -97,7 +103,7 @@ func TestChildHelper(t *testing.T) {
 		return nil
 	}
 	r, err := pacer.New(pacer.Config[string, int]{
-		Store:    ackLog{Store: s, log: log},
+		Store:    ackLog{Store: s, log: log, stopAfterClaim: &stopAfterClaim},
 		Name:     cfg.Name,
 		Workers:  cfg.Workers,
 		MaxBatch: cfg.MaxBatch,
@@ -105,6 +111,7 @@ func TestChildHelper(t *testing.T) {
 		MaxWait:  cfg.MaxWait,
 		LeaseTTL: cfg.LeaseTTL,
 		OnDrop:   func(key string, _ []int, err error) { log.write("X", key, err) },
+		Logger:   slog.New(lapseSayer{}),
 	}, h)
 	require.NoError(t, err)
 	ran := make(chan error, 1)
@@ -118,6 +125,8 @@ func TestChildHelper(t *testing.T) {
 		switch {
 		case len(f) == 1 && f[0] == "freeze":
 			freeze.Store(int32(cfg.Workers))
+		case len(f) == 1 && f[0] == "stop-after-claim":
+			stopAfterClaim.Store(true)
 		case len(f) == 3 && f[0] == "add":
 			v, err := strconv.Atoi(f[2])
 			require.NoError(t, err)
@@ -161,10 +170,23 @@ func say(format string, args ...any) {
 }
 
 // ackLog logs each Ack that the engine accepted, so that the parent tells
-// the batches a killed instance had finished from those it had in flight.
+// the batches a killed instance had finished from those it had in flight;
+// and stops the process after a Claim when told to.
 type ackLog struct {
 	*redisstore.Store
-	log *eventLog
+	log            *eventLog
+	stopAfterClaim *atomic.Bool
+}
+
+func (s ackLog) Claim(ctx context.Context, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
+	leases, next, err := s.Store.Claim(ctx, queue, p)
+	if len(leases) > 0 && s.stopAfterClaim.CompareAndSwap(true, false) {
+		say("claimed %s %d", leases[0].Key, leases[0].Fence)
+		// Stopped until the parent continues it, the process holds the
+		// leases it has not handed to a worker yet.
+		stopSelf()
+	}
+	return leases, next, err
 }
 
 // The Runner ends a batch and claims its next in one call where it can.
@@ -187,6 +209,28 @@ func (s ackLog) logAck(l store.Lease, o store.Outcome, err error) {
 		s.log.write("F", l.Key, l.Fence)
 	}
 }
+
+// lapseSayer is a slog.Handler that says "lapsed KEY" for each batch the
+// Runner left because its lease lapsed before its handler started.
+type lapseSayer struct{}
+
+func (lapseSayer) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (lapseSayer) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, "lapsed before the handler started") {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "key" {
+				say("lapsed %v", a.Value)
+				return false
+			}
+			return true
+		})
+	}
+	return nil
+}
+
+func (h lapseSayer) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h lapseSayer) WithGroup(string) slog.Handler      { return h }
 
 func joinInts(vs []int) string {
 	var b strings.Builder

@@ -40,10 +40,12 @@ type instance struct {
 	pending map[int]chan error // by value, the Adds awaiting an answer
 	dead    bool
 
-	ready  chan struct{} // closed on "ready"
-	frozen chan string   // "frozen" lines
-	exited chan struct{} // closed once the process was reaped
-	err    error         // how it exited, once exited is closed
+	ready   chan struct{} // closed on "ready"
+	frozen  chan string   // "frozen" lines
+	claimed chan string   // "claimed" lines
+	lapsed  chan string   // "lapsed" lines
+	exited  chan struct{} // closed once the process was reaped
+	err     error         // how it exited, once exited is closed
 }
 
 // startInstance starts the instance role, generation gen, configured by
@@ -57,7 +59,8 @@ func startInstance(t *testing.T, ctx context.Context, cfg childConfig, dir strin
 	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
 	cmd.Stderr = os.Stderr
 	in := &instance{role: role, gen: gen, log: cfg.Log, cmd: cmd, pending: map[int]chan error{},
-		ready: make(chan struct{}), frozen: make(chan string, 8), exited: make(chan struct{})}
+		ready: make(chan struct{}), frozen: make(chan string, 8), claimed: make(chan string, 8), lapsed: make(chan string, 8),
+		exited: make(chan struct{})}
 	in.stdin, err = cmd.StdinPipe()
 	require.NoError(t, err)
 	out, err := cmd.StdoutPipe()
@@ -85,6 +88,10 @@ func (in *instance) read(out io.Reader) {
 			in.answer(f[1], errors.New(strings.Join(f[2:], " ")))
 		case len(f) == 3 && f[0] == "frozen":
 			in.frozen <- lines.Text()
+		case len(f) == 3 && f[0] == "claimed":
+			in.claimed <- lines.Text()
+		case len(f) == 2 && f[0] == "lapsed":
+			in.lapsed <- lines.Text()
 		case len(f) == 1 && f[0] == "PASS": // the test binary's own
 		default:
 			fmt.Fprintf(os.Stderr, "instance %d.%d: %s\n", in.role, in.gen, lines.Text())
