@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	istore "github.com/pacerkit/pacer/internal/store"
 	"github.com/pacerkit/pacer/internal/timing"
 )
 
@@ -17,81 +19,113 @@ var errNoAnswer = errors.New("pacer: the store did not answer before the lease's
 // before it was made: it is not made, the lease may be another holder's.
 var errLapsed = errors.New("pacer: the lease's deadline passed, the call was not made")
 
-// engineCalls runs the calls to the engine about a lease (renewals and
-// ends) so that their caller can stop waiting for them at the lease's
-// deadline, whatever the call does: a client that ignores ctx deadlines
-// (go-redis does, unless Options.ContextTimeoutEnabled), on a connection
-// that stopped forwarding bytes without closing, as in a network
-// partition, must not hold back the Runner's decision that the lease is
-// lost, nor a worker. The call's ctx ends at the deadline too, for the
-// clients that listen. A call its caller stopped waiting for runs on
-// until the client gives up (go-redis after its read timeouts and
-// retries); wait waits for those, which is what a Close does.
+// engineCalls runs, each on a goroutine of its own, the keepers of leases
+// (lease_keeper.go) and the calls to the engine about a lease, renewals
+// and ends, so that their caller can stop waiting for a call at the
+// lease's deadline, whatever the call does: a client that ignores ctx
+// deadlines (go-redis does, unless Options.ContextTimeoutEnabled), on a
+// connection that stopped forwarding bytes without closing, as in a
+// network partition, must not hold back the Runner's decision that the
+// lease is lost, nor a worker. The call's ctx ends at the deadline too,
+// for the clients that listen. A call its caller stopped waiting for runs
+// on until the client gives up (go-redis after its read timeouts and
+// retries); wait waits for those too.
 type engineCalls struct {
-	clk timing.Clock
-	wg  sync.WaitGroup
+	clk  timing.Clock
+	busy sync.WaitGroup // the calls that run, abandoned ones included
 }
 
-// An engineCall is one call started by engineCalls.start.
-type engineCall[T any] struct {
-	result  chan callResult[T] // unbuffered: only a caller that still waits takes it
-	abandon chan struct{}      // closed when the caller stops waiting
-	once    sync.Once
+// run runs job on a goroutine of its own.
+func (c *engineCalls) run(job func()) {
+	c.busy.Add(1)
+	go func() {
+		defer c.busy.Done()
+		job()
+	}()
 }
+
+// wait waits for the calls that run, abandoned ones included.
+func (c *engineCalls) wait() { c.busy.Wait() }
+
+// An engineCall is one call made by the job newCall returns.
+type engineCall[T any] struct {
+	state  atomic.Int32       // callRunning, callAnswered or callAbandoned
+	result chan callResult[T] // one slot: the answer, once callAnswered
+}
+
+const (
+	callRunning int32 = iota
+	callAnswered
+	callAbandoned
+)
 
 type callResult[T any] struct {
 	v   T
 	err error
 }
 
-// startCall runs call on a goroutine of its own, under a ctx that carries
-// ctx's values but not its cancellation (the end of a lease must reach
-// the engine when the Runner stops) and that ends at deadline, on c's
-// clock. If its caller abandons it, late (if not nil) gets its result once
-// it returns.
-func startCall[T any](c *engineCalls, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) *engineCall[T] {
-	ec := &engineCall[T]{result: make(chan callResult[T]), abandon: make(chan struct{})}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deadline.Sub(c.clk.Now()))
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
+// newCall returns a call of call, and the job that makes it, for a
+// goroutine of c or the lease's keeper: under a ctx that carries ctx's
+// values but not its cancellation (the end of a lease must reach the
+// engine when the Runner stops) and that ends at deadline, on c's clock.
+// If its caller abandons it (stop), late, if not nil, gets its result
+// once it returns.
+func newCall[T any](c *engineCalls, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (*engineCall[T], func()) {
+	ec := &engineCall[T]{result: make(chan callResult[T], 1)}
+	left := deadline.Sub(c.clk.Now())
+	return ec, func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), left)
 		v, err := call(cctx)
 		cancel()
-		select {
-		case ec.result <- callResult[T]{v, err}:
-		case <-ec.abandon:
-			if late != nil {
-				late(v, err)
-			}
+		if ec.state.CompareAndSwap(callRunning, callAnswered) {
+			ec.result <- callResult[T]{v, err}
+		} else if late != nil {
+			late(v, err)
 		}
-	}()
+	}
+}
+
+// startCall makes call as newCall says, on a goroutine of c.
+func startCall[T any](c *engineCalls, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) *engineCall[T] {
+	ec, job := newCall(c, ctx, deadline, call, late)
+	c.run(job)
 	return ec
 }
 
-// stop abandons the call: its caller no longer waits for it.
-func (ec *engineCall[T]) stop() { ec.once.Do(func() { close(ec.abandon) }) }
+// stop abandons the call, and reports whether it did: false if the call
+// answered already (its result is on ec.result).
+func (ec *engineCall[T]) stop() bool {
+	return ec.state.CompareAndSwap(callRunning, callAbandoned)
+}
 
-// callBy runs call as startCall does and waits for its result until
-// deadline: after it, it abandons the call and returns errNoAnswer. It
-// does not make the call, and returns errLapsed, if deadline passed
-// already.
-func callBy[T any](c *engineCalls, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (T, error) {
+// callBy makes call, about a lease whose deadline is deadline, as newCall
+// says: on the lease's keeper if it has one (k), on a goroutine of c
+// otherwise. It waits for its result until deadline: after it, it
+// abandons the call and returns errNoAnswer. It does not make the call,
+// and returns errLapsed, if deadline passed already, or ErrLeaseLost if
+// the keeper is gone, having lost the lease.
+func callBy[T any](c *engineCalls, k istore.Keeper, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (T, error) {
 	var zero T
 	left := deadline.Sub(c.clk.Now())
 	if left <= 0 {
 		return zero, errLapsed
 	}
-	ec := startCall(c, ctx, deadline, call, late)
+	ec, job := newCall(c, ctx, deadline, call, late)
+	if k == nil {
+		c.run(job)
+	} else if !k.End(job) {
+		return zero, ErrLeaseLost
+	}
 	t := c.clk.NewTimer(left)
 	defer t.Stop()
 	select {
 	case r := <-ec.result:
 		return r.v, r.err
 	case <-t.C():
-		ec.stop()
-		return zero, errNoAnswer
+		if ec.stop() {
+			return zero, errNoAnswer
+		}
+		r := <-ec.result // it answered as the deadline came
+		return r.v, r.err
 	}
 }
-
-// wait waits for the calls that run, abandoned ones included.
-func (c *engineCalls) wait() { c.wg.Wait() }

@@ -5,49 +5,78 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	istore "github.com/pacerkit/pacer/internal/store"
 	"github.com/pacerkit/pacer/store"
 )
 
-// Keep implements istore.Store: while the Runner works on l, a goroutine
-// renews the lease every TTL/3, and stops the work at the lease's
-// deadline (istore.Deadline), which only a renewal that succeeded moves.
-// The returned ctx carries the lease's fence (see Fence) and is cancelled
-// with ErrLeaseLost when the engine refuses a renewal, or at the deadline,
-// whatever the renewal in flight does: the handler is stopped before
-// another instance can lease the key. The returned function reports the
-// loss, also of a lease whose deadline passed while nobody looked.
-func (s *sharedStore[K, V]) Keep(ctx context.Context, l istore.Lease[K, V]) (context.Context, func() error) {
-	kctx, cancel := context.WithCancelCause(withFence(ctx, l.Remote.Lease.Fence))
-	quit, done := make(chan struct{}), make(chan struct{})
-	var lost error
-	go func() {
-		defer close(done)
-		lost = s.keep(ctx, l.Remote, quit)
-		if lost != nil {
-			cancel(lost)
-			s.warn("pacer: lease lost, the handler's ctx is cancelled", slog.String("key", l.Remote.Lease.Key), slog.Uint64("fence", l.Remote.Lease.Fence), slog.Any("err", lost))
-		}
-	}()
-	return kctx, func() error {
-		close(quit)
-		<-done
-		cancel(nil)
-		if lost == nil && l.Lapsed(s.clk) {
-			lost = s.lapsed(nil)
-		}
-		return lost
+// A leaseKeeper keeps one lease while the Runner works on it, on a
+// goroutine of engineCalls: it renews the lease every TTL/3, and stops the
+// work at the lease's deadline (istore.Deadline), which only a renewal
+// that succeeded moves; then it makes the call that ends the lease. The
+// renewals run on goroutines of their own, so that one that does not
+// answer cannot hold the keeper past the deadline.
+type leaseKeeper struct {
+	ends   chan func()   // the call that ends the lease
+	gone   chan struct{} // closed when the keeper returned
+	lost   atomic.Pointer[error]
+	ending atomic.Bool // the work is over: no more renewals, the end comes
+}
+
+var _ istore.Keeper = (*leaseKeeper)(nil)
+
+// End implements istore.Keeper.
+func (k *leaseKeeper) End(call func()) bool {
+	select {
+	case k.ends <- call:
+		return true
+	case <-k.gone:
+		return false
 	}
 }
 
-// keep renews r until quit is closed, and returns why it could not: the
-// engine refused a renewal, or r's deadline came first. The first renewal
-// comes TTL/3 after the claim (a lease that waited for a worker, claimed
-// by an Ack in the background, say, is renewed sooner), the next TTL/3
-// after one succeeded, and TTL/10 after one failed.
-func (s *sharedStore[K, V]) keep(ctx context.Context, r *istore.Remote, quit <-chan struct{}) error {
+// Keep implements istore.Store with a leaseKeeper. The returned ctx
+// carries the lease's fence (see Fence) and is cancelled with ErrLeaseLost
+// when the engine refuses a renewal, or at the lease's deadline, whatever
+// the renewal in flight does: the handler is stopped before another
+// instance can lease the key. The returned function stops the renewals
+// and reports the loss, also of a lease whose deadline passed while nobody
+// looked; the keeper then waits for the call that ends the lease, and
+// makes it, until the lease's deadline at most.
+func (s *sharedStore[K, V]) Keep(ctx context.Context, l istore.Lease[K, V]) (context.Context, func() error) {
+	kctx, cancel := context.WithCancelCause(withFence(ctx, l.Remote.Lease.Fence))
+	k := &leaseKeeper{ends: make(chan func()), gone: make(chan struct{})}
+	l.Remote.Keeper = k
+	s.calls.run(func() {
+		defer close(k.gone)
+		if err := s.keep(ctx, l.Remote, k.ends, &k.ending); err != nil {
+			k.lost.Store(&err)
+			cancel(err)
+			s.warn("pacer: lease lost, the handler's ctx is cancelled", slog.String("key", l.Remote.Lease.Key), slog.Uint64("fence", l.Remote.Lease.Fence), slog.Any("err", err))
+		}
+	})
+	return kctx, func() error {
+		k.ending.Store(true)
+		cancel(nil)
+		if lost := k.lost.Load(); lost != nil {
+			return *lost
+		}
+		if l.Lapsed(s.clk) {
+			return s.lapsed(nil)
+		}
+		return nil
+	}
+}
+
+// keep renews r until an end comes, which it runs, and returns nil; or
+// until it cannot, and returns why: the engine refused a renewal, or r's
+// deadline came first. The first renewal comes TTL/3 after the claim (a
+// lease that waited for a worker, claimed by an Ack in the background,
+// say, is renewed sooner), the next TTL/3 after one succeeded, and TTL/10
+// after one failed; none once ending is set.
+func (s *sharedStore[K, V]) keep(ctx context.Context, r *istore.Remote, ends <-chan func(), ending *atomic.Bool) error {
 	d := r.Deadline
 	next := r.Claimed.Add(s.ttl / 3)
 	var (
@@ -60,13 +89,12 @@ func (s *sharedStore[K, V]) keep(ctx context.Context, r *istore.Remote, quit <-c
 	for {
 		now := s.clk.Now()
 		if d.Lapsed(now) {
-			if renewal != nil {
-				renewal.stop()
+			if renewal != nil && renewal.stop() {
 				failed = hung(now.Sub(sent), failed)
 			}
 			return s.lapsed(failed)
 		}
-		if renewal == nil && !now.Before(next) {
+		if renewal == nil && !now.Before(next) && !ending.Load() {
 			sent = now
 			renewal = startCall(&s.calls, ctx, d.At(), func(ctx context.Context) (struct{}, error) {
 				return struct{}{}, s.st.Extend(ctx, r.Lease, s.ttl)
@@ -77,15 +105,16 @@ func (s *sharedStore[K, V]) keep(ctx context.Context, r *istore.Remote, quit <-c
 		var answer chan callResult[struct{}]
 		if renewal != nil {
 			answer = renewal.result
-		} else if next.Before(wake) {
+		} else if next.Before(wake) && !ending.Load() {
 			wake = next
 		}
 		t.Reset(wake.Sub(now))
 		select {
-		case <-quit:
+		case end := <-ends:
 			if renewal != nil {
-				renewal.stop()
+				renewal.stop() // the end supersedes it
 			}
+			end()
 			return nil
 		case <-t.C():
 		case res := <-answer:

@@ -161,7 +161,7 @@ func (s *sharedStore[K, V]) quiet(ctx context.Context) time.Duration {
 // Runner stopping defers its batches), until the lease's deadline at most
 // (see engineCalls), after which the lease may be another holder's.
 func (s *sharedStore[K, V]) finish(ctx context.Context, l istore.Lease[K, V], o store.Outcome) (bool, error) {
-	return callBy(&s.calls, ctx, l.Remote.Deadline.At(), func(ctx context.Context) (bool, error) {
+	return callBy(&s.calls, l.Remote.Keeper, ctx, l.Remote.Deadline.At(), func(ctx context.Context) (bool, error) {
 		return s.st.Finish(ctx, l.Remote.Lease, o)
 	}, nil)
 }
@@ -186,7 +186,7 @@ func (s *sharedStore[K, V]) finishNext(ctx context.Context, l istore.Lease[K, V]
 	}
 	at := s.clk.Now()
 	p := store.ClaimParams{Keys: 1, MaxBatch: s.maxBatch, TTL: s.ttl}
-	e, err := callBy(&s.calls, ctx, l.Remote.Deadline.At(), func(ctx context.Context) (ended, error) {
+	e, err := callBy(&s.calls, l.Remote.Keeper, ctx, l.Remote.Deadline.At(), func(ctx context.Context) (ended, error) {
 		more, leases, _, err := s.fc.FinishAndClaim(ctx, l.Remote.Lease, o, p)
 		return ended{more, leases}, err
 	}, func(e ended, _ error) { s.handClaimed(ctx, e.leases, at) })

@@ -47,9 +47,21 @@ type Remote struct {
 	// Deadline is when the Runner stops working under the lease, by its
 	// own clock: Life after Claimed, moved by each renewal that succeeded.
 	Deadline *Deadline
+	// Keeper, once the Runner keeps the lease (Store.Keep), is what keeps
+	// it; nil before.
+	Keeper Keeper
 	// Err says why some of the lease's values, or its key, could not be
 	// decoded; Values holds those that could.
 	Err error
+}
+
+// A Keeper keeps an engine's lease alive while the Runner works on it, on
+// a goroutine of its own, which also makes the call that ends the lease.
+type Keeper interface {
+	// End runs call, the call that ends the lease, on the keeper's
+	// goroutine, and reports whether it will: false if the keeper is gone,
+	// having lost the lease.
+	End(call func()) bool
 }
 
 // Unreadable returns why l's values could not all be decoded, or nil.
@@ -101,10 +113,11 @@ type Store[K comparable, V any] interface {
 	// one is ready, ctx ends (ctx.Err()), or the store is stopped and has
 	// nothing more to hand out (ErrStopped).
 	Get(ctx context.Context) (Lease[K, V], error)
-	// Keep keeps l alive while the Runner works on it. It returns the ctx
-	// to work under, which ends early if the lease is lost, and a function
-	// to call once the work is over, before l is ended: it reports the
-	// loss (nil if l is still held), in which case l must not be ended.
+	// Keep keeps l alive while the Runner works on it, until l is ended.
+	// It returns the ctx to work under, which ends early if the lease is
+	// lost, and a function to call once the work is over, before l is
+	// ended: it reports the loss (nil if l is still held), in which case l
+	// must not be ended; otherwise l must be ended.
 	Keep(ctx context.Context, l Lease[K, V]) (context.Context, func() (lost error))
 	// Ack ends l and removes its values. more reports whether the key
 	// still has values, in which case it became ready again, at the tail.
