@@ -25,8 +25,10 @@
 // several processes share:
 // changing that one field (and naming the queue) makes debounce,
 // exclusivity, order, retries, held keys and dead letters hold across
-// every instance, with leases that lapse when their holder dies and a
-// fencing token per lease (Fence). Values are encoded with a Codec, JSON
+// every instance, with leases that lapse when their holder dies, a holder
+// that stops by its own clock before its lease may pass to another, even
+// cut off from the engine (see Config.LeaseTTL), and a fencing token per
+// lease (Fence). Values are encoded with a Codec, JSON
 // by default; string and integer keys need no configuration.
 //
 // Every type that owns goroutines has a constructor and an idempotent Close

@@ -3,6 +3,7 @@ package pacer_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -285,5 +286,54 @@ func TestLeaseLapsedWhileAdmittedIsNotRun(t *testing.T) {
 		stop()
 		require.Equal(t, []int{2}, attempts, "the first lease lapsed in the Limiter's wait")
 		require.Equal(t, int32(1), st.finishes.Load(), "the Ack of the second lease")
+	})
+}
+
+// lostReplies is a store whose first FinishAndClaim reaches the store
+// but whose reply is held until the test heals it, as over a connection
+// that stopped forwarding bytes, whatever the call's ctx says.
+type lostReplies struct {
+	*store.Memory
+	healed chan struct{}
+	held   atomic.Bool
+}
+
+func (s *lostReplies) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outcome, p store.ClaimParams) (bool, []store.Lease, time.Duration, error) {
+	more, leases, next, err := s.Memory.FinishAndClaim(ctx, l, o, p)
+	if !s.held.Swap(true) {
+		<-s.healed
+	}
+	return more, leases, next, err
+}
+
+// A worker stops waiting for an end of a batch that claimed its next key
+// at the lease's deadline; the key's lease lapses, and it runs at its next
+// lease. The reply that comes late hands the lapsed lease over, which is
+// not run.
+func TestLeaseDeadlineLateClaim(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &lostReplies{Memory: store.NewMemory(store.MemoryConfig{}), healed: make(chan struct{})}
+		t0 := time.Now()
+		var mu sync.Mutex
+		var runs []string
+		r, err := pacer.New(pacer.Config[string, int]{Store: st, Name: "q", LeaseTTL: deadlineTTL},
+			func(ctx context.Context, key string, _ []int) error {
+				mu.Lock()
+				defer mu.Unlock()
+				runs = append(runs, key+" attempt "+strconv.Itoa(pacer.Attempt(ctx))+" at "+time.Since(t0).String())
+				return nil
+			})
+		require.NoError(t, err)
+		require.NoError(t, r.Add(t.Context(), "a", 1))
+		require.NoError(t, r.Add(t.Context(), "b", 2))
+		stop := runAll(t, r)
+		time.Sleep(10 * time.Second)
+		close(st.healed)
+		time.Sleep(time.Second)
+		stop()
+		require.Equal(t, []string{"a attempt 1 at 0s", "b attempt 2 at 3s"}, runs)
+		s, err := st.Stats(t.Context(), "q")
+		require.NoError(t, err)
+		require.Equal(t, store.Stats{}, s)
 	})
 }

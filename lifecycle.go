@@ -120,8 +120,11 @@ func (r *Runner[K, V]) startLocked(parent context.Context) *crew {
 // ones finish, and nothing goes to OnDrop. If ctx ends first, the
 // handlers' ctx is cancelled (cause ErrClosed) and their batches go back to
 // the engine without using an attempt, where another instance takes them
-// at once; Shutdown then returns an error that wraps ctx.Err(). The Store
-// is not closed: it belongs to the caller.
+// at once; Shutdown then returns an error that wraps ctx.Err(). Shutdown
+// also waits for the calls to the engine that the Runner stopped waiting
+// for at a lease's deadline (see Config.LeaseTTL), which end when the
+// engine's client gives up. The Store is not closed: it belongs to the
+// caller.
 //
 // Shutdown and ErrClosed follow net/http's Server: Shutdown(ctx) is the
 // graceful stop, and an expired ctx is the immediate one. Shutdown is

@@ -266,7 +266,11 @@
 // rows and closes the connection). Such a method returns an error, and
 // whether its change was made is unknown, as with any lost reply.
 // TestPostgresRestart checks both kinds of restart on a server of its own,
-// TestFailedCommitIsAnError a commit that fails after the row.
+// TestFailedCommitIsAnError a commit that fails after the row. A Runner
+// cut off from the server by a partition (the connections open, no byte
+// passing) stops its handler by its own clock, before another instance
+// can lease the key (TestPartitionedHolderPostgres; see
+// pacer.Config.LeaseTTL).
 //
 // # Names
 //

@@ -172,8 +172,10 @@
 // error at once (with the options above, in about 0.1 ms here) and the
 // value is not accepted, though an Add whose reply was lost may have
 // stored it; the workers claim again after the Runner's Retry backoff,
-// capped at its LeaseTTL; a handler whose lease cannot be renewed for the
-// TTL has its ctx cancelled with pacer.ErrLeaseLost, and its batch runs
+// capped at its LeaseTTL; a handler whose lease was not renewed in time
+// has its ctx cancelled with pacer.ErrLeaseLost by the Runner's own clock,
+// before Redis could lease the key to another, whatever go-redis does with
+// the renewal in flight (see pacer.Config.LeaseTTL), and its batch runs
 // again. Once Redis is back the workers resume by themselves, at the end
 // of their pause, which is at most LeaseTTL (go-redis, after PoolSize
 // failed dials, probes the server once a second, which may add a second).
@@ -182,6 +184,13 @@
 // after Redis is back. TestMultiProcessKill kills one of three Runner
 // processes with SIGKILL mid-batch: no value that Add accepted is lost,
 // and only the batches the dead process had in flight run twice.
+// TestPartitionedHolderRedis cuts a Runner off from Redis while its
+// handler runs (a proxy that stops forwarding bytes, the connections left
+// open), with and without Options.ContextTimeoutEnabled: its handler's
+// ctx ends before another instance's handler starts the key.
+// TestMultiProcessStoppedAfterClaim stops a Runner process with SIGSTOP
+// between its claim and its handler, until its lease lapsed: continued,
+// it runs and ends nothing of that lease.
 //
 // # Costs
 //
