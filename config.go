@@ -165,10 +165,12 @@ type Config[K comparable, V any] struct {
 	// call that last proved the lease (the claim, then each renewal that
 	// succeeded) was sent, plus LeaseTTL less a safety margin of
 	// LeaseTTL/10 + 10 ms. At that deadline the handler's ctx is cancelled
-	// with ErrLeaseLost, whatever the renewal in flight does; the calls
-	// that renew or end a lease are given up at its deadline too, even
-	// with a client that ignores ctx deadlines or a connection that
-	// stopped answering, as in a network partition. A batch whose lease
+	// with ErrLeaseLost, whatever the renewal in flight does. A renewal
+	// is given up at the lease's deadline, and a call that ends a lease
+	// LeaseTTL after it was sent, even with a client that ignores ctx
+	// deadlines or a connection that stopped answering, as in a network
+	// partition: the Runner goes on, and the call ends when the client
+	// gives up (Shutdown waits for it). A batch whose lease
 	// passed its deadline before the handler started (the process stalled,
 	// or waited for the Window or the Limiter while the renewals failed)
 	// is neither handled nor ended: it is its next holder's. The handler

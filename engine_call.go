@@ -11,25 +11,21 @@ import (
 	"github.com/pacerkit/pacer/internal/timing"
 )
 
-// errNoAnswer is the error of a call about a lease that the engine did not
-// answer before the lease's deadline: the Runner stopped waiting for it.
-var errNoAnswer = errors.New("pacer: the store did not answer before the lease's deadline")
-
-// errLapsed is the error of a call about a lease whose deadline passed
-// before it was made: it is not made, the lease may be another holder's.
-var errLapsed = errors.New("pacer: the lease's deadline passed, the call was not made")
+// errNoAnswer is the error of a call to the engine that did not answer in
+// time: the Runner stopped waiting for it.
+var errNoAnswer = errors.New("pacer: the store did not answer in time")
 
 // engineCalls runs, each on a goroutine of its own, the keepers of leases
 // (lease_keeper.go) and the calls to the engine about a lease, renewals
-// and ends, so that their caller can stop waiting for a call at the
-// lease's deadline, whatever the call does: a client that ignores ctx
-// deadlines (go-redis does, unless Options.ContextTimeoutEnabled), on a
-// connection that stopped forwarding bytes without closing, as in a
-// network partition, must not hold back the Runner's decision that the
-// lease is lost, nor a worker. The call's ctx ends at the deadline too,
-// for the clients that listen. A call its caller stopped waiting for runs
-// on until the client gives up (go-redis after its read timeouts and
-// retries); wait waits for those too.
+// and ends, so that their caller can stop waiting for a call at a
+// deadline, whatever the call does: a client that ignores ctx deadlines
+// (go-redis does, unless Options.ContextTimeoutEnabled), on a connection
+// that stopped forwarding bytes without closing, as in a network
+// partition, must not hold back the Runner's decision that a lease is
+// lost, nor a worker. The call's ctx ends at the deadline too, for the
+// clients that listen. A call its caller stopped waiting for runs on until
+// the client gives up (go-redis after its read timeouts and retries); wait
+// waits for those too.
 type engineCalls struct {
 	clk  timing.Clock
 	busy sync.WaitGroup // the calls that run, abandoned ones included
@@ -72,9 +68,8 @@ type callResult[T any] struct {
 // once it returns.
 func newCall[T any](c *engineCalls, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (*engineCall[T], func()) {
 	ec := &engineCall[T]{result: make(chan callResult[T], 1)}
-	left := deadline.Sub(c.clk.Now())
 	return ec, func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), left)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deadline.Sub(c.clk.Now()))
 		v, err := call(cctx)
 		cancel()
 		if ec.state.CompareAndSwap(callRunning, callAnswered) {
@@ -98,25 +93,20 @@ func (ec *engineCall[T]) stop() bool {
 	return ec.state.CompareAndSwap(callRunning, callAbandoned)
 }
 
-// callBy makes call, about a lease whose deadline is deadline, as newCall
-// says: on the lease's keeper if it has one (k), on a goroutine of c
-// otherwise. It waits for its result until deadline: after it, it
-// abandons the call and returns errNoAnswer. It does not make the call,
-// and returns errLapsed, if deadline passed already, or ErrLeaseLost if
-// the keeper is gone, having lost the lease.
+// callBy makes call as newCall says: on the lease's keeper if it has one
+// (k), on a goroutine of c otherwise. It waits for its result until
+// deadline: after it, it abandons the call and returns errNoAnswer. It
+// returns ErrLeaseLost, without making the call, if the keeper is gone,
+// having lost the lease.
 func callBy[T any](c *engineCalls, k istore.Keeper, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (T, error) {
 	var zero T
-	left := deadline.Sub(c.clk.Now())
-	if left <= 0 {
-		return zero, errLapsed
-	}
 	ec, job := newCall(c, ctx, deadline, call, late)
 	if k == nil {
 		c.run(job)
 	} else if !k.End(job) {
 		return zero, ErrLeaseLost
 	}
-	t := c.clk.NewTimer(left)
+	t := c.clk.NewTimer(deadline.Sub(c.clk.Now()))
 	defer t.Stop()
 	select {
 	case r := <-ec.result:

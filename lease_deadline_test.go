@@ -148,8 +148,8 @@ func TestLeaseDeadlineStopsPartitionedHolder(t *testing.T) {
 }
 
 // A worker whose store does not answer the end of a batch stops waiting
-// for it at the lease's deadline and takes its next batch; Shutdown waits
-// for the call it stopped waiting for.
+// for it LeaseTTL after it sent it, and takes its next batch; Shutdown
+// waits for the call it stopped waiting for.
 func TestLeaseDeadlineBoundsFinish(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cutOff := newPartitioned(store.NewMemory(store.MemoryConfig{}), true)
@@ -172,7 +172,7 @@ func TestLeaseDeadlineBoundsFinish(t *testing.T) {
 		stop := runAll(t, r)
 		time.Sleep(5 * time.Second)
 		mu.Lock()
-		require.Equal(t, map[string]time.Duration{"a": 0, "b": deadlineAt}, started, "b starts when the worker gave a's Ack up")
+		require.Equal(t, map[string]time.Duration{"a": 0, "b": deadlineTTL}, started, "b starts when the worker gave a's Ack up")
 		mu.Unlock()
 
 		shut := make(chan struct{})
@@ -307,9 +307,9 @@ func (s *lostReplies) FinishAndClaim(ctx context.Context, l store.Lease, o store
 }
 
 // A worker stops waiting for an end of a batch that claimed its next key
-// at the lease's deadline; the key's lease lapses, and it runs at its next
-// lease. The reply that comes late hands the lapsed lease over, which is
-// not run.
+// LeaseTTL after it sent it; the key's lease lapses, and it runs at its
+// next lease. The reply that comes late hands the lapsed lease over, which
+// is not run.
 func TestLeaseDeadlineLateClaim(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &lostReplies{Memory: store.NewMemory(store.MemoryConfig{}), healed: make(chan struct{})}

@@ -112,7 +112,13 @@ func (s *sharedStore[K, V]) keep(ctx context.Context, r *istore.Remote, ends <-c
 		select {
 		case end := <-ends:
 			if renewal != nil {
-				renewal.stop() // the end supersedes it
+				// The end waits for it, as two calls at once would take
+				// two of the client's connections.
+				select {
+				case <-answer:
+				case <-t.C():
+					renewal.stop()
+				}
 			}
 			end()
 			return nil

@@ -122,8 +122,7 @@ func (r *Runner[K, V]) startLocked(parent context.Context) *crew {
 // the engine without using an attempt, where another instance takes them
 // at once; Shutdown then returns an error that wraps ctx.Err(). Shutdown
 // also waits for the calls to the engine that the Runner stopped waiting
-// for at a lease's deadline (see Config.LeaseTTL), which end when the
-// engine's client gives up. The Store is not closed: it belongs to the
+// for (see Config.LeaseTTL), which end when the engine's client gives up. The Store is not closed: it belongs to the
 // caller.
 //
 // Shutdown and ErrClosed follow net/http's Server: Shutdown(ctx) is the

@@ -158,13 +158,22 @@ func (s *sharedStore[K, V]) quiet(ctx context.Context) time.Duration {
 }
 
 // finish ends l in the engine as o says. It runs even when ctx ended (a
-// Runner stopping defers its batches), until the lease's deadline at most
-// (see engineCalls), after which the lease may be another holder's.
+// Runner stopping defers its batches), and waits for the engine LeaseTTL
+// at most (see engineCalls), after which the engine would refuse it
+// anyway. It does not end a lease whose deadline passed (errLapsed): the
+// lease may be another holder's.
 func (s *sharedStore[K, V]) finish(ctx context.Context, l istore.Lease[K, V], o store.Outcome) (bool, error) {
-	return callBy(&s.calls, l.Remote.Keeper, ctx, l.Remote.Deadline.At(), func(ctx context.Context) (bool, error) {
+	if l.Lapsed(s.clk) {
+		return false, errLapsed
+	}
+	return callBy(&s.calls, l.Remote.Keeper, ctx, s.clk.Now().Add(s.ttl), func(ctx context.Context) (bool, error) {
 		return s.st.Finish(ctx, l.Remote.Lease, o)
 	}, nil)
 }
+
+// errLapsed is the error of an end of a lease whose deadline passed: it is
+// not sent, the lease may be another holder's.
+var errLapsed = errors.New("pacer: the lease's deadline passed, its end was not sent")
 
 // finishNext ends l as finish does, after a handler call, by a worker that
 // goes back to Get next. With an engine that can, the same round trip
@@ -174,11 +183,14 @@ func (s *sharedStore[K, V]) finish(ctx context.Context, l istore.Lease[K, V], o 
 // (OnEvent), as a key the leader claimed is until a worker takes it. A
 // Runner that is stopping claims nothing, and gives back at once, with no
 // attempt used, what it claimed while it began to stop. A call the worker
-// stopped waiting for at l's deadline hands what it claims once it
-// answers, as if in time.
+// stopped waiting for hands what it claims once it answers, as if in
+// time.
 func (s *sharedStore[K, V]) finishNext(ctx context.Context, l istore.Lease[K, V], o store.Outcome) (bool, error) {
 	if s.fc == nil || ctx.Err() != nil || s.stop.Err() != nil {
 		return s.finish(ctx, l, o)
+	}
+	if l.Lapsed(s.clk) {
+		return false, errLapsed
 	}
 	type ended struct {
 		more   bool
@@ -186,7 +198,7 @@ func (s *sharedStore[K, V]) finishNext(ctx context.Context, l istore.Lease[K, V]
 	}
 	at := s.clk.Now()
 	p := store.ClaimParams{Keys: 1, MaxBatch: s.maxBatch, TTL: s.ttl}
-	e, err := callBy(&s.calls, l.Remote.Keeper, ctx, l.Remote.Deadline.At(), func(ctx context.Context) (ended, error) {
+	e, err := callBy(&s.calls, l.Remote.Keeper, ctx, at.Add(s.ttl), func(ctx context.Context) (ended, error) {
 		more, leases, _, err := s.fc.FinishAndClaim(ctx, l.Remote.Lease, o, p)
 		return ended{more, leases}, err
 	}, func(e ended, _ error) { s.handClaimed(ctx, e.leases, at) })
