@@ -125,3 +125,22 @@ func (s *NameSet) Add(name string, owner ...string) {
 	}
 	s.names[n] = o
 }
+
+// ForNames calls add with (prefix, name, key) triples for a property test
+// of a name encoding: rounds of RandomPairs, whose plain joins collide,
+// and as many again of random parts, under a seed it logs. A key may hold
+// braces; a prefix and a name never do.
+func ForNames(t *testing.T, rounds int, add func(prefix, name, key string)) {
+	t.Helper()
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 0))
+	for range rounds {
+		for _, p := range RandomPairs(r) {
+			add(p[0], p[1], RandomPart(r, true))
+		}
+	}
+	for range 10 * rounds {
+		add(RandomPart(r, false), RandomPart(r, false), RandomPart(r, true))
+	}
+}

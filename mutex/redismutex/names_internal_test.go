@@ -1,7 +1,6 @@
 package redismutex
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,11 +13,8 @@ import (
 // with braces too), are never those of another Locker or lock, and those
 // of one Name share one hash tag.
 func TestNamesNeverCollide(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 0))
 	names := redistest.NewNameSet(t)
-	add := func(prefix, name, key string) {
+	redistest.ForNames(t, 100, func(prefix, name, key string) {
 		t.Helper()
 		n := newNames(prefix, name)
 		names.Add(n.fence, prefix, name, "fence")
@@ -27,13 +23,5 @@ func TestNamesNeverCollide(t *testing.T) {
 		for _, s := range []string{n.fence, n.released, n.lockKey(key)} {
 			require.Equal(t, redistest.HashTag(n.prefix), redistest.HashTag(s))
 		}
-	}
-	for range 100 {
-		for _, p := range redistest.RandomPairs(r) {
-			add(p[0], p[1], redistest.RandomPart(r, true))
-		}
-	}
-	for range 1000 {
-		add(redistest.RandomPart(r, false), redistest.RandomPart(r, false), redistest.RandomPart(r, true))
-	}
+	})
 }

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"io/fs"
-	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -59,11 +58,8 @@ func TestNamesNeverCollide(t *testing.T) {
 		}
 	}
 
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 0))
 	names := redistest.NewNameSet(t)
-	add := func(prefix, name, key string) {
+	redistest.ForNames(t, 50, func(prefix, name, key string) {
 		t.Helper()
 		q := newQueue(prefix, name)
 		tag := redistest.HashTag(q.prefix)
@@ -78,13 +74,5 @@ func TestNamesNeverCollide(t *testing.T) {
 			names.Add(n, prefix, name, f, key)
 			require.Equal(t, tag, redistest.HashTag(n))
 		}
-	}
-	for range 50 {
-		for _, p := range redistest.RandomPairs(r) {
-			add(p[0], p[1], redistest.RandomPart(r, true))
-		}
-	}
-	for range 500 {
-		add(redistest.RandomPart(r, false), redistest.RandomPart(r, false), redistest.RandomPart(r, true))
-	}
+	})
 }
