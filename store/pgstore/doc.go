@@ -152,18 +152,6 @@
 // Claim reads the ready keys through a partial index in ready order, so
 // its cost follows the keys that are ready, not the backlog behind them.
 //
-// Counting the values (see above) was measured against the code before it
-// in 8 rounds of each taken in turn (go test -bench
-// 'Select1|Add/(NewKey|NewKeyParallel|ReadyKeyParallel|Bounded.*)$'
-// -benchtime 1s), twice, on this machine at a load average of 8 to 16,
-// which made a round's SELECT 1 take 0.1 to 1.8 ms: the medians of the
-// Adds without a bound came out 0.32-1.18x serially and 1.08-1.31x from
-// 8 goroutines (0.55-0.97x as multiples of the round's SELECT 1), within
-// the spread of the rounds, and the Throughput benchmark's Acks 0.99x and
-// 1.35x (3 rounds each). A bounded Add took 1.4x an unbounded one
-// serially, as multiples of SELECT 1; from 8 goroutines, which take turns
-// on one queue, 3x per Add.
-//
 // # Throughput
 //
 // TestMeasureThroughput (PACER_BENCH=1), end to end: 20,000 values over

@@ -242,11 +242,7 @@
 // Store or directly, costs 1.19-1.24x. Add used to update its key's list,
 // hash and sets itself, in a script run with EVALSHA: 1.09-1.57x serial
 // and 1.37-1.55x in flight in three runs the same day, against the
-// shared test server. Counting the values in Add (HINCRBY) costs about
-// 0.04x PING serially and 0.1x in flight: medians of the rounds
-// 1.24-1.33x before it and 1.25-1.46x with it serially, 1.30-1.40x and
-// 1.40-1.48x in flight, in three runs of each taken in turn on the loaded
-// machine.
+// shared test server.
 //
 // The other figures are tests that print them, run with PACER_BENCH=1
 // (go test -run TestMeasure -v):
