@@ -65,27 +65,9 @@
 // come before the FIFO's last, go to a heap. A burst opened by AddWait with
 // a wait other than Config.Wait holds one more small map entry.
 //
-// Benchmarks (go test -run '^$' -bench . -benchmem -count 5, ranges over
-// the runs, on 2 shared vCPUs at a load average of about 2; V is struct{}
-// and Wait one hour, so nothing fires):
-//
-//	benchmark                  ns/op      B/op  allocs/op  B/key
-//	KeyedAdd/keys=1              53-57       0          0
-//	KeyedAdd/keys=1000000      249-295       0          0   94.2
-//	TimerMapAdd/keys=1         352-380     136          2
-//	TimerMapAdd/keys=1000000   691-1088    136          2  173.7
-//
-// TimerMapAdd is the plain approach: a map of *time.Timer, with Stop and
-// AfterFunc on every event. With a million open bursts Add takes about a
-// third of its time and half its memory. B/key is the live heap held per
-// open burst: about 38 bytes of map, 48 of entry and 9 of FIFO.
-//
-// BenchmarkFireLateness schedules 100,000 keys due within the same 100 ms on
-// the real clock and measures how late fire runs after each deadline: p50
-// 0.6-0.9 ms, p99 2.6-7.2 ms over eight runs (1.4 ms in the best run seen).
-// The loop itself is not the limit: it spends about 0.3 µs per fire and is
-// idle two thirds of the time. The floor is the runtime's timer wake-up on
-// this machine, which BenchmarkTimerWakeup measures for one time.Timer reset
-// to 100 µs: p50 1.0 ms, p99 2.2-2.6 ms. BenchmarkTimerMapLateness, a
-// time.AfterFunc per key, in the same run: p50 7-74 ms, p99 116-557 ms.
+// Add is O(1) while deadlines only move back, O(log n) in the open bursts
+// when one moves earlier. A fire comes after its deadline by the runtime's
+// timer latency plus the loop's share of the fires due at once. Figures,
+// against a map of time.AfterFunc timers, and the command that reproduces
+// them: BENCHMARKS.md at the repository root.
 package debounce

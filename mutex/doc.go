@@ -41,16 +41,8 @@
 // place in the queue (one waiter and one channel). The fixed shard table
 // makes a Keyed about 5 KB for string keys.
 //
-// Measured with go test -run '^$' -bench . -benchmem -count 5 on 2 shared
-// vCPUs at a load average of about 2 (ranges over the runs):
-//
-//	BenchmarkKeyedLock/keys=1               43-44 ns/op     0 B/op   0 allocs/op
-//	BenchmarkKeyedLock/keys=10000/parallel  44-100 ns/op    0 B/op   0 allocs/op
-//	BenchmarkKeyedLockContended            347-366 ns/op  143 B/op   1 allocs/op
-//
-// BenchmarkRefcountLocker runs the same workload on the common design of a
-// global mutex over a map of reference-counted per-key mutexes allocated on
-// first use: 107-126 ns/op and 16 B/op for keys=1, 118-178 ns/op for
-// keys=10000/parallel in the same run, so Keyed takes about 0.4 of the time
-// and allocates nothing.
+// Lock and Unlock of a free key are O(1) and allocate nothing in steady
+// state. Figures, against a mutex over a map of reference-counted per-key
+// mutexes, and the command that reproduces them: BENCHMARKS.md at the
+// repository root.
 package mutex

@@ -47,20 +47,8 @@
 // Contains, NextOpen and EndAt do not allocate. They ask the Location for the
 // offset and the bounds of the zone period around t (two lookups) and then
 // work in plain wall-clock arithmetic, falling back to walking zone periods
-// only within two days after a transition. Measured with go test -run '^$'
-// -bench . -benchmem -count 3 on 2 shared vCPUs at a load average of about
-// 2, Go 1.26 (ranges over the runs):
+// only within two days after a transition.
 //
-//	BenchmarkScheduleContains/now              29-31 ns/op  0 B/op   0 allocs/op
-//	BenchmarkScheduleContains/summer           41-45 ns/op  0 B/op   0 allocs/op
-//	BenchmarkScheduleContains/afterTransition  53-60 ns/op  0 B/op   0 allocs/op
-//	BenchmarkScheduleNextOpen                  38-41 ns/op  0 B/op   0 allocs/op
-//	BenchmarkScheduleEndAt                     39-41 ns/op  0 B/op   0 allocs/op
-//	BenchmarkTimeDate (one time.Date call)     10-12 ns/op  0 B/op   0 allocs/op
-//
-// so Contains costs about three time.Date calls.
-//
-// "now" is an instant in the zone period current when the Location was
-// loaded, which the Location caches; "summer" is in another period, which it
-// binary-searches.
+// A call costs a small constant number of time.Date calls. Figures, and
+// the command that reproduces them: BENCHMARKS.md at the repository root.
 package window

@@ -50,8 +50,7 @@
 // the server until FUNCTION DELETE removes it. The client's Redis user
 // must be allowed FUNCTION LOAD and FCALL. A function costs less to call
 // than a script run with EVALSHA, which on Redis 7.0 sets up KEYS and
-// ARGV as globals on every call (and which this package used before, on
-// Redis 5.0 and later).
+// ARGV as globals on every call.
 //
 // # Guarantees
 //
@@ -166,59 +165,17 @@
 //
 // Allow and Wait make one round trip: an FCALL of take.lua, which makes
 // the three calls a shared GCRA on the server's clock needs, TIME, MGET of
-// the tat and the pause, and SET of the tat. The figures are multiples of
-// a PING on the same client (x-ping-med of go test -bench, the median over
-// pairs of alternating rounds of 64 calls of the call's round time over
-// PING's), serially and with 8 calls in flight: 8 runs of -benchtime
-// 20000x, Go 1.26, each benchmark against a redis-server 7.0.15 of its own
-// on a 2-core VM at load average 0.4 to 1.6, PING 38-48 µs serially and
-// 10-11 µs a call in flight.
+// the tat and the pause, and SET of the tat.
 //
-//	benchmark                             serial       8 in flight
-//	Allow                                 1.06-1.24    1.36-1.54
-//	Wait                                  1.10-1.41    1.35-1.53
-//	Keyed.Allow                           1.17-1.38    1.57-1.65
-//	FunctionFloor/empty ("return 0")      1.04-1.07    1.07-1.11
-//	FunctionFloor/calls (the three calls) 1.08-1.13    1.26-1.34
-//
-// The medians over the runs: Allow 1.14 serially and 1.45 in flight, the
-// three calls alone 1.12 and 1.29. go-redis/redis_rate's Allow, a GCRA
-// script run with EVALSHA, measured beside this package's (module
-// internal/baseline, 8 runs): 1.27-1.42 serially and 1.78-1.84 in flight
-// (medians 1.37 and 1.83), against 1.13-1.24 and 1.35-1.50 (1.17 and
-// 1.44).
-//
-// Serially Allow costs about what its three calls cost, and is under
-// 1.15x in 6 runs of 8. In flight, where the server's time is on every
-// caller's path, no function that reads the server's clock, reads the
-// bucket and writes it gets to 1.15x on this server: the three calls alone
-// cost 1.26-1.34x. take.lua takes 3.4-3.8 µs of the server's time per
-// call (INFO commandstats), the three calls alone 2.6 µs, a PING 0.1 µs.
-// Two things trimmed it:
-//
-//   - A key's expiry moves only when its time enters a new second (see
-//     Keys): SET with KEEPTTL instead of PXAT, and one number fewer to
-//     format, took take.lua from 4.1-4.2 µs to 3.4-3.8 µs, and Allow in
-//     flight from 1.49-1.63x to 1.36-1.54x.
-//   - Calls beyond 4 in flight share one FCALL of takes.lua (see flight.go):
-//     with 8 callers a flight carries about 1.7 events. Fewer flights in
-//     the air make larger ones, but no faster: a caller whose flight
-//     landed comes back to find a place in the air and flies alone, and
-//     the callers that wait are woken by the runtime, which costs on 2
-//     cores about what the shared calls save. One to six were tried; four
-//     did best.
+// Calls beyond 4 in flight share one FCALL of takes.lua (see flight.go).
+// A key's expiry moves only when its time enters a new second (see Keys),
+// so most writes keep it (SET with KEEPTTL). Figures, against a PING of
+// the same run and against go-redis/redis_rate, and the command that
+// reproduces them: BENCHMARKS.md at the repository root.
 //
 // Allow and Wait allocate 4 times per call (168 B), all in go-redis, two
 // fewer than a PING: their commands are built, and the arguments boxed,
 // when the Limiter is made; a call that waits for a flight allocates two
 // more. Keyed.Allow builds its key's names and command on every call (12
 // allocations, 664 B) and does not share; Keyed.For builds them once.
-//
-// A two-call formulation (a SET with GET that writes the tat of a full
-// bucket blindly, and a pause that keeps the tat at or past its end) was
-// weighed: it saves a call only when the bucket is full, and costs one
-// more whenever it is not, which is when a limit matters. Functions
-// replaced scripts run with EVALSHA, which cost the same serially and a
-// few points more in flight (FunctionFloor/evalsha-empty: 1.03-1.29 and
-// 1.13-1.17), and one allocation more per call.
 package redisrate
