@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -68,15 +69,16 @@ func MaxValues(t *testing.T, s1, s2 store.Store) {
 }
 
 // MaxValuesAcrossProcesses starts procs Children (see StartChild) that run
-// test with the environment variable env set to args, each of which calls
-// AddUpTo with bound on s's queue q; it lets them add at once, and checks
-// that the values they stored together are bound exactly, as s counts
-// them: the engine checked one bound for all of them, atomically with
-// each Add.
-func MaxValuesAcrossProcesses(t *testing.T, s store.Store, q string, bound, procs int, test, env string, args ...string) {
+// test with the environment variable env set, each of which calls AddUpTo
+// and adds up to bound values to queue q of the Store at where (a prefix,
+// a schema: what AddUpTo's open takes), which s is too; it lets them add
+// at once, and checks that the values they stored together are bound
+// exactly, as s counts them: the engine checked one bound for all of them,
+// atomically with each Add.
+func MaxValuesAcrossProcesses(t *testing.T, s store.Store, where, q string, bound, procs int, test, env string) {
 	var children []*Child
 	for range procs {
-		children = append(children, StartChild(t, test, env, args...))
+		children = append(children, StartChild(t, test, env, where, q, strconv.Itoa(bound)))
 	}
 	for _, c := range children {
 		c.Go(t)
@@ -92,13 +94,19 @@ func MaxValuesAcrossProcesses(t *testing.T, s store.Store, q string, bound, proc
 	require.Equal(t, bound, st.Values, "values in the store")
 }
 
-// AddUpTo is the body of a Child of MaxValuesAcrossProcesses: a pacer
-// Runner on s's queue q with Config.MaxValues bound, which it does not
-// run. Once "go" comes on standard input it adds n values, one at a time,
-// to a few keys that the other processes add to as well; Add may refuse
-// them with ErrFull, and with no other error. Once standard input closes,
-// it prints how many values Add accepted, as "handled N" (see Child.Stop).
-func AddUpTo(t *testing.T, s store.Store, q string, bound, n int) {
+// AddUpTo is the body of a Child of MaxValuesAcrossProcesses, started with
+// env: a pacer Runner with Config.MaxValues bound on queue q of the Store
+// that open returns for where, which it does not run. Once "go" comes on
+// standard input it adds bound values, one at a time, to a few keys that
+// the other processes add to as well; Add may refuse them with ErrFull,
+// and with no other error. Once standard input closes, it prints how many
+// values Add accepted, as "handled N" (see Child.Stop).
+func AddUpTo(t *testing.T, env string, open func(where string) store.Store) {
+	f := ChildArgs(t, env)
+	q := f[1]
+	bound, err := strconv.Atoi(f[2])
+	require.NoError(t, err)
+	s := open(f[0])
 	ctx := context.Background()
 	r, err := pacer.New(pacer.Config[string, int]{Store: s, Name: q, MaxValues: bound},
 		func(context.Context, string, []int) error { return nil })
@@ -108,7 +116,7 @@ func AddUpTo(t *testing.T, s store.Store, q string, bound, n int) {
 	require.True(t, in.Scan())
 	require.Equal(t, "go", in.Text())
 	accepted := 0
-	for i := range n {
+	for i := range bound {
 		err := r.Add(ctx, fmt.Sprint(i%5), i)
 		if err != nil {
 			require.ErrorIs(t, err, pacer.ErrFull)

@@ -2,7 +2,6 @@ package pgstore_test
 
 import (
 	"context"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -113,7 +112,7 @@ func TestRunnerMaxValuesOnPostgres(t *testing.T) {
 }
 
 // boundChild is set in the environment of the processes that
-// TestRunnerMaxValuesAcrossProcesses starts: "schema queue bound n".
+// TestRunnerMaxValuesAcrossProcesses starts.
 const boundChild = "PACER_PG_BOUND_CHILD"
 
 // Three processes of Runners with MaxValues add to one queue at once: the
@@ -122,16 +121,10 @@ const boundChild = "PACER_PG_BOUND_CHILD"
 func TestRunnerMaxValuesAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	schema := freshSchema(t, connect(t, appName(t)))
-	runnertest.MaxValuesAcrossProcesses(t, instance(t, schema), "bound", 50, 3,
-		"TestBoundChild", boundChild, schema, "bound", "50", "40")
+	runnertest.MaxValuesAcrossProcesses(t, instance(t, schema), schema, "bound", 50, 3, "TestBoundChild", boundChild)
 }
 
 // TestBoundChild is one process of TestRunnerMaxValuesAcrossProcesses.
 func TestBoundChild(t *testing.T) {
-	f := runnertest.ChildArgs(t, boundChild)
-	bound, err := strconv.Atoi(f[2])
-	require.NoError(t, err)
-	n, err := strconv.Atoi(f[3])
-	require.NoError(t, err)
-	runnertest.AddUpTo(t, instance(t, f[0]), f[1], bound, n)
+	runnertest.AddUpTo(t, boundChild, func(schema string) store.Store { return instance(t, schema) })
 }

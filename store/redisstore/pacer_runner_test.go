@@ -1,12 +1,12 @@
 package redisstore_test
 
 import (
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer/internal/runnertest"
+	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/store/redisstore"
 )
 
@@ -38,7 +38,7 @@ func TestRunnerMaxValuesOnRedis(t *testing.T) {
 }
 
 // boundChild is set in the environment of the processes that
-// TestRunnerMaxValuesAcrossProcesses starts: "prefix queue bound n".
+// TestRunnerMaxValuesAcrossProcesses starts.
 const boundChild = "PACER_REDIS_BOUND_CHILD"
 
 // Three processes of Runners with MaxValues add to one queue at once: the
@@ -46,19 +46,15 @@ const boundChild = "PACER_REDIS_BOUND_CHILD"
 // (runnertest.MaxValuesAcrossProcesses).
 func TestRunnerMaxValuesAcrossProcesses(t *testing.T) {
 	s, _, p := newStore(t)
-	runnertest.MaxValuesAcrossProcesses(t, s, "bound", 50, 3,
-		"TestBoundChild", boundChild, p, "bound", "50", "40")
+	runnertest.MaxValuesAcrossProcesses(t, s, p, "bound", 50, 3, "TestBoundChild", boundChild)
 }
 
 // TestBoundChild is one process of TestRunnerMaxValuesAcrossProcesses.
 func TestBoundChild(t *testing.T) {
-	f := runnertest.ChildArgs(t, boundChild)
-	bound, err := strconv.Atoi(f[2])
-	require.NoError(t, err)
-	n, err := strconv.Atoi(f[3])
-	require.NoError(t, err)
-	s, err := redisstore.New(t.Context(), client(t), redisstore.Config{Prefix: f[0]})
-	require.NoError(t, err)
-	defer s.Close()
-	runnertest.AddUpTo(t, s, f[1], bound, n)
+	runnertest.AddUpTo(t, boundChild, func(prefix string) store.Store {
+		s, err := redisstore.New(t.Context(), client(t), redisstore.Config{Prefix: prefix})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
 }
