@@ -183,11 +183,12 @@ func (f *fixture) pauseUntil(t time.Time) {
 	}
 }
 
-// slow skips the scenario when the machine was too slow for it to prove
-// anything.
+// slow ends this try of the scenario when the machine was too slow for it
+// to prove anything: Run runs the scenario again, on a queue of its own,
+// and fails it after slowTries such tries. The scenario's goroutine must
+// call it.
 func (f *fixture) slow(format string, args ...any) {
-	f.t.Helper()
-	f.t.Skipf("machine too slow for this scenario: "+format, args...)
+	panic(tooSlow(fmt.Sprintf(format, args...)))
 }
 
 // kindName names an outcome for messages.

@@ -23,6 +23,7 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -64,9 +65,45 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 			if twin == nil {
 				twin = h.Store
 			}
-			sc.run(&fixture{t: t, s: h.Store, twin: twin, q: h.Queue, ctx: t.Context()})
+			for try := 1; ; try++ {
+				q := h.Queue
+				if try > 1 {
+					q = fmt.Sprintf("%s/try%d", h.Queue, try)
+				}
+				why, slow := runOnce(sc.run, &fixture{t: t, s: h.Store, twin: twin, q: q, ctx: t.Context()})
+				if !slow {
+					return
+				}
+				if try == slowTries {
+					t.Fatalf("the machine was too slow for this scenario in %d tries: %s", slowTries, why)
+				}
+				t.Logf("try %d was too slow to prove anything, running it again: %s", try, why)
+			}
 		})
 	}
+}
+
+// slowTries is how many times Run runs a scenario that the machine was too
+// slow for (see fixture.slow) before it fails.
+const slowTries = 5
+
+// tooSlow is the panic of fixture.slow.
+type tooSlow string
+
+// runOnce runs one try of a scenario, and reports whether the machine was
+// too slow for it to prove anything, and why.
+func runOnce(run func(*fixture), f *fixture) (why string, slow bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			s, ok := v.(tooSlow)
+			if !ok {
+				panic(v)
+			}
+			why, slow = string(s), true
+		}
+	}()
+	run(f)
+	return "", false
 }
 
 // scenarios lists the suite, one guarantee (or one corner of one) each.
