@@ -120,7 +120,7 @@ type Config[K comparable, V any] struct {
 	Clock clock.Clock
 
 	// Store, when set, keeps the Runner's state in a shared engine (see
-	// package store: store.Memory in the process, store/redisstore in
+	// package store: store.Memory in the process, redis/redisstore in
 	// Redis) instead of the process, under the queue Name, so that Runners
 	// of several processes sharing it keep every guarantee across all of
 	// them: a key's values added on different instances join one debounced

@@ -21,7 +21,7 @@
 //
 // A Runner keeps its state in the process by default. With Config.Store
 // it keeps it in a store.Store engine instead (store.Memory in the
-// process, store/redisstore in Redis, store/pgstore in PostgreSQL), which
+// process, redis/redisstore in Redis, pg/pgstore in PostgreSQL), which
 // several processes share:
 // changing that one field (and naming the queue) makes debounce,
 // exclusivity, order, retries, held keys and dead letters hold across

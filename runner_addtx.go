@@ -10,7 +10,7 @@ import (
 
 // ErrNoTx is returned by AddTx of a Runner whose store cannot add inside a
 // transaction: one without a Config.Store, or one whose Store does not
-// implement store.TxAdder (store/pgstore's does).
+// implement store.TxAdder (pg/pgstore's does).
 var ErrNoTx = errors.New("pacer: the Runner's store cannot add inside a transaction")
 
 // AddTx gives v to key inside tx, a transaction of the caller's on the
@@ -18,7 +18,7 @@ var ErrNoTx = errors.New("pacer: the Runner's store cannot add inside a transact
 // v exists, and is handled, if and only if tx commits. A service thus
 // stores a change and the work it calls for in one commit, and neither
 // happens without the other (the outbox pattern). tx's type is the
-// store's: a pgx.Tx for store/pgstore. The Runner itself does not depend
+// store's: a pgx.Tx for pg/pgstore. The Runner itself does not depend
 // on the store's driver.
 //
 // AddTx encodes key and v as Add does (Config.KeyCodec, Config.Codec) and

@@ -1,6 +1,6 @@
 // Package mutex provides mutual exclusion per key: Keyed for goroutines of
 // one process, LockFile for processes on one host.
-// For processes on any host, through Redis, see package mutex/redismutex.
+// For processes on any host, through Redis, see package redis/redismutex.
 //
 // # Keyed
 //

@@ -1,8 +1,8 @@
 // Package store is the contract between a pacer Runner and the engine that
 // keeps its state: the values waiting per key, the debounce of each key's
 // burst, the lease that makes a key exclusive, retries, held keys and dead
-// letters. Memory keeps that state in the process; store/redisstore and
-// store/pgstore keep it in a server that several processes share, so that
+// letters. Memory keeps that state in the process; redis/redisstore and
+// pg/pgstore keep it in a server that several processes share, so that
 // every Runner guarantee holds across all of them and a crash loses nothing
 // that Add accepted. The suite in store/storetest holds every engine to the
 // same contract.

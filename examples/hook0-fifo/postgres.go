@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/pg/pgstore"
 	"github.com/pacerkit/pacer/store"
-	"github.com/pacerkit/pacer/store/pgstore"
 )
 
 // defaultSchema is the PostgreSQL schema of -postgres unless -schema is set.

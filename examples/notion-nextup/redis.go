@@ -7,8 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/pacerkit/pacer/ratelimit/redisrate"
-	"github.com/pacerkit/pacer/store/redisstore"
+	"github.com/pacerkit/pacer/redis/redisrate"
+	"github.com/pacerkit/pacer/redis/redisstore"
 )
 
 // apiBucketName is the shared bucket of the task API in Redis: one for

@@ -14,17 +14,22 @@ import (
 	"time"
 
 	"github.com/pacerkit/pacer/internal/enginetest"
-	"github.com/pacerkit/pacer/internal/redistest"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
 // redisForTest returns a client of the test Redis and a key prefix of the
 // test's own, whose keys are deleted at the end; without a Redis it ends t
-// as redistest.Client does.
+// as enginetest.Missing does.
 func redisForTest(t *testing.T) (*redis.Client, string) {
 	t.Helper()
-	client := redistest.Client(t)
+	opt, err := redis.ParseURL(enginetest.RedisURL())
+	require.NoError(t, err, "PACER_REDIS_URL")
+	client := redis.NewClient(opt)
+	t.Cleanup(func() { _ = client.Close() })
+	if err := client.Ping(context.Background()).Err(); err != nil {
+		enginetest.Missing(t, fmt.Sprintf("no Redis at %s (%v): start redis-server, or set PACER_REDIS_URL", opt.Addr, err))
+	}
 	prefix := fmt.Sprintf("wa-test-%d-%d", os.Getpid(), time.Now().UnixNano())
 	t.Cleanup(func() {
 		ctx := context.Background()

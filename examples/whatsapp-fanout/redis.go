@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pacerkit/pacer/mutex/redismutex"
-	"github.com/pacerkit/pacer/ratelimit/redisrate"
+	"github.com/pacerkit/pacer/redis/redismutex"
+	"github.com/pacerkit/pacer/redis/redisrate"
 	"github.com/redis/go-redis/v9"
 )
 

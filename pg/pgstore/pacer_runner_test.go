@@ -1,0 +1,130 @@
+package pgstore_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/internal/runnertest"
+	"github.com/pacerkit/pacer/pg/pgstore"
+	"github.com/pacerkit/pacer/store"
+)
+
+// Two pacer Runners, the instances of one service, each on a Store and a
+// pool of its own on one schema: the Runner's guarantees hold across them
+// (runnertest.RunnersShare); and a holder whose lease lapsed is cancelled
+// with ErrLeaseLost while the batch runs again under a larger fence.
+func TestRunnersSharePostgres(t *testing.T) {
+	t.Parallel()
+	schema := freshSchema(t, connect(t, appName(t)))
+	s1, s2 := instance(t, schema), instance(t, schema)
+	runnertest.RunnersShare(t, s1, s2)
+
+	t.Run("a lapsed lease is fenced off", func(t *testing.T) {
+		// Not a cluster's handler: once a lease lapsed, the stale holder
+		// runs until it hears so, and may overlap the next.
+		type run struct {
+			fence uint64
+			cause error // of the stale holder's ctx
+		}
+		runs := make(chan run, 3)
+		var calls atomic.Int32
+		h := func(ctx context.Context, _ string, _ []int) error {
+			fence, _ := pacer.Fence(ctx)
+			runs <- run{fence: fence}
+			if calls.Add(1) > 1 {
+				return nil
+			}
+			<-ctx.Done() // the stale holder stops when its renewal is refused
+			runs <- run{fence: fence, cause: context.Cause(ctx)}
+			return ctx.Err()
+		}
+		cfg := pacer.Config[string, int]{Store: s1, Name: "fenced", LeaseTTL: 600 * time.Millisecond,
+			OnDrop: func(string, []int, error) { t.Error("OnDrop called") }}
+		r1, _ := runnertest.StartPair(t, cfg, s2, h, h)
+		require.NoError(t, r1.Add(t.Context(), "k", 1))
+		first := <-runs
+		// The holder's process stalls past its lease, as far as the store
+		// can tell: the lease lapses, and an instance takes the key again.
+		_, err := connect(t, appName(t)).Exec(t.Context(),
+			"UPDATE "+pgx.Identifier{schema, "keys"}.Sanitize()+" SET leased_until = now() - interval '1 second', ready_at = now() - interval '1 second' WHERE queue = 'fenced'")
+		require.NoError(t, err)
+		var again, stale run
+		for range 2 {
+			select {
+			case r := <-runs:
+				if r.cause != nil {
+					stale = r
+				} else {
+					again = r
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the lapsed lease was not taken again, or its holder not stopped")
+			}
+		}
+		require.Greater(t, again.fence, first.fence, "the next lease has a larger fence")
+		require.Equal(t, first.fence, stale.fence)
+		require.ErrorIs(t, stale.cause, pacer.ErrLeaseLost)
+		require.Eventually(t, func() bool {
+			st, err := s1.Stats(t.Context(), "fenced")
+			return err == nil && st == store.Stats{}
+		}, 5*time.Second, 5*time.Millisecond, "the value was acked once, by the new holder")
+		require.Equal(t, int32(2), calls.Load())
+	})
+
+	st, err := s1.Stats(context.Background(), "fenced")
+	require.NoError(t, err)
+	require.Equal(t, store.Stats{}, st, "queue fenced: every value handled, no state left")
+}
+
+// Runners on PostgreSQL retry a failing batch, drop one that failed for
+// good or used up its attempts, and keep what they drop as dead letters,
+// which another instance lists, redrives and purges
+// (runnertest.RetriesAndDeadLetters).
+func TestRunnerRetriesAndDeadLettersOnPostgres(t *testing.T) {
+	t.Parallel()
+	schema := freshSchema(t, connect(t, appName(t)))
+	runnertest.RetriesAndDeadLetters(t, instance(t, schema), instance(t, schema))
+}
+
+// instance returns a Store on schema with a pool of its own, as a process
+// of the service would have, closed after tb. A short PollInterval bounds
+// how long a Runner waits for work that no notification announced.
+func instance(tb testing.TB, schema string) *pgstore.Store {
+	tb.Helper()
+	s, err := pgstore.New(context.Background(), connect(tb, appName(tb)), pgstore.Config{Schema: schema, PollInterval: 200 * time.Millisecond})
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// Runners with MaxValues on PostgreSQL share one bound: their Adds
+// together stop at it with ErrFull (runnertest.MaxValues).
+func TestRunnerMaxValuesOnPostgres(t *testing.T) {
+	t.Parallel()
+	schema := freshSchema(t, connect(t, appName(t)))
+	runnertest.MaxValues(t, instance(t, schema), instance(t, schema))
+}
+
+// boundChild is set in the environment of the processes that
+// TestRunnerMaxValuesAcrossProcesses starts.
+const boundChild = "PACER_PG_BOUND_CHILD"
+
+// Three processes of Runners with MaxValues add to one queue at once: the
+// values they store together are the bound exactly
+// (runnertest.MaxValuesAcrossProcesses).
+func TestRunnerMaxValuesAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	schema := freshSchema(t, connect(t, appName(t)))
+	runnertest.MaxValuesAcrossProcesses(t, instance(t, schema), schema, "bound", 50, 3, "TestBoundChild", boundChild)
+}
+
+// TestBoundChild is one process of TestRunnerMaxValuesAcrossProcesses.
+func TestBoundChild(t *testing.T) {
+	runnertest.AddUpTo(t, boundChild, func(schema string) store.Store { return instance(t, schema) })
+}

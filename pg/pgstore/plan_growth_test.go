@@ -1,0 +1,145 @@
+//go:build unix
+
+package pgstore_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/internal/enginetest"
+	"github.com/pacerkit/pacer/pg/pgstore"
+	"github.com/pacerkit/pacer/store"
+)
+
+// TestPlansMadeSmallStayBounded: PostgreSQL makes the generic plan of a
+// prepared statement at its sixth run, from the sizes of then, and keeps
+// it until an ANALYZE or a VACUUM of its tables; a plan made while a new
+// schema's tables held a few keys reads the whole queue if that was
+// cheapest then, and so on every run once the queue has grown, until
+// autovacuum comes by, which a busy server delays. The store's statements
+// leave the planner no such plan: made on a few keys, their plans still
+// read a few pages per run once the queue holds 20,000 keys. The server is
+// the test's own, with autovacuum off, so that nothing makes plans anew
+// meanwhile, and pg_stat_statements counts the pages each statement reads.
+func TestPlansMadeSmallStayBounded(t *testing.T) {
+	t.Parallel()
+	needStatStatements(t)
+	srv := startPGServer(t, "autovacuum=off", "shared_preload_libraries=pg_stat_statements")
+	ctx := t.Context()
+	cfg, err := pgxpool.ParseConfig(srv.url())
+	require.NoError(t, err)
+	cfg.MaxConns = 1 // one session, whose plans are the ones measured
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	_, err = pool.Exec(ctx, "CREATE EXTENSION pg_stat_statements")
+	require.NoError(t, err)
+	s, err := pgstore.New(ctx, pool, pgstore.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+
+	for round := range 8 { // on 6 keys at most: every plan is made here
+		for n := range 6 {
+			require.NoError(t, s.Add(ctx, "q", fmt.Sprint("small-", round, "-", n), vals("1", "2"), store.AddParams{}))
+		}
+		everyStatement(t, s)
+	}
+	// What auto mode picks for these plans, whose estimates are small;
+	// forced, so that the test does not depend on that choice.
+	_, err = pool.Exec(ctx, "SET plan_cache_mode = force_generic_plan")
+	require.NoError(t, err)
+	fill(t, pool, pgstore.DefaultSchema, "q", 20_000, 2)
+	_, err = pool.Exec(ctx, "SELECT pg_stat_statements_reset()")
+	require.NoError(t, err)
+	for range 3 {
+		everyStatement(t, s)
+	}
+
+	rows, err := pool.Query(ctx, `
+		SELECT query, calls, shared_blks_hit + shared_blks_read FROM pg_stat_statements
+		WHERE query LIKE '%"pacer".%' AND calls > 0`)
+	require.NoError(t, err)
+	type stat struct {
+		query          string
+		calls, buffers int64
+	}
+	var stats []stat
+	for rows.Next() {
+		var st stat
+		require.NoError(t, rows.Scan(&st.query, &st.calls, &st.buffers))
+		stats = append(stats, st)
+	}
+	require.NoError(t, rows.Err())
+	require.GreaterOrEqual(t, len(stats), 6, "the statements ran")
+	for _, st := range stats {
+		t.Logf("%4d pages per run: %.100s", st.buffers/st.calls, strings.Join(strings.Fields(st.query), " "))
+	}
+	for _, st := range stats {
+		require.LessOrEqual(t, st.buffers/st.calls, int64(maxPagesPerRun), "a plan reads the queue: %s", st.query)
+	}
+}
+
+// maxPagesPerRun bounds the pages that a statement of the store reads per
+// run on a few keys; a statement that reads the 20,000 keys of
+// TestPlansMadeSmallStayBounded reads several hundred.
+const maxPagesPerRun = 100
+
+// everyStatement runs each statement that a Runner's workers use: Claim,
+// Extend, FinishAndClaim with Defer (Finish's statement and Claim's in one
+// transaction) and with Ack (a shared flight that claims), Finish with Ack
+// (a shared flight that does not), Drop and Hold, and Release.
+func everyStatement(t *testing.T, s *pgstore.Store) {
+	t.Helper()
+	ctx := t.Context()
+	p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute}
+	claim := func() store.Lease {
+		ls, _, err := s.Claim(ctx, "q", p)
+		require.NoError(t, err)
+		require.Len(t, ls, 1)
+		return ls[0]
+	}
+	next := func(ls []store.Lease, err error) store.Lease {
+		require.NoError(t, err)
+		require.Len(t, ls, 1)
+		return ls[0]
+	}
+	l := claim()
+	require.NoError(t, s.Extend(ctx, l, time.Minute))
+	_, ls, _, err := s.FinishAndClaim(ctx, l, store.Outcome{Kind: store.Defer}, p)
+	l = next(ls, err)
+	_, ls, _, err = s.FinishAndClaim(ctx, l, store.Outcome{Kind: store.Ack}, p)
+	l = next(ls, err)
+	_, err = s.Finish(ctx, l, store.Outcome{Kind: store.Ack})
+	require.NoError(t, err)
+	_, err = s.Finish(ctx, claim(), store.Outcome{Kind: store.Drop, Err: "x"})
+	require.NoError(t, err)
+	l = claim()
+	_, err = s.Finish(ctx, l, store.Outcome{Kind: store.Hold})
+	require.NoError(t, err)
+	released, err := s.Release(ctx, "q", l.Key)
+	require.NoError(t, err)
+	require.True(t, released)
+}
+
+// needStatStatements ends t as enginetest.Missing does when PostgreSQL's
+// pg_stat_statements, a module of its contrib, is not installed beside its
+// server program (in ../lib or ../lib/postgresql of its real directory).
+func needStatStatements(t *testing.T) {
+	t.Helper()
+	server, err := filepath.EvalSymlinks(filepath.Join(postgresBin(t), "postgres"))
+	require.NoError(t, err)
+	prefix := filepath.Dir(filepath.Dir(server))
+	for _, lib := range []string{"lib", "lib/postgresql"} {
+		if _, err := os.Stat(filepath.Join(prefix, lib, "pg_stat_statements.so")); err == nil {
+			return
+		}
+	}
+	enginetest.Missing(t, "pgstore: PostgreSQL's pg_stat_statements is not installed beside "+server+": install PostgreSQL's contrib to run this test")
+}

@@ -1,0 +1,169 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/internal/runnertest"
+	"github.com/pacerkit/pacer/redis/internal/redistest"
+	"github.com/pacerkit/pacer/redis/redisstore"
+	"github.com/pacerkit/pacer/store"
+)
+
+// throughputChild is set in the environment of the processes that
+// TestMeasureThroughput starts: "addr prefix queue maxbatch".
+const throughputChild = "PACER_THROUGHPUT_CHILD"
+
+// End-to-end throughput: 20,000 values over 500 keys are added, then
+// handled by 2 OS processes (this test binary, run again) of one Runner
+// with 4 workers each and a no-op handler, in strict (MaxBatch 1) and
+// coalesce (MaxBatch 0) modes. The time runs from the go signal, which the
+// processes get once they are connected and waiting, until the store is
+// empty. The target is 12,600 values a second or more. Per value, it also
+// prints the scripts and the commands (INFO commandstats, the test's own
+// polling of Stats included) that the server ran meanwhile, the CPU time
+// it spent, and the CPU time the two processes spent in their whole run.
+func TestMeasureThroughput(t *testing.T) {
+	benchOnly(t)
+	addr := redistest.StartServer(t).Addr()
+	c := benchClient(t, addr)
+	s, err := redisstore.New(t.Context(), c, redisstore.Config{Prefix: "tp"})
+	require.NoError(t, err)
+	defer s.Close()
+	const values, keys, rounds = 20000, 500, 3
+	v := func(i int) []byte { return []byte(strconv.Itoa(i)) }
+	for _, mode := range []struct {
+		name     string
+		maxBatch int
+	}{{"strict", 1}, {"coalesce", 0}} {
+		for round := range rounds {
+			q := fmt.Sprintf("%s-%d", mode.name, round)
+			fill(t, s, q, values, keys, v)
+			var procs []*runnertest.Child
+			for range 2 {
+				procs = append(procs, runnertest.StartChild(t, "TestThroughputChild",
+					throughputChild, addr, "tp", q, strconv.Itoa(mode.maxBatch)))
+			}
+			cpu0, scripts0, cmds0 := serverCPU(t, c), scriptCalls(t, c), commandCalls(t, c)
+			t0 := time.Now()
+			for _, p := range procs {
+				p.Go(t)
+			}
+			for {
+				st, err := s.Stats(t.Context(), q)
+				require.NoError(t, err)
+				if st.Values == 0 {
+					break
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			took := time.Since(t0)
+			server := serverCPU(t, c) - cpu0
+			scripts, cmds := scriptCalls(t, c)-scripts0, commandCalls(t, c)-cmds0
+			handled := 0
+			var procCPU time.Duration
+			for _, p := range procs {
+				n, cpu := p.Stop(t)
+				handled += n
+				procCPU += cpu
+			}
+			require.Equal(t, values, handled, "every value handled once")
+			perValue := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / values }
+			fmt.Printf("throughput %s round %d: %d values in %v: %.0f values/s; per value: %.2f scripts, %.1f commands, CPU: server %.1f µs, processes %.1f µs (load average %s)\n",
+				mode.name, round, values, took.Round(time.Millisecond), values/took.Seconds(),
+				float64(scripts)/values, float64(cmds)/values, perValue(server), perValue(procCPU), loadAverage())
+		}
+	}
+}
+
+// fill adds n values over keys keys to queue q, 16 Adds in flight.
+func fill(t *testing.T, s *redisstore.Store, q string, n, keys int, v func(int) []byte) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				assertNoError(t, s.Add(context.Background(), q, strconv.Itoa(i%keys), [][]byte{v(i)}, store.AddParams{}))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// scriptCalls returns how many scripts the server ran so far (INFO
+// commandstats: FCALL, EVALSHA and EVAL).
+func scriptCalls(t *testing.T, c *redis.Client) int {
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	require.NoError(t, err)
+	total := 0
+	for _, line := range strings.Split(info, "\n") {
+		for _, cmd := range []string{"cmdstat_fcall:calls=", "cmdstat_evalsha:calls=", "cmdstat_eval:calls="} {
+			if rest, ok := strings.CutPrefix(line, cmd); ok {
+				calls, _, _ := strings.Cut(rest, ",")
+				n, err := strconv.Atoi(calls)
+				require.NoError(t, err)
+				total += n
+			}
+		}
+	}
+	return total
+}
+
+// serverCPU returns the CPU time the server used so far (INFO cpu).
+func serverCPU(t *testing.T, c *redis.Client) time.Duration {
+	info, err := c.Info(context.Background(), "cpu").Result()
+	require.NoError(t, err)
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		for _, f := range []string{"used_cpu_sys:", "used_cpu_user:"} {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), f); ok {
+				s, err := strconv.ParseFloat(v, 64)
+				require.NoError(t, err)
+				total += s
+			}
+		}
+	}
+	return time.Duration(total * float64(time.Second))
+}
+
+// loadAverage returns the machine's load average over the last minute,
+// or "?" where it cannot be read.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
+}
+
+func assertNoError(t *testing.T, err error) {
+	if err != nil {
+		t.Error(err)
+	}
+}
+
+// TestThroughputChild is one process of TestMeasureThroughput: a Runner
+// with 4 workers and a no-op handler (runnertest.ServeThroughput), once
+// connected to the server.
+func TestThroughputChild(t *testing.T) {
+	f := runnertest.ChildArgs(t, throughputChild)
+	addr, prefix, q := f[0], f[1], f[2]
+	maxBatch, err := strconv.Atoi(f[3])
+	require.NoError(t, err)
+	c := benchClient(t, addr)
+	s, err := redisstore.New(t.Context(), c, redisstore.Config{Prefix: prefix})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, c.Ping(context.Background()).Err())
+	runnertest.ServeThroughput[int](t, s, q, maxBatch)
+}
