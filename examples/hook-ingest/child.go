@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -112,4 +113,19 @@ func (l *lineSignal) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
+}
+
+// awaitStart is the child's side of the demo's start gate: it says it is up,
+// reads the instant to start at from stdin and waits for it.
+func awaitStart(ctx context.Context) error {
+	fmt.Println("up")
+	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("-start-gate: %w", err)
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(line))
+	if err != nil {
+		return fmt.Errorf("-start-gate: %w", err)
+	}
+	return sleep(ctx, time.Until(t))
 }

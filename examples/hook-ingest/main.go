@@ -1,237 +1,145 @@
-// Command hook-ingest debounces hook events across processes.
-//
-// A hook runner starts one process per event:
+// Command hook-ingest debounces hook events across processes. A hook runner
+// starts one process per event:
 //
 //	hook-ingest event -session S [-event ID]
 //
-// Each process records its event in the session's state file, then takes
-// the session's processing lock (mutex.LockFile, flock) and, once the
-// session has been quiet for -quiet or its oldest pending event is -max-wait
-// old, delivers all pending events as one batch, under the batch's
-// idempotency key and a fence that grows with every attempt, so that the
-// remote can apply each batch once. `hook-ingest drain -session S` delivers
-// what is pending without adding an event. Run without arguments it plays
-// a demo against a fake remote on loopback and checks the result; its
-// event processes run the subcommand demo-event, which is event with the
-// demo's test hooks.
+// Each process records its event in the session's state file, then waits
+// for the session's processing lock; holding it, it delivers the pending
+// events as one batch once the session has been quiet for -quiet, or its
+// oldest pending event is -max-wait old. Both locks are mutex.LockFile
+// (flock), which the kernel releases when a process dies: a crash leaves no
+// lock behind, and the next process delivers the dead one's batch.
+//
+// This file holds the locks and the loop; claim.go takes a batch and ends
+// it, session.go keeps the state, deliver.go sends a batch, cli.go reads
+// the command line. Without arguments the program plays a demo (demo.go)
+// against a fake remote (remote.go) and checks it (report.go).
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/pacerkit/pacer/mutex"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	code, err := dispatch(ctx, os.Args[1:])
+	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hook-ingest:", err)
 	}
 	os.Exit(code)
 }
 
-// usage is the head of every -h: the subcommands. The flags of the one
-// asked about follow.
-const usage = `Usage:
-  hook-ingest event -session ID [flags]
-        record one event of the session, then process the session's
-        pending events once they are due; run it once per hook event
-  hook-ingest drain -session ID [flags]
-        process whatever the session has pending, adding no event: from
-        cron, or at shutdown, to flush a session whose last process died
-  hook-ingest [demo] [flags]
-        play the demo against a fake remote on loopback and check it
-        (the default); exits 0 only if every check held
-
-Run 'hook-ingest event -h' or 'hook-ingest drain -h' for their flags.
-`
-
-// dispatch runs the subcommand named by args[0]: event, drain, or (the
-// default) demo; demo-event is the demo's own event process. It returns
-// the exit code: 0, 1 on failure, 2 for a bad command line.
-func dispatch(ctx context.Context, args []string) (int, error) {
-	cmd := "demo"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
-	case "event", "drain", "demo-event":
-		return hook(ctx, cmd, args)
-	case "demo":
-		return demo(ctx, args)
-	default:
-		fmt.Fprint(os.Stderr, usage)
-		return 2, fmt.Errorf("unknown command %q (want event, drain or demo)", cmd)
-	}
+// params are the settings of an event or drain process.
+type params struct {
+	Quiet   time.Duration // process once the session was quiet this long
+	MaxWait time.Duration // but no later than this after its first pending event; 0 = no bound
+	Deliver deliverFunc   // processes one batch
+	// CrashOnce (the demo) makes the first processor of each session
+	// kill itself right after claiming a batch.
+	CrashOnce bool
 }
 
-// parseFlags parses args with fs, whose usage starts with the
-// subcommands. It returns the exit code to end with, if any: 0 after -h,
-// 2 after a bad flag or argument (the flag package said which).
-func parseFlags(fs *flag.FlagSet, args []string) (code int, exit bool) {
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
-		fmt.Fprintf(fs.Output(), "\nFlags of %s:\n", fs.Name())
-		fs.PrintDefaults()
-	}
-	switch err := fs.Parse(args); {
-	case errors.Is(err, flag.ErrHelp):
-		return 0, true
-	case err != nil:
-		return 2, true
-	case fs.NArg() > 0:
-		fmt.Fprintf(fs.Output(), "unexpected arguments %q\n", fs.Args())
-		fs.Usage()
-		return 2, true
-	}
-	return 0, false
+// deliverFunc processes one claimed batch of a session.
+type deliverFunc func(ctx context.Context, session string, c claim) error
+
+// retryDelay bounds the pause after a failed delivery: it doubles from the
+// first value up to the second.
+var retryDelay = [2]time.Duration{250 * time.Millisecond, 2 * time.Second}
+
+// record appends the event id to the session's pending events, stamped
+// with the time it was recorded. It takes only the state lock, never the
+// processing lock, so it does not wait for a running processor.
+func record(ctx context.Context, s session, id string) error {
+	return s.update(ctx, func(st *state) (bool, error) {
+		// Stamped under the lock, so arrivals are in order and Last
+		// never moves back.
+		e := event{ID: id, At: time.Now()}
+		if len(st.Pending) == 0 {
+			st.First = e.At
+		}
+		st.Pending = append(st.Pending, e)
+		st.Last = e.At
+		return true, nil
+	})
 }
 
-// hookFlags are the flags of the event and drain processes.
-type hookFlags struct {
-	session, dir, url, token string
-	quiet, maxWait, timeout  time.Duration
-	event                    string // event only
-	crashOnce, gate          bool   // demo-event only
-}
-
-// newHookFlags returns the FlagSet of cmd (event, drain or demo-event):
-// each has only the flags it uses.
-func newHookFlags(cmd string) (*flag.FlagSet, *hookFlags) {
-	fs := flag.NewFlagSet("hook-ingest "+cmd, flag.ContinueOnError)
-	f := &hookFlags{}
-	fs.StringVar(&f.session, "session", os.Getenv("HOOK_INGEST_SESSION"), "session `id` (env HOOK_INGEST_SESSION)")
-	if cmd != "drain" {
-		fs.StringVar(&f.event, "event", "", "event `id` (default: time and process id)")
+// process waits for the session's processing lock and then delivers its
+// pending events whenever they are due (quiet for p.Quiet, or p.MaxWait
+// after the first), until the event own has been delivered; with own empty
+// (drain) until nothing is pending. A batch left behind by a processor that
+// died, or by a failed attempt, is delivered first.
+//
+// Every event's own process calls process, so an event that arrives while
+// another process is delivering is delivered afterwards: by its own process,
+// which gets the lock when the current processor is done, unless an earlier
+// process already took it along in its batch.
+func process(ctx context.Context, p params, s session, own string) error {
+	unlock, err := mutex.LockFile(ctx, s.base+".run.lock")
+	if err != nil {
+		return err
 	}
-	fs.StringVar(&f.dir, "dir", env("HOOK_INGEST_DIR", filepath.Join(os.TempDir(), "hook-ingest")), "state `directory` (env HOOK_INGEST_DIR)")
-	fs.DurationVar(&f.quiet, "quiet", envDuration("HOOK_INGEST_QUIET", 2*time.Second), "process a session once it has been quiet this long (env HOOK_INGEST_QUIET)")
-	fs.DurationVar(&f.maxWait, "max-wait", envDuration("HOOK_INGEST_MAX_WAIT", 2*time.Second), "but no later than this after its oldest pending event; 0 = unbounded (env HOOK_INGEST_MAX_WAIT)")
-	fs.StringVar(&f.url, "url", os.Getenv("HOOK_INGEST_URL"), "POST each batch as JSON to this `URL`; empty prints batches to stdout (env HOOK_INGEST_URL)")
-	fs.StringVar(&f.token, "token", os.Getenv("HOOK_INGEST_TOKEN"), "bearer `token` for the URL (env HOOK_INGEST_TOKEN)")
-	fs.DurationVar(&f.timeout, "timeout", time.Minute, "give up after this long; pending events stay for the next process")
-	if cmd == "demo-event" {
-		fs.BoolVar(&f.crashOnce, "crash-once", false, "the session's first processor kills itself after claiming a batch")
-		fs.BoolVar(&f.gate, "start-gate", false, "print a line once started, then record the event at the RFC 3339 time read from stdin")
-	}
-	return fs, f
-}
-
-// hook runs one event or drain process; demo-event is an event process
-// with the demo's hooks.
-func hook(ctx context.Context, cmd string, args []string) (int, error) {
-	fs, f := newHookFlags(cmd)
-	if code, exit := parseFlags(fs, args); exit {
-		return code, nil
-	}
-	switch {
-	case f.session == "":
-		return 2, errors.New("-session is required")
-	case f.quiet <= 0:
-		return 2, fmt.Errorf("-quiet must be > 0, got %v", f.quiet)
-	case f.maxWait < 0:
-		return 2, fmt.Errorf("-max-wait must be >= 0, got %v", f.maxWait)
-	}
-	if err := os.MkdirAll(f.dir, 0o700); err != nil {
-		return 1, err
-	}
-	p := params{Quiet: f.quiet, MaxWait: f.maxWait, CrashOnce: f.crashOnce, Deliver: printDeliver(os.Stdout)}
-	if f.url != "" {
-		p.Deliver = httpDeliver(&http.Client{Timeout: deliverTimeout}, f.url, f.token)
-	}
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	s := newSession(f.dir, f.session)
-	own := ""
-	if cmd != "drain" {
-		if f.gate {
-			if err := awaitStart(ctx); err != nil {
-				return 1, err
+	defer unlock()
+	backoff := retryDelay[0]
+	for {
+		c, wait, done, err := claimDue(ctx, p, s, own)
+		switch {
+		case err != nil:
+			return err
+		case done:
+			return nil
+		case c == nil:
+			if err := sleep(ctx, wait); err != nil {
+				return err
+			}
+			continue
+		}
+		if p.CrashOnce && firstCrash(s) {
+			// Die the hard way (SIGKILL): no deferred unlock runs,
+			// the kernel drops the flock.
+			if self, err := os.FindProcess(os.Getpid()); err == nil && self.Kill() == nil {
+				<-ctx.Done() // the signal may take a moment to land
+				return ctx.Err()
 			}
 		}
-		own = f.event
-		if own == "" {
-			own = strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(os.Getpid())
+		derr := p.Deliver(ctx, s.id, *c)
+		if err := finish(ctx, s, *c, derr); err != nil {
+			return err
 		}
-		if err := record(ctx, s, own); err != nil {
-			return 1, err
+		if derr == nil {
+			backoff = retryDelay[0]
+			continue
 		}
+		fmt.Fprintf(os.Stderr, "hook-ingest: session %s: %v (retrying in %v)\n", s.id, derr, backoff)
+		if err := sleep(ctx, backoff); err != nil {
+			return err
+		}
+		backoff = min(2*backoff, retryDelay[1])
 	}
-	if err := process(ctx, p, s, own); err != nil {
-		return 1, err
-	}
-	return 0, nil
 }
 
-// demo runs the embedded demo and reports whether its checks held.
-func demo(ctx context.Context, args []string) (int, error) {
-	fs := flag.NewFlagSet("hook-ingest demo", flag.ContinueOnError)
-	var cfg config
-	fs.StringVar(&cfg.Dir, "dir", "", "state `directory` (default: a temporary one, removed afterwards)")
-	fs.DurationVar(&cfg.Quiet, "quiet", 200*time.Millisecond, "debounce quiet period")
-	fs.DurationVar(&cfg.MaxWait, "max-wait", 600*time.Millisecond, "debounce max-wait")
-	fs.DurationVar(&cfg.Work, "work", 50*time.Millisecond, "how long the fake remote takes per batch")
-	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "listen `address` of the fake remote")
-	fs.StringVar(&cfg.Token, "token", "demo-token", "bearer `token` the fake remote expects")
-	fs.DurationVar(&cfg.Timeout, "timeout", 30*time.Second, "give up after this long")
-	if code, exit := parseFlags(fs, args); exit {
-		return code, nil
-	}
-	if cfg.Quiet <= 0 || cfg.MaxWait < cfg.Quiet {
-		return 2, fmt.Errorf("need 0 < -quiet <= -max-wait, got %v and %v", cfg.Quiet, cfg.MaxWait)
-	}
-	exe, err := os.Executable()
+// update runs fn on the session's state under the session's state lock,
+// held only for this read-modify-write, and writes the result back
+// atomically when fn reports a change.
+func (s session) update(ctx context.Context, fn func(st *state) (changed bool, err error)) error {
+	unlock, err := mutex.LockFile(ctx, s.base+".lock")
 	if err != nil {
-		return 1, err
+		return err
 	}
-	cfg.Exe = exe
-	cfg.Plans = defaultPlans(cfg.Quiet, cfg.MaxWait)
-	r, err := run(ctx, cfg, os.Stdout)
+	defer unlock()
+	st, err := s.load()
 	if err != nil {
-		return 1, err
+		return err
 	}
-	if !r.OK() {
-		return 1, nil
+	changed, err := fn(&st)
+	if err != nil || !changed {
+		return err
 	}
-	return 0, nil
-}
-
-// awaitStart is the child's side of the demo's start gate: it says it is up,
-// reads the instant to start at from stdin and waits for it.
-func awaitStart(ctx context.Context) error {
-	fmt.Println("up")
-	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("-start-gate: %w", err)
-	}
-	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(line))
-	if err != nil {
-		return fmt.Errorf("-start-gate: %w", err)
-	}
-	return sleep(ctx, time.Until(t))
-}
-
-func env(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
-func envDuration(name string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(os.Getenv(name)); err == nil {
-		return d
-	}
-	return def
+	return s.save(st)
 }

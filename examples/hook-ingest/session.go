@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/pacerkit/pacer/examples/internal/atomicfile"
-	"github.com/pacerkit/pacer/mutex"
 )
 
 // event is one hook invocation recorded in a session's state.
@@ -111,31 +109,6 @@ func newSession(dir, id string) session {
 
 func (s session) statePath() string { return s.base + ".state.json" }
 func (s session) logPath() string   { return s.base + ".runs.jsonl" }
-
-// update runs fn on the session's state under the state lock and writes the
-// result back atomically when fn reports a change.
-func (s session) update(ctx context.Context, fn func(st *state) (changed bool, err error)) error {
-	unlock, err := mutex.LockFile(ctx, s.base+".lock")
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	st, err := s.load()
-	if err != nil {
-		return err
-	}
-	changed, err := fn(&st)
-	if err != nil || !changed {
-		return err
-	}
-	return s.save(st)
-}
-
-// lockRun takes the session's processing lock, waiting for the current
-// processor to finish.
-func (s session) lockRun(ctx context.Context) (unlock func() error, err error) {
-	return mutex.LockFile(ctx, s.base+".run.lock")
-}
 
 func (s session) load() (state, error) {
 	var st state

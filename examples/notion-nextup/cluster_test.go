@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,7 +31,7 @@ import (
 // SIGKILL in the middle of a run loses no event answered 202.
 func TestThreeInstances(t *testing.T) {
 	url := redisURL(t)
-	prefix := fmt.Sprintf("nextup-test-%d-%s", os.Getpid(), randomSuffix())
+	prefix := fmt.Sprintf("nextup-test-%d-%s", os.Getpid(), rand.Text()[:8])
 	ctx, cancel := context.WithTimeout(t.Context(), 55*time.Second)
 	defer cancel()
 	logs := new(proctest.Output)
@@ -187,7 +188,7 @@ func TestClusterChecksCanFail(t *testing.T) {
 	}
 	r := good()
 	r.checks = r.runChecks()
-	require.True(t, r.ok(), "%v", r.checks)
+	require.True(t, r.checks.ok(), "%v", r.checks)
 	breaks := map[string]func(r *clusterReport){
 		"an event lost":                func(r *clusterReport) { r.missing = []string{"ev001"} },
 		"an instance without events":   func(r *clusterReport) { r.instances[1].events = 0 },
@@ -206,6 +207,6 @@ func TestClusterChecksCanFail(t *testing.T) {
 		r := good()
 		breakIt(r)
 		r.checks = r.runChecks()
-		require.False(t, r.ok(), name)
+		require.False(t, r.checks.ok(), name)
 	}
 }

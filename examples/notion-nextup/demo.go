@@ -2,19 +2,74 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"sync"
 	"time"
 
+	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
+// runDemo plays the embedded scenario over loopback, with the webhook and
+// a fake task API on ports of their own, and prints its report.
+func runDemo(ctx context.Context, cfg appConfig, stdout io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if len(cfg.Secret) == 0 {
+		cfg.Secret = []byte("demo-secret")
+	}
+	fake := newDemoAPI(cfg.Rate, cfg.Burst, time.Now)
+	apiSrv, err := hookhttp.Listen("127.0.0.1:0", fake)
+	if err != nil {
+		return err
+	}
+	defer apiSrv.Shutdown(context.Background())
+	cfg.APIURL = apiSrv.URL()
+	d, routes, err := newDemo(cfg, fake)
+	if err != nil {
+		return err
+	}
+	hookSrv, err := hookhttp.Listen(cfg.Listen, routes)
+	if err != nil {
+		return err
+	}
+	defer hookSrv.Shutdown(context.Background())
+	d.post = hookhttp.PostJSON(http.DefaultClient, hookSrv.URL()+"/webhook")
+	fmt.Fprintf(stdout, "notion-nextup demo: webhook at %s/webhook, fake task API at %s; debounce %v, max-wait %v, %d worker(s)\n",
+		hookSrv.URL(), apiSrv.URL(), cfg.Debounce, cfg.MaxWait, max(cfg.Workers, 1))
+	rep, err := d.run(ctx)
+	if err != nil {
+		return err
+	}
+	rep.print(stdout)
+	if !rep.checks.ok() {
+		return errors.New("demo checks failed")
+	}
+	return nil
+}
+
+// serveFake serves the demo's fake task API, loaded with the demo's tasks,
+// until ctx ends (SIGINT or SIGTERM).
+func serveFake(ctx context.Context, cfg appConfig, stdout io.Writer) error {
+	srv, err := hookhttp.Listen(cfg.FakeAPI, newDemoAPI(cfg.Rate, cfg.Burst, time.Now))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "fake task API at %s (users %v)\n", srv.URL(), demoUsers)
+	<-ctx.Done()
+	return srv.Shutdown(context.Background())
+}
+
 // A demo drives the embedded scenario: people edit tasks in the fake API and
 // each edit arrives as a webhook; then it waits until every user is served,
-// shuts the app down and checks the outcome.
+// shuts the Runner down and checks the outcome.
 type demo struct {
 	fake   *fakeAPI
-	app    *app
+	runner *pacer.Runner[string, Event]
+	obs    *observer
 	secret []byte
 	// post delivers one webhook request and returns its HTTP status.
 	post func(ctx context.Context, body []byte, signature string) (int, error)
@@ -28,38 +83,40 @@ type demo struct {
 	streamEnd time.Time
 }
 
-// run plays the scenario and returns its report. The app's Runner must not
-// be running yet: run starts it and shuts it down.
+// newDemo returns the demo of the service cfg describes against fake, and
+// the service's routes; the caller sets post. Plans start on demoToday.
+func newDemo(cfg appConfig, fake *fakeAPI) (*demo, http.Handler, error) {
+	cfg.Today = func() time.Time { t, _ := time.Parse(dateLayout, demoToday); return t }
+	cfg.Observer = newObserver()
+	runner, routes, err := newApp(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &demo{fake: fake, runner: runner, obs: cfg.Observer, secret: cfg.Secret, debounce: cfg.Debounce, maxWait: cfg.MaxWait}, routes, nil
+}
+
+// run plays the scenario and returns its report. The Runner must not be
+// running yet: run starts it and shuts it down.
 func (d *demo) run(ctx context.Context) (*report, error) {
 	start := time.Now()
 	d.rep = newReport()
 	var once sync.Once
-	d.app.pipe.started = func(user string) {
+	d.obs.started = func(user string) {
 		if user == "bob" {
 			once.Do(func() { d.editTask(ctx, duringRunEdit) })
 		}
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	done := make(chan error, 1)
-	go func() { done <- d.app.runner.Run(runCtx) }()
+	ran := make(chan error, 1)
+	go func() { ran <- d.runner.Run(ctx) }() // until Shutdown
 
 	var wg sync.WaitGroup
 	wg.Go(func() { d.stream(ctx) })
 	d.burst(ctx)
 	wg.Wait()
-	err := d.waitIdle(ctx)
-	if serr := d.app.runner.Shutdown(ctx); err == nil {
-		err = serr
-	}
-	stop()
-	if rerr := <-done; err == nil && rerr != nil && rerr != context.Canceled {
-		err = rerr
-	}
-	if err == nil {
-		err = d.postErr
-	}
-	if err != nil {
+	err := errors.Join(d.waitIdle(ctx), d.runner.Shutdown(ctx))
+	// Every send is over: the burst's and the stream's, and those of the
+	// handler's started hook, which Shutdown waited for.
+	if err = errors.Join(err, <-ran, d.postErr); err != nil {
 		return nil, err
 	}
 	d.rep.fill(d, time.Since(start))
@@ -152,7 +209,7 @@ func (d *demo) send(ctx context.Context, body []byte, signed bool, user string) 
 // waitIdle waits until no user is pending, queued or being processed.
 func (d *demo) waitIdle(ctx context.Context) error {
 	for {
-		idle, err := d.app.idle(ctx)
+		idle, err := idle(ctx, d.runner)
 		if err != nil {
 			return fmt.Errorf("waiting for the runner to go idle: %w", err)
 		}
@@ -166,4 +223,19 @@ func (d *demo) waitIdle(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// idle reports whether runner has no user waiting, queued or being processed.
+func idle(ctx context.Context, runner *pacer.Runner[string, Event]) (bool, error) {
+	s, err := runner.Stats(ctx)
+	return err == nil && statsIdle(s), err
+}
+
+// statsIdle reports whether a Runner's Stats show nothing left to do. The
+// gauges are read one by one: a burst that the debouncer has just let go
+// may be in none of Pending, Queued and InFlight for a moment, but it is
+// still in Values, which counts every value accepted and not yet handled or
+// dropped.
+func statsIdle(s pacer.Stats) bool {
+	return s.Values == 0 && s.Queued == 0 && s.InFlight == 0 && s.Pending == 0
 }

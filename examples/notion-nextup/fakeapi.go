@@ -22,7 +22,6 @@ import (
 //	POST  /v1/tasks/query  {"assignee": "alice"}          -> {"results": [Task...]}
 //	PATCH /v1/tasks/{id}   {"rank": 1, "projected": "…"}  -> Task
 type fakeAPI struct {
-	token string           // required as "Bearer <token>" when not empty
 	now   func() time.Time // the fake's clock
 	rate  float64          // requests per second allowed on average
 	burst int              // requests allowed at once
@@ -61,19 +60,18 @@ type apiCall struct {
 
 // apiStats is what the fake API observed.
 type apiStats struct {
-	Calls           int            // requests, 429s included
-	Queries         int            // accepted task queries
-	Updates         int            // accepted task updates
-	Throttled       int            // answered 429 by the limit
-	ThrottledWarm   int            // answered 429 by the limit after the first accepted request
-	Failed          int            // answered 500 by fault injection
-	NotFound        map[string]int // task queries answered 404 (unknown user), per assignee
-	Induced         int            // answered 429 because told to (see throttleCall), not counted in Throttled
-	Unfenced        int            // accepted requests without a fence
-	Stale           int            // requests behind their user's newest fence, refused with 409
-	Peak            int            // most requests that arrived within any 1 s
-	Sustained       float64        // requests per second from first to last arrival
-	RetryAfterTotal time.Duration
+	Calls         int            // requests, 429s included
+	Queries       int            // accepted task queries
+	Updates       int            // accepted task updates
+	Throttled     int            // answered 429 by the limit
+	ThrottledWarm int            // answered 429 by the limit after the first accepted request
+	Failed        int            // answered 500 by fault injection
+	NotFound      map[string]int // task queries answered 404 (unknown user), per assignee
+	Induced       int            // answered 429 because told to (see throttleCall), not counted in Throttled
+	Unfenced      int            // accepted requests without a fence
+	Stale         int            // requests behind their user's newest fence, refused with 409
+	Peak          int            // most requests that arrived within any 1 s
+	Sustained     float64        // requests per second from first to last arrival
 }
 
 // newFakeAPI returns an API limited to rate requests per second with bursts
@@ -93,14 +91,6 @@ func newFakeAPI(rate float64, burst int, drained bool, now func() time.Time) *fa
 		drained:   drained,
 	}
 	return f
-}
-
-// allowSlack lets requests arrive up to slack earlier than their slot,
-// instead of gcraSlack: for clients whose requests travel unevenly.
-func (f *fakeAPI) allowSlack(slack time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.limit = newGCRA(f.rate, f.burst, slack, f.now())
 }
 
 // put stores t as if a person edited it in the UI: no request is counted.
@@ -157,38 +147,20 @@ func (f *fakeAPI) snapshot() apiStats {
 	return s
 }
 
-// callLog returns every request answered so far, in order of arrival.
-func (f *fakeAPI) callLog() []apiCall {
+// written returns the task updates the API accepted, per user.
+func (f *fakeAPI) written() map[string]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Clone(f.calls)
-}
-
-// throttleCall makes the API answer its nth request (counting from 1,
-// all requests so far included) 429 with Retry-After d, in whole seconds,
-// whatever its budget, as a real API does when its own limit is hit by
-// other clients. It returns a channel that receives the time of that
-// answer.
-func (f *fakeAPI) throttleCall(n int, d time.Duration) <-chan time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.throttleAt, f.throttleFor = n, d
-	f.throttled = make(chan time.Time, 1)
-	return f.throttled
-}
-
-// setOnQuery sets the hook called with each accepted task query.
-func (f *fakeAPI) setOnQuery(fn func(caller, user string)) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.onQuery = fn
+	out := map[string]int{}
+	for _, c := range f.calls {
+		if !c.Query && c.Status == http.StatusOK {
+			out[c.User]++
+		}
+	}
+	return out
 }
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if f.token != "" && r.Header.Get("Authorization") != "Bearer "+f.token {
-		apiError(w, http.StatusUnauthorized, "unauthorized", "API token is invalid")
-		return
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.now()
@@ -217,7 +189,6 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			f.stats.ThrottledWarm++
 		}
 		secs := max(1, int((wait+time.Second-1)/time.Second))
-		f.stats.RetryAfterTotal += time.Duration(secs) * time.Second
 		w.Header().Set("Retry-After", fmt.Sprint(secs))
 		apiError(w, http.StatusTooManyRequests, "rate_limited", "rate limited")
 		return

@@ -16,11 +16,11 @@ import (
 // not Warn, which operators keep for what needs a look.
 func TestServeLogsLifecycleAtInfo(t *testing.T) {
 	logs := &recorder{seen: make(chan string, 16)}
-	cfg := appConfig{APIURL: "http://tasks.invalid", Rate: 3, Burst: 3, Debounce: time.Second, MaxWait: time.Second, Logger: slog.New(logs)}
+	cfg := appConfig{Listen: "127.0.0.1:0", APIURL: "http://tasks.invalid", Rate: 3, Burst: 3, Debounce: time.Second, MaxWait: time.Second, Logger: slog.New(logs)}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, "127.0.0.1:0") }()
+	go func() { done <- serve(ctx, cfg) }()
 	for msg := range logs.seen {
 		if msg == "listening" {
 			break

@@ -3,243 +3,147 @@
 // their open tasks, projects completion dates in business days and writes
 // back only what changed, all under the task API's 3 requests per second.
 //
-// Without -api-url it runs an embedded demo against a fake task API and
-// exits 0 only if the demo's checks held; with -redis as well, the demo
-// runs several instances of the program on one Redis. See README.md.
+// This file wires pacer; webhook.go takes events in, pipeline.go is the
+// handler. Without -api-url it plays a demo against a fake task API
+// (demo.go, fakeapi.go) and exits 0 only if its checks held (report.go).
 package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
+	"github.com/pacerkit/pacer/ratelimit"
+	"github.com/pacerkit/pacer/redis/redisrate"
+	"github.com/pacerkit/pacer/redis/redisstore"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	var usage usageError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-	case errors.As(err, &usage):
-		fmt.Fprintln(os.Stderr, "notion-nextup:", err)
-		os.Exit(2)
-	default:
-		fmt.Fprintln(os.Stderr, "notion-nextup:", err)
-		os.Exit(1)
-	}
-}
-
-// A usageError is a command line the program cannot run: main exits 2.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-// run runs the program with the command-line arguments args (without the
-// program's name), printing the demo's report to stdout and logs to
-// stderr, until ctx ends or, for the demo, the scenario is over.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("notion-nextup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		addr      = fs.String("listen", "127.0.0.1:8080", "webhook listen address (the demo picks a free loopback port unless set)")
-		apiURL    = fs.String("api-url", os.Getenv("NEXTUP_API_URL"), "task API base URL; empty runs the embedded demo ($NEXTUP_API_URL)")
-		token     = fs.String("api-token", os.Getenv("NEXTUP_API_TOKEN"), "task API bearer token ($NEXTUP_API_TOKEN)")
-		secret    = fs.String("secret", os.Getenv("NEXTUP_WEBHOOK_SECRET"), "webhook HMAC-SHA256 secret; empty skips the check ($NEXTUP_WEBHOOK_SECRET)")
-		rate      = fs.Float64("rate", 3, "task API requests per second, all users (and, with -redis, all instances) together")
-		burst     = fs.Int("burst", 3, "task API burst")
-		debounce  = fs.Duration("debounce", 5*time.Second, "quiet time per user before a run (demo: 400ms unless set, 300ms with -redis)")
-		maxWait   = fs.Duration("max-wait", 15*time.Second, "longest a user waits while edits keep coming (demo: 1.5s unless set, 1s with -redis)")
-		adaptive  = fs.Duration("adaptive", 0, "if > -debounce, let the debounce grow up to this under backlog or 429s")
-		workers   = fs.Int("workers", 1, "users processed at once (per instance)")
-		redisURL  = fs.String("redis", "", "keep the debounce, the queue, the rate limit and its pause in Redis at this URL (redis://host:6379/0), shared by every instance with the same URL and -redis-prefix; empty keeps them in the process")
-		prefix    = fs.String("redis-prefix", "nextup", "with -redis: the prefix of every Redis key; instances with the same prefix share their users' queue and the API's limit (demo: a fresh one per run)")
-		lease     = fs.Duration("lease", 30*time.Second, "with -redis: how long an instance that died keeps its user from the others (renewed every third of it during a run; demo: 2s unless set)")
-		instances = fs.Int("instances", 3, "demo with -redis: instances of this program to run, behind one webhook stream")
-		fakeAddr  = fs.String("fake-api", "", "only serve the demo's fake task API on this address, to try real mode locally")
-		verbose   = fs.Bool("v", false, "log more: every run in the demo (with -redis, every instance's log), every event for real")
-	)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err.Error()}
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	demo := *apiURL == "" && *fakeAddr == ""
-	switch {
-	case fs.NArg() > 0:
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	case set["instances"] && !(demo && *redisURL != ""):
-		return usageError{"-instances is for the demo with -redis; for real, start one process per instance with the same -redis and -redis-prefix"}
-	case demo && *redisURL != "" && *instances < 2:
-		return usageError{fmt.Sprintf("-instances must be at least 2, got %d", *instances)}
-	}
-
-	// Real runs log every run (-v: every event); the demo logs errors
-	// only (-v: every run) so its report stays readable.
-	level := slog.LevelInfo
-	switch {
-	case demo && *verbose:
-	case demo:
-		level = slog.LevelError
-	case *verbose:
-		level = slog.LevelDebug
-	}
-	cfg := appConfig{
-		APIURL: *apiURL, Token: *token, Secret: []byte(*secret),
-		Rate: *rate, Burst: *burst,
-		Debounce: *debounce, MaxWait: *maxWait, Adaptive: *adaptive, Workers: *workers,
-		LeaseTTL: *lease,
-		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
-	}
-	defaultFor := func(name string, d *time.Duration, def time.Duration) {
-		if !set[name] {
-			*d = def
-		}
-	}
-	switch {
-	case *fakeAddr != "":
-		return serveFake(ctx, *fakeAddr, cfg.Rate, cfg.Burst, stdout)
-	case demo && *redisURL != "":
-		defaultFor("debounce", &cfg.Debounce, 300*time.Millisecond)
-		defaultFor("max-wait", &cfg.MaxWait, time.Second)
-		defaultFor("lease", &cfg.LeaseTTL, 2*time.Second)
-		exe, err := os.Executable()
+// newApp returns the service's Runner and HTTP routes. The webhook Adds
+// each event under its assignee; the Runner calls the pipeline with a
+// user's events once they go quiet, one user at a time per worker, and
+// every API call waits its turn at one token bucket, which a 429 pauses.
+func newApp(cfg appConfig) (*pacer.Runner[string, Event], http.Handler, error) {
+	cfg = cfg.withDefaults()
+	bucket := cfg.Limiter // with -redis: one bucket for every instance
+	if bucket == nil {
+		b, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: cfg.Rate, Burst: cfg.Burst})
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		cc := clusterConfig{
-			Command:   func(args ...string) *exec.Cmd { return exec.Command(exe, args...) },
-			RedisURL:  *redisURL,
-			Prefix:    "nextup-demo-" + randomSuffix(),
-			Instances: *instances,
-			App:       cfg,
-		}
-		if *verbose {
-			cc.Logs = stderr
-		}
-		return runClusterDemo(ctx, cc, stdout)
-	case demo:
-		defaultFor("debounce", &cfg.Debounce, 400*time.Millisecond)
-		defaultFor("max-wait", &cfg.MaxWait, 1500*time.Millisecond)
-		if !set["listen"] {
-			*addr = "127.0.0.1:0"
-		}
-		return runDemo(ctx, cfg, *addr, stdout)
+		bucket = b
 	}
-	if *redisURL != "" {
-		shared, err := openRedis(ctx, *redisURL, *prefix, cfg.Rate, cfg.Burst)
-		if err != nil {
-			return err
-		}
-		defer shared.Close()
-		cfg.Store, cfg.Limiter = shared.store, shared.limiter
+	rc := pacer.Config[string, Event]{
+		Debounce: cfg.Debounce, // a user's edits have gone quiet...
+		MaxWait:  cfg.MaxWait,  // ...or the first has waited this long
+		Workers:  cfg.Workers,  // users handled at once
+		// Waits of 250 ms, 1 s, 2 s: three retries after the first try.
+		Retry:  pacer.Backoff{Initial: 250 * time.Millisecond, Multiplier: 4, Max: 2 * time.Second, Attempts: 4},
+		Logger: cfg.Logger,
 	}
-	return serve(ctx, cfg, *addr)
+	// The transport pauses the bucket on a 429 and retries; with an
+	// adaptive debounce the 429 reaches the Runner (see client.do), which
+	// lengthens the debounce and runs the user again after the Retry-After.
+	retries := 3
+	if cfg.Adaptive > cfg.Debounce {
+		rc.Adaptive, retries = pacer.Adaptive{Max: cfg.Adaptive}, -1
+	}
+	if cfg.Store != nil { // -redis: one queue for every instance, a run holds a lease
+		rc.Store, rc.Name, rc.LeaseTTL = cfg.Store, "nextup", cfg.LeaseTTL
+	}
+	hc := &http.Client{Transport: &ratelimit.Transport{Base: cfg.Base, Limiter: bucket, MaxRetries: retries}}
+	handler := (&pipeline{api: &client{base: cfg.APIURL, token: cfg.Token, hc: hc}, today: cfg.Today, log: cfg.Logger}).handle
+	if o := cfg.Observer; o != nil { // the demo counts what happens
+		rc.OnEvent, handler = o.onEvent, o.wrap(handler)
+	}
+	runner, err := pacer.New(rc, handler)
+	if err != nil {
+		return nil, nil, fmt.Errorf("nextup: %w", err)
+	}
+	hook := &webhook{secret: cfg.Secret, enqueue: runner.Add, now: time.Now, log: cfg.Logger}
+	return runner, routes(runner, hook, bucket), nil
 }
 
-// randomSuffix returns 8 random hex digits, for names no earlier run used.
-func randomSuffix() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// runDemo plays the embedded scenario over loopback and prints its report.
-func runDemo(ctx context.Context, cfg appConfig, addr string, stdout io.Writer) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if len(cfg.Secret) == 0 {
-		cfg.Secret = []byte("demo-secret")
-	}
-	fake := newDemoAPI(cfg.Rate, cfg.Burst, time.Now)
-	apiSrv, err := hookhttp.Listen("127.0.0.1:0", fake)
+// serve runs the service until ctx ends, then stops taking webhooks and
+// lets the Runner finish what is queued (with -redis: the runs in progress;
+// the rest stays in Redis for the other instances).
+func serve(ctx context.Context, cfg appConfig) error {
+	closeRedis, err := openRedis(ctx, &cfg)
+	defer closeRedis()
 	if err != nil {
 		return err
 	}
-	defer apiSrv.Shutdown(context.Background())
-	cfg.APIURL = apiSrv.URL()
-	cfg.Today = func() time.Time { t, _ := time.Parse(dateLayout, demoToday); return t }
-	a, err := newApp(cfg)
+	runner, routes, err := newApp(cfg)
 	if err != nil {
 		return err
 	}
-	hookSrv, err := hookhttp.Listen(addr, routes(a))
-	if err != nil {
-		return err
-	}
-	defer hookSrv.Shutdown(context.Background())
-	fmt.Fprintf(stdout, "notion-nextup demo: webhook at %s/webhook, fake task API at %s; debounce %v, max-wait %v, %d worker(s)\n",
-		hookSrv.URL(), apiSrv.URL(), cfg.Debounce, cfg.MaxWait, max(cfg.Workers, 1))
-	d := &demo{fake: fake, app: a, secret: cfg.Secret, debounce: cfg.Debounce, maxWait: cfg.MaxWait,
-		post: hookhttp.PostJSON(http.DefaultClient, hookSrv.URL()+"/webhook")}
-	rep, err := d.run(ctx)
-	if err != nil {
-		return err
-	}
-	return printReport(stdout, rep)
-}
-
-// serve runs the service for real until SIGINT or SIGTERM: stop taking
-// webhooks, let the Runner finish what is queued (with -redis: the runs in
-// progress; the rest stays in Redis for the other instances), then exit.
-func serve(ctx context.Context, cfg appConfig, addr string) error {
-	a, err := newApp(cfg)
-	if err != nil {
-		return err
-	}
-	srv, err := hookhttp.Listen(addr, routes(a))
+	srv, err := hookhttp.Listen(cfg.Listen, routes)
 	if err != nil {
 		return err
 	}
 	cfg.Logger.Info("listening", "webhook", srv.URL()+"/webhook", "api", cfg.APIURL, "pid", os.Getpid())
-	runCtx, stopRun := context.WithCancel(context.Background())
-	defer stopRun()
-	done := make(chan error, 1)
-	go func() { done <- a.runner.Run(runCtx) }()
-
+	ran := make(chan error, 1) // Run until Shutdown, which lets the runs in progress finish
+	go func() { ran <- runner.Run(context.Background()) }()
 	<-ctx.Done()
 	cfg.Logger.Info("shutting down")
 	shutCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err = srv.Shutdown(shutCtx)
-	if serr := a.runner.Shutdown(shutCtx); err == nil {
-		err = serr
-	}
-	stopRun()
-	// A Run that had not begun when Shutdown did returns ErrClosed: the
-	// Shutdown did its work.
-	if rerr := <-done; err == nil && rerr != nil && !errors.Is(rerr, context.Canceled) && !errors.Is(rerr, pacer.ErrClosed) {
-		err = rerr
+	err = errors.Join(srv.Shutdown(shutCtx), runner.Shutdown(shutCtx))
+	// A Run that had not begun when Shutdown did returns ErrClosed.
+	if rerr := <-ran; !errors.Is(rerr, pacer.ErrClosed) {
+		err = errors.Join(err, rerr)
 	}
 	return err
 }
 
-// serveFake serves the demo's fake task API, loaded with the demo's tasks,
-// until SIGINT or SIGTERM.
-func serveFake(ctx context.Context, addr string, rate float64, burst int, stdout io.Writer) error {
-	fake := newDemoAPI(rate, burst, time.Now)
-	srv, err := hookhttp.Listen(addr, fake)
-	if err != nil {
-		return err
+// openRedis opens what -redis shares with the other instances, under one
+// key prefix: the Runner's store, and the task API's bucket with its pause.
+// The caller must call closeAll, even after an error.
+func openRedis(ctx context.Context, cfg *appConfig) (closeAll func(), err error) {
+	if cfg.RedisURL == "" {
+		return func() {}, nil
 	}
-	fmt.Fprintf(stdout, "fake task API at %s (users %v)\n", srv.URL(), demoUsers)
-	<-ctx.Done()
-	return srv.Shutdown(context.Background())
+	opt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return func() {}, fmt.Errorf("-redis: %w", err)
+	}
+	rdb := redis.NewClient(opt)
+	st, err := redisstore.New(ctx, rdb, redisstore.Config{Prefix: cfg.RedisPrefix})
+	if err != nil {
+		return func() { rdb.Close() }, fmt.Errorf("-redis %s: %w", cfg.RedisURL, err)
+	}
+	lim, err := redisrate.New(ctx, rdb, redisrate.Config{Rate: cfg.Rate, Burst: cfg.Burst, Name: "tasks-api", Prefix: cfg.RedisPrefix})
+	cfg.Store, cfg.Limiter = st, lim
+	return func() { st.Close(); rdb.Close() }, err
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	switch {
+	case err != nil:
+	case cfg.FakeAPI != "":
+		err = serveFake(ctx, cfg, os.Stdout)
+	case cfg.APIURL == "":
+		err = runDemo(ctx, cfg, os.Stdout)
+	default:
+		err = serve(ctx, cfg)
+	}
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "notion-nextup:", err)
+		if errors.As(err, new(usageError)) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
 }

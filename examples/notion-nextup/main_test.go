@@ -47,19 +47,15 @@ func program(args ...string) *exec.Cmd {
 func runDemoInProcess(t *testing.T, workers int, adaptive time.Duration) *report {
 	t.Helper()
 	fake := newDemoAPI(3, 3, time.Now)
-	today, err := time.Parse(dateLayout, demoToday)
-	require.NoError(t, err)
 	cfg := appConfig{
 		APIURL: "http://tasks.invalid", Secret: []byte("s3cret"),
 		Rate: 3, Burst: 3, Debounce: 5 * time.Second, MaxWait: 15 * time.Second, Workers: workers, Adaptive: adaptive,
-		Today: func() time.Time { return today },
-		Base:  hookhttp.InProcess{Handler: fake},
+		Base: hookhttp.InProcess{Handler: fake},
 	}
-	a, err := newApp(cfg)
+	d, routes, err := newDemo(cfg, fake)
 	require.NoError(t, err)
-	hook := &http.Client{Transport: hookhttp.InProcess{Handler: routes(a)}}
-	d := &demo{fake: fake, app: a, secret: cfg.Secret, debounce: cfg.Debounce, maxWait: cfg.MaxWait,
-		post: hookhttp.PostJSON(hook, "http://nextup.invalid/webhook")}
+	hook := &http.Client{Transport: hookhttp.InProcess{Handler: routes}}
+	d.post = hookhttp.PostJSON(hook, "http://nextup.invalid/webhook")
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	rep, err := d.run(ctx)
@@ -78,7 +74,7 @@ func TestDemo(t *testing.T) {
 				for _, c := range rep.checks {
 					require.True(t, c.ok, "check failed: %s\n%s", c.name, out.String())
 				}
-				require.True(t, rep.ok())
+				require.True(t, rep.checks.ok())
 
 				require.Equal(t, map[string]int{"alice": 5, "bob": 5, "carol": 3, "dave": 13, "mallory": 1}, rep.events)
 				require.Equal(t, 27+2, rep.statuses[202], "27 events queued, 2 without an assignee")
@@ -129,30 +125,31 @@ func TestDemoAdaptive(t *testing.T) {
 func TestUnknownUserDroppedAfter429(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fake := newDemoAPI(3, 3, time.Now)
-		a, err := newApp(appConfig{
+		obs := newObserver()
+		runner, _, err := newApp(appConfig{
 			APIURL: "http://tasks.invalid", Rate: 3, Burst: 3,
 			Debounce: 5 * time.Second, MaxWait: 15 * time.Second, Adaptive: time.Minute,
-			Base: hookhttp.InProcess{Handler: fake},
+			Base: hookhttp.InProcess{Handler: fake}, Observer: obs,
 		})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		done := make(chan error, 1)
-		go func() { done <- a.runner.Run(ctx) }()
-		require.NoError(t, a.runner.Add(ctx, "mallory", Event{Type: "task.updated", Assignee: "mallory"}))
+		go func() { done <- runner.Run(ctx) }()
+		require.NoError(t, runner.Add(ctx, "mallory", Event{Type: "task.updated", Assignee: "mallory"}))
 		for {
 			time.Sleep(time.Second)
-			idle, err := a.idle(ctx)
+			idle, err := idle(ctx, runner)
 			require.NoError(t, err)
 			if idle {
 				break
 			}
 		}
-		require.NoError(t, a.runner.Shutdown(ctx))
+		require.NoError(t, runner.Shutdown(ctx))
 		cancel()
 		<-done
 
-		r := &report{runs: a.pipe.calls, retries: a.retries, dropped: a.dropped, api: fake.snapshot()}
+		r := &report{runs: obs.calls, retries: obs.retries, dropped: obs.dropped, api: fake.snapshot()}
 		require.Equal(t, 2, r.runs["mallory"], "a 429, then a 404")
 		require.Equal(t, 1, r.retries["mallory"], "the 429 was retried")
 		require.Equal(t, 1, r.api.Throttled)
@@ -368,30 +365,30 @@ func TestAdaptiveDebounceGrowsOn429(t *testing.T) {
 			Debounce: 5 * time.Second, MaxWait: 15 * time.Second, Adaptive: time.Minute,
 			Base: hookhttp.InProcess{Handler: fake},
 		}
-		a, err := newApp(cfg)
+		runner, _, err := newApp(cfg)
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		done := make(chan error, 1)
-		go func() { done <- a.runner.Run(ctx) }()
+		go func() { done <- runner.Run(ctx) }()
 		for _, u := range demoUsers {
-			require.NoError(t, a.runner.Add(ctx, u, Event{Type: "task.updated", Assignee: u}))
+			require.NoError(t, runner.Add(ctx, u, Event{Type: "task.updated", Assignee: u}))
 		}
 		longest := time.Duration(0)
 		for {
-			idle, err := a.idle(ctx)
+			idle, err := idle(ctx, runner)
 			require.NoError(t, err)
 			if idle {
 				break
 			}
 			time.Sleep(time.Second)
-			st, err := a.runner.Stats(ctx)
+			st, err := runner.Stats(ctx)
 			require.NoError(t, err)
 			longest = max(longest, st.Debounce)
 		}
 		require.Positive(t, fake.snapshot().Throttled)
 		require.Greater(t, longest, cfg.Debounce, "429s lengthened the debounce")
-		require.NoError(t, a.runner.Shutdown(ctx))
+		require.NoError(t, runner.Shutdown(ctx))
 		cancel()
 		<-done
 	})

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pacerkit/pacer"
@@ -15,39 +14,15 @@ import (
 // A pipeline recomputes one user's next-up list: load the user's tasks, rank
 // them, project completion dates in business days, and write back only the
 // tasks whose rank or date changed. Its handle method is the Runner's
-// handler, so the Runner guarantees one call per user at a time; the
-// pipeline counts any overlap anyway, so the demo can check that guarantee.
+// handler, so the Runner guarantees one call per user at a time.
 type pipeline struct {
 	api   *client
 	today func() time.Time
 	log   *slog.Logger
-	// started, when set, is called as a run of user begins (the demo uses
-	// it to edit a task while that user is being processed).
-	started func(user string)
-
-	mu       sync.Mutex
-	running  map[string]bool
-	overlaps int            // runs that began while the same user was running
-	calls    map[string]int // handler calls per user
-	written  map[string]int // tasks written per user
-}
-
-func newPipeline(api *client, today func() time.Time, log *slog.Logger) *pipeline {
-	return &pipeline{
-		api: api, today: today, log: log,
-		running: make(map[string]bool),
-		calls:   make(map[string]int),
-		written: make(map[string]int),
-	}
 }
 
 // handle is the Runner handler for one user's coalesced events.
 func (p *pipeline) handle(ctx context.Context, user string, events []Event) error {
-	p.enter(user)
-	defer p.leave(user)
-	if p.started != nil {
-		p.started(user)
-	}
 	tasks, err := p.api.listTasks(ctx, user)
 	if err != nil {
 		return classify(err)
@@ -57,9 +32,6 @@ func (p *pipeline) handle(ctx context.Context, user string, events []Event) erro
 		if err := p.api.updateTask(ctx, u); err != nil {
 			return classify(err)
 		}
-		p.mu.Lock()
-		p.written[user]++
-		p.mu.Unlock()
 	}
 	var since time.Duration
 	if len(events) > 0 {
@@ -79,22 +51,6 @@ func eventIDs(events []Event) string {
 		}
 	}
 	return strings.Join(ids, ",")
-}
-
-func (p *pipeline) enter(user string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.running[user] {
-		p.overlaps++
-	}
-	p.running[user] = true
-	p.calls[user]++
-}
-
-func (p *pipeline) leave(user string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.running, user)
 }
 
 // classify tells the Runner what an API error means: 5xx answers, 408 and

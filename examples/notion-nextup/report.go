@@ -1,14 +1,81 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/pacerkit/pacer"
 )
+
+// An observer counts what the demo's report needs from the Runner: its
+// events (OnEvent), and its handler calls, overlaps included, which the
+// Runner promises never happen. It is safe for concurrent use.
+type observer struct {
+	// started, when set, is called as a run of user begins (the demo uses
+	// it to edit a task while that user is being processed).
+	started func(user string)
+
+	mu       sync.Mutex
+	running  map[string]bool
+	overlaps int            // runs that began while the same user was running
+	calls    map[string]int // handler calls per user
+	retries  map[string]int
+	dropped  map[string]error
+	bursts   map[string][]burst // debounced bursts queued, per user
+}
+
+// A burst is one debounced group of a user's events entering the queue.
+type burst struct {
+	at     time.Time     // when it was queued
+	size   int           // events in it
+	waited time.Duration // from its first event to being queued
+}
+
+func newObserver() *observer {
+	return &observer{running: map[string]bool{}, calls: map[string]int{}, retries: map[string]int{},
+		dropped: map[string]error{}, bursts: map[string][]burst{}}
+}
+
+func (o *observer) onEvent(e pacer.Event[string]) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch e.Kind {
+	case pacer.EventRetry:
+		o.retries[e.Key]++
+	case pacer.EventDropped:
+		o.dropped[e.Key] = e.Err
+	case pacer.EventReady:
+		o.bursts[e.Key] = append(o.bursts[e.Key], burst{at: e.Time, size: e.Size, waited: e.Delay})
+	}
+}
+
+// wrap returns h, counting each call and each overlap of two calls for one user.
+func (o *observer) wrap(h pacer.Handler[string, Event]) pacer.Handler[string, Event] {
+	return func(ctx context.Context, user string, events []Event) error {
+		o.mu.Lock()
+		if o.running[user] {
+			o.overlaps++
+		}
+		o.running[user] = true
+		o.calls[user]++
+		o.mu.Unlock()
+		defer func() {
+			o.mu.Lock()
+			delete(o.running, user)
+			o.mu.Unlock()
+		}()
+		if o.started != nil {
+			o.started(user)
+		}
+		return h(ctx, user, events)
+	}
+}
 
 // A report is what the demo saw and the checks it made.
 type report struct {
@@ -66,19 +133,17 @@ func newReport() *report {
 // fill gathers the counters of a finished demo and runs the checks.
 func (r *report) fill(d *demo, took time.Duration) {
 	r.took = took
-	p := d.app.pipe
-	p.mu.Lock()
-	r.runs, r.written = p.calls, p.written
-	overlaps := p.overlaps
-	p.mu.Unlock()
-	d.app.mu.Lock()
-	r.retries, r.dropped, r.bursts = d.app.retries, d.app.dropped, d.app.bursts
-	d.app.mu.Unlock()
+	o := d.obs
+	o.mu.Lock()
+	r.runs, r.retries, r.dropped, r.bursts = o.calls, o.retries, o.dropped, o.bursts
+	overlaps := o.overlaps
+	o.mu.Unlock()
 	d.mu.Lock()
 	r.stream, r.maxWait = d.streamFor, d.maxWait
 	servedWhileBusy := len(r.bursts["dave"]) > 0 && r.bursts["dave"][0].at.Before(d.streamEnd)
 	d.mu.Unlock()
 	r.api = d.fake.snapshot()
+	r.written = d.fake.written()
 	r.limit = fmt.Sprintf("%g req/s, burst %d", d.fake.rate, d.fake.burst)
 	maxPeak := d.fake.burst + int(math.Ceil(d.fake.rate))
 
@@ -126,24 +191,6 @@ func coalesced(r *report) bool {
 	}
 	return true
 }
-
-// ok reports whether every check held.
-// A finished is the report of a demo's run: report or clusterReport.
-type finished interface {
-	print(w io.Writer)
-	ok() bool
-}
-
-// printReport prints rep, and fails if one of its checks did not hold.
-func printReport(w io.Writer, rep finished) error {
-	rep.print(w)
-	if !rep.ok() {
-		return errors.New("demo checks failed")
-	}
-	return nil
-}
-
-func (r *report) ok() bool { return r.checks.ok() }
 
 func (r *report) print(w io.Writer) {
 	var b strings.Builder

@@ -10,7 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
+	"github.com/pacerkit/pacer/ratelimit"
 )
 
 // maxBody is the largest webhook body accepted; larger ones get 413.
@@ -37,15 +39,12 @@ type webhook struct {
 	now     func() time.Time
 	log     *slog.Logger
 
-	received atomic.Int64 // events queued
-	skipped  atomic.Int64 // events without an assignee
-	rejected atomic.Int64 // requests answered 4xx or 5xx
+	skipped atomic.Int64 // events without an assignee
 }
 
 func (h *webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	status, msg := h.serve(w, r)
 	if status >= 400 {
-		h.rejected.Add(1)
 		http.Error(w, msg, status)
 		return
 	}
@@ -80,6 +79,27 @@ func (h *webhook) serve(w http.ResponseWriter, r *http.Request) (status int, msg
 	if err := h.enqueue(r.Context(), ev.Assignee, ev); err != nil {
 		return http.StatusServiceUnavailable, err.Error()
 	}
-	h.received.Add(1)
 	return http.StatusAccepted, ""
+}
+
+// routes is the program's HTTP surface: the webhook, and a page of the
+// Runner's and the bucket's counters.
+func routes(runner *pacer.Runner[string, Event], hook *webhook, bucket apiLimiter) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/webhook", hook)
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		st, err := runner.Stats(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		out := map[string]any{"runner": st}
+		// The bucket of the process has counters; a shared one keeps its
+		// state in Redis.
+		if b, ok := bucket.(*ratelimit.Bucket); ok {
+			out["bucket"] = b.Stats()
+		}
+		writeJSON(w, out)
+	})
+	return mux
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -146,9 +145,6 @@ func (r *clusterReport) runChecks() checks {
 	}
 }
 
-// ok reports whether every check held.
-func (r *clusterReport) ok() bool { return r.checks.ok() }
-
 func (r *clusterReport) print(w io.Writer) {
 	var b strings.Builder
 	a := r.cfg.App
@@ -197,16 +193,4 @@ func (r *clusterReport) print(w io.Writer) {
 	r.checks.write(&b)
 	fmt.Fprintf(&b, "took %v\n", ms(r.took))
 	io.WriteString(w, b.String())
-}
-
-// runClusterDemo runs the multi-instance demo and prints its report.
-func runClusterDemo(ctx context.Context, cfg clusterConfig, stdout io.Writer) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	fmt.Fprintf(stdout, "notion-nextup demo: %d instances of this program on Redis %s (prefix %s), one fake task API\n", cfg.Instances, cfg.RedisURL, cfg.Prefix)
-	rep, err := runCluster(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	return printReport(stdout, rep)
 }

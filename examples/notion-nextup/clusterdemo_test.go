@@ -15,6 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
@@ -344,16 +347,13 @@ func (c *cluster) idle(ctx context.Context) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		var s struct {
-			Runner struct{ Values, Queued, InFlight, Pending int }
-		}
+		var s struct{ Runner pacer.Stats }
 		err = json.NewDecoder(resp.Body).Decode(&s)
 		resp.Body.Close()
 		if err != nil {
 			return false, fmt.Errorf("%s /stats: %w", in.name, err)
 		}
-		r := s.Runner
-		return statsIdle(r.Values, r.Queued, r.InFlight, r.Pending), nil
+		return statsIdle(s.Runner), nil
 	}
 	return false, errors.New("no instance left to ask")
 }
@@ -418,4 +418,76 @@ func parseRecomputes(log string) []recompute {
 		out = append(out, r)
 	}
 	return out
+}
+
+// dialRedis connects to the Redis at url and checks that it answers.
+func dialRedis(ctx context.Context, url string) (*redis.Client, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	rdb := redis.NewClient(opt)
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("redis %s: %w", url, err)
+	}
+	return rdb, nil
+}
+
+// deletePrefix deletes every key whose name starts with "{prefix:", as the
+// store's and the bucket's keys do: what a run left.
+func deletePrefix(ctx context.Context, rdb *redis.Client, prefix string) error {
+	iter := rdb.Scan(ctx, 0, "{"+prefix+":*", 500).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		return err
+	}
+	// One key at a time: keys of different hash slots cannot go in one
+	// DEL on a cluster.
+	for _, k := range keys {
+		if err := rdb.Del(ctx, k).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The fake task API's hooks for the cluster demo.
+
+// allowSlack lets requests arrive up to slack earlier than their slot,
+// instead of gcraSlack: for clients whose requests travel unevenly.
+func (f *fakeAPI) allowSlack(slack time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.limit = newGCRA(f.rate, f.burst, slack, f.now())
+}
+
+// callLog returns every request answered so far, in order of arrival.
+func (f *fakeAPI) callLog() []apiCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+// throttleCall makes the API answer its nth request (counting from 1,
+// all requests so far included) 429 with Retry-After d, in whole seconds,
+// whatever its budget, as a real API does when its own limit is hit by
+// other clients. It returns a channel that receives the time of that
+// answer.
+func (f *fakeAPI) throttleCall(n int, d time.Duration) <-chan time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.throttleAt, f.throttleFor = n, d
+	f.throttled = make(chan time.Time, 1)
+	return f.throttled
+}
+
+// setOnQuery sets the hook called with each accepted task query.
+func (f *fakeAPI) setOnQuery(fn func(caller, user string)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.onQuery = fn
 }
