@@ -173,9 +173,7 @@
 // the same run and against go-redis/redis_rate, and the command that
 // reproduces them: BENCHMARKS.md at the repository root.
 //
-// Allow and Wait allocate 4 times per call (168 B), all in go-redis, two
-// fewer than a PING: their commands are built, and the arguments boxed,
-// when the Limiter is made; a call that waits for a flight allocates two
-// more. Keyed.Allow builds its key's names and command on every call (12
-// allocations, 664 B) and does not share; Keyed.For builds them once.
+// Allow and Wait build their commands, and box the arguments, when the
+// Limiter is made. Keyed.Allow builds its key's names and command on every
+// call and does not share round trips; Keyed.For builds them once.
 package redisrate
