@@ -22,7 +22,12 @@ import (
 // with an error that names it, never ignored:
 //   - without [Config.Store]: Name, Codec, KeyCodec, LeaseTTL and
 //     AckInBackground;
-//   - with a Store: DropPendingOnShutdown.
+//   - with a Store: DropPendingOnShutdown; and AckInBackground unless the
+//     Store implements [store.FinishClaimer];
+//   - without Debounce: MaxWait, Adaptive and DropPendingOnShutdown;
+//   - without Adaptive.Max: Adaptive.Backlog and Adaptive.HalfLife;
+//   - with Retry.Attempts [Unlimited]: Exhausted [ExhaustedHold], since no
+//     batch uses up its attempts.
 type Config[K comparable, V any] struct {
 	// Debounce is the quiet period: a key's values are collected until no
 	// new value came for Debounce, then they enter the key's queue as one
@@ -47,6 +52,7 @@ type Config[K comparable, V any] struct {
 	Retry Backoff
 	// Exhausted says what happens to a batch that used up
 	// [Backoff.Attempts]: [ExhaustedDrop] (the default) or [ExhaustedHold].
+	// ExhaustedHold needs Retry.Attempts other than [Unlimited].
 	Exhausted Exhausted
 	// Limiter, when set, is waited on for one token before every handler
 	// call, retries included. A Limiter that is also a [ratelimit.Pauser]
@@ -89,8 +95,9 @@ type Config[K comparable, V any] struct {
 	MaxValues int
 	// DropPendingOnShutdown makes Shutdown hand the bursts still being
 	// debounced to OnDrop (with [ErrClosed]) instead of queueing them to be
-	// handled, which is the default. New refuses it with a Store, where
-	// bursts debounce in the engine and Shutdown leaves them there.
+	// handled, which is the default. It needs Debounce > 0. New refuses it
+	// with a Store, where bursts debounce in the engine and Shutdown leaves
+	// them there.
 	DropPendingOnShutdown bool
 	// Logger receives structured logs: Debug for each value and batch, Warn
 	// for retries, drops and holds, Error for handler panics. nil discards.
@@ -193,7 +200,7 @@ type Config[K comparable, V any] struct {
 	LeaseTTL time.Duration
 	// AckInBackground lets a worker take its next batch while the Ack of
 	// a quick one (run in less than LeaseTTL/10) is still on its way to
-	// Store, when Store implements [store.FinishClaimer]:
+	// Store. It needs a Store that implements [store.FinishClaimer]:
 	//   - Acks share calls more, and a worker of a quick handler does not
 	//     wait for a commit per batch (throughput: BENCHMARKS.md);
 	//   - the key of the batch stays leased until its Ack ends, so its
@@ -297,6 +304,12 @@ func (c Config[K, V]) validate() error {
 		return fmt.Errorf("pacer: Config.KeyCodec must be set with Config.Store for keys of type %v: only string and integer keys have a default encoding", reflect.TypeFor[K]())
 	case c.Store != nil && c.DropPendingOnShutdown:
 		return fmt.Errorf("pacer: Config.DropPendingOnShutdown does not apply with Config.Store: bursts debounce in the store, and Shutdown leaves them there")
+	case c.DropPendingOnShutdown && c.Debounce == 0:
+		return fmt.Errorf("pacer: Config.DropPendingOnShutdown needs Config.Debounce > 0: without it no burst is pending at Shutdown")
+	case c.Store != nil && c.AckInBackground && !finishClaims(c.Store):
+		return fmt.Errorf("pacer: Config.AckInBackground needs a Config.Store that implements store.FinishClaimer, which %T does not", c.Store)
+	case c.Exhausted == ExhaustedHold && c.Retry.Attempts == Unlimited:
+		return fmt.Errorf("pacer: Config.Exhausted does not apply with Config.Retry.Attempts Unlimited: no batch uses up its attempts")
 	}
 	if f := c.storeOnly(); c.Store == nil && f != "" {
 		return fmt.Errorf("pacer: Config.%s applies only with Config.Store, which is nil", f)
@@ -305,4 +318,11 @@ func (c Config[K, V]) validate() error {
 		return err
 	}
 	return c.Adaptive.validate(c.Debounce)
+}
+
+// finishClaims reports whether s ends a lease and claims in one call, which
+// AckInBackground needs.
+func finishClaims(s store.Store) bool {
+	_, ok := s.(store.FinishClaimer)
+	return ok
 }
