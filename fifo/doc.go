@@ -48,10 +48,12 @@
 // finish): a program that drains on a first signal exits on a second. Both
 // are idempotent.
 //
-// Both types keep client-go's lifecycle names, ShutDown, ShutDownWithDrain
-// and ErrShutDown, where the rest of pacer says Shutdown(ctx) and Close:
+// Both types keep client-go's lifecycle names, ShutDown and
+// ShutDownWithDrain, where the rest of pacer says Shutdown(ctx) and Close:
 // Queue is a drop-in for client-go's workqueue, and code and tests ported
-// from it read the same.
+// from it read the same. Their error is ErrClosed, the word every package
+// of pacer uses for "accepts no more work": client-go's Get reports
+// shutdown with a bool, so there is no error name of its to keep.
 //
 // The two differ on pending delays. Queue.ShutDown drops them and waits for
 // the timer goroutine. Groups keeps them: a retried message still comes due

@@ -5,7 +5,11 @@
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 //	notion, err := redisrate.New(ctx, c, redisrate.Config{Rate: 3, Burst: 3, Name: "notion"})
 //
-// A Limiter is a ratelimit.Limiter (Wait) and a ratelimit.Pauser
+// The names mirror package ratelimit's: NewBucket(BucketConfig) returns a
+// *Bucket, NewKeyed(KeyedConfig) a *Keyed, as ratelimit.NewBucket and
+// ratelimit.NewKeyed do, for the same ideas shared by every instance.
+//
+// A Bucket is a ratelimit.Limiter (Wait) and a ratelimit.Pauser
 // (PauseFor), so it goes wherever a ratelimit.Bucket goes: a pacer
 // Config.Limiter, a ratelimit.Transport, or both, the same value. A 429 or
 // 503 with Retry-After that the Transport receives, or a handler's
