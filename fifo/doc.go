@@ -40,11 +40,11 @@
 // consumers. Get blocks until work is ready, shutdown or the end of its
 // context. Delayed adds and retries share one heap, one timer and one
 // goroutine per Queue or Groups, started on first use. ShutDown stops
-// intake (Add is a no-op, Put returns ErrShutDown) and Get keeps handing
-// out what is ready, then returns ErrShutDown. ShutDownWithDrain also waits
+// intake (Add is a no-op, Put returns ErrClosed) and Get keeps handing
+// out what is ready, then returns ErrClosed. ShutDownWithDrain also waits
 // until consumers have finished everything that was ready or in progress,
 // or its context ends. A ShutDown called meanwhile ends that wait at once
-// (ShutDownWithDrain then returns ErrShutDown, as the drain did not
+// (ShutDownWithDrain then returns ErrClosed, as the drain did not
 // finish): a program that drains on a first signal exits on a second. Both
 // are idempotent.
 //
@@ -57,7 +57,7 @@
 //
 // The two differ on pending delays. Queue.ShutDown drops them and waits for
 // the timer goroutine. Groups keeps them: a retried message still comes due
-// and is handed out, Get waits for it before it returns ErrShutDown, and
+// and is handed out, Get waits for it before it returns ErrClosed, and
 // ShutDownWithDrain waits until only held keys are left. Groups.Close then
 // ends the timer goroutine and takes back every message still stored,
 // ready, delayed or held, in order within each key. Stats gives the counts

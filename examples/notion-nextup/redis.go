@@ -36,7 +36,7 @@ func openRedis(ctx context.Context, url, prefix string, rate float64, burst int)
 		rdb.Close()
 		return nil, err
 	}
-	lim, err := redisrate.New(ctx, rdb, redisrate.Config{Rate: rate, Burst: burst, Name: apiBucketName, Prefix: prefix})
+	lim, err := redisrate.NewBucket(ctx, rdb, redisrate.BucketConfig{Rate: rate, Burst: burst, Name: apiBucketName, Prefix: prefix})
 	if err != nil {
 		st.Close()
 		rdb.Close()
