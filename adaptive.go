@@ -26,10 +26,10 @@ type Adaptive struct {
 	Max time.Duration
 	// Backlog is the number of queued values at which the target quiet
 	// period reaches Max; below it the target grows linearly. The default is
-	// 1000.
+	// 1000. It needs Max.
 	Backlog int
 	// HalfLife is how fast the extra quiet period decays once the pressure
-	// is gone. The default is 1 minute.
+	// is gone. The default is 1 minute. It needs Max.
 	HalfLife time.Duration
 }
 
@@ -45,6 +45,10 @@ func (a Adaptive) withDefaults() Adaptive {
 
 func (a Adaptive) validate(debounce time.Duration) error {
 	switch {
+	case a.Max == 0 && a.Backlog != 0:
+		return fmt.Errorf("pacer: Config.Adaptive.Backlog applies only with Config.Adaptive.Max, which is 0")
+	case a.Max == 0 && a.HalfLife != 0:
+		return fmt.Errorf("pacer: Config.Adaptive.HalfLife applies only with Config.Adaptive.Max, which is 0")
 	case a.Max == 0:
 		return nil
 	case debounce <= 0:

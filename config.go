@@ -13,12 +13,21 @@ import (
 	"github.com/pacerkit/pacer/window"
 )
 
-// Config configures a Runner. The zero value is valid: no debounce, coalesced
-// batches, one worker, 25 attempts per batch with exponential backoff from
-// 1 s to 5 min, then the batch is dropped; no rate limit, no window, no
-// bound on the values held; state in the process. A field that does not
-// apply to the Runner's mode (in the process, or on a Store) is refused by
-// New with an error that names it, never ignored.
+// Config configures a [Runner]. The zero value is valid: no debounce,
+// coalesced batches, one worker, 25 attempts per batch with exponential
+// backoff from 1 s to 5 min, then the batch is dropped; no rate limit, no
+// window, no bound on the values held; state in the process.
+//
+// A field that does not apply to the Runner's mode is refused by [New]
+// with an error that names it, never ignored:
+//   - without [Config.Store]: Name, Codec, KeyCodec, LeaseTTL and
+//     AckInBackground;
+//   - with a Store: DropPendingOnShutdown; and AckInBackground unless the
+//     Store implements [store.FinishClaimer];
+//   - without Debounce: MaxWait, Adaptive and DropPendingOnShutdown;
+//   - without Adaptive.Max: Adaptive.Backlog and Adaptive.HalfLife;
+//   - with Retry.Attempts [Unlimited]: Exhausted [ExhaustedHold], since no
+//     batch uses up its attempts.
 type Config[K comparable, V any] struct {
 	// Debounce is the quiet period: a key's values are collected until no
 	// new value came for Debounce, then they enter the key's queue as one
@@ -28,90 +37,98 @@ type Config[K comparable, V any] struct {
 	// MaxWait after its first value. 0 (the default) means no bound;
 	// otherwise it must be >= Debounce. It needs Debounce > 0.
 	MaxWait time.Duration
-	// MaxBatch is the most values one handler call gets. 0 (the default)
-	// coalesces: the handler gets everything waiting for the key, and values
-	// that arrive meanwhile make the key run again afterwards, from the tail
-	// of the queue. 1 is strict order: one value per call, and a failing
-	// value is retried before any later value of its key.
+	// MaxBatch is the most values one handler call gets:
+	//   - 0 (the default) coalesces: the handler gets everything waiting
+	//     for the key, and values that arrive meanwhile make the key run
+	//     again afterwards, from the tail of the queue;
+	//   - 1 is strict order: one value per call, and a failing value is
+	//     retried before any later value of its key.
 	MaxBatch int
 	// Workers is the number of handler calls that may run at once, each for
 	// a different key. The default is 1.
 	Workers int
-	// Retry is the backoff for handler errors that are neither Permanent nor
-	// RetryAfter.
+	// Retry is the backoff for handler errors that are neither [Permanent]
+	// nor [RetryAfter].
 	Retry Backoff
-	// Exhausted says what happens to a batch that used up Retry.Attempts:
-	// ExhaustedDrop (the default) or ExhaustedHold.
+	// Exhausted says what happens to a batch that used up
+	// [Backoff.Attempts]: [ExhaustedDrop] (the default) or [ExhaustedHold].
+	// ExhaustedHold needs Retry.Attempts other than [Unlimited].
 	Exhausted Exhausted
 	// Limiter, when set, is waited on for one token before every handler
-	// call, retries included. When it also has a PauseFor(time.Duration)
-	// method (ratelimit.Bucket has), a PauseAll error pauses it, and so
-	// does a handler error that wraps a *ratelimit.LimitError; a RetryAfter
-	// error never does.
+	// call, retries included. A Limiter that is also a [ratelimit.Pauser]
+	// (as [ratelimit.Bucket] is) is paused by a [PauseAll] error and by a
+	// handler error that wraps a [*ratelimit.LimitError]; a [RetryAfter]
+	// error never pauses it. A bucket for a remote API belongs:
+	//   - here, when one handler call makes one request;
+	//   - in the handler's [ratelimit.Transport], when a call makes
+	//     several, so that each waits its turn;
+	//   - in both, the same value: no call starts before a token is there,
+	//     and the call's first request goes out on the token taken here, so
+	//     no request spends two.
 	//
-	// A bucket for a remote API belongs here when one handler call makes
-	// one request; in the handler's ratelimit.Transport when a call makes
-	// several, so that each waits its turn; or in both, the same value, so
-	// that no call starts before a token is there: the call's first request
-	// then goes out on the token taken here, and no request spends two.
-	// Either way the waits show in Stats.RateLimitWait.
+	// Either way the waits show in [Stats].RateLimitWait.
 	Limiter ratelimit.Limiter
 	// Window, when set, is when batches may start: outside it the key waits
 	// for the window to open, and a running handler's ctx is cancelled when
-	// the window closes, with cause window.ErrOutside. The Runner reads the
-	// window on Config.Clock. It must not be the zero Schedule, which never
-	// opens.
+	// the window closes, with cause [window.ErrOutside]. The Runner reads
+	// the window on Clock. It must not be the zero [window.Schedule], which
+	// never opens.
 	Window *window.Schedule
 	// Adaptive, when its Max is set, lengthens the quiet period under load.
 	Adaptive Adaptive
-	// MaxValues bounds the values the Runner holds at once: debouncing,
-	// queued, waiting for a retry, held or being handled. Past it, Add
-	// refuses a value at once with ErrFull (a webhook answers 429 or 503
-	// with it) and never blocks; a value once accepted is never refused
-	// later. Stats.Values and Stats.Refused show the level and the refusals.
-	// The default 0 means no bound: an embedded library should not start
-	// refusing work at a number it cannot know, so set it to protect the
-	// process's memory, or a Store's, from a backlog that outgrows it.
-	//
-	// With a Store, it bounds the values stored in the Runner's queue by
-	// every instance together, the same values in the same states (dead
-	// letters do not count): the engine counts them and checks the bound
-	// in the same atomic step as each Add and AddTx (see
-	// store.AddParams.MaxValues), so that no two instances can together
-	// take the queue past it. Each instance checks its own MaxValues
-	// against that one count: give them all the same.
+	// MaxValues bounds the values held at once: debouncing, queued, waiting
+	// for a retry, held or being handled. The default 0 means no bound: an
+	// embedded library should not start refusing work at a number it cannot
+	// know, so set it to protect the memory of the process, or of a Store,
+	// from a backlog that outgrows it.
+	//   - Past it, [Runner.Add] refuses a value at once with [ErrFull] (a
+	//     webhook answers 429 or 503 with it) and never blocks; a value once
+	//     accepted is never refused later.
+	//   - In the process, it bounds the values of this Runner.
+	//   - With a Store, it bounds the values stored in the Runner's queue by
+	//     every instance together, in the same states (dead letters do not
+	//     count): the engine checks it in the same atomic step as each Add
+	//     and AddTx ([store.AddParams].MaxValues), so no two instances can
+	//     together take the queue past it. Give every instance the same.
+	//   - [Stats].Values and [Stats].Refused show the level and the
+	//     refusals.
 	MaxValues int
 	// DropPendingOnShutdown makes Shutdown hand the bursts still being
-	// debounced to OnDrop (with ErrClosed) instead of queueing them to be
-	// handled, which is the default. With a Store, where bursts debounce
-	// in the engine and Shutdown leaves them there, New refuses it.
+	// debounced to OnDrop (with [ErrClosed]) instead of queueing them to be
+	// handled, which is the default. It needs Debounce > 0. New refuses it
+	// with a Store, where bursts debounce in the engine and Shutdown leaves
+	// them there.
 	DropPendingOnShutdown bool
 	// Logger receives structured logs: Debug for each value and batch, Warn
 	// for retries, drops and holds, Error for handler panics. nil discards.
 	Logger *slog.Logger
-	// OnEvent, when set, is called for every lifecycle step, synchronously
-	// on the goroutine where it happened (Add's caller, a worker, or the
-	// debouncer's goroutine); it must be fast and must not call back into
-	// the Runner's Shutdown. A panic in OnEvent is not recovered: it
-	// crashes the program, as a panic in time.AfterFunc's function does.
+	// OnEvent, when set, is called for every lifecycle step ([Event]):
+	//   - synchronously, on the goroutine where it happened (Add's caller, a
+	//     worker, or the debouncer's goroutine), so it must be fast;
+	//   - it must not call [Runner.Shutdown];
+	//   - a panic in it is not recovered: it crashes the program, as a
+	//     panic in the function of [time.AfterFunc] does.
 	OnEvent func(Event[K])
 	// OnDrop, when set, is called with every batch the Runner gives up on,
-	// and why: a Permanent error, used-up attempts, or ErrClosed for what a
-	// Shutdown did not handle (held keys, or everything left when its ctx
-	// expired; never with a Store, which keeps them). With a Store, it is
-	// also called for a batch whose last attempt's lease lapsed (an error
-	// wrapping ErrLeaseLost) and for one whose stored values no longer
-	// decode (wrapping ErrUndecodable; the batch has the values that did);
-	// besides OnDrop, an engine that implements store.DeadLetters keeps
-	// each dropped batch, as stored, as a dead letter, which
-	// Runner.DeadLetters lists, Runner.Redrive puts back at its key's tail
-	// and Runner.Purge removes, from any instance and after a restart.
-	// Without a Store, OnDrop is the only record of a dropped batch. OnDrop
-	// is called synchronously, like OnEvent, before the key's next values
-	// may start (so before the engine keeps the dead letter, which lets
-	// them start), must not call Shutdown, and a panic in it crashes the
-	// program, as in OnEvent: a dead-letter hook that fails must not lose
-	// the batch silently.
+	// and why:
+	//   - the handler's [Permanent] error, or its last error once
+	//     [Backoff.Attempts] are used up;
+	//   - [ErrClosed], in the process, for what a Shutdown did not handle
+	//     (held keys, or everything left when its ctx expired); a Store
+	//     keeps those instead;
+	//   - with a Store, an error wrapping [ErrLeaseLost] for a batch whose
+	//     last attempt's lease lapsed, or wrapping [ErrUndecodable] for
+	//     stored values that do not decode (the batch has those that do).
+	//
+	// OnDrop is called synchronously, like OnEvent, before the key's next
+	// values may start; it must not call Shutdown, and a panic in it
+	// crashes the program: a dead-letter hook that fails must not lose the
+	// batch silently. Without a Store, OnDrop is the only record of a
+	// dropped batch. With an engine that implements [store.DeadLetters],
+	// the engine also keeps the batch, as stored, as a dead letter once
+	// OnDrop returned, which [Runner.DeadLetters] lists, [Runner.Redrive]
+	// puts back at its key's tail and [Runner.Purge] removes, from any
+	// instance and after a restart.
 	OnDrop func(key K, batch []V, err error)
 	// Clock is the time source. The default is clock.New(), the real clock,
 	// which also works inside testing/synctest bubbles. With a Store, the
@@ -119,82 +136,80 @@ type Config[K comparable, V any] struct {
 	// due; this one times the lease renewals, the window and the Limiter.
 	Clock clock.Clock
 
-	// Store, when set, keeps the Runner's state in a shared engine (see
-	// package store: store.Memory in the process, redis/redisstore in
-	// Redis) instead of the process, under the queue Name, so that Runners
-	// of several processes sharing it keep every guarantee across all of
-	// them: a key's values added on different instances join one debounced
-	// burst, a key is leased by one worker of one instance at a time, in
-	// order, and what Add accepted survives the crash of any process
-	// (with a durable engine). Delivery is at least once: a batch whose
-	// holder died, or lost its lease, runs again.
+	// Store, when set, keeps the Runner's state in a [store.Store] engine
+	// ([store.Memory], redis/redisstore, pg/pgstore) under the queue Name,
+	// so that Runners of several processes sharing it keep every guarantee
+	// across all of them. The default nil keeps the state in the process,
+	// unencoded. With a Store:
+	//   - a key's values added on different instances join one debounced
+	//     burst: Debounce, MaxWait and Adaptive go to the engine with each
+	//     Add;
+	//   - a key is leased by one worker of one instance at a time, in order,
+	//     for LeaseTTL, renewed while the handler works (see [ErrLeaseLost]
+	//     and [Fence]);
+	//   - what Add accepted survives the crash of any process (with a
+	//     durable engine), and delivery is at least once: a batch whose
+	//     holder died, or lost its lease, runs again;
+	//   - retries, held keys and dead letters live in the engine, and
+	//     Shutdown leaves what is stored there for the next Runner instead
+	//     of handing it to OnDrop;
+	//   - MaxValues bounds the queue for every instance together;
+	//   - with an engine that implements [store.FinishClaimer], a worker
+	//     that ends a batch leases its next one in the same call.
 	//
-	// The Runner then talks to the engine only: Debounce, MaxWait and
-	// Adaptive go to the engine with each Add; retries, held keys and
-	// dead letters (a dropped batch is kept with its error) live there;
-	// workers lease batches for LeaseTTL and renew their leases while they
-	// work (see ErrLeaseLost and Fence); with an engine that implements
-	// store.FinishClaimer, a worker that ends a batch leases its next one
-	// in the same call. Shutdown leaves what is stored in
-	// the engine for the next Runner instead of handing it to OnDrop;
-	// MaxValues bounds the values of the queue, for every instance
-	// together, and New refuses DropPendingOnShutdown. The Runner does
-	// not close the Store. The default nil keeps the state in the process,
-	// with no encoding; New then refuses the fields below, which apply
-	// only with a Store.
+	// The Runner does not close the Store.
 	Store store.Store
 	// Name is the Runner's queue in Store: Runners that share a Store and
 	// a Name share their keys, their leases and their order. It is
-	// required with Store; New refuses it without.
+	// required with Store.
 	Name string
-	// Codec encodes values for Store. The default is JSON[V]. New refuses
-	// it without Store.
+	// Codec encodes values for Store. The default is JSON[V]{} (see [JSON]).
 	Codec Codec[V]
 	// KeyCodec encodes keys for Store. Keys whose kind is string or an
-	// integer need none; with Store, any other key type requires one. New
-	// refuses it without Store.
+	// integer need none; with Store, any other key type requires one.
 	KeyCodec Codec[K]
-	// LeaseTTL is how long a lease on Store lasts without renewal. A
-	// worker renews its lease every LeaseTTL/3 while it works on the batch
-	// (LeaseTTL/10 after a renewal failed); a holder that dies leaves its
-	// key to another instance after at most LeaseTTL. The default is 30
-	// seconds; it must be 0 or at least 100 ms. New refuses it without
-	// Store.
+	// LeaseTTL is how long a lease on Store lasts without renewal. The
+	// default is 30 seconds; it must be 0 or at least 100 ms.
+	//   - A worker renews its lease every LeaseTTL/3 while it works on the
+	//     batch (LeaseTTL/10 after a renewal failed); a holder that dies
+	//     leaves its key to another instance after at most LeaseTTL.
+	//   - A holder stops by its own clock: its lease's deadline is when the
+	//     call that last proved the lease (the claim, then each renewal
+	//     that succeeded) was sent, plus LeaseTTL less a safety margin of
+	//     LeaseTTL/10 + 10 ms. At that deadline the handler's ctx is
+	//     cancelled with [ErrLeaseLost], whatever the renewal in flight
+	//     does.
+	//   - A renewal is given up at the lease's deadline, and a call that
+	//     ends a lease LeaseTTL after it was sent, even with a client that
+	//     ignores ctx deadlines or a connection that stopped answering, as
+	//     in a network partition: the Runner goes on, and the call ends
+	//     when the client gives up (Shutdown waits for it).
+	//   - A batch whose lease passed its deadline before the handler
+	//     started (the process stalled, or waited for the Window or the
+	//     Limiter while the renewals failed) is neither handled nor ended:
+	//     it is its next holder's.
 	//
-	// A holder stops by its own clock: its lease's deadline is when the
-	// call that last proved the lease (the claim, then each renewal that
-	// succeeded) was sent, plus LeaseTTL less a safety margin of
-	// LeaseTTL/10 + 10 ms. At that deadline the handler's ctx is cancelled
-	// with ErrLeaseLost, whatever the renewal in flight does. A renewal
-	// is given up at the lease's deadline, and a call that ends a lease
-	// LeaseTTL after it was sent, even with a client that ignores ctx
-	// deadlines or a connection that stopped answering, as in a network
-	// partition: the Runner goes on, and the call ends when the client
-	// gives up (Shutdown waits for it). A batch whose lease
-	// passed its deadline before the handler started (the process stalled,
-	// or waited for the Window or the Limiter while the renewals failed)
-	// is neither handled nor ended: it is its next holder's. The handler
-	// is thus stopped before another instance can lease the key, provided
-	// that the engine counts a lease's TTL from when it got the call,
-	// which is after the holder sent it, on a clock that runs at the rate
-	// of the holder's monotonic clock within a tenth (real clocks differ
-	// by far less), and that the holder acts on its deadline within
+	// The handler is thus stopped before another instance can lease the
+	// key, provided that the engine counts a lease's TTL from when it got
+	// the call (after the holder sent it), on a clock that runs at the
+	// rate of the holder's monotonic clock within a tenth (real clocks
+	// differ by far less), and that the holder acts on its deadline within
 	// 10 ms. A process paused after that last check (SIGSTOP, a long GC)
-	// learns that its lease is lost only when it runs again: Fence guards
+	// learns that its lease is lost only when it runs again: [Fence] guards
 	// the writes of such a holder.
 	LeaseTTL time.Duration
 	// AckInBackground lets a worker take its next batch while the Ack of
 	// a quick one (run in less than LeaseTTL/10) is still on its way to
-	// Store, when Store implements store.FinishClaimer. Acks then share
-	// calls more, and a worker of a quick handler no longer waits for a
-	// commit per batch: with pgstore and a no-op handler, a Runner's
-	// throughput about doubles. The key of the batch stays leased until
-	// its Ack ends, so its order and exclusivity are kept; but a worker
-	// may hold one lease more, claimed by its Ack, while it runs its
-	// batch, so the order across keys may shift by a batch, and what the
-	// Ack tells (a failure, in the log; more values, as EventRerun) comes
-	// after EventFinished. Shutdown waits for the Acks in the background.
-	// New refuses it without Store.
+	// Store. It needs a Store that implements [store.FinishClaimer]:
+	//   - Acks share calls more, and a worker of a quick handler does not
+	//     wait for a commit per batch (throughput: BENCHMARKS.md);
+	//   - the key of the batch stays leased until its Ack ends, so its
+	//     order and exclusivity are kept;
+	//   - a worker may hold one lease more, claimed by its Ack, while it
+	//     runs its batch, so the order across keys may shift by a batch;
+	//   - what the Ack tells (a failure, in the log; more values, as
+	//     [EventRerun]) comes after [EventFinished];
+	//   - Shutdown waits for the Acks in the background.
 	AckInBackground bool
 }
 
@@ -289,6 +304,12 @@ func (c Config[K, V]) validate() error {
 		return fmt.Errorf("pacer: Config.KeyCodec must be set with Config.Store for keys of type %v: only string and integer keys have a default encoding", reflect.TypeFor[K]())
 	case c.Store != nil && c.DropPendingOnShutdown:
 		return fmt.Errorf("pacer: Config.DropPendingOnShutdown does not apply with Config.Store: bursts debounce in the store, and Shutdown leaves them there")
+	case c.DropPendingOnShutdown && c.Debounce == 0:
+		return fmt.Errorf("pacer: Config.DropPendingOnShutdown needs Config.Debounce > 0: without it no burst is pending at Shutdown")
+	case c.Store != nil && c.AckInBackground && !finishClaims(c.Store):
+		return fmt.Errorf("pacer: Config.AckInBackground needs a Config.Store that implements store.FinishClaimer, which %T does not", c.Store)
+	case c.Exhausted == ExhaustedHold && c.Retry.Attempts == Unlimited:
+		return fmt.Errorf("pacer: Config.Exhausted does not apply with Config.Retry.Attempts Unlimited: no batch uses up its attempts")
 	}
 	if f := c.storeOnly(); c.Store == nil && f != "" {
 		return fmt.Errorf("pacer: Config.%s applies only with Config.Store, which is nil", f)
@@ -297,4 +318,11 @@ func (c Config[K, V]) validate() error {
 		return err
 	}
 	return c.Adaptive.validate(c.Debounce)
+}
+
+// finishClaims reports whether s ends a lease and claims in one call, which
+// AckInBackground needs.
+func finishClaims(s store.Store) bool {
+	_, ok := s.(store.FinishClaimer)
+	return ok
 }

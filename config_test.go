@@ -42,6 +42,13 @@ func TestConfigValidation(t *testing.T) {
 		{cfg{KeyCodec: pacer.JSON[string]{}}, "pacer: Config.KeyCodec applies only with Config.Store, which is nil"},
 		{cfg{LeaseTTL: time.Second}, "pacer: Config.LeaseTTL applies only with Config.Store, which is nil"},
 		{cfg{AckInBackground: true}, "pacer: Config.AckInBackground applies only with Config.Store, which is nil"},
+		{cfg{DropPendingOnShutdown: true}, "pacer: Config.DropPendingOnShutdown needs Config.Debounce > 0: without it no burst is pending at Shutdown"},
+		{cfg{Store: struct{ store.Store }{store.NewMemory(store.MemoryConfig{})}, Name: "q", AckInBackground: true},
+			"pacer: Config.AckInBackground needs a Config.Store that implements store.FinishClaimer, which struct { store.Store } does not"},
+		{cfg{Exhausted: pacer.ExhaustedHold, Retry: pacer.Backoff{Attempts: pacer.Unlimited}},
+			"pacer: Config.Exhausted does not apply with Config.Retry.Attempts Unlimited: no batch uses up its attempts"},
+		{cfg{Adaptive: pacer.Adaptive{Backlog: 10}}, "pacer: Config.Adaptive.Backlog applies only with Config.Adaptive.Max, which is 0"},
+		{cfg{Adaptive: pacer.Adaptive{HalfLife: time.Minute}}, "pacer: Config.Adaptive.HalfLife applies only with Config.Adaptive.Max, which is 0"},
 	} {
 		_, err := pacer.New(tc.cfg, func(context.Context, string, []int) error { return nil })
 		require.EqualError(t, err, tc.err)

@@ -19,21 +19,28 @@
 //	all of the above around one handler            pacer.Runner
 //	the Runner's state shared by several processes  pacer.Config.Store, package store
 //
-// A Runner keeps its state in the process by default. With Config.Store
-// it keeps it in a store.Store engine instead (store.Memory in the
-// process, redis/redisstore in Redis, pg/pgstore in PostgreSQL), which
-// several processes share:
-// changing that one field (and naming the queue) makes debounce,
-// exclusivity, order, retries, held keys and dead letters hold across
-// every instance, with leases that lapse when their holder dies, a holder
-// that stops by its own clock before its lease may pass to another, even
-// cut off from the engine (see Config.LeaseTTL), and a fencing token per
-// lease (Fence). Values are encoded with a Codec, JSON
-// by default; string and integer keys need no configuration.
+// A [Runner] keeps its state in the process by default. With
+// [Config.Store] it keeps it in a [store.Store] engine instead
+// ([store.Memory] in the process, redis/redisstore in Redis, pg/pgstore in
+// PostgreSQL), which several processes share. Changing that one field (and
+// naming the queue, [Config.Name]) makes these hold across every instance:
+//   - debounce, exclusivity, order, retries, held keys and dead letters;
+//   - leases that lapse when their holder dies;
+//   - a holder that stops by its own clock before its lease may pass to
+//     another, even cut off from the engine (see [Config.LeaseTTL]);
+//   - a fencing token per lease ([Fence]).
 //
-// Every type that owns goroutines has a constructor and an idempotent Close
-// or Shutdown that waits for them. Every blocking call takes a
-// context.Context. Every time-dependent type takes a clock.Clock
-// (github.com/benbjohnson/clock) in its config, so tests can use a mock
-// clock or testing/synctest.
+// Values are encoded with a [Codec], [JSON] by default; string and integer
+// keys need no configuration.
+//
+// Conventions:
+//   - Every type that owns goroutines has a constructor and an idempotent
+//     Close or Shutdown that waits for them.
+//   - Every blocking call takes a [context.Context].
+//   - Every time-dependent type takes a clock.Clock
+//     (github.com/benbjohnson/clock) in its config, so tests can use a mock
+//     clock or testing/synctest.
+//   - Docs state guarantees and costs in big-O; measured figures, with the
+//     commands that reproduce them, are in BENCHMARKS.md at the repository
+//     root.
 package pacer

@@ -16,6 +16,14 @@ import (
 // Server.Shutdown. It is also the cause of a handler's ctx that a Shutdown
 // whose own ctx expired cut short, and batches that such a Shutdown could
 // not finish are handed to OnDrop with an error that wraps it.
+//
+// It is the Runner's own. Every package of pacer that stops accepting work
+// has its ErrClosed (debounce, fifo, store, redis/redismutex), as net has
+// net.ErrClosed and net/http ErrServerClosed, and tells its callers only
+// its own: the closed errors of the packages a Runner is built on never
+// reach its callers, who test for this one alone. A Runner whose
+// [Config.Store] was closed under it returns the engine's error, which
+// wraps [store.ErrClosed].
 var ErrClosed = errors.New("pacer: runner closed")
 
 // ErrRunning is returned by Run when it is called while another call of Run

@@ -17,68 +17,88 @@ import (
 )
 
 // A Handler processes a batch of values of one key. The Runner never calls
-// it twice at once for one key. Its error decides what happens to the
-// batch: nil acknowledges it, Permanent(err) drops it, RetryAfter(err, d)
-// retries it after d (this key only), PauseAll(err, d) or an error wrapping
-// a *ratelimit.LimitError (see ratelimit.CheckResponse) also pauses the
-// Limiter for every key, and any other error retries it with the configured
-// Backoff. ctx ends when the window closes (cause window.ErrOutside), when
-// Run's ctx ends (its cause; the batch then goes back to its key without
-// using an attempt), when a Shutdown's ctx expires (cause ErrClosed), or,
-// with a Config.Store, when the Runner lost the batch's lease (cause
-// ErrLeaseLost; another instance runs the batch again); a graceful
-// Shutdown lets it run. Attempt(ctx) tells which attempt this is, and
-// Fence(ctx) the lease's fencing token. batch belongs to the Runner, which
-// hands the same values again on a retry and to OnDrop: the handler must
-// not modify them (clone batch first to sort or filter it).
+// it twice at once for one key.
+//
+// Its error decides what happens to the batch:
+//   - nil acknowledges it;
+//   - [Permanent](err) drops it;
+//   - [RetryAfter](err, d) retries it after d, delaying this key only;
+//   - [PauseAll](err, d), or an error wrapping a [*ratelimit.LimitError]
+//     (see [ratelimit.CheckResponse]), retries it after d and pauses
+//     [Config.Limiter] for every key;
+//   - any other error retries it after the backoff of [Config.Retry].
+//
+// ctx ends, with the cause given by [context.Cause], when:
+//   - [Config.Window] closes: [window.ErrOutside];
+//   - Run's ctx ends: its cause; the batch goes back to its key without
+//     using an attempt;
+//   - a [Runner.Shutdown]'s ctx expires: [ErrClosed] (a graceful Shutdown
+//     lets the handler run);
+//   - with [Config.Store], the Runner lost the batch's lease:
+//     [ErrLeaseLost]; another instance runs the batch again.
+//
+// [Attempt](ctx) tells which attempt this is, and [Fence](ctx) the lease's
+// fencing token. batch belongs to the Runner, which hands the same values
+// again on a retry and to [Config.OnDrop]: the handler must not modify
+// them (clone batch first to sort or filter it).
 type Handler[K comparable, V any] func(ctx context.Context, key K, batch []V) error
 
 // A Runner paces work per key: it debounces the values added for a key,
-// queues the key's bursts in order, and runs the handler on batches of them
-// with a fixed number of workers, under an optional rate limit and delivery
-// window, retrying failures with backoff.
+// queues the key's bursts in order, and runs the [Handler] on batches of
+// them with [Config.Workers] workers, under an optional [Config.Limiter]
+// and [Config.Window], retrying failures with the backoff of
+// [Config.Retry].
 //
-// Its state lives in the process, or, with Config.Store, in a store.Store
-// engine that Runners of several processes share under one Config.Name:
-// the guarantees below then hold across all of them, and delivery is at
-// least once (a batch whose holder died or lost its lease runs again).
+// Its state lives in the process, or, with [Config.Store], in a
+// [store.Store] engine that Runners of several processes share under one
+// [Config.Name]: the guarantees below then hold across all of them, and
+// delivery is at least once (a batch whose holder died or lost its lease
+// runs again).
 //
 // Guarantees:
-//
 //   - Exclusivity: at most one batch per key is being handled at any time.
 //   - Fairness: keys are served first come, first served by the time they
 //     became ready (their burst was queued, their previous batch ended with
 //     values behind it, their retry delay passed, or they were released). A
 //     key that just ran, or failed, goes to the tail behind the keys that
 //     were waiting, so no key is starved.
-//   - Order: a key's values reach the handler in Add order. With MaxBatch 0
-//     (coalesce) each call gets everything waiting for the key; values that
-//     arrive during a call run in a later call. With MaxBatch 1 (strict) a
-//     failing value is retried until it succeeds, is dropped or is held
-//     before any later value of its key runs; other keys go on meanwhile.
+//   - Order: a key's values reach the handler in Add order. With
+//     [Config.MaxBatch] 0 (coalesce) each call gets everything waiting for
+//     the key; values that arrive during a call run in a later call. With
+//     MaxBatch 1 (strict) a failing value is retried until it succeeds, is
+//     dropped or is held before any later value of its key runs; other
+//     keys go on meanwhile.
 //   - No loss: every value accepted by Add is either handled successfully,
-//     handed to OnDrop (with the reason), or still held by the Runner or
-//     its Store. The Runner never drops work silently: ending Run's ctx
-//     drops nothing. In the process, a graceful Shutdown finishes
+//     handed to [Config.OnDrop] (with the reason), or still held by the
+//     Runner or its Store. Ending Run's ctx drops nothing.
+//   - No loss at Shutdown, in the process: a graceful Shutdown finishes
 //     everything except held keys; held keys, and what a Shutdown cut
-//     short by its ctx could not finish, go to OnDrop with ErrClosed, and
+//     short by its ctx could not finish, go to OnDrop with [ErrClosed], and
 //     that Shutdown returns an error that says how many values it dropped.
-//     With a Store, Shutdown leaves everything stored to the next Runner,
-//     and a batch OnDrop gets is also kept in the engine as a dead letter,
-//     which DeadLetters lists, Redrive puts back at its key's tail and
-//     Purge removes (see ErrNoDeadLetters for the stores that keep none).
+//   - No loss at Shutdown, with a Store: Shutdown leaves everything stored
+//     to the next Runner, and a batch OnDrop gets is also kept in the
+//     engine as a dead letter, which [Runner.DeadLetters] lists,
+//     [Runner.Redrive] puts back at its key's tail and [Runner.Purge]
+//     removes (see [ErrNoDeadLetters] for the stores that keep none).
 //   - A panic in the handler is recovered and treated as an error
-//     (*PanicError); the worker lives on.
+//     ([*PanicError]); the worker lives on. A panic in [Config.OnEvent] or
+//     OnDrop is not recovered: like a panic in the function of
+//     [time.AfterFunc], it crashes the program.
 //
-// Lifecycle: New starts the debouncer; Add may be called at once and
-// buffers values (or stores them) until Run starts the workers. Run blocks
-// until its ctx ends or Shutdown has stopped the Runner; when its ctx ends,
-// the Runner keeps everything and still accepts values, and Run may be
-// called again. Shutdown drains the Runner (with a Store: lets the running
-// batches finish), and a program must call it before it exits: it may be
-// called at any time, also before Run or after Run returned (it then runs
-// the workers itself) or more than once, and waits until every goroutine
-// of the Runner has returned. Add returns ErrClosed once Shutdown began.
+// Lifecycle:
+//   - [New] starts the debouncer. [Runner.Add] may be called at once: it
+//     buffers values (or stores them) until [Runner.Run] starts the
+//     workers.
+//   - Run blocks until its ctx ends or Shutdown has stopped the Runner.
+//     When its ctx ends, the Runner keeps everything and still accepts
+//     values, and Run may be called again.
+//   - [Runner.Shutdown] drains the Runner (with a Store: lets the running
+//     batches finish) and waits until every goroutine of the Runner has
+//     returned. A program must call it before it exits. It may be called
+//     at any time, before Run or after Run returned (it then runs the
+//     workers itself), and more than once.
+//   - Add returns [ErrClosed] once Shutdown began.
+//
 // The usual pattern is to run with a ctx that a signal cancels, then to
 // call Shutdown with a deadline:
 //
@@ -92,18 +112,8 @@ type Handler[K comparable, V any] func(ctx context.Context, key K, batch []V) er
 //		log.Print(err) // how many values went to OnDrop unhandled
 //	}
 //
-// A panic in OnEvent or OnDrop is not recovered: like a panic in the
-// function of time.AfterFunc, it crashes the program, whichever goroutine
-// of the Runner called it. Only the handler, the unit of work, is
-// recovered.
-//
-// A Runner is safe for concurrent use.
-//
-// Overhead in the process (BenchmarkRunner: 1,000,000 values over 10,000 keys, no-op
-// handler, no debounce, 2 workers, 2 shared vCPUs): 0.38-0.50 µs and 2
-// allocations per value in strict mode (one call per value), 0.33-0.62 µs
-// and 2 allocations per value in coalesce mode (about one call per three
-// values).
+// A Runner is safe for concurrent use. Its overhead per value in the
+// process, measured: BENCHMARKS.md at the repository root.
 type Runner[K comparable, V any] struct {
 	cfg    Config[K, V]
 	handle Handler[K, V]

@@ -3,7 +3,7 @@ package fifo
 import "context"
 
 // waitDrain waits for a ShutDownWithDrain: until drained closes (nil), cut
-// closes because ShutDown was called meanwhile (ErrShutDown), or ctx ends
+// closes because ShutDown was called meanwhile (ErrClosed), or ctx ends
 // (ctx.Err()). A drain that is complete wins over the other two.
 func waitDrain(ctx context.Context, drained, cut <-chan struct{}) error {
 	select {
@@ -16,7 +16,7 @@ func waitDrain(ctx context.Context, drained, cut <-chan struct{}) error {
 	case <-drained:
 		return nil
 	case <-cut:
-		return ErrShutDown
+		return ErrClosed
 	default:
 		return ctx.Err()
 	}

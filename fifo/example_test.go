@@ -36,7 +36,7 @@ func ExampleQueue() {
 	// processing ann
 }
 
-// Draining: consumers keep going until Get reports ErrShutDown.
+// Draining: consumers keep going until Get reports ErrClosed.
 func ExampleQueue_ShutDownWithDrain() {
 	q := fifo.NewQueue[int](fifo.QueueConfig{})
 	for i := range 3 {
@@ -63,7 +63,7 @@ func ExampleQueue_ShutDownWithDrain() {
 	// done 0
 	// done 1
 	// done 2
-	// fifo: shut down
+	// fifo: closed
 }
 
 // Strict per-key order with MaxBatch 1: a failing message is retried at the
@@ -159,7 +159,7 @@ func ExampleGroups_Close() {
 	})
 	// Output:
 	// sub-B [B1] attempt 2 more: false
-	// fifo: shut down
+	// fifo: closed
 	// {Messages:2 Waiting:2 Leases:0 Keys:1 Delayed:0 Retrying:0 BehindRetrying:0 Held:1 HeldMessages:2}
 	// left: sub-A [A1]
 	// left: sub-A [A2]

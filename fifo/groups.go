@@ -73,7 +73,7 @@ func (l *Lease[K, M]) id() leaseID[K, M] { return leaseID[K, M]{l.Key, l.gr, l.t
 // Groups is safe for concurrent use. The zero value is not usable: create a
 // Groups with NewGroups. A delayed Retry or Defer starts one timer
 // goroutine; ShutDown, ShutDownWithDrain and a Get that returns
-// ErrShutDown end it once no delay is pending, and Close always does.
+// ErrClosed end it once no delay is pending, and Close always does.
 type Groups[K comparable, M any] struct {
 	mu       sync.Mutex
 	maxBatch int
@@ -147,12 +147,12 @@ func NewGroups[K comparable, M any](cfg GroupsConfig) (*Groups[K, M], error) {
 // Put appends msgs to key, behind its earlier messages. A key that had no
 // messages becomes ready at the tail; a leased, delayed or held key keeps
 // its place and state. Put with no messages does nothing. Put returns
-// ErrShutDown after shutdown.
+// ErrClosed after shutdown.
 func (g *Groups[K, M]) Put(key K, msgs ...M) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.shut {
-		return ErrShutDown
+		return ErrClosed
 	}
 	if len(msgs) == 0 {
 		return nil
@@ -192,7 +192,7 @@ func (g *Groups[K, M]) makeReady(key K, gr *group[M]) {
 // at most MaxBatch. The caller must end the lease with Ack, Drop, Retry,
 // Defer or Hold. Get blocks while no key is ready. Once Groups is shut down,
 // Get still hands out keys that are or become ready, waiting for pending
-// delays, and returns ErrShutDown when no key is ready or delayed. If ctx
+// delays, and returns ErrClosed when no key is ready or delayed. If ctx
 // ends first, Get returns ctx.Err() and nothing changes.
 func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
 	done := ctx.Done()
@@ -228,7 +228,7 @@ func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
 			if loop != nil {
 				loop.Stop()
 			}
-			return Lease[K, M]{}, ErrShutDown
+			return Lease[K, M]{}, ErrClosed
 		}
 		if !g.waiters.wait(&g.mu, done) {
 			g.mu.Unlock()
@@ -403,7 +403,7 @@ func (g *Groups[K, M]) fire(now time.Time) (time.Time, bool) {
 		g.makeReady(key, gr)
 	})
 	if g.shut && g.delayed == 0 {
-		// Gets waiting for the last delay return ErrShutDown if another
+		// Gets waiting for the last delay return ErrClosed if another
 		// took the key.
 		g.waiters.wakeAll()
 	}

@@ -36,7 +36,7 @@ type modelGroup struct {
 
 func (m *groupsModel) put(k int, msgs []int) error {
 	if m.shut {
-		return ErrShutDown
+		return ErrClosed
 	}
 	g := m.keys[k]
 	if g == nil {
@@ -321,7 +321,7 @@ func checkGroupsGet(t *testing.T, g *Groups[int, int], m *groupsModel, leases ma
 	}
 	if m.shut && !delayed {
 		_, err := g.Get(context.Background())
-		require.ErrorIs(t, err, ErrShutDown, "step %d", step)
+		require.ErrorIs(t, err, ErrClosed, "step %d", step)
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())

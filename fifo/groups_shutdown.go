@@ -6,13 +6,13 @@ import (
 	"github.com/pacerkit/pacer/internal/sched"
 )
 
-// ShutDown stops intake: Put returns ErrShutDown from now on. Everything
+// ShutDown stops intake: Put returns ErrClosed from now on. Everything
 // stored still flows: keys that are or become ready (a lease ended with
 // messages behind it, a delay that passed, a Release) are handed out by
-// Get, which waits while delays are pending and returns ErrShutDown once no
+// Get, which waits while delays are pending and returns ErrClosed once no
 // key is ready or delayed. Held keys stay held. If no delay is pending,
 // ShutDown also ends the timer goroutine and waits for it; otherwise a Get
-// that returns ErrShutDown, ShutDownWithDrain or Close does. ShutDown also
+// that returns ErrClosed, ShutDownWithDrain or Close does. ShutDown also
 // forces every ShutDownWithDrain waiting at that moment to return, without
 // waiting for the drain, as Queue.ShutDown does. ShutDown is idempotent.
 func (g *Groups[K, M]) ShutDown() {
@@ -59,8 +59,8 @@ func (g *Groups[K, M]) idleLoop() *sched.Loop {
 // ShutDownWithDrain shuts down like ShutDown, then waits until no key is
 // ready or delayed and no lease is out, so only held keys are left:
 // consumers must keep calling Get and ending their leases until Get returns
-// ErrShutDown. It then ends the timer goroutine and returns nil. If
-// ShutDown is called meanwhile it returns ErrShutDown at once, and if ctx
+// ErrClosed. It then ends the timer goroutine and returns nil. If
+// ShutDown is called meanwhile it returns ErrClosed at once, and if ctx
 // ends first it returns ctx.Err(); either way Groups stays shut down and
 // keeps draining, and a later ShutDownWithDrain waits again.
 func (g *Groups[K, M]) ShutDownWithDrain(ctx context.Context) error {
@@ -99,7 +99,7 @@ func (g *Groups[K, M]) checkDrained() {
 // held: after the lock is released, left is called with each key's
 // messages in Put order, in batches of at most MaxBatch as Get would have
 // leased them; ready keys come first, in ready order, then the delayed and
-// held ones in no particular order. Get returns ErrShutDown from then on
+// held ones in no particular order. Get returns ErrClosed from then on
 // and Release reports false. A lease still out may be ended afterwards: Ack
 // and Drop hand the messages behind it to left, Retry, Defer and Hold its
 // own messages too, on the caller's goroutine. left may be nil to discard

@@ -295,7 +295,7 @@ func TestGroupsShutDown(t *testing.T) {
 		drained := make(chan error, 1)
 		go func() { drained <- g.ShutDownWithDrain(context.Background()) }()
 		synctest.Wait()
-		require.ErrorIs(t, g.Put("d", 1), ErrShutDown)
+		require.ErrorIs(t, g.Put("d", 1), ErrClosed)
 		require.Empty(t, gets, "blocked Gets wait for the pending retry")
 		// The retry of c still comes due: one Get takes it, the other
 		// returns as nothing is left ready or delayed.
@@ -304,12 +304,12 @@ func TestGroupsShutDown(t *testing.T) {
 		if r1.err != nil {
 			r1, r2 = r2, r1
 		}
-		require.ErrorIs(t, r2.err, ErrShutDown)
+		require.ErrorIs(t, r2.err, ErrClosed)
 		require.NoError(t, r1.err)
 		lc = r1.l
 		require.Equal(t, Lease[string, int]{Key: "c", Messages: []int{20}, Attempt: 2, gr: lc.gr, token: lc.token}, lc)
 		_, err := g.Get(context.Background())
-		require.ErrorIs(t, err, ErrShutDown, "nothing ready or delayed: a and c are leased")
+		require.ErrorIs(t, err, ErrClosed, "nothing ready or delayed: a and c are leased")
 		g.Hold(lc)
 		require.Len(t, drained, 0, "a is still leased")
 		g.Ack(la)
@@ -352,7 +352,7 @@ func TestGroupsShutDownWithDrain(t *testing.T) {
 		require.NoError(t, <-drained)
 		require.Zero(t, g.Keys())
 		_, err := g.Get(context.Background())
-		require.ErrorIs(t, err, ErrShutDown)
+		require.ErrorIs(t, err, ErrClosed)
 	})
 }
 
@@ -388,8 +388,8 @@ func TestGroupsShutDownEndsDrain(t *testing.T) {
 		require.Empty(t, drained, "a is leased, b delayed")
 
 		g.ShutDown()
-		require.ErrorIs(t, <-drained, ErrShutDown, "ShutDown cut the drain short")
-		require.ErrorIs(t, <-drained, ErrShutDown, "every pending drain")
+		require.ErrorIs(t, <-drained, ErrClosed, "ShutDown cut the drain short")
+		require.ErrorIs(t, <-drained, ErrClosed, "every pending drain")
 		go func() { drained <- g.ShutDownWithDrain(context.Background()) }()
 		synctest.Wait()
 		require.False(t, g.Ack(la))
@@ -623,7 +623,7 @@ func TestGroupsClose(t *testing.T) {
 			require.Len(t, msgs, 1, "batches of MaxBatch")
 			left[key] = append(left[key], msgs...)
 		})
-		require.ErrorIs(t, <-blocked, ErrShutDown)
+		require.ErrorIs(t, <-blocked, ErrClosed)
 		require.Equal(t, map[string][]int{"delayed": {10, 11}, "held": {20, 21}}, left)
 		require.Equal(t, 3, g.Len(), "2, 31 and 41 wait behind leases")
 		require.False(t, g.Ack(lAcked))
@@ -633,8 +633,8 @@ func TestGroupsClose(t *testing.T) {
 		}, left)
 		require.Equal(t, GroupsStats{Messages: 3, Waiting: 1, Leases: 2, Keys: 2}, g.Stats(), "ready and ready2 are still leased")
 		_, err := g.Get(context.Background())
-		require.ErrorIs(t, err, ErrShutDown)
-		require.ErrorIs(t, g.Put("x", 1), ErrShutDown)
+		require.ErrorIs(t, err, ErrClosed)
+		require.ErrorIs(t, g.Put("x", 1), ErrClosed)
 		require.Empty(t, g.Held())
 		g.Close(func(string, []int) { t.Error("a second Close takes nothing back") })
 	})

@@ -156,7 +156,7 @@ func (q *Queue[K]) fire(now time.Time) (time.Time, bool) {
 // Get removes the first waiting key and marks it processing; the caller must
 // call Done with it. Get blocks while no key is waiting. Once the queue is
 // shut down, Get still hands out the keys left waiting, then returns
-// ErrShutDown. If ctx ends first, Get returns ctx.Err() and the queue is
+// ErrClosed. If ctx ends first, Get returns ctx.Err() and the queue is
 // unchanged.
 func (q *Queue[K]) Get(ctx context.Context) (K, error) {
 	var zero K
@@ -178,7 +178,7 @@ func (q *Queue[K]) Get(ctx context.Context) (K, error) {
 		}
 		if q.shut {
 			q.mu.Unlock()
-			return zero, ErrShutDown
+			return zero, ErrClosed
 		}
 		if !q.waiters.wait(&q.mu, done) {
 			q.mu.Unlock()
@@ -231,8 +231,8 @@ func (q *Queue[K]) Processing() int {
 // ShutDown stops intake and waits for the timer goroutine to end. After it,
 // Add and AddAfter are no-ops and pending AddAfter calls never fire; keys
 // already waiting, and dirty keys re-added by Done, are still handed out by
-// Get, which returns ErrShutDown once none is waiting. Callers blocked in
-// Get with nothing waiting return ErrShutDown. ShutDown also forces every
+// Get, which returns ErrClosed once none is waiting. Callers blocked in
+// Get with nothing waiting return ErrClosed. ShutDown also forces every
 // ShutDownWithDrain waiting at that moment to return, without waiting for
 // the drain, as client-go's does: a program that drains on a first signal
 // can exit on a second. ShutDown is idempotent.
@@ -268,8 +268,8 @@ func (q *Queue[K]) stopLoop() {
 
 // ShutDownWithDrain shuts the queue down like ShutDown, then waits until no
 // key is waiting or processing: consumers must keep calling Get and Done
-// until Get returns ErrShutDown. It returns nil once drained. If ShutDown
-// is called meanwhile it returns ErrShutDown at once, and if ctx ends first
+// until Get returns ErrClosed. It returns nil once drained. If ShutDown
+// is called meanwhile it returns ErrClosed at once, and if ctx ends first
 // it returns ctx.Err(); either way the queue stays shut down and keeps
 // draining, and a later ShutDownWithDrain waits again.
 func (q *Queue[K]) ShutDownWithDrain(ctx context.Context) error {

@@ -159,7 +159,7 @@ func TestQueueModel(t *testing.T) {
 }
 
 // checkQueueGet calls Get when the model has a key ready; otherwise it
-// checks that Get returns ErrShutDown after shutdown, or blocks until its
+// checks that Get returns ErrClosed after shutdown, or blocks until its
 // context is cancelled.
 func checkQueueGet(t *testing.T, q *Queue[int], m *queueModel, step int) {
 	t.Helper()
@@ -171,7 +171,7 @@ func checkQueueGet(t *testing.T, q *Queue[int], m *queueModel, step int) {
 	}
 	if m.shut {
 		_, err := q.Get(context.Background())
-		require.ErrorIs(t, err, ErrShutDown, "step %d", step)
+		require.ErrorIs(t, err, ErrClosed, "step %d", step)
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())

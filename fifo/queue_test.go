@@ -181,7 +181,7 @@ func TestQueueShutDown(t *testing.T) {
 		}()
 		synctest.Wait()
 		q.ShutDown()
-		require.ErrorIs(t, <-blocked, ErrShutDown)
+		require.ErrorIs(t, <-blocked, ErrClosed)
 		q.ShutDown() // idempotent
 
 		q = NewQueue[string](QueueConfig{})
@@ -201,7 +201,7 @@ func TestQueueShutDown(t *testing.T) {
 		require.Equal(t, "p", mustGet(t, q))
 		require.Equal(t, "a", mustGet(t, q))
 		_, err := q.Get(context.Background())
-		require.ErrorIs(t, err, ErrShutDown)
+		require.ErrorIs(t, err, ErrClosed)
 		require.Equal(t, 3, q.Processing())
 	})
 }
@@ -263,11 +263,11 @@ func TestQueueShutDownEndsDrain(t *testing.T) {
 		go func() { drained <- q.ShutDownWithDrain(context.Background()) }()
 		synctest.Wait()
 		_, err := q.Get(context.Background())
-		require.ErrorIs(t, err, ErrShutDown, "shutting down, nothing waiting")
+		require.ErrorIs(t, err, ErrClosed, "shutting down, nothing waiting")
 		require.Empty(t, drained, "foo and bar are processing")
 
 		q.ShutDown()
-		require.ErrorIs(t, <-drained, ErrShutDown, "ShutDown cut the drain short")
+		require.ErrorIs(t, <-drained, ErrClosed, "ShutDown cut the drain short")
 		go func() { drained <- q.ShutDownWithDrain(context.Background()) }()
 		synctest.Wait()
 		q.Done(foo)

@@ -9,11 +9,17 @@
 //	several limits at once (per account AND global)           All
 //	pace an http.Client and obey 429/503 Retry-After          Transport
 //	hand a 429/503 the Transport returned to a pacer Runner   CheckResponse, LimitError
-//	read a Retry-After header safely                          RetryAfter, ParseRetryAfter
-//	one limit, or one per account, shared by every instance   redisrate.New, redisrate.NewKeyed
+//	read a Retry-After header safely                          HeaderRetryAfter, ParseRetryAfter
+//	one limit, or one per account, shared by every instance   redisrate.NewBucket, redisrate.NewKeyed
 //
 // Limiter (Wait) is what the rest of pacer consumes; Pauser (PauseFor) is
 // how a Retry-After reaches a limiter. Bucket and Keyed.For implement both.
+//
+// Names: HeaderRetryAfter reads the Retry-After of a response's header and
+// ParseRetryAfter parses one value, while pacer.RetryAfter, a different
+// thing, marks a handler's error. Package redis/redisrate mirrors this
+// package's names for the shared forms: NewBucket(BucketConfig) returns a
+// *Bucket, NewKeyed(KeyedConfig) a *Keyed.
 //
 // # With a pacer Runner
 //
@@ -58,7 +64,8 @@
 //   - Memory: Keyed keeps a bucket only for keys used within IdleTTL of
 //     being full again (or paused, or waited on), and gives the memory of
 //     dropped keys back.
-//   - RetryAfter never yields a negative wait or one above its cap.
+//   - HeaderRetryAfter and ParseRetryAfter never yield a negative wait or
+//     one above their cap.
 //   - Concurrency: every type is safe for concurrent use. None owns a
 //     goroutine, so none needs Close; time comes from the Clock in each
 //     config (default clock.New(), which works inside testing/synctest).

@@ -53,11 +53,11 @@ func ExampleBucketConfig_adaptive() {
 	// 9
 }
 
-func ExampleRetryAfter() {
+func ExampleHeaderRetryAfter() {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	for _, v := range []string{"120", "Sun, 01 Mar 2026 12:00:30 GMT", "Sun, 01 Mar 2026 11:00:00 GMT", "-5", "86400"} {
 		h := http.Header{"Retry-After": {v}}
-		d, ok := ratelimit.RetryAfter(h, now)
+		d, ok := ratelimit.HeaderRetryAfter(h, now)
 		fmt.Printf("%-30q %v %v\n", v, d, ok)
 	}
 	// Output:

@@ -43,12 +43,12 @@ func (e *LimitError) Error() string {
 //		return err
 //	}
 //
-// The Retry-After header is read with RetryAfter(resp.Header, time.Now()).
+// The Retry-After header is read with HeaderRetryAfter(resp.Header, time.Now()).
 // CheckResponse neither reads nor closes resp.Body.
 func CheckResponse(resp *http.Response) error {
 	if resp == nil || (resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) {
 		return nil
 	}
-	d, _ := RetryAfter(resp.Header, time.Now())
+	d, _ := HeaderRetryAfter(resp.Header, time.Now())
 	return &LimitError{StatusCode: resp.StatusCode, RetryAfter: d}
 }

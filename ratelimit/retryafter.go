@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// DefaultMaxRetryAfter is the longest Retry-After that RetryAfter accepts.
+// DefaultMaxRetryAfter is the longest Retry-After that HeaderRetryAfter accepts.
 // A server asking for more is treated as not having said when to retry.
 const DefaultMaxRetryAfter = time.Hour
 
-// RetryAfter is shorthand for ParseRetryAfter(h.Get("Retry-After"), now,
+// HeaderRetryAfter is shorthand for ParseRetryAfter(h.Get("Retry-After"), now,
 // DefaultMaxRetryAfter).
-func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+func HeaderRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	return ParseRetryAfter(h.Get("Retry-After"), now, DefaultMaxRetryAfter)
 }
 

@@ -54,10 +54,10 @@ func TestParseRetryAfter(t *testing.T) {
 
 func TestRetryAfterHeader(t *testing.T) {
 	h := http.Header{}
-	_, ok := ratelimit.RetryAfter(h, raNow)
+	_, ok := ratelimit.HeaderRetryAfter(h, raNow)
 	require.False(t, ok)
 	h.Set("Retry-After", "5")
-	d, ok := ratelimit.RetryAfter(h, raNow)
+	d, ok := ratelimit.HeaderRetryAfter(h, raNow)
 	require.True(t, ok)
 	require.Equal(t, 5*time.Second, d)
 }

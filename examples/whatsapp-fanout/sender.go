@@ -106,7 +106,7 @@ func (h *httpSender) post(ctx context.Context, path, key string, in, out any) (*
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
-		d, ok := ratelimit.RetryAfter(resp.Header, time.Now())
+		d, ok := ratelimit.HeaderRetryAfter(resp.Header, time.Now())
 		if !ok {
 			d = time.Minute
 		}

@@ -6,7 +6,8 @@
 // the Runner's own Limiter does not make a call pay twice.
 //
 // A Call is the context node itself rather than a context.WithValue, so the
-// handler's ctx costs one allocation, as a plain attempt number did.
+// handler's ctx costs one allocation, as a context.WithValue carrying the
+// attempt number alone would.
 package callctx
 
 import (
@@ -22,7 +23,7 @@ import (
 // afterwards.
 //
 // The fields are laid out to fit 48 bytes, the allocation size class of
-// the context.WithValue node that carried the attempt number alone.
+// the context.WithValue node that would carry the attempt number alone.
 type Call struct {
 	context.Context
 	// Paid is the limiter from which the Runner took one token for the

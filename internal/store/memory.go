@@ -31,7 +31,7 @@ func NewMemory[K comparable, V any](maxBatch int, clk clock.Clock) (*Memory[K, V
 
 // stopped turns fifo's shutdown error into ErrStopped.
 func stopped(err error) error {
-	if errors.Is(err, fifo.ErrShutDown) {
+	if errors.Is(err, fifo.ErrClosed) {
 		return ErrStopped
 	}
 	return err

@@ -128,105 +128,41 @@
 // the Finish's, so it leases exactly what a Claim right after the Finish
 // would, with the same care for values added meanwhile.
 //
-// # Round trips
-//
-// go test -run '^$' -bench 'Select1|Add|Claim' -count 5, on a local
-// PostgreSQL 15 (fsync and synchronous_commit on) on a 2-core machine
-// shared with other work (load average 2 to 6); each figure next to
-// BenchmarkSelect1 of the same run, 59-73 µs:
-//
-//	Add, one value, to a new key (notifies)      263-327 µs   4.2-4.6x SELECT 1
-//	Add, one value, to a key ready already       236-274 µs   3.7-4.3x
-//	Add from 8 goroutines, per Add                88-167 µs
-//	a caller's INSERT in its transaction         257-337 µs
-//	the same INSERT and an AddTx                  388-463 µs
-//	Claim of one key, 100 values over 10 keys     389-462 µs
-//	Claim of one key, 10^6 values, 10^5 keys      374-414 µs   0.81-1.06x the above
+// # Costs
 //
 // An Add is one statement in its own transaction: one round trip, and a
-// commit that waits for the disk, which is most of its time. River's
-// single insert, measured the same way on this kind of machine, takes
-// about 840 µs against 113 µs for a SELECT 1 (7.4x). AddTx is one
+// commit that waits for the disk, which is most of its time. AddTx is one
 // statement inside the caller's transaction, with no round trip of its
-// own beyond it and no savepoint (TestRunnerAddTxRoundTrips counts them). A
-// Claim reads the ready keys through a partial index in ready order, so
-// its cost follows the keys that are ready, not the backlog behind them.
-//
-// # Throughput
-//
-// TestMeasureThroughput (PACER_BENCH=1), end to end: 20,000 values over
-// 1,000 keys, 20 each, worked by 2 OS processes of a pacer Runner with 4
-// workers each, strict mode (MaxBatch 1: one handler call and one Ack per
-// value), a no-op handler, on a local PostgreSQL 15 (fsync and
-// synchronous_commit on) on a 2-core machine shared with other work (load
-// average 3 to 6), rounds of the code before the shared Acks and of this
-// one taken in turn. Before: 2,610-3,470 values/s in 5 rounds, with 360-420
-// µs of server CPU and 125-150 µs of client CPU per value. Now: 4,490-8,050
-// values/s (6,680, 4,490, 7,480, 8,050, 7,350), with 133-143 µs of server
-// and 55-57 µs of client CPU per value; the SELECT 1 round trips of the
-// same rounds, from 8 goroutines, ran at 31,600-45,900 a second, so a value
-// costs 4 to 8 of them. Flights carry 3 to 4 Acks, one per worker, and
-// commit about once per flight: the work is bound by the CPU that the two
-// processes and the server share with each other and with the machine's
-// other work (190 µs of CPU per value leave at most about 10,000 values/s
-// to 2 idle cores), and by the time a commit waits for the disk, once per
-// flight per process.
-//
-// With pacer's Config.AckInBackground, a worker takes its next batch
-// while its Ack commits, and the Acks of the workers that no longer wait
-// for them share larger flights: in rounds taken in turn with those
-// without it (load average about 2), 8,090-13,910 values/s, all but one
-// over 13,300, with 85-88 µs of server and 29-32 µs of client CPU per
-// value, against 6,070-6,990 (152-172 µs and 60-69 µs) without it.
-//
-// 12 more rounds at load average under 1: 6,240-7,380 values/s, 11 of
-// them at 6,500 or more. 17 before those (load average 0.2 to 2.2):
-// 4,810-7,470 values/s, 8 of them at 6,500 or more, with 142-212 µs of
-// server and 58-88 µs of client CPU per value: the same work took up to
-// half as much CPU again from one round to the next, at a load average
-// under 2. A profile of the server (perf) spreads that CPU over the
-// executor's start and run of the two statements of a flight (about 30%),
-// the commit and its fdatasync (7%) and the network (13%), with no single
-// hot spot; connecting without TLS changed nothing measurable. Nor did
-// the notifications, which a busy Store sends every 5 ms (see Wake-ups)
-// and every listening process receives: in rounds taken in turn, 8 of
-// each, with 500 ms between them (next to none) the rounds ran at
-// 5,740-7,110 values/s (6,510 on average), with 5 ms at 5,070-7,080
-// (6,090); and 20 rounds of each with a Store that notified only while a
-// Wait of any process slept, told by advisory locks, ran at 5,250-7,220
-// (6,530) against 5,070-7,180 (6,370). Notifying only then would save
-// the work with many processes, each of whose notifications every other
-// receives; it is not done, since it would have each sleeping Wait keep
-// a connection of its own.
-//
-// BenchmarkThroughput, the same backlog worked by 2 Stores of 4 workers
-// each without a Runner, in turn with the code before (load average 5 to
-// 8): a worker that ends each lease with FinishAndClaim and leases one key
-// at a time, as a Runner's does, 7,030-7,770 values/s (before:
-// 2,430-2,680); with four keys per Claim, 5,570-6,170 (3,510-3,910); a
-// Finish and then a Claim, four keys per Claim, 3,890-4,660 (3,140-3,440);
-// one key per Claim, 1,920-2,620 (2,430-2,780): its Claims commit alone,
-// and its Finishes take turns in flights.
+// own beyond it and no savepoint (TestRunnerAddTxRoundTrips counts them).
+// A Claim reads the ready keys through a partial index in ready order, so
+// its cost follows the keys it reads and leases, not the backlog behind
+// them: O(k log n) for k keys of a queue of n. The Acks of a flight share
+// one statement and one commit. Figures, each against a SELECT 1 of the
+// same run, end-to-end throughput with and without
+// pacer.Config.AckInBackground, and the commands that reproduce them:
+// BENCHMARKS.md at the repository root.
 //
 // # Wake-ups
 //
 // Workers sleep in Wait, and changes wake them by LISTEN/NOTIFY on the
 // schema's channel, with the queue's name as payload, from every process.
-// Add, Finish, Release and Redrive notify when they make a key ready
-// sooner; they do so soon after their statement committed, from a
-// goroutine of the Store that sends the notifications of all queues
-// changed meanwhile in one statement, at most once per 5 ms (the first
-// after a quiet spell at once): a Store whose changes keep coming wakes the
-// Waits of every process, which costs the server and each listening
-// process some work, at most 200 times a second. They do not notify inside
-// their own statement, because a transaction that notifies holds a lock of
-// the whole PostgreSQL cluster while it commits, so notifying writes would
-// wait for the disk one at a time. AddTx does notify in its statement: only
+// Add, Finish, Release and Redrive notify when they make a key ready sooner;
+// they do so soon after their statement committed, from a goroutine of the
+// Store that sends the notifications of all queues changed meanwhile in one
+// statement, at most once per 5 ms (the first after a quiet spell at once): a
+// Store whose changes keep coming wakes the Waits of every process, which
+// costs the server and each listening process some work, at most 200 times a
+// second. Notifying only while a Wait of some process sleeps would save that
+// work where many processes listen; it is not done, since each sleeping Wait
+// would then keep a connection of its own. They do not notify inside their
+// own statement, because a transaction that notifies holds a lock of the
+// whole PostgreSQL cluster while it commits, so notifying writes would wait
+// for the disk one at a time. AddTx does notify in its statement: only
 // PostgreSQL knows when the caller's transaction commits.
 //
 // A Store listens on one connection of its own, taken from the pool for
-// good by the first Wait (so it no longer counts against the pool's size)
-// and closed by Close; its goroutine wakes the Waits of the queue named,
+// good by the first Wait (the pool may open another in its place) and
+// closed by Close; its goroutine wakes the Waits of the queue named,
 // and reopens the connection if it fails. Notifications are a hint on top
 // of a poll: a Wait reads when the queue's next key is ready and sleeps
 // until then or until d at most; and every Config.PollInterval the

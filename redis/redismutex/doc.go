@@ -164,41 +164,15 @@
 // PX (with GET, which answers a held lock's holder) and INCR of the fence;
 // GET and DEL, to delete the lock only if it is still the caller's. The
 // fence must outlive the lock, so it is a key of its own, and Redis 7.0
-// has no command that deletes a key only if it holds a value. The figures
-// are multiples of a PING on the same client (x-ping-med of go test
-// -bench 'Ping|Two|LockUnlock' -benchtime 20000x, the median over pairs
-// of alternating rounds of 64 calls of their round time over PING's),
-// serially and with 8 calls in flight: 8 runs, Go 1.26, against the local
-// redis-server 7.0.15 on a 2-core VM at load average 1.3 to 1.6, PING 38-48
-// µs serially:
-//
-//	benchmark                                  serial       8 in flight
-//	TryLock + Unlock of a free key             2.16-2.36    1.90-2.19
-//	TwoFunctions ("return 1", twice)           1.99-2.10    1.94-2.03
-//	TwoFunctions/twoScripts (EVALSHA, twice)   2.04-2.12    2.05-2.15
-//	TwoFunctions/commands (the four commands)  2.15-2.33    1.72-1.92
-//
-// The medians over the runs: TryLock + Unlock 2.21 serially and 2.13 in
-// flight, the four commands alone 2.17 and 1.91. Serially the lock costs
-// what its commands cost, within the noise of the machine, and is at or
-// under 2.2x in 3 runs of 8 (2.20-2.23x in 4 more); in flight, in every
-// run. The two functions take 2.8 µs of
-// the server's time each on average (INFO commandstats), two PINGs 0.2
-// µs; the client's side of the lock, the token from crypto/rand, the
-// names and the renewals' bookkeeping, costs what a PING's own does
-// beside it (by a CPU profile of the benchmark).
+// has no command that deletes a key only if it holds a value.
 //
 // The renewals stay off that path: TryLock pushes the lock on a heap
-// under a mutex, Unlock takes it off, and neither touches a timer, nor
-// wakes the renewal loop but for the first lock after a quiet spell of
-// TTL/3: a loop that found its heap empty and slept without a timer was
-// woken by each TryLock of a caller that locked and unlocked in turn (a
-// thread, on an idle core), 0.1-0.3x of a PING serially. A timer per lock
-// (time.AfterFunc) cost more: arming a timer that becomes the runtime's
-// earliest wakes a thread blocked in the network poller, which added
-// 3.6-5.8 µs to the next round trip, a PING of 20-23 µs
-// (TestMeasureTimerBeforeRoundTrip, with PACER_BENCH=1). The Context of a
-// Lock is made only when asked for, and the functions' commands are built
-// in one slice of arguments: 19 allocations (896 B) per TryLock and
-// Unlock in the benchmark.
+// under a mutex and Unlock takes it off; neither arms a timer of the
+// runtime (one goroutine per Locker times every renewal on one timer), and
+// only the first lock after a quiet spell of TTL/3 wakes that goroutine.
+// The Context of a Lock is made only when asked for.
+//
+// Figures, against a PING of the same run and against the four commands
+// alone, and the commands that reproduce them: BENCHMARKS.md at the
+// repository root.
 package redismutex

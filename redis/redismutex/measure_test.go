@@ -14,17 +14,16 @@ import (
 	"github.com/pacerkit/pacer/redis/redismutex"
 )
 
-// TestMeasureTimerBeforeRoundTrip times round trips to a redis-server of
-// its own, one at a time, in turn: a PING; a PING just after arming a
-// timer of the runtime as far away as a renewal (time.AfterFunc at
-// DefaultTTL/3), as TryLock would with a timer per lock, before Unlock's
-// round trip; and a PING just after stopping it, as Unlock would. Then,
-// on a Locker, TryLock and Unlock in turn with a PING. It prints the
-// medians. Arming a timer that becomes the runtime's earliest wakes a
-// thread blocked in the network poller, and the next round trip pays for
-// it (about 6 µs of a 21 µs PING here), which is why a Locker times the
-// renewals of all its locks with one timer. A measurement: run it with
-// PACER_BENCH=1.
+// TestMeasureTimerBeforeRoundTrip times round trips to a redis-server of its
+// own, one at a time, in turn: a PING; a PING just after arming a timer of
+// the runtime as far away as a renewal (time.AfterFunc at DefaultTTL/3), as
+// TryLock would with a timer per lock, before Unlock's round trip; and a PING
+// just after stopping it, as Unlock would. Then, on a Locker, TryLock and
+// Unlock in turn with a PING. It prints the medians. Arming a timer that
+// becomes the runtime's earliest wakes a thread blocked in the network
+// poller, and the next round trip pays for it (see BENCHMARKS.md), which is
+// why a Locker times the renewals of all its locks with one timer. A
+// measurement: run it with PACER_BENCH=1.
 func TestMeasureTimerBeforeRoundTrip(t *testing.T) {
 	if os.Getenv("PACER_BENCH") != "1" {
 		t.Skip("a measurement: set PACER_BENCH=1 to run it")

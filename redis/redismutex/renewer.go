@@ -47,15 +47,15 @@ type lease struct {
 // timer until the earliest thing to do, so that taking and releasing a
 // lock costs a heap push and a heap removal under a mutex, and no timer
 // of the runtime: arming one, that becomes the runtime's earliest, wakes
-// a thread blocked in the network poller, which cost 3.6-5.8 µs on the
-// next round trip, a PING of about 21 µs, in TestMeasureTimerBeforeRoundTrip.
+// a thread blocked in the network poller, which the next round trip pays
+// for (TestMeasureTimerBeforeRoundTrip; see BENCHMARKS.md).
 //
 // Nor, mostly, does it wake the loop. A loop that finds no lease goes on
 // ticking every TTL/3 while locks keep coming (one came since its last
 // run), and sleeps without a timer only after a whole tick with none: a
 // lock's first renewal is due TTL/3 after it, never before the next tick,
 // so only the first lock after an idle spell wakes the loop. Sleeping at
-// once on an empty heap made every lock of a caller that locks and
+// once on an empty heap would make every lock of a caller that locks and
 // unlocks in turn wake it: the loop would run after the Unlock, find the
 // heap empty again, and need the next lock to wake it, a goroutine wake
 // (a thread, on an idle core) per lock.

@@ -31,11 +31,11 @@ func BenchmarkPing(b *testing.B) {
 	redistest.PingVersusPing(b, c)
 }
 
-// BenchmarkAllow runs Limiter.Allow (one FCALL of take.lua) and reports
+// BenchmarkAllow runs Bucket.Allow (one FCALL of take.lua) and reports
 // its time as a multiple of a PING's (x-ping).
 func BenchmarkAllow(b *testing.B) {
 	c := benchClient(b)
-	l, err := redisrate.New(b.Context(), c, redisrate.Config{Rate: huge, Burst: huge, Name: "bench"})
+	l, err := redisrate.NewBucket(b.Context(), c, redisrate.BucketConfig{Rate: huge, Burst: huge, Name: "bench"})
 	require.NoError(b, err)
 	ctx := context.Background()
 	allow := func(int64) error {
@@ -48,11 +48,11 @@ func BenchmarkAllow(b *testing.B) {
 	redistest.VersusPing(b, c, allow)
 }
 
-// BenchmarkWait runs Limiter.Wait, which never sleeps at a huge rate, and
+// BenchmarkWait runs Bucket.Wait, which never sleeps at a huge rate, and
 // reports its time as a multiple of a PING's (x-ping).
 func BenchmarkWait(b *testing.B) {
 	c := benchClient(b)
-	l, err := redisrate.New(b.Context(), c, redisrate.Config{Rate: huge, Burst: huge, Name: "bench"})
+	l, err := redisrate.NewBucket(b.Context(), c, redisrate.BucketConfig{Rate: huge, Burst: huge, Name: "bench"})
 	require.NoError(b, err)
 	ctx := context.Background()
 	wait := func(int64) error { return l.Wait(ctx) }

@@ -30,7 +30,7 @@ type server interface {
 	pauseFor(ctx context.Context, us int64) error
 }
 
-// bucket is one shared bucket as seen from one Limiter or KeyLimiter
+// bucket is one shared bucket as seen from one Bucket or KeyLimiter
 // value: its Redis side, plus the pause set through this value, which
 // holds this value's own waiters even before Redis hears of it.
 type bucket struct {
@@ -45,7 +45,7 @@ type bucket struct {
 
 type errorHolder struct{ err error }
 
-// allow takes an event if one is there now; see Limiter.Allow.
+// allow takes an event if one is there now; see Bucket.Allow.
 func (b *bucket) allow(ctx context.Context) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -63,7 +63,7 @@ func (b *bucket) allow(ctx context.Context) (bool, error) {
 	return delay == 0, nil
 }
 
-// wait waits for an event; see Limiter.Wait.
+// wait waits for an event; see Bucket.Wait.
 func (b *bucket) wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -142,7 +142,7 @@ func (b *bucket) giveBack(ctx context.Context, tat int64) {
 	_ = b.srv.release(ctx, tat)
 }
 
-// pause pauses the bucket for d; see Limiter.Pause.
+// pause pauses the bucket for d; see Bucket.Pause.
 func (b *bucket) pause(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
@@ -166,7 +166,7 @@ func (b *bucket) pause(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// pauseFor is pause without a ctx; see Limiter.PauseFor.
+// pauseFor is pause without a ctx; see Bucket.PauseFor.
 func (b *bucket) pauseFor(d time.Duration) {
 	if d <= 0 {
 		return

@@ -63,7 +63,7 @@ func (f *fakeServer) calls() (takes, released, paused []int64) {
 // newFakeBucket returns a bucket on f. Call it inside the bubble: its
 // local clock starts there.
 func newFakeBucket(t *testing.T, f *fakeServer, failOpen bool) *bucket {
-	s, err := newShape("Config", 1, 1, "fake", "", failOpen)
+	s, err := newShape("BucketConfig", 1, 1, "fake", "", failOpen)
 	require.NoError(t, err)
 	return &bucket{srv: f, s: s}
 }

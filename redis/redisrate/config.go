@@ -26,9 +26,9 @@ const (
 // every time it computes stays an exact integer in a Lua number (53 bits).
 const maxSpan = 1 << 50
 
-// Config configures a Limiter: one bucket shared by every Limiter on the
+// BucketConfig configures a Bucket: one bucket shared by every Bucket on the
 // same Redis with the same Prefix and Name.
-type Config struct {
+type BucketConfig struct {
 	// Rate is the number of events per second, shared by every instance,
 	// in [MinRate, MaxRate]. It is required.
 	Rate float64
@@ -66,12 +66,12 @@ type KeyedConfig struct {
 	// the key, in the name encoding of the package doc. It must not
 	// contain a brace. The default is DefaultPrefix.
 	Prefix string
-	// FailOpen is as in Config, for every key.
+	// FailOpen is as in BucketConfig, for every key.
 	FailOpen bool
 }
 
-// shape is what a Config or a KeyedConfig turns into once validated: what
-// every bucket of a Limiter or a Keyed shares.
+// shape is what a BucketConfig or a KeyedConfig turns into once validated: what
+// every bucket of a Bucket or a Keyed shares.
 type shape struct {
 	name     string // Name, for errors
 	tag      string // "{Prefix:rate:Name}:" in the name encoding, which starts every key
@@ -87,8 +87,8 @@ type shape struct {
 	nanos timing.Nanos
 }
 
-func (c Config) shape() (*shape, error) {
-	return newShape("Config", c.Rate, c.Burst, c.Name, c.Prefix, c.FailOpen)
+func (c BucketConfig) shape() (*shape, error) {
+	return newShape("BucketConfig", c.Rate, c.Burst, c.Name, c.Prefix, c.FailOpen)
 }
 
 func (c KeyedConfig) shape() (*shape, error) {
@@ -137,7 +137,7 @@ func newShape(typ string, rate float64, burst int, name, prefix string, failOpen
 	}, nil
 }
 
-// limiterKeys returns the names of a Limiter's tat and pause keys.
+// limiterKeys returns the names of a Bucket's tat and pause keys.
 func (s *shape) limiterKeys() (tat, pause string) { return s.tag + "tat", s.tag + "pause" }
 
 // keyedKeys returns the names of the tat and pause keys of a Keyed's key.

@@ -3,15 +3,19 @@
 // GCRA, with a pause that any instance can set and every instance obeys.
 //
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-//	notion, err := redisrate.New(ctx, c, redisrate.Config{Rate: 3, Burst: 3, Name: "notion"})
+//	notion, err := redisrate.NewBucket(ctx, c, redisrate.BucketConfig{Rate: 3, Burst: 3, Name: "notion"})
 //
-// A Limiter is a ratelimit.Limiter (Wait) and a ratelimit.Pauser
+// The names mirror package ratelimit's: NewBucket(BucketConfig) returns a
+// *Bucket, NewKeyed(KeyedConfig) a *Keyed, as ratelimit.NewBucket and
+// ratelimit.NewKeyed do, for the same ideas shared by every instance.
+//
+// A Bucket is a ratelimit.Limiter (Wait) and a ratelimit.Pauser
 // (PauseFor), so it goes wherever a ratelimit.Bucket goes: a pacer
 // Config.Limiter, a ratelimit.Transport, or both, the same value. A 429 or
 // 503 with Retry-After that the Transport receives, or a handler's
 // pacer.PauseAll, then pauses every instance, not just this one. Keyed is
-// the per-key form (per-account limits): Keyed.For(key) is a Limiter and
-// Pauser of one key.
+// the per-key form (per-account limits): Keyed.For(key) is a
+// ratelimit.Limiter and ratelimit.Pauser of one key.
 //
 // # One function per call
 //
@@ -30,7 +34,7 @@
 // pause.lua; a Wait whose ctx ends gives its turn back with release.lua.
 // The scripts, with their KEYS and ARGV, are in lua/.
 //
-// The calls of one Limiter (or KeyLimiter) value share round trips when
+// The calls of one Bucket (or KeyLimiter) value share round trips when
 // many come at once: up to 4 fly at a time, each alone, as above; the
 // calls that come meanwhile wait for one of them to land, and then go
 // together in one call of takes.lua, which takes their events in the
@@ -41,7 +45,7 @@
 // Keyed.For does.
 //
 // The four, with bucket.lua, the code they share, make up one Redis
-// function library, "pacer_rate_" and a hash of its code, which New and
+// function library, "pacer_rate_" and a hash of its code, which NewBucket and
 // NewKeyed load into the server (into every master of a cluster), and a
 // call loads again where it reports the library missing: after a restart
 // without persistence or FUNCTION FLUSH, or on a new node; then it calls
@@ -68,7 +72,7 @@
 //     at most min(Burst, Rate·d) events pass at once when a pause of d
 //     ends. A Wait that took its turn before the pause and is sleeping in
 //     another process goes at its turn: a process hears of a pause on its
-//     next round trip. In the process, and Limiter or KeyLimiter value,
+//     next round trip. In the process, and Bucket or KeyLimiter value,
 //     that set the pause, every Wait and Allow is held from the moment
 //     Pause is called, even if Redis cannot be told: no Wait of that value
 //     returns during the pause, and one whose turn falls in it takes a new
@@ -90,7 +94,7 @@
 //
 // # Keys
 //
-// A Limiter has two keys, "{Prefix:rate:Name}:tat" and
+// A Bucket has two keys, "{Prefix:rate:Name}:tat" and
 // "{Prefix:rate:Name}:pause"; a Keyed's key k has "{Prefix:rate:Name}:tat:k"
 // and "{Prefix:rate:Name}:pause:k". Both are strings of microseconds of the
 // server's clock. The hash tag "{Prefix:rate:Name}" keeps each function's keys
@@ -107,10 +111,10 @@
 // they are, "{pacer:rate:notion}". So two buckets of different Prefix or
 // Name share no key. That rests on three things: an escaped part holds no
 // ":", so the ":" in the braces split them back into the three; no part
-// holds a brace (New and NewKeyed refuse one), so the key's first "}"
+// holds a brace (NewBucket and NewKeyed refuse one), so the key's first "}"
 // ends them; and what follows is "tat" or "pause", which hold no ":", or
 // either and ":" before a Keyed's key, so the first ":" after the braces
-// tells which, and a Limiter's keys are never a Keyed's. The stores of
+// tells which, and a Bucket's keys are never a Keyed's. The stores of
 // package redisstore write two parts in their braces, and the locks of
 // redismutex "lock" as the second, so none of their keys is a bucket's.
 //
@@ -124,7 +128,7 @@
 //
 // # Failures
 //
-// New and NewKeyed check the server before they return, within their ctx:
+// NewBucket and NewKeyed check the server before they return, within their ctx:
 // they dial it once and wait for PING's reply, read its version (HELLO),
 // and load and call the function library. A wrong address, a server older
 // than 7.0, or a user not allowed FUNCTION LOAD or FCALL fails there, at
@@ -143,7 +147,7 @@
 // reply was lost takes two turns: one event fewer, never one more.
 //
 // Allow fails closed by default: it answers false with the error, so an
-// outage of Redis stops the events it guards. With Config.FailOpen it
+// outage of Redis stops the events it guards. With BucketConfig.FailOpen it
 // answers true with the error: the service keeps going, but while Redis is
 // down nothing limits it, in any process (each lets every event through),
 // and only the remote's own limits (429 with Retry-After, which a
@@ -173,9 +177,7 @@
 // the same run and against go-redis/redis_rate, and the command that
 // reproduces them: BENCHMARKS.md at the repository root.
 //
-// Allow and Wait allocate 4 times per call (168 B), all in go-redis, two
-// fewer than a PING: their commands are built, and the arguments boxed,
-// when the Limiter is made; a call that waits for a flight allocates two
-// more. Keyed.Allow builds its key's names and command on every call (12
-// allocations, 664 B) and does not share; Keyed.For builds them once.
+// Allow and Wait build their commands, and box the arguments, when the
+// Bucket is made. Keyed.Allow builds its key's names and command on every
+// call and does not share round trips; Keyed.For builds them once.
 package redisrate

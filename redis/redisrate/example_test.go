@@ -12,13 +12,13 @@ import (
 )
 
 // One remote API's quota, shared by every instance of a service: the same
-// Limiter paces a Runner's calls and the requests they make, and a 429
+// Bucket paces a Runner's calls and the requests they make, and a 429
 // with Retry-After that any instance receives pauses all of them.
 func Example() {
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer c.Close()
-	notion, err := redisrate.New(ctx, c, redisrate.Config{Rate: 3, Burst: 3, Name: "notion"})
+	notion, err := redisrate.NewBucket(ctx, c, redisrate.BucketConfig{Rate: 3, Burst: 3, Name: "notion"})
 	if err != nil {
 		panic(err)
 	}
@@ -59,11 +59,11 @@ func ExampleKeyed_For() {
 
 // Allow for a decision that must not wait, failing closed when Redis
 // cannot be reached.
-func ExampleLimiter_Allow() {
+func ExampleBucket_Allow() {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer c.Close()
 	ctx := context.Background()
-	signups, err := redisrate.New(ctx, c, redisrate.Config{Rate: 5, Burst: 20, Name: "signups"})
+	signups, err := redisrate.NewBucket(ctx, c, redisrate.BucketConfig{Rate: 5, Burst: 20, Name: "signups"})
 	if err != nil {
 		panic(err)
 	}

@@ -18,7 +18,7 @@ import (
 // 20 events, each followed by a check of both keys.
 func TestKeysExpireAtTheirValuesSecond(t *testing.T) {
 	c := redistest.Client(t)
-	s, err := newShape("Config", 20, 4, "expiry", "pacertest-"+t.Name(), false)
+	s, err := newShape("BucketConfig", 20, 4, "expiry", "pacertest-"+t.Name(), false)
 	require.NoError(t, err)
 	r := newRemote(c, s, s.tag+"tat", s.tag+"pause", true)
 	ctx := context.Background()

@@ -7,7 +7,7 @@ import (
 	"github.com/pacerkit/pacer/internal/flight"
 )
 
-// The takes of one Limiter (or KeyLimiter) value share function calls
+// The takes of one Bucket (or KeyLimiter) value share function calls
 // once more than maxFlying come at the same time (see package
 // internal/flight): a take alone goes as take.lua, as it would without
 // this; several go as one call of takes.lua, which takes their events in

@@ -59,7 +59,7 @@ func TestFlightOfTakesKeepsDeadlines(t *testing.T) {
 // last's.
 func TestTakesLikeTakeInTurn(t *testing.T) {
 	c := redistest.Client(t)
-	s, err := newShape("Config", 10, 3, "takes", "pacertest-"+t.Name(), false)
+	s, err := newShape("BucketConfig", 10, 3, "takes", "pacertest-"+t.Name(), false)
 	require.NoError(t, err)
 	r := newRemote(c, s, s.tag+"tat", s.tag+"pause", false)
 	t.Cleanup(func() { _ = c.Del(context.Background(), r.tat, r.pause).Err() })

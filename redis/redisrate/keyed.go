@@ -17,7 +17,7 @@ var (
 
 // A Keyed is a set of shared buckets, one per key, all alike: a
 // per-account or per-user limit that holds across every process sharing
-// its Redis, Prefix and Name. Each key's bucket works as a Limiter's does.
+// its Redis, Prefix and Name. Each key's bucket works as a Bucket's does.
 //
 // A key's state lives in Redis only while it matters: its tat key expires
 // within a second of the bucket being full again, its pause key within a
@@ -34,7 +34,7 @@ type Keyed struct {
 }
 
 // NewKeyed returns a Keyed of cfg's shared buckets on client, once it
-// made sure, within ctx, that client's server can hold them, as New does;
+// made sure, within ctx, that client's server can hold them, as NewBucket does;
 // otherwise, or if cfg is not valid, an error that names the server's
 // address, or the first invalid field, and what is wrong.
 func NewKeyed(ctx context.Context, client redis.UniversalClient, cfg KeyedConfig) (*Keyed, error) {
@@ -52,12 +52,12 @@ func NewKeyed(ctx context.Context, client redis.UniversalClient, cfg KeyedConfig
 }
 
 // Allow takes one event of key if its bucket has one now and no pause of
-// key is in effect; see Limiter.Allow.
+// key is in effect; see Bucket.Allow.
 func (k *Keyed) Allow(ctx context.Context, key string) (bool, error) {
 	return k.bucket(key).allow(ctx)
 }
 
-// Wait blocks until one event of key may happen; see Limiter.Wait. A
+// Wait blocks until one event of key may happen; see Bucket.Wait. A
 // pause of key set after Wait took its turn does not hold it (only a
 // KeyLimiter's own waiters hear of its pauses).
 func (k *Keyed) Wait(ctx context.Context, key string) error {
@@ -65,7 +65,7 @@ func (k *Keyed) Wait(ctx context.Context, key string) error {
 }
 
 // PauseKey holds every event of key, in every process, for d; see
-// Limiter.Pause.
+// Bucket.Pause.
 func (k *Keyed) PauseKey(ctx context.Context, key string, d time.Duration) error {
 	return k.bucket(key).pause(ctx, d)
 }
@@ -90,7 +90,7 @@ func (k *Keyed) init(b *bucket, key string, ahead bool) {
 	tat, pause := k.s.keyedKeys(key)
 	r := newRemote(k.c, k.s, tat, pause, ahead)
 	b.srv = r
-	if ahead { // a KeyLimiter's calls share flights, as a Limiter's do
+	if ahead { // a KeyLimiter's calls share flights, as a Bucket's do
 		b.srv = newFlights(r, k.s.clk.Now)
 	}
 	b.s = k.s
@@ -98,24 +98,24 @@ func (k *Keyed) init(b *bucket, key string, ahead bool) {
 	b.keyed = true
 }
 
-// A KeyLimiter is one key of a Keyed, with the methods of a Limiter. It
+// A KeyLimiter is one key of a Keyed, with the methods of a Bucket. It
 // is safe for concurrent use. Get one from Keyed.For.
 type KeyLimiter struct {
 	b bucket
 }
 
-// Allow is Keyed.Allow for the key; see Limiter.Allow.
+// Allow is Keyed.Allow for the key; see Bucket.Allow.
 func (l *KeyLimiter) Allow(ctx context.Context) (bool, error) { return l.b.allow(ctx) }
 
-// Wait is Keyed.Wait for the key; see Limiter.Wait, which says how a pause
+// Wait is Keyed.Wait for the key; see Bucket.Wait, which says how a pause
 // set through this value holds its waiters.
 func (l *KeyLimiter) Wait(ctx context.Context) error { return l.b.wait(ctx) }
 
-// Pause is Keyed.PauseKey for the key; see Limiter.Pause.
+// Pause is Keyed.PauseKey for the key; see Bucket.Pause.
 func (l *KeyLimiter) Pause(ctx context.Context, d time.Duration) error { return l.b.pause(ctx, d) }
 
 // PauseFor is Pause without a ctx or an error, for ratelimit.Pauser; see
-// Limiter.PauseFor.
+// Bucket.PauseFor.
 func (l *KeyLimiter) PauseFor(d time.Duration) { l.b.pauseFor(d) }
 
 // Err returns the error of the last PauseFor, nil if it reached Redis or

@@ -96,7 +96,7 @@ func TestKeyedExpiry(t *testing.T) {
 	})
 }
 
-// TestKeyLimiter: For(key) is a Limiter and Pauser of that key alone.
+// TestKeyLimiter: For(key) is a ratelimit.Limiter and ratelimit.Pauser of that key alone.
 func TestKeyLimiter(t *testing.T) {
 	t.Parallel()
 	c := client(t)

@@ -11,36 +11,36 @@ import (
 )
 
 var (
-	_ ratelimit.Limiter = (*Limiter)(nil)
-	_ ratelimit.Pauser  = (*Limiter)(nil)
+	_ ratelimit.Limiter = (*Bucket)(nil)
+	_ ratelimit.Pauser  = (*Bucket)(nil)
 )
 
-// A Limiter controls how often an event may happen across every process
-// that shares its Redis, Prefix and Name: one bucket of Config.Burst events
-// refilled at Config.Rate per second, held in Redis and paced by GCRA.
+// A Bucket controls how often an event may happen across every process
+// that shares its Redis, Prefix and Name: one bucket of BucketConfig.Burst events
+// refilled at BucketConfig.Rate per second, held in Redis and paced by GCRA.
 // See the package doc for the guarantees, the keys and the failures.
 //
 // Allow takes an event now or refuses; Wait waits for one. Both make one
-// round trip, which the calls of one Limiter value that come at the same
+// round trip, which the calls of one Bucket value that come at the same
 // time share (see the package doc). Pause and PauseFor hold every
 // process's events for a while.
 //
-// A Limiter is safe for concurrent use. Use New; the zero value is not
+// A Bucket is safe for concurrent use. Use NewBucket; the zero value is not
 // usable. It owns no goroutine and nothing to close: the client is the
 // caller's.
-type Limiter struct {
+type Bucket struct {
 	b bucket
 }
 
-// New returns a Limiter of cfg's shared bucket on client, once it made
+// NewBucket returns a Bucket of cfg's shared bucket on client, once it made
 // sure, within ctx, that client's server can hold it: that it answers, is
 // Redis 7.0 or later, and lets client's user load and call the package's
 // functions, which it loads. Otherwise, or if cfg is not valid, it returns
 // an error that names the server's address, or the first invalid field,
 // and what is wrong.
-func New(ctx context.Context, client redis.UniversalClient, cfg Config) (*Limiter, error) {
+func NewBucket(ctx context.Context, client redis.UniversalClient, cfg BucketConfig) (*Bucket, error) {
 	if client == nil {
-		return nil, errors.New("redisrate: New needs a client, got nil")
+		return nil, errors.New("redisrate: NewBucket needs a client, got nil")
 	}
 	s, err := cfg.shape()
 	if err != nil {
@@ -49,7 +49,7 @@ func New(ctx context.Context, client redis.UniversalClient, cfg Config) (*Limite
 	if err := check(ctx, client); err != nil {
 		return nil, err
 	}
-	l := &Limiter{}
+	l := &Bucket{}
 	l.b.s = s
 	tat, pause := s.limiterKeys()
 	l.b.srv = newFlights(newRemote(client, s, tat, pause, true), s.clk.Now)
@@ -58,11 +58,11 @@ func New(ctx context.Context, client redis.UniversalClient, cfg Config) (*Limite
 
 // Allow takes one event if the bucket has one now and no pause is in
 // effect, in one round trip, and reports whether it did. A pause set
-// through this Limiter value refuses at once, without asking Redis.
+// through this Bucket value refuses at once, without asking Redis.
 //
-// If Redis cannot be reached, Allow returns Config.FailOpen and an error
+// If Redis cannot be reached, Allow returns BucketConfig.FailOpen and an error
 // naming the package and the bucket; if ctx ends first, false and ctx.Err().
-func (l *Limiter) Allow(ctx context.Context) (bool, error) { return l.b.allow(ctx) }
+func (l *Bucket) Allow(ctx context.Context) (bool, error) { return l.b.allow(ctx) }
 
 // Wait blocks until one event may happen. One round trip to Redis takes
 // the event's turn, now or later, and Wait sleeps until it on a local
@@ -74,13 +74,13 @@ func (l *Limiter) Allow(ctx context.Context) (bool, error) { return l.b.allow(ct
 //   - ctx.Err() if ctx ends first (having given the turn back if it
 //     safely could, see the package doc);
 //   - an error naming the package and the bucket if Redis cannot be
-//     reached, whatever Config.FailOpen says.
+//     reached, whatever BucketConfig.FailOpen says.
 //
-// A Wait whose turn falls in a pause set through this Limiter value after
+// A Wait whose turn falls in a pause set through this Bucket value after
 // it took the turn sleeps until the pause ends, then takes another turn
 // (a second round trip): no Wait of this value returns nil during a pause
 // set through it.
-func (l *Limiter) Wait(ctx context.Context) error { return l.b.wait(ctx) }
+func (l *Bucket) Wait(ctx context.Context) error { return l.b.wait(ctx) }
 
 // Pause holds every event of the bucket, in every process, for d from now
 // on the server's clock, in one round trip: Allow refuses and Wait sleeps
@@ -89,16 +89,16 @@ func (l *Limiter) Wait(ctx context.Context) error { return l.b.wait(ctx) }
 // min(Burst, Rate·d) events pass at once when it ends. d <= 0 does
 // nothing.
 //
-// This Limiter value holds its own Waits and Allows from the moment Pause
+// This Bucket value holds its own Waits and Allows from the moment Pause
 // is called, even if Redis cannot be reached; then Pause returns an error
 // naming the package and the bucket, and other processes are not paused.
-func (l *Limiter) Pause(ctx context.Context, d time.Duration) error { return l.b.pause(ctx, d) }
+func (l *Bucket) Pause(ctx context.Context, d time.Duration) error { return l.b.pause(ctx, d) }
 
 // PauseFor is Pause without a ctx or an error, for ratelimit.Pauser (so
 // for ratelimit.Transport and a pacer Runner's PauseAll): its round trip
 // is bounded by one second, and its error is kept for Err.
-func (l *Limiter) PauseFor(d time.Duration) { l.b.pauseFor(d) }
+func (l *Bucket) PauseFor(d time.Duration) { l.b.pauseFor(d) }
 
 // Err returns the error of the last PauseFor, nil if it reached Redis or
 // if there was none.
-func (l *Limiter) Err() error { return l.b.err() }
+func (l *Bucket) Err() error { return l.b.err() }

@@ -16,18 +16,18 @@ import (
 	"github.com/pacerkit/pacer/redis/redisrate"
 )
 
-// newLimiter returns a Limiter of cfg on c; cfg.Name defaults to "api".
-func newLimiter(t testing.TB, c redis.UniversalClient, cfg redisrate.Config) *redisrate.Limiter {
+// newLimiter returns a Bucket of cfg on c; cfg.Name defaults to "api".
+func newLimiter(t testing.TB, c redis.UniversalClient, cfg redisrate.BucketConfig) *redisrate.Bucket {
 	t.Helper()
 	if cfg.Name == "" {
 		cfg.Name = "api"
 	}
-	l, err := redisrate.New(t.Context(), c, cfg)
+	l, err := redisrate.NewBucket(t.Context(), c, cfg)
 	require.NoError(t, err)
 	return l
 }
 
-// tatKey and pauseKey are the names of a Limiter's keys.
+// tatKey and pauseKey are the names of a Bucket's keys.
 func tatKey(p, name string) string   { return redisname.KeyPrefix(p, "rate", name) + "tat" }
 func pauseKey(p, name string) string { return redisname.KeyPrefix(p, "rate", name) + "pause" }
 
@@ -54,7 +54,7 @@ func TestAllowBurstThenRefuse(t *testing.T) {
 	t.Parallel()
 	c := client(t)
 	p := prefix(t, c)
-	l := newLimiter(t, c, redisrate.Config{Rate: 0.1, Burst: 5, Prefix: p}) // a token per 10 s: none comes back during the test
+	l := newLimiter(t, c, redisrate.BucketConfig{Rate: 0.1, Burst: 5, Prefix: p}) // a token per 10 s: none comes back during the test
 	ctx := context.Background()
 	for i := range 5 {
 		ok, err := l.Allow(ctx)
@@ -67,7 +67,7 @@ func TestAllowBurstThenRefuse(t *testing.T) {
 	require.InDelta(t, 50*time.Second, ttl, float64(2*time.Second), "tat should expire when the bucket is full again: 5 tokens at 10 s each")
 }
 
-// TestRatePacesWaiters: Waits from several goroutines on two Limiter values
+// TestRatePacesWaiters: Waits from several goroutines on two Bucket values
 // pass no more than Burst + Rate·t events in a span t of the server's
 // clock, and not far fewer.
 func TestRatePacesWaiters(t *testing.T) {
@@ -75,9 +75,9 @@ func TestRatePacesWaiters(t *testing.T) {
 	c1, c2 := client(t), client(t)
 	p := prefix(t, c1)
 	const rate, burst, events = 50, 5, 45
-	ls := []*redisrate.Limiter{
-		newLimiter(t, c1, redisrate.Config{Rate: rate, Burst: burst, Prefix: p}),
-		newLimiter(t, c2, redisrate.Config{Rate: rate, Burst: burst, Prefix: p}),
+	ls := []*redisrate.Bucket{
+		newLimiter(t, c1, redisrate.BucketConfig{Rate: rate, Burst: burst, Prefix: p}),
+		newLimiter(t, c2, redisrate.BucketConfig{Rate: rate, Burst: burst, Prefix: p}),
 	}
 	start := serverTime(t, c1)
 	var left atomic.Int64
@@ -100,7 +100,7 @@ func TestRatePacesWaiters(t *testing.T) {
 	require.Less(t, took, least+2*time.Second, "%d events in %v: far slower than the rate", events, took)
 }
 
-// TestManyCallersAtOnce: calls of one Limiter value from more goroutines
+// TestManyCallersAtOnce: calls of one Bucket value from more goroutines
 // than fly alone share function calls (see flight.go) and still take
 // exactly what the bucket has: Allow no more and no fewer than the burst,
 // Wait at the rate.
@@ -120,7 +120,7 @@ func TestManyCallersAtOnce(t *testing.T) {
 		wg.Wait()
 	}
 
-	l := newLimiter(t, c, redisrate.Config{Rate: 0.1, Burst: 50, Prefix: prefix(t, c)})
+	l := newLimiter(t, c, redisrate.BucketConfig{Rate: 0.1, Burst: 50, Prefix: prefix(t, c)})
 	var allowed atomic.Int64
 	run(func() error {
 		for range 8 {
@@ -137,7 +137,7 @@ func TestManyCallersAtOnce(t *testing.T) {
 	require.Equal(t, int64(50), allowed.Load(), "128 Allows at once of a burst of 50")
 
 	const rate, burst, events = 100, 5, 80
-	w := newLimiter(t, c, redisrate.Config{Rate: rate, Burst: burst, Prefix: prefix(t, c)})
+	w := newLimiter(t, c, redisrate.BucketConfig{Rate: rate, Burst: burst, Prefix: prefix(t, c)})
 	start := serverTime(t, c)
 	run(func() error {
 		for range events / goroutines {
@@ -153,13 +153,13 @@ func TestManyCallersAtOnce(t *testing.T) {
 	require.Less(t, took, least+2*time.Second, "%d events in %v: far slower than the rate", events, took)
 }
 
-// TestSharedBudget: two Limiter values (two clients, as two processes)
+// TestSharedBudget: two Bucket values (two clients, as two processes)
 // with one Name take from one bucket; another Name has its own.
 func TestSharedBudget(t *testing.T) {
 	t.Parallel()
 	c1, c2 := client(t), client(t)
 	p := prefix(t, c1)
-	cfg := redisrate.Config{Rate: 0.1, Burst: 4, Prefix: p}
+	cfg := redisrate.BucketConfig{Rate: 0.1, Burst: 4, Prefix: p}
 	a, b := newLimiter(t, c1, cfg), newLimiter(t, c2, cfg)
 	require.Equal(t, 3, allowN(t, a, 3))
 	require.Equal(t, 1, allowN(t, b, 3), "b should get what a left: one event")
@@ -169,13 +169,13 @@ func TestSharedBudget(t *testing.T) {
 	require.Equal(t, 4, allowN(t, newLimiter(t, c2, cfg), 5), "another Name is another bucket")
 }
 
-// TestPauseShared: a pause set through one Limiter value holds another
+// TestPauseShared: a pause set through one Bucket value holds another
 // one's Allow and Wait; a shorter pause never shortens a longer one.
 func TestPauseShared(t *testing.T) {
 	t.Parallel()
 	c1, c2 := client(t), client(t)
 	p := prefix(t, c1)
-	cfg := redisrate.Config{Rate: 100, Burst: 10, Prefix: p}
+	cfg := redisrate.BucketConfig{Rate: 100, Burst: 10, Prefix: p}
 	a, b := newLimiter(t, c1, cfg), newLimiter(t, c2, cfg)
 	ctx := context.Background()
 
@@ -207,7 +207,7 @@ func TestPauseEndsAndEmpties(t *testing.T) {
 	p := prefix(t, c1)
 	ctx := context.Background()
 
-	fast := redisrate.Config{Rate: 1000, Burst: 10, Prefix: p, Name: "fast"}
+	fast := redisrate.BucketConfig{Rate: 1000, Burst: 10, Prefix: p, Name: "fast"}
 	a, b := newLimiter(t, c1, fast), newLimiter(t, c2, fast)
 	const pause = 300 * time.Millisecond
 	start := time.Now()
@@ -215,7 +215,7 @@ func TestPauseEndsAndEmpties(t *testing.T) {
 	require.NoError(t, b.Wait(ctx))
 	require.GreaterOrEqual(t, time.Since(start), pause, "Wait returned during the pause")
 
-	slow := redisrate.Config{Rate: 0.1, Burst: 10, Prefix: p, Name: "slow"}
+	slow := redisrate.BucketConfig{Rate: 0.1, Burst: 10, Prefix: p, Name: "slow"}
 	a, b = newLimiter(t, c1, slow), newLimiter(t, c2, slow)
 	require.NoError(t, a.Pause(ctx, 50*time.Millisecond))
 	eventually(t, "the pause to end", func() bool { return c1.Exists(ctx, pauseKey(p, "slow")).Val() == 0 })
@@ -228,7 +228,7 @@ func TestWaitDeadline(t *testing.T) {
 	t.Parallel()
 	c := client(t)
 	p := prefix(t, c)
-	l := newLimiter(t, c, redisrate.Config{Rate: 2, Burst: 1, Prefix: p})
+	l := newLimiter(t, c, redisrate.BucketConfig{Rate: 2, Burst: 1, Prefix: p})
 	ctx := context.Background()
 	require.Equal(t, 1, allowN(t, l, 1))
 	before := c.Get(ctx, tatKey(p, "api")).Val()
@@ -253,7 +253,7 @@ func TestWaitCancelGivesBack(t *testing.T) {
 	t.Parallel()
 	c := client(t)
 	p := prefix(t, c)
-	l := newLimiter(t, c, redisrate.Config{Rate: 0.1, Burst: 1, Prefix: p})
+	l := newLimiter(t, c, redisrate.BucketConfig{Rate: 0.1, Burst: 1, Prefix: p})
 	ctx := context.Background()
 	tat := func() string { return c.Get(ctx, tatKey(p, "api")).Val() }
 	require.Equal(t, 1, allowN(t, l, 1))
@@ -289,7 +289,7 @@ func TestWaitCanceledFirst(t *testing.T) {
 	t.Parallel()
 	c := client(t)
 	p := prefix(t, c)
-	l := newLimiter(t, c, redisrate.Config{Rate: 1, Prefix: p})
+	l := newLimiter(t, c, redisrate.BucketConfig{Rate: 1, Prefix: p})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	require.ErrorIs(t, l.Wait(ctx), context.Canceled)
@@ -300,15 +300,15 @@ func TestWaitCanceledFirst(t *testing.T) {
 
 // TestRedisUnreachable: once Redis is gone, Allow fails closed (or open
 // with FailOpen), Wait returns the error either way, and every error
-// names the package. A pause still holds this Limiter value.
+// names the package. A pause still holds this Bucket value.
 func TestRedisUnreachable(t *testing.T) {
 	t.Parallel()
 	srv := redistest.StartServer(t)
 	c := dial(t, &redis.Options{Addr: srv.Addr(), MaxRetries: -1, DialerRetries: 1})
 	ctx := context.Background()
-	limiters := map[bool]*redisrate.Limiter{}
+	limiters := map[bool]*redisrate.Bucket{}
 	for _, open := range []bool{false, true} {
-		limiters[open] = newLimiter(t, c, redisrate.Config{Rate: 10, Name: "down", FailOpen: open})
+		limiters[open] = newLimiter(t, c, redisrate.BucketConfig{Rate: 10, Name: "down", FailOpen: open})
 	}
 	k, err := redisrate.NewKeyed(t.Context(), c, redisrate.KeyedConfig{Rate: 10, Name: "down"})
 	require.NoError(t, err)
@@ -338,7 +338,7 @@ func TestRedisUnreachable(t *testing.T) {
 func TestFunctionsFlushed(t *testing.T) {
 	t.Parallel()
 	c := dial(t, &redis.Options{Addr: redistest.StartServer(t).Addr()})
-	l := newLimiter(t, c, redisrate.Config{Rate: 0.1, Burst: 2})
+	l := newLimiter(t, c, redisrate.BucketConfig{Rate: 0.1, Burst: 2})
 	ctx := context.Background()
 	require.Equal(t, 1, allowN(t, l, 1))
 	require.NoError(t, c.FunctionFlush(ctx).Err())
@@ -348,36 +348,36 @@ func TestFunctionsFlushed(t *testing.T) {
 	require.Equal(t, int64(1), c.Exists(ctx, pauseKey("pacer", "api")).Val())
 }
 
-// TestConfigErrors: New and NewKeyed name the field that is wrong, before
+// TestConfigErrors: NewBucket and NewKeyed name the field that is wrong, before
 // they look for the server.
 func TestConfigErrors(t *testing.T) {
 	t.Parallel()
 	c := redistest.Unreachable(t)
 	for _, tc := range []struct {
-		cfg  redisrate.Config
+		cfg  redisrate.BucketConfig
 		want string
 	}{
-		{redisrate.Config{Name: "a"}, "redisrate: Config.Rate must be in [1e-09, 1e+06], got 0"},
-		{redisrate.Config{Rate: -1, Name: "a"}, "Config.Rate"},
-		{redisrate.Config{Rate: 2e6, Name: "a"}, "Config.Rate"},
-		{redisrate.Config{Rate: 1, Burst: -1, Name: "a"}, "redisrate: Config.Burst must be >= 0, got -1"},
-		{redisrate.Config{Rate: 1e-9, Burst: 2, Name: "a"}, "redisrate: Config.Burst must be at most 1"},
-		{redisrate.Config{Rate: 1}, "redisrate: Config.Name is required"},
-		{redisrate.Config{Rate: 1, Name: "a{b"}, "redisrate: Config.Name \"a{b\" has a brace"},
-		{redisrate.Config{Rate: 1, Name: "a", Prefix: "p}"}, "redisrate: Config.Prefix \"p}\" has a brace"},
+		{redisrate.BucketConfig{Name: "a"}, "redisrate: BucketConfig.Rate must be in [1e-09, 1e+06], got 0"},
+		{redisrate.BucketConfig{Rate: -1, Name: "a"}, "BucketConfig.Rate"},
+		{redisrate.BucketConfig{Rate: 2e6, Name: "a"}, "BucketConfig.Rate"},
+		{redisrate.BucketConfig{Rate: 1, Burst: -1, Name: "a"}, "redisrate: BucketConfig.Burst must be >= 0, got -1"},
+		{redisrate.BucketConfig{Rate: 1e-9, Burst: 2, Name: "a"}, "redisrate: BucketConfig.Burst must be at most 1"},
+		{redisrate.BucketConfig{Rate: 1}, "redisrate: BucketConfig.Name is required"},
+		{redisrate.BucketConfig{Rate: 1, Name: "a{b"}, "redisrate: BucketConfig.Name \"a{b\" has a brace"},
+		{redisrate.BucketConfig{Rate: 1, Name: "a", Prefix: "p}"}, "redisrate: BucketConfig.Prefix \"p}\" has a brace"},
 	} {
-		_, err := redisrate.New(t.Context(), c, tc.cfg)
+		_, err := redisrate.NewBucket(t.Context(), c, tc.cfg)
 		require.ErrorContains(t, err, tc.want, "%+v", tc.cfg)
 		_, err = redisrate.NewKeyed(t.Context(), c, redisrate.KeyedConfig(tc.cfg))
 		require.ErrorContains(t, err, "redisrate: KeyedConfig.")
 	}
-	_, err := redisrate.New(t.Context(), nil, redisrate.Config{Rate: 1, Name: "a"})
-	require.ErrorContains(t, err, "redisrate: New needs a client")
-	_, err = redisrate.New(t.Context(), client(t), redisrate.Config{Rate: 1, Name: "a"})
+	_, err := redisrate.NewBucket(t.Context(), nil, redisrate.BucketConfig{Rate: 1, Name: "a"})
+	require.ErrorContains(t, err, "redisrate: NewBucket needs a client")
+	_, err = redisrate.NewBucket(t.Context(), client(t), redisrate.BucketConfig{Rate: 1, Name: "a"})
 	require.NoError(t, err, "Burst and Prefix have defaults")
 }
 
-// TestNewUnreachable: New and NewKeyed of a wrong address fail at once,
+// TestNewUnreachable: NewBucket and NewKeyed of a wrong address fail at once,
 // well before a ctx of a second ends (go-redis' default retries take
 // about 1.7 s), with the address and what is missing.
 func TestNewUnreachable(t *testing.T) {
@@ -386,9 +386,9 @@ func TestNewUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 	want := "redisrate: " + c.Options().Addr + ": not reachable: dial tcp "
-	_, err := redisrate.New(ctx, c, redisrate.Config{Rate: 1, Name: "a"})
+	_, err := redisrate.NewBucket(ctx, c, redisrate.BucketConfig{Rate: 1, Name: "a"})
 	require.ErrorContains(t, err, want)
 	_, err = redisrate.NewKeyed(ctx, c, redisrate.KeyedConfig{Rate: 1, Name: "a"})
 	require.ErrorContains(t, err, want)
-	require.NoError(t, ctx.Err(), "New waited for ctx's deadline")
+	require.NoError(t, ctx.Err(), "NewBucket waited for ctx's deadline")
 }

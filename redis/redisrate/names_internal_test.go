@@ -8,7 +8,7 @@ import (
 	"github.com/pacerkit/pacer/redis/internal/redistest"
 )
 
-// The keys of a Limiter and of a Keyed's key, of any Prefix, Name and key
+// The keys of a Bucket and of a Keyed's key, of any Prefix, Name and key
 // (with ":", "%", the package's words, empty or long, a key with braces
 // too), are never those of another bucket, and those of one Name share
 // one hash tag.
@@ -19,7 +19,7 @@ func TestNamesNeverCollide(t *testing.T) {
 		if name == "" {
 			return // refused
 		}
-		s, err := newShape("Config", 1, 1, name, prefix, false)
+		s, err := newShape("BucketConfig", 1, 1, name, prefix, false)
 		require.NoError(t, err)
 		if prefix == "" {
 			prefix = DefaultPrefix

@@ -16,8 +16,8 @@ func TestPrefixesShareNothing(t *testing.T) {
 	t.Parallel()
 	c := client(t)
 	p := prefix(t, c)
-	a := newLimiter(t, c, redisrate.Config{Rate: 0.1, Prefix: p, Name: "eu:rate:notion"})
-	b := newLimiter(t, c, redisrate.Config{Rate: 0.1, Prefix: p + ":rate:eu", Name: "notion"})
+	a := newLimiter(t, c, redisrate.BucketConfig{Rate: 0.1, Prefix: p, Name: "eu:rate:notion"})
+	b := newLimiter(t, c, redisrate.BucketConfig{Rate: 0.1, Prefix: p + ":rate:eu", Name: "notion"})
 	require.Equal(t, 1, allowN(t, a, 2))
 	require.Equal(t, 1, allowN(t, b, 1), "the second bucket was the first's")
 

@@ -34,7 +34,7 @@ func runChild() int {
 	}
 	c := redis.NewClient(opt)
 	defer c.Close()
-	l, err := redisrate.New(context.Background(), c, redisrate.Config{Rate: 0.1, Burst: 10, Name: "procs", Prefix: os.Getenv(childEnv)})
+	l, err := redisrate.NewBucket(context.Background(), c, redisrate.BucketConfig{Rate: 0.1, Burst: 10, Name: "procs", Prefix: os.Getenv(childEnv)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -13,13 +13,13 @@ import (
 )
 
 // TestRunnerPauseAllPausesEveryInstance: a pacer Runner whose
-// Config.Limiter is a Limiter pauses it on PauseAll, and so pauses another
-// instance's Limiter of the same Name; the Runner retries after the pause.
+// Config.Limiter is a Bucket pauses it on PauseAll, and so pauses another
+// instance's Bucket of the same Name; the Runner retries after the pause.
 func TestRunnerPauseAllPausesEveryInstance(t *testing.T) {
 	t.Parallel()
 	c1, c2 := client(t), client(t)
 	p := prefix(t, c1)
-	cfg := redisrate.Config{Rate: 100, Burst: 10, Name: "remote", Prefix: p}
+	cfg := redisrate.BucketConfig{Rate: 100, Burst: 10, Name: "remote", Prefix: p}
 	here, there := newLimiter(t, c1, cfg), newLimiter(t, c2, cfg)
 
 	calls := make(chan time.Time, 2)

@@ -67,7 +67,7 @@ type remote struct {
 	s          *shape
 	tat, pause string
 	// take.lua for Allow and for a Wait without a deadline, when built
-	// ahead (by a Limiter or a KeyLimiter), else nil.
+	// ahead (by a Bucket or a KeyLimiter), else nil.
 	allow, wait []any
 }
 

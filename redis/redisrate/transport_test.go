@@ -16,13 +16,13 @@ import (
 
 // TestTransportPausesEveryInstance: a 429 with Retry-After that one
 // instance's ratelimit.Transport receives pauses the shared bucket, so
-// another instance's Limiter of the same Name holds too; the Transport
+// another instance's Bucket of the same Name holds too; the Transport
 // retries after the pause.
 func TestTransportPausesEveryInstance(t *testing.T) {
 	t.Parallel()
 	c1, c2 := client(t), client(t)
 	p := prefix(t, c1)
-	cfg := redisrate.Config{Rate: 100, Burst: 10, Name: "remote", Prefix: p}
+	cfg := redisrate.BucketConfig{Rate: 100, Burst: 10, Name: "remote", Prefix: p}
 	here, there := newLimiter(t, c1, cfg), newLimiter(t, c2, cfg)
 
 	var mu sync.Mutex

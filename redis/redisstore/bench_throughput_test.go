@@ -3,7 +3,6 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,9 +78,9 @@ func TestMeasureThroughput(t *testing.T) {
 			}
 			require.Equal(t, values, handled, "every value handled once")
 			perValue := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / values }
-			fmt.Printf("throughput %s round %d: %d values in %v: %.0f values/s; per value: %.2f scripts, %.1f commands, CPU: server %.1f µs, processes %.1f µs (load average %s)\n",
+			fmt.Printf("throughput %s round %d: %d values in %v: %.0f values/s; per value: %.2f scripts, %.1f commands, CPU: server %.1f µs, processes %.1f µs\n",
 				mode.name, round, values, took.Round(time.Millisecond), values/took.Seconds(),
-				float64(scripts)/values, float64(cmds)/values, perValue(server), perValue(procCPU), loadAverage())
+				float64(scripts)/values, float64(cmds)/values, perValue(server), perValue(procCPU))
 		}
 	}
 }
@@ -134,16 +133,6 @@ func serverCPU(t *testing.T, c *redis.Client) time.Duration {
 		}
 	}
 	return time.Duration(total * float64(time.Second))
-}
-
-// loadAverage returns the machine's load average over the last minute,
-// or "?" where it cannot be read.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Fields(string(b))[0]
 }
 
 func assertNoError(t *testing.T, err error) {

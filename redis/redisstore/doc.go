@@ -43,8 +43,8 @@
 // in the queue's hash, in one function of three commands (TIME, RPUSH and
 // HINCRBY). The count covers the inbox, so that an Add with
 // store.AddParams.MaxValues checks its bound against every value stored,
-// with one HGET more, in the same function call. Every other function that reads or
-// changes the keys' values or state (Claim, Finish, FinishAndClaim,
+// with one HGET more, in the same function call. Every other function
+// that reads or changes the keys' values or state (Claim, Finish, FinishAndClaim,
 // Release, Stats, Redrive) first folds the inbox into the keys, each Add
 // as it would have been applied at its own time: its values join its
 // key's list, each stamped with that time, and its key becomes ready, or
@@ -53,9 +53,8 @@
 // values are in Redis: durability does not wait for the fold. A fold does
 // at most 4,096 elements of the inbox (a larger single Add whole), and a
 // function that finds more left replies so and is called again before it
-// does its work, so that no call stalls the server for long: 100,000
-// Adds of 10 values each, made while no worker ran, take about 350 calls
-// to fold.
+// does its work, so that no call stalls the server for long: a backlog
+// of n elements in the inbox folds in about n/4,096 calls.
 //
 // # Finish calls share a function call
 //
@@ -67,10 +66,9 @@
 // next: it ends their leases in the order they came, then claims for all
 // of them at once and gives each its share. A call that comes alone goes
 // at once; under load, when a Runner's workers finish batches faster than
-// a round trip, one call serves several of them (more than two on average
-// in the throughput measurement below). The keys their leases leave with values
-// go behind the keys already waiting before any of them claims, as they
-// would if the calls ran one after the other.
+// a round trip, one call serves several of them. The keys their leases
+// leave with values go behind the keys already waiting before any of them
+// claims, as they would if the calls ran one after the other.
 //
 // # Data model
 //
@@ -169,9 +167,8 @@
 // appendfsync always loses nothing; everysec up to a second).
 //
 // A pacer Runner on a Store rides out an outage of Redis. Add returns the
-// error at once (with the options above, in about 0.1 ms here) and the
-// value is not accepted, though an Add whose reply was lost may have
-// stored it; the workers claim again after the Runner's Retry backoff,
+// error at once (with the options above) and the value is not accepted,
+// though an Add whose reply was lost may have stored it; the workers claim again after the Runner's Retry backoff,
 // capped at its LeaseTTL; a handler whose lease was not renewed in time
 // has its ctx cancelled with pacer.ErrLeaseLost by the Runner's own clock,
 // before Redis could lease the key to another, whatever go-redis does with
@@ -202,96 +199,7 @@
 // stored value carries 17 bytes of time; an Add waiting in the inbox, 4
 // elements more.
 //
-// # Performance
-//
-// Measured on a 2-core virtual machine shared with other work (load
-// average 2 to 8 during the runs), each against a redis-server 7.0 of the
-// measurement's own, without persistence; every figure is a range over
-// six runs, and an operation is compared with a PING in the same run,
-// which is the figure that counts on a shared machine.
-//
-// Add, one value ready at once (bench_test.go, go test -bench 'Ping|Add'
-// -benchtime=20000x -count=3: alternating rounds of 64 Adds and 64 PINGs;
-// x-ping over all rounds, and the median of the rounds' own ratios):
-//
-//	                          serial              8 in flight
-//	PING                      22-51 µs            12-25 µs per call
-//	PING against PING         0.88-1.05x          0.93-1.02x
-//	Add, 1 value, Wait 0      0.89-1.39x PING     1.19-1.34x PING
-//	  median of the rounds    1.01-1.26x          1.18-1.31x
-//
-// Three more runs on a quieter machine (load average 3, PING 44-50 µs
-// serial): 1.21-1.37x serial, 1.20-1.24x in flight.
-//
-// Ten more runs on a quiet machine (load average 1, PING 46-68 µs
-// serial): 1.02-1.16x serial (medians of the rounds 0.98-1.13x),
-// 1.18-1.25x in flight.
-//
-// In flight, Add meets the 1.8x aimed at in every run. Serially, the ten
-// quiet runs met the 1.2x aimed at, and 11 of the 18 loaded ones (13 of
-// 18 by their median round), whose misses are by up to 0.2x. What bounds it: an Add must run two commands on the server,
-// TIME, for the server's time to the microsecond (XADD's IDs have
-// milliseconds only, and the conformance suite holds deadlines and
-// First to the microsecond), and RPUSH, to store its values (and a third
-// since, HINCRBY, to count them); and on this
-// machine a command that a function runs costs about a tenth of a PING's
-// round trip, far more than its CPU time, as the server runs cold between
-// two requests. In runs taken in turn with these (medians of the rounds,
-// serial), an empty function costs 1.04-1.05x PING, one that runs LLEN
-// 1.12-1.13x and one that runs TIME 1.15x, while Add, called through the
-// Store or directly, costs 1.19-1.24x. Add used to update its key's list,
-// hash and sets itself, in a script run with EVALSHA: 1.09-1.57x serial
-// and 1.37-1.55x in flight in three runs the same day, against the
-// shared test server.
-//
-// The other figures are tests that print them, run with PACER_BENCH=1
-// (go test -run TestMeasure -v):
-//
-//   - Throughput (TestMeasureThroughput): 20,000 values over 500 keys
-//     added, then handled by 2 OS processes (the test binary run again)
-//     of one Runner with 4 workers each and a no-op handler, timed from a
-//     go signal to an empty store. Strict mode (MaxBatch 1, one handler
-//     call per value): 14,600-25,000 values/s in 18 rounds, every one
-//     above the 12,600 aimed at. A value costs 0.42 function calls in
-//     all, the test's own Stats included (so a shared finish call serves
-//     more than two workers on average), and 17 commands run by the
-//     server (INFO commandstats), 26-30 µs of the server's CPU time and
-//     20-36 µs of the processes'; the first calls fold the 20,000 Adds. Before the inbox and the shared finish calls, a value cost
-//     1.02 scripts, 39-47 µs of the server's CPU and 34-47 µs of the
-//     processes', and rounds ran at 9,900-23,300 values/s the same day
-//     (6,100-11,100 at load average 9 to 11 before that). Three more
-//     rounds at load average 1: 18,500-21,500 values/s, 34-37 µs of the
-//     server's CPU per value. With pacer's Config.AckInBackground (a
-//     worker takes its next batch while its Ack is on its way),
-//     45,300-49,700 values/s in 6 rounds, against 19,600-21,600 in the 6
-//     taken in turn without it. Coalesce mode (a key's 40 values in one
-//     call): 81,000-242,000 values/s.
-//   - Idle (TestIdleRunnerCommands, which always runs): an idle Runner with
-//     2 workers sent 0 commands in 10 s (INFO commandstats delta); its
-//     claim loop blocks in one BZPOPMIN of up to 30 s.
-//   - Claim latency (TestMeasureClaimLatency): a Claim of one key from 10^6
-//     values over 10^5 keys costs 0.89-1.16x one from 100 values, in 30
-//     rounds of 1,920 Claims each (about 46-85 µs per Claim); 1.01-1.03x
-//     in 5 more rounds at load average 1 (122-140 µs per Claim).
-//   - Ready to handler start (TestMeasureReadyLag): 1,000 values added 3 ms
-//     apart to an idle Runner with 2 workers: p50 34-128 µs, p99 0.41-2.9
-//     ms, max 1.6-11 ms; at load average 1, three runs: p50 174-224 µs,
-//     p99 0.38-0.41 ms, max 0.43-0.68 ms.
-//   - Debounce precision across instances (TestMeasureDebouncePrecision):
-//     300 keys, each given three values 10 ms apart by two Runners in
-//     turn, Wait 50 ms; every batch held all three values; handler start
-//     minus the last Add's return minus Wait: p50 0.72-0.91 ms, p99
-//     1.6-14.8 ms, max 1.6-14.8 ms, within Wait + 5 ms at p99 in 4 runs of
-//     6. What bounds it is how late the machine runs a process that
-//     waits: a bare timer of the same process, in the same runs, fired
-//     late by 1.1-4.2 ms at p99 and by up to 9.9 ms, and a batch's start
-//     takes a timer, then a Claim's round trip (two processes to run
-//     again), then the handler's goroutine. The two runs that missed are
-//     among the three whose bare timer was latest. Three more runs at load
-//     average 2.2 to 2.6: p99 1.68-1.84 ms, max 2.1-3.3 ms, a bare timer's
-//     p99 1.1 ms; three at load average 0.8 to 1.2: p99 1.47-1.86 ms, max
-//     1.7-2.7 ms. Before Wait returned on its timer
-//     (it waited for its blocking pop to end, one more round trip through
-//     the server), p99 was 3.0-10.9 ms, and 91-128 ms in two runs at load
-//     average 10 to 11.
+// An Add is one round trip that runs three commands on the
+// server. Figures, each against a PING of the same run, and the commands
+// that reproduce them: BENCHMARKS.md at the repository root.
 package redisstore

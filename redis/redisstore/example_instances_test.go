@@ -32,7 +32,7 @@ func Example_severalInstances() {
 	}
 	defer st.Close()
 	// 3 requests a second for the whole service, however many instances.
-	notion, err := redisrate.New(ctx, rdb, redisrate.Config{Rate: 3, Burst: 3, Name: "notion"})
+	notion, err := redisrate.NewBucket(ctx, rdb, redisrate.BucketConfig{Rate: 3, Burst: 3, Name: "notion"})
 	if err != nil {
 		panic(err)
 	}

@@ -34,7 +34,7 @@ func BenchmarkGCRA(b *testing.B) {
 			return err
 		})
 	})
-	ours, err := redisrate.New(b.Context(), c, redisrate.Config{Rate: huge, Burst: huge, Name: "bench"})
+	ours, err := redisrate.NewBucket(b.Context(), c, redisrate.BucketConfig{Rate: huge, Burst: huge, Name: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
