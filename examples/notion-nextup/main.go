@@ -121,7 +121,7 @@ func openRedis(ctx context.Context, cfg *appConfig) (closeAll func(), err error)
 	if err != nil {
 		return func() { rdb.Close() }, fmt.Errorf("-redis %s: %w", cfg.RedisURL, err)
 	}
-	lim, err := redisrate.New(ctx, rdb, redisrate.Config{Rate: cfg.Rate, Burst: cfg.Burst, Name: "tasks-api", Prefix: cfg.RedisPrefix})
+	lim, err := redisrate.NewBucket(ctx, rdb, redisrate.BucketConfig{Rate: cfg.Rate, Burst: cfg.Burst, Name: "tasks-api", Prefix: cfg.RedisPrefix})
 	cfg.Store, cfg.Limiter = st, lim
 	return func() { st.Close(); rdb.Close() }, err
 }
