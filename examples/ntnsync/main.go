@@ -21,9 +21,9 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) } // cli.go: the d
 
 // openApp opens the sync on its directories (openDirs) and wires the
 // Runner: the page id is its key, so each page is synced once its changes
-// go quiet, one sync per page at a time. Every page still queued on disk
-// goes to the Runner first, so that what a previous run accepted is synced
-// first. The caller must call shutdown.
+// go quiet, one sync per page at a time. The pages still queued on disk go
+// to the Runner before any webhook, so what a previous run accepted is
+// synced first. The caller must call shutdown.
 func openApp(cfg appConfig) (*app, error) {
 	a, err := openDirs(cfg) // app.go: the queue's lock file, the queue, the mirror
 	if err != nil {
