@@ -31,13 +31,12 @@ func main() {
 	}
 }
 
-// newDispatcher wires two Runners with MaxBatch 1 and one handler:
+// newDispatcher wires two Runners with MaxBatch 1 and one handler, each
+// with its own workers:
 //   - fifo, keyed by subscription: one lease per key means message N+1
 //     waits for N; a failed attempt ends the lease with the handler's retry
 //     delay, so the worker goes on to other subscriptions meanwhile;
 //   - concurrent, keyed by message: they go out and retry in parallel.
-//
-// Separate Runners give each mode its own workers.
 func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	d := &dispatcher{cfg: cfg, track: newTracker(cfg.Subs), seq: map[string]uint64{},
