@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"sync/atomic"
 	"time"
 
-	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
 // demoConfig shapes the embedded scenario.
@@ -54,6 +57,40 @@ var demoTypes = []string{
 	"customer.updated", "order.refunded", "invoice.paid", "order.created", "customer.deleted",
 }
 
+// runDemo plays the scenario against the fake receiver on loopback and
+// prints its report.
+func runDemo(ctx context.Context, cfg dispatcherConfig, dc demoConfig, addr string, stdout io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	rc := newReceiver(demoReceiver(dc, cfg.Secret))
+	srv, err := hookhttp.Listen(addr, rc)
+	if err != nil {
+		return err
+	}
+	defer srv.Shutdown(context.Background())
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = cfg.FIFOWorkers + cfg.Workers
+	defer transport.CloseIdleConnections()
+	cfg.Subs, cfg.Transport = demoSubscriptions(srv.URL()), transport
+	d, err := newDispatcher(cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "hook0-fifo demo: %d events to %d subscriptions, fake receiver at %s/hooks/NAME\n", dc.Events, len(cfg.Subs), srv.URL())
+	fmt.Fprintf(stdout, "  retries: %v (%d attempts)\n", cfg.Retry, cfg.Retry.attempts())
+	fmt.Fprintf(stdout, "  receiver: %.0f%% of requests fail, warehouse down for %v, legacy always fails; workers: %d fifo, %d concurrent\n",
+		100*dc.FailRate, dc.DownFor, cfg.FIFOWorkers, cfg.Workers)
+	rep, err := playDemo(ctx, d, rc, dc)
+	if err != nil {
+		return err
+	}
+	rep.print(stdout)
+	if !rep.ok() {
+		return errors.New("demo checks failed")
+	}
+	return nil
+}
+
 // playDemo publishes the scenario's events through d while its Runners run,
 // waits until every message was delivered or dead-lettered, shuts d down
 // and reports what d and rc saw. d's Runners must not be running yet.
@@ -68,7 +105,7 @@ func playDemo(ctx context.Context, d *dispatcher, rc *receiver, dc demoConfig) (
 		}
 	}
 	var mark deadMark
-	if d.stored {
+	if d.cfg.Store != nil {
 		var err error
 		if mark, err = d.checkEmpty(ctx); err != nil {
 			return nil, err
@@ -78,39 +115,33 @@ func playDemo(ctx context.Context, d *dispatcher, rc *receiver, dc demoConfig) (
 	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- d.run(runCtx) }()
-
 	err := publishDemo(ctx, d, dc)
 	if err == nil {
 		err = d.track.waitIdle(ctx)
 	}
-	if serr := d.shutdown(ctx); err == nil {
-		err = serr
-	}
-	// Shutdown has stopped the Runners, so Run returns now. Only then end
-	// its ctx: Run may return a ctx cancelled right after Shutdown as its error.
-	if rerr := <-done; err == nil && rerr != nil {
-		err = rerr
-	}
-	stop()
+	// Shutdown stops the Runners, so Run returns; only then end its ctx,
+	// which Run could return as its error.
+	err = errors.Join(err, d.shutdown(ctx), <-done)
 	if err != nil {
 		return nil, err
 	}
 	took := time.Since(start)
 	var stored *storedLetters
-	if d.stored {
+	if d.cfg.Store != nil {
 		ids, n, _, err := d.storedDead(ctx, mark)
 		if err != nil {
 			return nil, err
 		}
-		stored = &storedLetters{n: n, ids: ids}
+		stored = &storedLetters{n: n, ids: ids, what: "of this run"}
 	}
 	return newReport(d, rc, took, stored), nil
 }
 
-// checkEmpty makes sure that the Store holds no values of an earlier run
-// for the demo's queues, which would reach the receiver too, and returns where the dead letters of this run will start.
+// checkEmpty refuses a Store that holds messages of an earlier run, which
+// would reach the receiver too, and returns where the dead letters of
+// this run will start.
 func (d *dispatcher) checkEmpty(ctx context.Context) (deadMark, error) {
-	for _, r := range []*pacer.Runner[key, message]{d.fifo, d.concurrent} {
+	for _, r := range []*runner{d.fifo, d.concurrent} {
 		st, err := r.Stats(ctx)
 		if err != nil {
 			return deadMark{}, err
@@ -127,9 +158,8 @@ func (d *dispatcher) checkEmpty(ctx context.Context) (deadMark, error) {
 func publishDemo(ctx context.Context, d *dispatcher, dc demoConfig) error {
 	gap := time.Duration(float64(time.Second) / dc.EventRate)
 	for i := range dc.Events {
-		typ := demoTypes[i%len(demoTypes)]
 		payload, _ := json.Marshal(map[string]any{"n": i + 1})
-		ev := Event{ID: fmt.Sprintf("evt_%03d", i+1), Type: typ, Payload: payload}
+		ev := Event{ID: fmt.Sprintf("evt_%03d", i+1), Type: demoTypes[i%len(demoTypes)], Payload: payload}
 		if _, err := d.publish(ctx, ev); err != nil {
 			return err
 		}

@@ -1,17 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/pacerkit/pacer"
-	"github.com/pacerkit/pacer/ratelimit"
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -27,219 +30,122 @@ type dispatcherConfig struct {
 	Timeout     time.Duration // per HTTP attempt
 	Transport   http.RoundTripper
 	Logger      *slog.Logger
-	// Store, when set, keeps both Runners' state in an engine (-postgres:
-	// a pgstore.Store), each under a queue Name of its own, so that the
-	// queues survive the process and several dispatchers can share them.
-	// nil keeps the state in the process.
-	Store store.Store
-	// Numbering, with Store, numbers the messages in PostgreSQL and
-	// queues them in the same transaction; nil numbers them in the process.
+	// With -postgres: both Runners' state in Store, each under a queue
+	// Name of its own that the dispatchers on the schema share; the
+	// messages numbered in the database; and how long a dispatcher that
+	// died keeps a subscription from the others (0: pacer's default).
+	Store     store.Store
 	Numbering *numbering
-	// LeaseTTL, with Store, is how long a dispatcher that died keeps a
-	// subscription from the others; 0 is pacer's default (30 s).
-	LeaseTTL time.Duration
-}
-
-// A key names what a Runner serialises: a FIFO subscription ("orders"),
-// or a single message of a concurrent subscription ("analytics#12"). It
-// is a string so that a Runner with a Config.Store encodes it without a
-// KeyCodec.
-type key string
-
-// fifoKey is the key of FIFO subscription sub.
-func fifoKey(sub string) key { return key(sub) }
-
-// messageKey is the key of message seq of concurrent subscription sub.
-func messageKey(sub string, seq uint64) key {
-	return key(sub + "#" + strconv.FormatUint(seq, 10))
+	LeaseTTL  time.Duration
 }
 
 // A dispatcher fans every published event out to the subscriptions that
-// match it and delivers the messages through two pacer Runners:
-//
-//   - fifo, keyed by subscription with MaxBatch 1: a subscription's
-//     message N+1 is not sent before message N succeeded or was
-//     dead-lettered, and a failing head waits for its retry without
-//     holding a worker, so other subscriptions go on;
-//   - concurrent, keyed by subscription and message: every message is its
-//     own key, so a subscription's messages go out in parallel and retry
-//     independently.
-//
-// Separate Runners give each mode its own workers, so neither can starve
-// the other.
+// match it and delivers the messages through two Runners (newDispatcher).
 type dispatcher struct {
-	subs       []subscription
-	urls       map[string]string
-	retry      schedule
-	fifo       *pacer.Runner[key, message]
-	concurrent *pacer.Runner[key, message]
+	cfg        dispatcherConfig
+	fifo       *runner
+	concurrent *runner
 	track      *tracker
 	client     *http.Client
-	secret     []byte
-	log        *slog.Logger
-	stored     bool       // the Runners keep their state in a Store
-	num        *numbering // nil: the process numbers the messages
-
-	// beforeSend, when set, runs at the start of every attempt; the demo
-	// makes it panic once to show that the Runner recovers.
-	beforeSend func(m message)
+	beforeSend func(m message) // runs before every attempt; the demo panics in it once
 
 	mu  sync.Mutex
-	seq map[string]uint64
+	seq map[string]uint64 // last sequence number per subscription
 }
 
-func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
-	if err := cfg.Retry.validate(); err != nil {
-		return nil, err
-	}
-	urls := map[string]string{}
-	for _, s := range cfg.Subs {
-		if _, ok := urls[s.Name]; ok {
-			return nil, fmt.Errorf("subscription %q defined twice", s.Name)
-		}
-		urls[s.Name] = s.URL
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	d := &dispatcher{
-		subs:   cfg.Subs,
-		urls:   urls,
-		retry:  cfg.Retry,
-		track:  newTracker(cfg.Subs),
-		client: &http.Client{Transport: cfg.Transport, Timeout: cfg.Timeout},
-		secret: cfg.Secret,
-		log:    cfg.Logger,
-		seq:    map[string]uint64{},
-		stored: cfg.Store != nil,
-		num:    cfg.Numbering,
-	}
-	var limiter ratelimit.Limiter
-	if cfg.Rate > 0 {
-		b, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: cfg.Rate, Burst: cfg.Burst})
-		if err != nil {
-			return nil, err
-		}
-		// The handler's RetryAfter delays one subscription and never
-		// pauses the bucket: one failing receiver slows no other.
-		limiter = b
-	}
-	base := pacer.Config[key, message]{
-		MaxBatch: 1,
-		// The handler picks its delays with pacer.RetryAfter and gives up
-		// with pacer.Permanent; this backoff, without a limit, only paces
-		// a handler that panicked.
-		Retry:   pacer.Backoff{Initial: max(cfg.Retry.FastDelay, time.Millisecond), Max: max(cfg.Retry.SlowDelay, cfg.Retry.FastDelay, time.Millisecond), Attempts: pacer.Unlimited},
-		Limiter: limiter,
-		Logger:  cfg.Logger,
-		OnEvent: d.track.event,
-		OnDrop:  d.deadLetter,
-	}
-	if cfg.Store != nil { // without one there are no leases
-		base.Store, base.LeaseTTL = cfg.Store, cfg.LeaseTTL
-	}
-	fifoCfg, concCfg := base, base
-	fifoCfg.Workers, concCfg.Workers = cfg.FIFOWorkers, cfg.Workers
-	if cfg.Store != nil {
-		fifoCfg.Name, concCfg.Name = fifoQueue, concurrentQueue
-	}
-	var err error
-	if d.fifo, err = pacer.New(fifoCfg, d.handle); err != nil {
-		return nil, err
-	}
-	if d.concurrent, err = pacer.New(concCfg, d.handle); err != nil {
-		_ = d.fifo.Shutdown(context.Background())
-		return nil, err
-	}
-	return d, nil
+type runner = pacer.Runner[key, message]
+
+// A key names what a Runner serialises: a FIFO subscription ("orders"),
+// or one message of a concurrent subscription ("analytics#12"). A string,
+// so that a Runner with a Store encodes it without a KeyCodec.
+type key string
+
+func fifoKey(sub string) key { return key(sub) }
+
+func messageKey(sub string, seq uint64) key { return key(sub + "#" + strconv.FormatUint(seq, 10)) }
+
+// An Event is something that happened in the publishing application, e.g.
+// an order was paid.
+type Event struct {
+	ID      string          `json:"id"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
-// publish queues ev for every subscription that matches its type and
-// returns how many.
-func (d *dispatcher) publish(ctx context.Context, ev Event) (int, error) {
-	now := time.Now()
-	if d.num != nil {
-		return d.publishNumbered(ctx, ev, now)
-	}
-	d.mu.Lock() // numbering and queueing in one step keeps Add order = Seq order
-	defer d.mu.Unlock()
-	n := 0
-	for _, s := range d.subs {
-		if !s.matches(ev.Type) {
-			continue
-		}
-		d.seq[s.Name]++
-		m := message{Sub: s.Name, Seq: d.seq[s.Name], Event: ev, Published: now}
-		d.track.published(m)
-		r, k := d.concurrent, messageKey(s.Name, m.Seq)
-		if s.FIFO {
-			r, k = d.fifo, fifoKey(s.Name)
-		}
-		if err := r.Add(ctx, k, m); err != nil {
-			d.track.lost(m)
-			return n, err
-		}
-		n++
-	}
-	return n, nil
+// A message is one event on its way to one subscription; Seq numbers a
+// subscription's messages 1, 2, 3... in publish order. With -postgres the
+// Runners store it JSON-encoded, so its fields are exported.
+type message struct {
+	Sub       string    `json:"sub"`
+	Seq       uint64    `json:"seq"`
+	Event     Event     `json:"event"`
+	Published time.Time `json:"published"`
 }
 
-// publishNumbered is publish with d.num: the database numbers the
-// messages, for every dispatcher of the store.
-func (d *dispatcher) publishNumbered(ctx context.Context, ev Event, now time.Time) (int, error) {
-	var subs []subscription
-	for _, s := range d.subs {
-		if s.matches(ev.Type) {
-			subs = append(subs, s)
-		}
+// A delivery is the body POSTed to a subscription's URL.
+type delivery struct {
+	Subscription string `json:"subscription"`
+	Sequence     uint64 `json:"sequence"`
+	Event        Event  `json:"event"`
+}
+
+// fenceHeader carries, with a Store, the fencing token of the lease a
+// delivery was sent under (pacer.Fence): it grows with every holder of a
+// subscription, so that a receiver can refuse a holder that was replaced.
+const fenceHeader = "X-Hook0-Fence"
+
+// post sends m to its subscription once, signed, and returns an error
+// unless the receiver answered 2xx.
+func (d *dispatcher) post(ctx context.Context, m message) error {
+	i := slices.IndexFunc(d.cfg.Subs, func(s subscription) bool { return s.Name == m.Sub })
+	if i < 0 { // stored by a dispatcher with other subscriptions
+		return pacer.Permanent(fmt.Errorf("no subscription %q here", m.Sub))
 	}
-	if len(subs) == 0 {
-		return 0, nil
-	}
-	msgs, err := d.num.publish(ctx, ev, subs, now, d.track.published)
+	body, err := json.Marshal(delivery{Subscription: m.Sub, Sequence: m.Seq, Event: m.Event})
 	if err != nil {
-		for _, m := range msgs {
-			d.track.lost(m)
-		}
-		return 0, err
+		return pacer.Permanent(err)
 	}
-	return len(msgs), nil
-}
-
-// run runs both Runners until ctx ends or shutdown has drained them. A
-// shutdown that came first makes it return nil at once.
-func (d *dispatcher) run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	var ferr, cerr error
-	wg.Go(func() { ferr = d.fifo.Run(ctx) })
-	wg.Go(func() { cerr = d.concurrent.Run(ctx) })
-	wg.Wait()
-	if errors.Is(ferr, pacer.ErrClosed) {
-		ferr = nil
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.cfg.Subs[i].URL, bytes.NewReader(body))
+	if err != nil {
+		return pacer.Permanent(err)
 	}
-	if errors.Is(cerr, pacer.ErrClosed) {
-		cerr = nil
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Hook0-Event-Id", m.Event.ID)
+	req.Header.Set("X-Hook0-Sequence", strconv.FormatUint(m.Seq, 10))
+	if f, ok := pacer.Fence(ctx); ok {
+		req.Header.Set(fenceHeader, strconv.FormatUint(f, 10))
 	}
-	return errors.Join(ferr, cerr)
-}
-
-// shutdown stops intake and delivers what is queued, retries included,
-// unless ctx ends first: what is left then goes to the dead letters.
-func (d *dispatcher) shutdown(ctx context.Context) error {
-	var wg sync.WaitGroup
-	var ferr, cerr error
-	wg.Go(func() { ferr = d.fifo.Shutdown(ctx) })
-	wg.Go(func() { cerr = d.concurrent.Shutdown(ctx) })
-	wg.Wait()
-	return errors.Join(ferr, cerr)
+	if len(d.cfg.Secret) > 0 {
+		req.Header.Set(signatureHeader, sign(d.cfg.Secret, time.Now(), body))
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s answered %s", m.Sub, resp.Status)
+	}
+	return nil
 }
 
 // deadLetter is the Runners' OnDrop: a message that used up its attempts
-// (or that a cut-short shutdown left) joins the dead-letter list. For a
-// FIFO subscription it runs before the next message is sent.
-func (d *dispatcher) deadLetter(k key, batch []message, err error) {
+// (or that a cut-short shutdown left) joins the dead letters.
+func (d *dispatcher) deadLetter(_ key, batch []message, err error) {
 	for _, m := range batch {
 		d.track.dead(m, err)
-		d.log.Warn("dead-lettered", "subscription", m.Sub, "seq", m.Seq, "event", m.Event.ID, "err", err)
+		d.cfg.Logger.Warn("dead-lettered", "subscription", m.Sub, "seq", m.Seq, "event", m.Event.ID, "err", err)
 	}
+}
+
+// both calls f on both Runners at once and joins their errors.
+func (d *dispatcher) both(f func(*runner) error) error {
+	var wg sync.WaitGroup
+	var errs [2]error
+	for i, r := range []*runner{d.fifo, d.concurrent} {
+		wg.Go(func() { errs[i] = f(r) })
+	}
+	wg.Wait()
+	return errors.Join(errs[:]...)
 }

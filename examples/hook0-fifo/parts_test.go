@@ -297,3 +297,13 @@ func TestFenceViolation(t *testing.T) {
 	require.Equal(t, "request for #3 with fence 4 after fence 9",
 		inbox{requests: []uint64{1, 2, 3}, fences: []uint64{4, 9, 4}}.fenceViolation(), "a stale holder sent after the new one")
 }
+
+// span is the time a delivery that always fails spends waiting for retries
+// before it is dead-lettered.
+func (s schedule) span() time.Duration {
+	var d time.Duration
+	for n := 1; n < s.attempts(); n++ {
+		d += s.delay(n)
+	}
+	return d
+}

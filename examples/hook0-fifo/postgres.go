@@ -15,9 +15,6 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// defaultSchema is the PostgreSQL schema of -postgres unless -schema is set.
-const defaultSchema = "hook0_fifo"
-
 // The queue names of the two Runners in the store. Dispatchers that share
 // a schema share these queues: their keys, leases, order and dead letters.
 const (
@@ -25,12 +22,23 @@ const (
 	concurrentQueue = "hook0-concurrent"
 )
 
+// numberingSuffix names the schema of the dispatcher's own table after the
+// store's, which is the store's alone.
+const numberingSuffix = "_seq"
+
+// A numbering gives each subscription's messages their sequence numbers in
+// PostgreSQL: a row per subscription in a table of its own.
+type numbering struct {
+	pool  *pgxpool.Pool
+	st    *pgstore.Store
+	table string // quoted schema.table
+}
+
 // openPostgres connects to url and returns a pgstore.Store on schema,
-// migrated, the numbering of the messages in PostgreSQL, and the function
-// that closes the store and the pool. workers is how many handler calls
-// may finish at once: the pool gets a connection for each, one for the
+// migrated, the numbering of the messages, and the function that closes
+// both. The pool gets a connection for each of the workers, one for the
 // store's listener, one for claims and one for publishing.
-func openPostgres(ctx context.Context, url, schema string, workers int) (*pgstore.Store, *numbering, func(), error) {
+func openPostgres(ctx context.Context, url, schema string, workers int) (_ *pgstore.Store, _ *numbering, closeAll func(), err error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("-postgres: %w", err)
@@ -40,72 +48,69 @@ func openPostgres(ctx context.Context, url, schema string, workers int) (*pgstor
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("-postgres: %w", err)
 	}
-	if err := pool.Ping(ctx); err != nil {
+	var st *pgstore.Store
+	closeAll = func() {
+		if st != nil {
+			_ = st.Close()
+		}
 		pool.Close()
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	if err := pool.Ping(ctx); err != nil {
 		return nil, nil, nil, fmt.Errorf("-postgres: %w", err)
 	}
-	st, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema})
-	if err != nil {
-		pool.Close()
+	if st, err = pgstore.New(ctx, pool, pgstore.Config{Schema: schema}); err != nil {
 		return nil, nil, nil, err
 	}
-	num, err := newNumbering(ctx, pool, st, schema+numberingSuffix)
-	if err != nil {
-		_ = st.Close()
-		pool.Close()
-		return nil, nil, nil, err
-	}
-	return st, num, func() { _ = st.Close(); pool.Close() }, nil
-}
-
-// numberingSuffix names the schema of the dispatcher's own table after the
-// store's: the store's schema is the store's alone.
-const numberingSuffix = "_seq"
-
-// A numbering gives each subscription's messages their sequence numbers in
-// PostgreSQL, and queues them in the same transaction (pgstore.AddTx), so
-// that every dispatcher sharing the store numbers one subscription's
-// messages 1, 2, 3... in the order the queue keeps them, across processes
-// and restarts. The counter row of a subscription stays locked until the
-// transaction commits: the next message is numbered, and queued, after.
-type numbering struct {
-	pool  *pgxpool.Pool
-	st    *pgstore.Store
-	table string // quoted schema.table
-}
-
-func newNumbering(ctx context.Context, pool *pgxpool.Pool, st *pgstore.Store, schema string) (*numbering, error) {
-	s := pgx.Identifier{schema}.Sanitize()
-	n := &numbering{pool: pool, st: st, table: s + ".sequences"}
-	// Dispatchers that start at once take turns to make the table.
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", schema)
+	s := pgx.Identifier{schema + numberingSuffix}.Sanitize()
+	num := &numbering{pool: pool, st: st, table: s + ".sequences"}
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		// Dispatchers that start at once take turns to make the table.
+		_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", schema+numberingSuffix)
 		if err == nil {
 			_, err = tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+s)
 		}
 		if err == nil {
-			_, err = tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+n.table+" (subscription text PRIMARY KEY, seq bigint NOT NULL)")
+			_, err = tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+num.table+" (subscription text PRIMARY KEY, seq bigint NOT NULL)")
 		}
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("-postgres: making %s: %w", n.table, err)
+		return nil, nil, nil, fmt.Errorf("-postgres: making %s: %w", num.table, err)
 	}
-	return n, nil
+	return st, num, closeAll, nil
 }
 
-// publish numbers and queues ev's messages to subs in one transaction. It
-// calls published with each message before the commit, after which a
-// worker could start on it, and returns those messages: on an error none
-// of them was queued.
-func (n *numbering) publish(ctx context.Context, ev Event, subs []subscription, now time.Time, published func(message)) ([]message, error) {
-	// Counter rows are locked in name order, whatever a dispatcher's
-	// configuration order, so that two transactions never wait for each other.
-	subs = slices.SortedFunc(slices.Values(subs), func(a, b subscription) int { return strings.Compare(a.Name, b.Name) })
-	var msgs, tracked []message
+// publishTx is publish with a numbering: it numbers ev's messages and
+// queues them (pgstore.AddTx) in one transaction, so that dispatchers
+// sharing the store number a subscription's messages 1, 2, 3... in the
+// order its queue keeps them, across processes and restarts. A
+// subscription's counter row stays locked until the commit: its next
+// message is numbered, and queued, after. An event is queued to all its
+// subscriptions or to none.
+func (d *dispatcher) publishTx(ctx context.Context, ev Event) (int, error) {
+	var subs []subscription
+	for _, s := range d.cfg.Subs {
+		if s.matches(ev.Type) {
+			subs = append(subs, s)
+		}
+	}
+	// The rows are locked in name order, whatever the configuration's
+	// order, so that two transactions never wait for each other.
+	slices.SortFunc(subs, func(a, b subscription) int { return strings.Compare(a.Name, b.Name) })
+	if len(subs) == 0 {
+		return 0, nil
+	}
+	var msgs []message
+	n := d.cfg.Numbering
 	err := pgx.BeginFunc(ctx, n.pool, func(tx pgx.Tx) error {
+		var queued []message
 		for _, s := range subs {
-			m := message{Sub: s.Name, Event: ev, Published: now}
+			m := message{Sub: s.Name, Event: ev, Published: time.Now()}
 			err := tx.QueryRow(ctx, "INSERT INTO "+n.table+" AS t VALUES ($1, 1) ON CONFLICT (subscription) DO UPDATE SET seq = t.seq + 1 RETURNING seq", s.Name).Scan(&m.Seq)
 			if err != nil {
 				return err
@@ -121,32 +126,38 @@ func (n *numbering) publish(ctx context.Context, ev Event, subs []subscription, 
 			if err := n.st.AddTx(ctx, tx, queue, string(k), [][]byte{v}, store.AddParams{}); err != nil {
 				return err
 			}
-			msgs = append(msgs, m)
+			queued = append(queued, m)
 		}
-		for _, m := range msgs {
-			published(m)
-			tracked = append(tracked, m)
+		for _, m := range queued { // before the commit, after which a worker may start on them
+			d.track.published(m)
 		}
+		msgs = queued
 		return nil
 	})
-	return tracked, err
+	if err != nil {
+		for _, m := range msgs {
+			d.track.lost(m)
+		}
+		return 0, err
+	}
+	return len(msgs), nil
 }
 
 // A deadMark is the ID of the last dead letter each Runner's queue held.
-type deadMark struct{ fifo, concurrent uint64 }
+type deadMark [2]uint64
 
-// storedDead lists the dead letters the Store keeps for both Runners
-// after mark, up to maxHistory of them, and returns how many there are
-// and the mark after the last. Without a Store it returns
-// pacer.ErrNoDeadLetters.
-func (d *dispatcher) storedDead(ctx context.Context, mark deadMark) ([]msgID, int, deadMark, error) {
-	var ids []msgID
-	n := 0
-	page := func(r *pacer.Runner[key, message], after *uint64) error {
+// storedDead lists the dead letters the Store keeps for both Runners after
+// mark, up to maxHistory of them, and returns how many there are and the
+// mark after the last.
+func (d *dispatcher) storedDead(ctx context.Context, mark deadMark) (ids []msgID, n int, _ deadMark, _ error) {
+	for i, r := range []*runner{d.fifo, d.concurrent} {
 		for {
-			dls, err := r.DeadLetters(ctx, *after, 500)
-			if err != nil || len(dls) == 0 {
-				return err
+			dls, err := r.DeadLetters(ctx, mark[i], 500)
+			if err != nil {
+				return nil, 0, mark, err
+			}
+			if len(dls) == 0 {
+				break
 			}
 			for _, dl := range dls {
 				n++
@@ -154,14 +165,8 @@ func (d *dispatcher) storedDead(ctx context.Context, mark deadMark) ([]msgID, in
 					ids = appendCapped(ids, msgID{m.Sub, m.Seq})
 				}
 			}
-			*after = dls[len(dls)-1].ID
+			mark[i] = dls[len(dls)-1].ID
 		}
-	}
-	if err := page(d.fifo, &mark.fifo); err != nil {
-		return nil, 0, mark, err
-	}
-	if err := page(d.concurrent, &mark.concurrent); err != nil {
-		return nil, 0, mark, err
 	}
 	return ids, n, mark, nil
 }

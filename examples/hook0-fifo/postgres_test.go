@@ -130,7 +130,7 @@ func TestPostgresAttemptsOutliveTheProcess(t *testing.T) {
 	go func() { done <- second.run(ctx) }()
 	for {
 		second.track.mu.Lock()
-		dead, changed := second.track.subs["legacy"].dead, second.track.changed
+		dead, changed := second.track.stats("legacy").dead, second.track.changed
 		second.track.mu.Unlock()
 		if dead > 0 {
 			break

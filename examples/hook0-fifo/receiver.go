@@ -62,20 +62,20 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	var d delivery
 	if r.Method != http.MethodPost || !ok || err != nil || json.Unmarshal(body, &d) != nil || d.Subscription != name {
-		rc.count(&rc.badReq)
+		rc.locked(func() { rc.badReq++ })
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
 	if len(rc.cfg.Secret) > 0 {
 		if err := verify(rc.cfg.Secret, r.Header.Get(signatureHeader), body, rc.cfg.Now()); err != nil {
-			rc.count(&rc.badSig)
+			rc.locked(func() { rc.badSig++ })
 			http.Error(w, signatureHeader+": "+err.Error(), http.StatusUnauthorized)
 			return
 		}
 	}
 	fence, _ := strconv.ParseUint(r.Header.Get(fenceHeader), 10, 64)
 	try := rc.enter(name, d.Sequence, fence)
-	defer rc.leave(name)
+	defer rc.locked(func() { rc.inbox[name].inFlight-- })
 	select {
 	case <-time.After(rc.cfg.Latency):
 	case <-r.Context().Done():
@@ -83,9 +83,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	status := rc.decide(name, d.Sequence, try)
 	if status == http.StatusOK {
-		rc.mu.Lock()
-		rc.inbox[name].accepted = append(rc.inbox[name].accepted, d.Sequence)
-		rc.mu.Unlock()
+		rc.locked(func() { rc.inbox[name].accepted = append(rc.inbox[name].accepted, d.Sequence) })
 	}
 	w.WriteHeader(status)
 }
@@ -133,16 +131,11 @@ func (rc *receiver) enter(name string, seq, fence uint64) (try int) {
 	return b.tries[seq]
 }
 
-func (rc *receiver) leave(name string) {
+// locked runs f holding rc.mu.
+func (rc *receiver) locked(f func()) {
 	rc.mu.Lock()
-	rc.inbox[name].inFlight--
-	rc.mu.Unlock()
-}
-
-func (rc *receiver) count(n *int) {
-	rc.mu.Lock()
-	*n++
-	rc.mu.Unlock()
+	defer rc.mu.Unlock()
+	f()
 }
 
 // snapshot returns a copy of every inbox and the number of requests
@@ -152,12 +145,7 @@ func (rc *receiver) snapshot() (boxes map[string]inbox, badSig, badReq int) {
 	defer rc.mu.Unlock()
 	boxes = map[string]inbox{}
 	for name, b := range rc.inbox {
-		c := *b
-		c.requests = append([]uint64(nil), b.requests...)
-		c.fences = append([]uint64(nil), b.fences...)
-		c.accepted = append([]uint64(nil), b.accepted...)
-		c.tries = nil
-		boxes[name] = c
+		boxes[name] = inbox{requests: slices.Clone(b.requests), fences: slices.Clone(b.fences), accepted: slices.Clone(b.accepted), maxInFlight: b.maxInFlight}
 	}
 	return boxes, rc.badSig, rc.badReq
 }

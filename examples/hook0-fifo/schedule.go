@@ -27,16 +27,6 @@ func (s schedule) delay(n int) time.Duration {
 	return s.SlowDelay
 }
 
-// span is the time a delivery that always fails spends waiting for retries
-// before it is dead-lettered.
-func (s schedule) span() time.Duration {
-	var d time.Duration
-	for n := 1; n < s.attempts(); n++ {
-		d += s.delay(n)
-	}
-	return d
-}
-
 func (s schedule) validate() error {
 	switch {
 	case s.Fast < 0 || s.Fast > 20:

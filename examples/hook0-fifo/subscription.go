@@ -26,13 +26,6 @@ func (s subscription) matches(typ string) bool {
 	return false
 }
 
-func (s subscription) mode() string {
-	if s.FIFO {
-		return "fifo"
-	}
-	return "concurrent"
-}
-
 // parseSubscription reads the -sub flag: NAME,URL,TYPES,MODE where TYPES
 // is "*" or a |-separated list such as "order.*|invoice.paid", and MODE is
 // fifo or concurrent.

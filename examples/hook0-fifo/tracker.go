@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,14 +14,12 @@ import (
 // A tracker follows every message from publish to its outcome, on the
 // dispatcher's side, and keeps per-subscription figures: queue depth,
 // retries, blocked time (a FIFO subscription's head failing while the
-// messages behind it wait) and the longest time a ready message waited
-// to be sent, which is where one subscription holding up another would
-// show.
+// messages behind it wait) and the longest time a ready message waited to
+// be sent, which is where one subscription holding up another would show.
 type tracker struct {
 	mu       sync.Mutex
 	start    time.Time
-	names    []string // subscriptions in configuration order
-	subs     map[string]*subStats
+	subs     []*subStats // in configuration order
 	msgs     map[msgID]*msgState
 	current  map[key]*msgState // the message each Runner key is handling
 	letters  []deadLetter
@@ -36,7 +35,7 @@ type msgID struct {
 }
 
 type msgState struct {
-	m         message
+	id        msgID
 	key       key       // the Runner key it is handled under
 	ready     time.Time // when it could start: published, or its retry was due
 	firstFail time.Time // start of its first failed attempt
@@ -51,7 +50,6 @@ type subStats struct {
 	blockedSpans                        []span
 	maxWait                             time.Duration
 	lastDone                            time.Time // the previous message's outcome, for FIFO
-	firstDeadAt                         time.Time
 }
 
 type span struct{ from, to time.Time }
@@ -72,25 +70,29 @@ type outcome struct {
 }
 
 func newTracker(subs []subscription) *tracker {
-	t := &tracker{
-		start:   time.Now(),
-		subs:    map[string]*subStats{},
-		msgs:    map[msgID]*msgState{},
-		current: map[key]*msgState{},
-		changed: make(chan struct{}),
-	}
+	t := &tracker{start: time.Now(), msgs: map[msgID]*msgState{}, current: map[key]*msgState{}, changed: make(chan struct{})}
 	for _, s := range subs {
-		t.names = append(t.names, s.Name)
-		t.subs[s.Name] = &subStats{sub: s}
+		t.subs = append(t.subs, &subStats{sub: s})
 	}
 	return t
+}
+
+// stats returns the figures of subscription name, nil for one this
+// dispatcher does not have (a message stored by another). t.mu is held.
+func (t *tracker) stats(name string) *subStats {
+	i := slices.IndexFunc(t.subs, func(s *subStats) bool { return s.sub.Name == name })
+	if i < 0 {
+		return nil
+	}
+	return t.subs[i]
 }
 
 func (t *tracker) published(m message) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.msgs[msgID{m.Sub, m.Seq}] = &msgState{m: m, ready: m.Published}
-	s := t.subs[m.Sub]
+	id := msgID{m.Sub, m.Seq}
+	t.msgs[id] = &msgState{id: id, ready: m.Published}
+	s := t.stats(m.Sub)
 	s.published++
 	s.depth++
 	s.maxDepth = max(s.maxDepth, s.depth)
@@ -99,21 +101,18 @@ func (t *tracker) published(m message) {
 
 // started records a handler call for m beginning on the Runner key k.
 func (t *tracker) started(k key, m message) {
-	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	st := t.msgs[msgID{m.Sub, m.Seq}]
 	if st == nil {
 		return // not published through this tracker
 	}
-	t.current[k] = st
-	st.key = k
-	s := t.subs[m.Sub]
-	ready := st.ready
+	t.current[k], st.key = st, k
+	s, ready := t.stats(m.Sub), st.ready
 	if s.sub.FIFO && s.lastDone.After(ready) {
 		ready = s.lastDone // it could not go before the message ahead of it
 	}
-	s.maxWait = max(s.maxWait, now.Sub(ready))
+	s.maxWait = max(s.maxWait, time.Since(ready))
 }
 
 // sent counts a request for m and returns its number: 1 for the first.
@@ -128,8 +127,8 @@ func (t *tracker) sent(m message) int {
 	return st.attempts
 }
 
-// event is the Runners' OnEvent: it sees retries, including those of a
-// handler that panicked.
+// event is the Runners' OnEvent: it sees retries, those of a handler that
+// panicked included.
 func (t *tracker) event(ev pacer.Event[key]) {
 	if ev.Kind != pacer.EventRetry {
 		return
@@ -140,14 +139,13 @@ func (t *tracker) event(ev pacer.Event[key]) {
 	if st == nil {
 		return
 	}
-	t.subs[st.m.Sub].retries++
+	t.stats(st.id.sub).retries++
 	if st.firstFail.IsZero() {
 		st.firstFail = ev.Time.Add(-ev.Duration)
 	}
 	st.ready = ev.Time.Add(ev.Delay)
-	var p *pacer.PanicError
-	if errors.As(ev.Err, &p) {
-		t.panics = append(t.panics, msgID{st.m.Sub, st.m.Seq})
+	if p := (*pacer.PanicError)(nil); errors.As(ev.Err, &p) {
+		t.panics = append(t.panics, st.id)
 	}
 }
 
@@ -155,69 +153,53 @@ func (t *tracker) event(ev pacer.Event[key]) {
 func (t *tracker) panicked(m message) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n := 0
-	for _, id := range t.panics {
-		if id == (msgID{m.Sub, m.Seq}) {
-			n++
-		}
-	}
-	return n
+	return countOf(t.panics, msgID{m.Sub, m.Seq})
 }
 
-func (t *tracker) delivered(m message) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.subs[m.Sub] == nil {
-		return // stored by a dispatcher with other subscriptions
-	}
-	t.subs[m.Sub].delivered++
-	t.finish(m, time.Now())
-}
+func (t *tracker) delivered(m message) { t.finish(m, nil) }
 
-func (t *tracker) dead(m message, err error) {
-	now := time.Now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := t.subs[m.Sub]
-	if s == nil {
-		return // stored by a dispatcher with other subscriptions
-	}
-	s.dead++
-	if s.firstDeadAt.IsZero() {
-		s.firstDeadAt = now
-	}
-	attempts := 0
-	if st := t.msgs[msgID{m.Sub, m.Seq}]; st != nil {
-		attempts = st.attempts
-	}
-	t.letters = appendCapped(t.letters, deadLetter{Sub: m.Sub, Seq: m.Seq, Event: m.Event, Attempts: attempts, Err: err, At: now.Sub(t.start)})
-	t.finish(m, now)
-}
+func (t *tracker) dead(m message, err error) { t.finish(m, err) }
 
 // lost records a message the dispatcher could not queue (it was shutting
 // down) as dead.
-func (t *tracker) lost(m message) { t.dead(m, pacer.ErrClosed) }
+func (t *tracker) lost(m message) { t.finish(m, pacer.ErrClosed) }
 
-// finish records m's outcome. A message this tracker did not see
-// published (another dispatcher on the same Store published it, or this
-// one before a restart) counts as delivered or dead, and leaves the queue
-// depth and the open messages alone.
-func (t *tracker) finish(m message, now time.Time) {
+// finish records m's outcome: delivered if err is nil, else dead. A message
+// this tracker did not see published (another dispatcher on the same Store
+// published it, or this one before a restart) leaves the queue depth and
+// the open messages alone.
+func (t *tracker) finish(m message, err error) {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.stats(m.Sub)
+	if s == nil {
+		return
+	}
 	id := msgID{m.Sub, m.Seq}
 	st := t.msgs[id]
 	delete(t.msgs, id)
-	s := t.subs[m.Sub]
+	if err == nil {
+		s.delivered++
+	} else {
+		s.dead++
+		l := deadLetter{Sub: m.Sub, Seq: m.Seq, Event: m.Event, Err: err, At: now.Sub(t.start)}
+		if st != nil {
+			l.Attempts = st.attempts
+		}
+		t.letters = appendCapped(t.letters, l)
+	}
+	s.lastDone = now
 	if st != nil {
 		s.depth--
 		t.open--
-	}
-	s.lastDone = now
-	if st != nil && !st.firstFail.IsZero() {
-		s.blocked += now.Sub(st.firstFail)
-		s.blockedSpans = appendCapped(s.blockedSpans, span{st.firstFail, now})
-	}
-	if st != nil && t.current[st.key] == st {
-		delete(t.current, st.key)
+		if !st.firstFail.IsZero() {
+			s.blocked += now.Sub(st.firstFail)
+			s.blockedSpans = appendCapped(s.blockedSpans, span{st.firstFail, now})
+		}
+		if t.current[st.key] == st {
+			delete(t.current, st.key)
+		}
 	}
 	t.outcomes = appendCapped(t.outcomes, outcome{m.Sub, now})
 	close(t.changed)
@@ -264,14 +246,10 @@ type snapshot struct {
 func (t *tracker) snapshot() snapshot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := snapshot{
-		letters:  append([]deadLetter(nil), t.letters...),
-		outcomes: append([]outcome(nil), t.outcomes...),
-		panics:   append([]msgID(nil), t.panics...),
-	}
-	for _, name := range t.names {
-		c := *t.subs[name]
-		c.blockedSpans = append([]span(nil), c.blockedSpans...)
+	s := snapshot{letters: slices.Clone(t.letters), outcomes: slices.Clone(t.outcomes), panics: slices.Clone(t.panics)}
+	for _, st := range t.subs {
+		c := *st
+		c.blockedSpans = slices.Clone(c.blockedSpans)
 		s.subs = append(s.subs, c)
 	}
 	return s

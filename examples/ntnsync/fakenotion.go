@@ -18,13 +18,12 @@ type fakeNotion struct {
 
 	mu      sync.Mutex
 	pages   map[string]*page
-	fetches int            // answered requests, failures included
-	failed  int            // answered 500
-	byPage  map[string]int // successful fetches per page
+	fetches int // answered requests, failures included
+	failed  int // answered 500
 }
 
 func newFakeNotion(latency time.Duration, failEvery int) *fakeNotion {
-	return &fakeNotion{latency: latency, failEvery: failEvery, pages: make(map[string]*page), byPage: make(map[string]int)}
+	return &fakeNotion{latency: latency, failEvery: failEvery, pages: make(map[string]*page)}
 }
 
 // create adds a page.
@@ -80,7 +79,6 @@ func (f *fakeNotion) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"code":"object_not_found"}`, http.StatusNotFound)
 		return
 	}
-	f.byPage[id]++
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(p)
 }

@@ -1,214 +1,129 @@
 // Command ntnsync mirrors Notion pages into Markdown files, fed by Notion's
-// webhooks: each change is put on a durable on-disk queue before the webhook
-// is answered, a pacer.Runner syncs each page once its changes go quiet,
-// under the page API's rate limit, and SIGINT or SIGTERM stops intake and
-// syncs what is queued. A crash, kill -9 included, loses nothing: the
-// next start syncs what the queue still holds.
-//
-// Without -api-url it runs an embedded demo against a fake page API and
-// exits 0 only if the demo's checks held. See README.md.
+// webhooks: each change goes to a durable on-disk queue before the webhook
+// is answered, and a pacer.Runner syncs each page once its changes go
+// quiet, under the page API's rate limit. A crash, kill -9 included, loses
+// nothing. Without -api-url it plays a demo and checks it. See README.md.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
-	"fmt"
-	"io"
-	"log/slog"
+	"io/fs"
 	"net/http"
 	"os"
-	"os/signal"
-	"path/filepath"
-	"syscall"
 	"time"
 
-	"github.com/pacerkit/pacer/examples/internal/hookhttp"
+	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/ratelimit"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) } // cli.go: the demo, or the sync for real
 
-// run is the program: it parses args, runs, and returns the exit status.
-func run(args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("ntnsync", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	var (
-		addr     = flags.String("listen", "127.0.0.1:8080", "webhook listen address (the demo picks a free loopback port unless set)")
-		dir      = flags.String("dir", "ntnsync-data", "directory holding queue/ and pages/ (the demo uses a new temporary directory unless set)")
-		apiURL   = flags.String("api-url", os.Getenv("NTNSYNC_API_URL"), "page API base URL; empty runs the embedded demo ($NTNSYNC_API_URL)")
-		token    = flags.String("api-token", os.Getenv("NTNSYNC_API_TOKEN"), "page API bearer token ($NTNSYNC_API_TOKEN)")
-		secret   = flags.String("secret", os.Getenv("NTNSYNC_WEBHOOK_SECRET"), "webhook HMAC-SHA256 secret; empty skips the check ($NTNSYNC_WEBHOOK_SECRET)")
-		rate     = flags.Float64("rate", 3, "page API requests per second")
-		burst    = flags.Int("burst", 3, "page API burst")
-		workers  = flags.Int("workers", 2, "pages synced at once")
-		debounce = flags.Duration("debounce", time.Second, "a page is synced once its changes have been quiet this long; 0 syncs at once (demo: 100ms unless set)")
-		maxWait  = flags.Duration("max-wait", 10*time.Second, "a page that keeps changing is still synced this long after its first change; 0: no bound (demo: 1s unless set)")
-		retry    = flags.Duration("retry", 500*time.Millisecond, "first retry wait of a failed page; it doubles up to -retry-max (demo: 200ms unless set)")
-		retryMax = flags.Duration("retry-max", time.Minute, "longest retry wait")
-		grace    = flags.Duration("grace", 30*time.Second, "how long a shutdown waits for the queued pages to sync; what is left stays queued for the next start")
-		fakeAddr = flags.String("fake-api", "", "only serve the demo's fake page API on this address, to try real mode locally")
-		verbose  = flags.Bool("v", false, "log every sync")
-	)
-	if err := flags.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+// openApp opens the sync on its directories (openDirs) and wires the
+// Runner: the page id is its key, so each page is synced once its changes
+// go quiet, one sync per page at a time. The pages still queued on disk go
+// to the Runner before any webhook, so what a previous run accepted is
+// synced first. The caller must call shutdown.
+func openApp(cfg appConfig) (*app, error) {
+	a, err := openDirs(cfg) // app.go: the queue's lock file, the queue, the mirror
+	if err != nil {
+		return nil, err
 	}
-	set := map[string]bool{}
-	flags.Visit(func(f *flag.Flag) { set[f.Name] = true })
-
-	level := slog.LevelWarn
-	if *verbose {
-		level = slog.LevelInfo
-	}
-	cfg := appConfig{
-		APIURL: *apiURL, Token: *token, Secret: []byte(*secret),
-		Rate: *rate, Burst: *burst, Workers: *workers,
-		Debounce: *debounce, MaxWait: *maxWait,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	var err error
-	switch {
-	case *fakeAddr != "":
-		err = serveFake(ctx, *fakeAddr, stdout)
-	case cfg.APIURL == "":
-		if !set["listen"] {
-			*addr = "127.0.0.1:0"
-		}
-		if !set["dir"] {
-			*dir = ""
-		}
-		if !set["debounce"] {
-			cfg.Debounce = 100 * time.Millisecond
-		}
-		if !set["max-wait"] {
-			cfg.MaxWait = time.Second
-		}
-		if !set["retry"] {
-			*retry = 200 * time.Millisecond
-		}
-		if !set["retry-max"] {
-			*retryMax = 2 * time.Second
-		}
-		if cfg.Debounce == 0 {
-			cfg.MaxWait = 0
-		}
-		cfg.Backoff = backoff(*retry, *retryMax)
-		err = runDemo(ctx, cfg, *addr, *dir, stdout)
-	default:
-		if cfg.Debounce == 0 {
-			cfg.MaxWait = 0
-		}
-		cfg.QueueDir, cfg.OutDir = filepath.Join(*dir, "queue"), filepath.Join(*dir, "pages")
-		cfg.Backoff = backoff(*retry, *retryMax)
-		err = serve(ctx, cfg, *addr, *grace)
+	// One bucket paces the Runner's calls and the client's requests: each
+	// call's request goes out on the token the Runner took for it, and a
+	// 429 with Retry-After pauses both.
+	bucket, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: cfg.Rate, Burst: cfg.Burst})
+	if err == nil {
+		a.api = &client{base: cfg.APIURL, token: cfg.Token, hc: &http.Client{Transport: &ratelimit.Transport{Base: cfg.Base, Limiter: bucket}}}
+		a.runner, err = pacer.New(pacer.Config[string, change]{
+			Debounce: cfg.Debounce, // a page is synced once its changes go quiet...
+			MaxWait:  cfg.MaxWait,  // ...and at least this often while they go on
+			Workers:  max(cfg.Workers, 1),
+			Retry:    cfg.Backoff, // forever: a failed page stays queued until it syncs
+			Limiter:  bucket,
+			OnEvent:  a.onEvent,
+			OnDrop:   a.onDrop,
+		}, a.syncPage)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "ntnsync:", err)
-		return 1
+		return nil, errors.Join(err, a.unlock())
 	}
-	return 0
+	a.hook = &webhook{secret: cfg.Secret, q: a.q, log: a.log, notify: func(ctx context.Context, id string) error {
+		return a.runner.Add(ctx, id, change{})
+	}}
+	items, err := a.q.list()
+	for _, it := range items {
+		if err == nil {
+			err = a.runner.Add(context.Background(), it.PageID, change{})
+		}
+	}
+	if err != nil {
+		a.crash()
+		return nil, err
+	}
+	return a, nil
 }
 
-// runDemo plays the embedded scenario over loopback and prints its report.
-func runDemo(ctx context.Context, cfg appConfig, addr, dir string, stdout io.Writer) error {
+// syncPage is the Runner's handler: it syncs page id, whose changes are on
+// disk in its queue item. The Runner calls it once the page's changes went
+// quiet, never twice at once for one page, and retries it with backoff
+// when it returns an error; the queue item stays on disk meanwhile.
+//
+// A crash between any two steps leaves the page file, the manifest and the
+// queue in agreement, or in a state the next start repairs: the page file
+// is replaced atomically, then the manifest, and only then is the queue
+// item removed, if no newer change rewrote it meanwhile (that change added
+// the page to the Runner again, which syncs it after this call).
+func (a *app) syncPage(ctx context.Context, id string, _ []change) error {
+	if a.halted.Load() {
+		return errHalted // the demo's crash
+	}
+	it, err := a.q.read(id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // an earlier call synced the change
+	} else if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "ntnsync-demo-")
-		if err != nil {
+	a.count(func(c *syncCounts) { c.Fetches++ })
+	p, err := a.api.fetch(ctx, id)
+	if se := (*statusError)(nil); errors.As(err, &se) && se.permanent() {
+		a.log.Warn("dropping page", "page", id, "err", err)
+		if _, err := a.q.ack(it); err != nil { // unless a newer change came
 			return err
 		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+		a.count(func(c *syncCounts) { c.Dropped++ })
+		return nil
+	} else if err != nil {
+		return err
 	}
-	cfg.QueueDir, cfg.OutDir = filepath.Join(dir, "queue"), filepath.Join(dir, "pages")
-	if len(cfg.Secret) == 0 {
-		cfg.Secret = []byte("demo-secret")
+	if _, err := a.st.write(p, markdown(p), time.Now()); err != nil {
+		return err
 	}
-	fake := newDemoNotion(30*time.Millisecond, 4, time.Now())
-	apiSrv, err := hookhttp.Listen("127.0.0.1:0", fake)
+	removed, err := a.q.ack(it)
 	if err != nil {
 		return err
 	}
-	defer apiSrv.Shutdown(context.Background())
-	cfg.APIURL = apiSrv.URL()
-
-	expose := func(a *app) (poster, func(context.Context) error, error) {
-		srv, err := listen(addr, routes(a), defaultTimeouts)
-		if err != nil {
-			return nil, nil, err
+	a.count(func(c *syncCounts) {
+		if removed {
+			c.Synced++
+		} else {
+			c.Requeue++
 		}
-		stop := func(ctx context.Context) error { _, err := srv.shutdown(ctx); return err }
-		return hookhttp.PostJSON(http.DefaultClient, srv.url()+"/webhook"), stop, nil
-	}
-	fmt.Fprintf(stdout, "ntnsync demo in %s: %d pages, fake page API at %s paced at %g req/s (burst %d), every 4th fetch fails, %v debounce per page\n",
-		dir, len(demoPages), apiSrv.URL(), cfg.Rate, cfg.Burst, cfg.Debounce)
-	d := &demo{cfg: cfg, fake: fake, expose: expose, gap: 20 * time.Millisecond}
-	rep, err := d.run(ctx)
-	if err != nil {
-		return err
-	}
-	rep.print(stdout)
-	if !rep.ok() {
-		return errors.New("demo checks failed")
-	}
+	})
+	a.log.Info("synced", "page", id, "version", p.Version, "updates", it.Updates)
 	return nil
 }
 
-// serve runs the sync for real until SIGINT or SIGTERM. Then it stops
-// intake (the webhook answers 503, connections of stalled clients are
-// closed), syncs every page still queued for up to grace, and releases
-// the directory. A shutdown that ran out of grace leaves the rest queued
-// for the next start, which is no error: nothing is lost.
-func serve(ctx context.Context, cfg appConfig, addr string, grace time.Duration) error {
-	a, err := openApp(cfg)
-	if err != nil {
-		return err
-	}
-	srv, err := listen(addr, routes(a), defaultTimeouts)
-	if err != nil {
-		a.stopNow()
-		_ = a.unlock()
-		return err
-	}
-	queued, _ := a.q.len()
-	cfg.Logger.Warn("listening", "webhook", srv.url()+"/webhook", "api", cfg.APIURL, "queue", cfg.QueueDir, "pages", cfg.OutDir, "queued", queued)
-	running := make(chan error, 1)
-	go func() { running <- a.run(context.Background()) }()
+// run syncs pages until ctx ends or shutdown has drained the Runner.
+func (a *app) run(ctx context.Context) error { return a.runner.Run(ctx) }
 
-	<-ctx.Done()
-	cfg.Logger.Warn("shutting down: intake stopped, syncing what is queued")
-	shutCtx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
+// shutdown stops intake, syncs every page still queued (retries included)
+// and releases the queue directory. If ctx ends first, the pages not
+// synced stay queued on disk for the next start, and shutdown returns an
+// error that wraps ctx.Err().
+func (a *app) shutdown(ctx context.Context) error {
 	a.hook.stop()
-	stalled, err := srv.shutdown(shutCtx)
-	if stalled > 0 {
-		cfg.Logger.Warn("closed connections of clients that did not finish their request", "connections", stalled)
-	}
-	if serr := a.shutdown(shutCtx); serr != nil {
-		left, _ := a.q.len()
-		cfg.Logger.Warn("shutdown ran out of grace; the pages left are synced on the next start", "queued", left, "err", serr)
-	}
-	if rerr := <-running; err == nil && rerr != nil {
-		err = rerr
-	}
-	m := a.st.snapshot()
-	cfg.Logger.Warn("stopped", "pages", len(m.Pages), "manifest", filepath.Join(cfg.OutDir, manifestName))
-	return err
-}
-
-// serveFake serves the demo's fake page API until SIGINT or SIGTERM.
-func serveFake(ctx context.Context, addr string, stdout io.Writer) error {
-	srv, err := hookhttp.Listen(addr, newDemoNotion(30*time.Millisecond, 4, time.Now()))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "fake page API at %s (pages %v; every 4th fetch fails)\n", srv.URL(), demoPages)
-	<-ctx.Done()
-	return srv.Shutdown(context.Background())
+	return errors.Join(a.runner.Shutdown(ctx), a.unlock())
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,19 +19,17 @@ import (
 )
 
 // A queue is the durable list of pages waiting to be synced: one JSON file
-// per page in its directory, written atomically before the webhook is
-// answered, so an accepted change survives a crash. A second change of a
-// page that is still queued rewrites the same file: updates coalesce. Each
-// write gets a new sequence number; a sync removes an item only if its
-// sequence is unchanged, so a change that arrives while the page is being
-// synced keeps it queued for another sync. It is safe for concurrent use
-// within one process; openApp's lock file keeps other processes out.
+// per page, written atomically before the webhook is answered, so an
+// accepted change survives a crash; a second change of a queued page
+// rewrites the same file. Each write gets a new sequence number, and a
+// sync removes an item only if its sequence is unchanged, so a change that
+// arrives during a sync keeps the page queued. It is safe for concurrent
+// use within one process; the lock file keeps other processes out.
 //
-// The queue is hand-written on purpose. A pacer.Runner keeps its state in
-// the process, or in Redis or PostgreSQL with Config.Store; this tool runs
-// with nothing but a directory and must lose nothing to kill -9, so the
-// directory is the record of what is left to do, and the Runner, rebuilt
-// from it at every start, only decides when each page is synced.
+// It is hand-written because the tool runs on nothing but a directory and
+// must lose nothing to kill -9 (a Runner keeps its state in the process,
+// or in Redis or PostgreSQL): the directory is the record of what is left
+// to do, and the Runner, rebuilt from it at every start, decides when.
 type queue struct {
 	dir   string
 	locks mutex.Keyed[string] // per page: put and ack are read-modify-write
@@ -54,24 +53,19 @@ var validPageID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,63}$`)
 
 // openQueue opens the queue in dir, creating dir if needed, removing the
 // temporary files of item writes that a killed run cut short, and
-// continuing the sequence of the items a previous run left behind. The
-// caller must be the only process using dir.
+// continuing the sequence of the items left. The caller must be the only
+// process using dir.
 func openQueue(dir string) (*queue, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if _, err := removeTempFiles(dir, isItemName); err != nil {
-		return nil, err
-	}
 	q := &queue{dir: dir}
-	items, err := q.list()
-	if err != nil {
-		return nil, err
-	}
+	_, err := removeTempFiles(dir, isItemName)
+	items, lerr := q.list()
 	for _, it := range items {
 		q.seq = max(q.seq, it.Seq)
 	}
-	return q, nil
+	return q, errors.Join(err, lerr)
 }
 
 func (q *queue) path(pageID string) string { return filepath.Join(q.dir, pageID+".json") }
@@ -103,10 +97,7 @@ func (q *queue) put(pageID string, at time.Time) error {
 	q.mu.Unlock()
 	it.Updates++
 	it.Last = at
-	data, err := json.Marshal(it)
-	if err != nil {
-		return err
-	}
+	data, _ := json.Marshal(it)
 	return atomicfile.Write(q.path(pageID), data, 0o644)
 }
 
@@ -115,12 +106,8 @@ func (q *queue) put(pageID string, at time.Time) error {
 func (q *queue) ack(it item) (bool, error) {
 	q.locks.Lock(it.PageID)
 	defer q.locks.Unlock(it.PageID)
-	cur, err := q.read(it.PageID)
-	if err != nil {
+	if cur, err := q.read(it.PageID); err != nil || cur.Seq != it.Seq {
 		return false, err
-	}
-	if cur.Seq != it.Seq {
-		return false, nil
 	}
 	return true, atomicfile.Remove(q.path(it.PageID))
 }
@@ -159,10 +146,7 @@ func (q *queue) list() ([]item, error) {
 		items = append(items, it)
 	}
 	slices.SortFunc(items, func(a, b item) int {
-		if c := a.First.Compare(b.First); c != 0 {
-			return c
-		}
-		return strings.Compare(a.PageID, b.PageID)
+		return cmp.Or(a.First.Compare(b.First), strings.Compare(a.PageID, b.PageID))
 	})
 	return items, nil
 }

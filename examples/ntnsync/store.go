@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,25 +16,20 @@ import (
 	"github.com/pacerkit/pacer/mutex"
 )
 
-// A store is the local mirror: one Markdown file per page in its directory,
-// and a manifest that records which version of each page the files hold.
-// Each page write replaces the page file atomically and then the manifest
-// atomically, so the manifest on disk is never behind a write that
-// returned, and a crash between the two leaves a page file newer than its
-// manifest entry, which openStore repairs. Page files are written under a
-// per-page lock; manifest writes are serialised, each one a complete
-// picture. It is safe for concurrent use.
+// A store is the local mirror: one Markdown file per page, and a manifest
+// of the version each file holds. A page write replaces the page file
+// atomically, then the manifest, so the manifest on disk is never behind a
+// write that returned; a crash between the two leaves a page file newer
+// than its entry, which openStore repairs. It is safe for concurrent use.
 //
-// Rewriting the whole manifest costs one file write per page synced, in
-// proportion to the number of pages: fine for the thousands of pages of a
-// workspace, not for millions.
+// Each page synced rewrites the whole manifest: fine for the thousands of
+// pages of a workspace, not for millions.
 type store struct {
 	dir   string
 	locks mutex.Keyed[string] // per page: one writer of a page file at a time
 
-	// mu guards manifest and written, and is held while the manifest
-	// file is replaced, so that the last write on disk is the latest
-	// picture.
+	// mu guards manifest and written, and is held while the manifest file
+	// is replaced, so that the last one on disk is the latest.
 	mu       sync.Mutex
 	manifest manifest
 	written  int // page files written since open
@@ -55,10 +51,9 @@ type entry struct {
 const manifestName = ".ntnsync-manifest.json"
 
 // openStore opens the mirror in dir, creating dir if needed. It removes
-// the temporary files of writes a killed run cut short, reads the
-// manifest, and makes it agree with the page files (see reconcile). It
-// returns the pages whose file is gone although the manifest listed them,
-// to be fetched again.
+// the temporary files of writes a killed run cut short and makes the
+// manifest agree with the page files (reconcile), and returns the pages
+// whose file is gone, to be fetched again.
 func openStore(dir string) (*store, []string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, err
@@ -72,10 +67,7 @@ func openStore(dir string) (*store, []string, error) {
 	}
 	s := &store{dir: dir, manifest: m}
 	lost, err := s.reconcile()
-	if err != nil {
-		return nil, nil, err
-	}
-	return s, lost, nil
+	return s, lost, err
 }
 
 // readManifest reads the manifest file in dir; a missing file is an empty
@@ -143,10 +135,7 @@ func (s *store) write(p page, md []byte, now time.Time) (bool, error) {
 // caller holds s.mu.
 func (s *store) saveLocked(now time.Time) error {
 	s.manifest.Updated = now
-	data, err := json.MarshalIndent(s.manifest, "", "  ")
-	if err != nil {
-		return err
-	}
+	data, _ := json.MarshalIndent(s.manifest, "", "  ") // strings, ints and times
 	return atomicfile.Write(filepath.Join(s.dir, manifestName), data, 0o644)
 }
 
@@ -154,12 +143,7 @@ func (s *store) saveLocked(now time.Time) error {
 func (s *store) snapshot() manifest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := s.manifest
-	m.Pages = make(map[string]entry, len(s.manifest.Pages))
-	for id, e := range s.manifest.Pages {
-		m.Pages[id] = e
-	}
-	return m
+	return manifest{Updated: s.manifest.Updated, Pages: maps.Clone(s.manifest.Pages)}
 }
 
 // filesWritten returns the number of page files written since open.
@@ -167,4 +151,56 @@ func (s *store) filesWritten() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.written
+}
+
+// reconcile makes the manifest agree with the page files, the truth of
+// what the mirror holds: a file whose front matter names a version the
+// manifest does not list (a crash came between the two writes) gets its
+// entry; an entry whose file is gone is removed, and its page returned to
+// be fetched again. Files without this program's front matter are left
+// alone. It saves the manifest if it changed anything.
+func (s *store) reconcile() (lost []string, err error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed := false
+	onDisk := make(map[string]bool)
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".md")
+		if !ok || !e.Type().IsRegular() || !validPageID.MatchString(id) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(s.dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		fid, version, ok := frontMatter(data)
+		if !ok || fid != id {
+			continue
+		}
+		onDisk[id] = true
+		if cur, ok := s.manifest.Pages[id]; ok && cur.Version == version && cur.File == e.Name() {
+			continue
+		}
+		synced := time.Now()
+		if info, err := e.Info(); err == nil {
+			synced = info.ModTime()
+		}
+		s.manifest.Pages[id] = entry{File: e.Name(), Version: version, Synced: synced}
+		changed = true
+	}
+	for id := range s.manifest.Pages {
+		if !onDisk[id] {
+			delete(s.manifest.Pages, id)
+			lost = append(lost, id)
+			changed = true
+		}
+	}
+	if changed {
+		err = s.saveLocked(time.Now())
+	}
+	return lost, err
 }

@@ -29,13 +29,9 @@ type notification struct {
 
 // A webhook is the HTTP endpoint Notion calls when a page changes. It puts
 // the page on the durable queue and only then answers 200, so an answered
-// change is never lost; then it tells the Runner (notify).
-//
-// With a secret set, the signature is checked first, on every request,
-// before the body is parsed: a request not signed with the secret gets 401
-// whatever it holds, a subscription handshake included. Only without a
-// secret is the handshake's verification token logged, since it is the
-// secret to configure.
+// change is never lost; then it tells the Runner (notify). With a secret
+// set, the signature is checked first, before the body is parsed: a
+// request not signed with it gets 401, a subscription handshake included.
 //
 // Answers: 200 queued, or ignored (not a page; a handshake); 400 a body
 // that is not an event, or a bad page id; 401 a bad signature; 405 not a
@@ -55,7 +51,6 @@ type webhook struct {
 
 	accepted atomic.Int64 // page changes queued
 	ignored  atomic.Int64 // answered 200, nothing queued
-	refused  atomic.Int64 // answered 4xx or 5xx
 }
 
 // stop makes the webhook refuse every later request with 503, and returns
@@ -67,13 +62,9 @@ func (h *webhook) stop() {
 }
 
 func (h *webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	status, msg := h.serve(w, r)
-	if status != http.StatusOK {
-		h.refused.Add(1)
+	if status, msg := h.serve(w, r); status != http.StatusOK {
 		http.Error(w, msg, status)
-		return
 	}
-	w.WriteHeader(status)
 }
 
 func (h *webhook) serve(w http.ResponseWriter, r *http.Request) (int, string) {

@@ -2,18 +2,18 @@ package main
 
 import (
 	"context"
+	"sync"
 	"time"
 
-	"github.com/pacerkit/pacer/mutex"
 	"github.com/pacerkit/pacer/ratelimit"
+	"github.com/pacerkit/pacer/redis/redisrate"
 )
 
-// accountLocks gives each account one fan-out at a time.
+// accountLocks gives each account one fan-out at a time: a mutex.Keyed
+// in one process, a redismutex.Locker across instances (fn's ctx then
+// ends if the lock is lost, and redismutex.FenceFrom reads its fence).
 type accountLocks interface {
-	// do runs fn holding account's lock. fence grows with every
-	// acquisition of the account's lock, for the writes fn makes (0 when
-	// the lock is this process's alone). fn's ctx ends if the lock is lost.
-	do(ctx context.Context, account string, fn func(ctx context.Context, fence uint64) error) error
+	Do(ctx context.Context, account string, fn func(ctx context.Context) error) error
 }
 
 // accountLimits is each account's token bucket.
@@ -25,14 +25,6 @@ type accountLimits interface {
 	PauseKey(ctx context.Context, account string, d time.Duration) error
 }
 
-// localLocks are the account locks of one process: waiters take turns in
-// arrival order.
-type localLocks struct{ m mutex.Keyed[string] }
-
-func (l *localLocks) do(ctx context.Context, account string, fn func(context.Context, uint64) error) error {
-	return l.m.Do(ctx, account, func(ctx context.Context) error { return fn(ctx, 0) })
-}
-
 // localLimits are the account buckets of one process.
 type localLimits struct{ k *ratelimit.Keyed[string] }
 
@@ -41,4 +33,33 @@ func (l localLimits) Wait(ctx context.Context, account string) error { return l.
 func (l localLimits) PauseKey(_ context.Context, account string, d time.Duration) error {
 	l.k.PauseKey(account, d)
 	return nil
+}
+
+// redisLimits are account buckets in Redis, shared by every instance. Each
+// account's KeyLimiter is kept, so that a pause (a 429) also holds the
+// sends of this process that were already waiting for a token.
+type redisLimits struct {
+	k *redisrate.Keyed
+
+	mu        sync.Mutex
+	byAccount map[string]*redisrate.KeyLimiter
+}
+
+func (l *redisLimits) For(account string) *redisrate.KeyLimiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kl, ok := l.byAccount[account]
+	if !ok {
+		kl = l.k.For(account)
+		l.byAccount[account] = kl
+	}
+	return kl
+}
+
+func (l *redisLimits) Wait(ctx context.Context, account string) error {
+	return l.For(account).Wait(ctx)
+}
+
+func (l *redisLimits) PauseKey(ctx context.Context, account string, d time.Duration) error {
+	return l.For(account).Pause(ctx, d)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -48,7 +49,7 @@ func checkDemo(cfg config, runs []runReport, seens []seen, p progress) []check {
 
 	ok = true
 	msgs, dups := 0, 0
-	for _, n := range last.Dups {
+	for n := range maps.Values(last.Dups) {
 		dups += n
 	}
 	for _, rs := range p.Reminders {
@@ -114,10 +115,8 @@ func checkDemo(cfg config, runs []runReport, seens []seen, p progress) []check {
 }
 
 func find(p progress, id string) *reminderState {
-	for _, rs := range p.Reminders {
-		if rs.Reminder.ID == id {
-			return rs
-		}
+	if i := slices.IndexFunc(p.Reminders, func(rs *reminderState) bool { return rs.Reminder.ID == id }); i >= 0 {
+		return p.Reminders[i]
 	}
 	return &reminderState{}
 }

@@ -8,17 +8,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pacerkit/pacer/redis/redismutex"
 	"github.com/pacerkit/pacer/window"
-	"golang.org/x/sync/errgroup"
 )
 
 // fanout sends reminders for one run of the program. Per account it holds
-// a lock for the whole fan-out of a reminder (one fan-out per account at a
-// time) and draws every message from the account's token bucket; inside a
-// fan-out up to Parallel groups are in flight, each sending its parts in
-// order with a little jitter between them. Different accounts share
-// nothing and run in parallel. The locks and buckets are this process's,
-// or with -redis shared by every instance.
+// a lock for the whole fan-out of a reminder and draws every message from
+// the account's token bucket; inside a fan-out up to Parallel groups are
+// in flight, each sending its parts in order with a little jitter between
+// them. Different accounts share nothing and run in parallel.
 type fanout struct {
 	cfg    config
 	store  *store
@@ -50,25 +48,34 @@ type result struct {
 	Attempts int64 // send attempts
 	Retries  int64
 	// Duplicates counts the parts the service said it had delivered
-	// before, and so suppressed: parts it had accepted that the state
-	// file had not recorded when the program was stopped.
+	// before, and so suppressed: parts it had accepted that the progress
+	// had not recorded when the program was stopped.
 	Duplicates int64
 	Media      int // media preparations of the account in this run
 }
+
+const statusInterrupted = "interrupted"
+
+func (f *fanout) newResult(r reminder, status string) result {
+	return result{ID: r.ID, Account: r.Account, Window: r.Window + " " + r.Zone, Status: status, Start: f.cfg.Clock.Now()}
+}
+
+// flushTimeout bounds the write of a reminder's progress when its fan-out
+// stops, even when it stops because the run was interrupted.
+const flushTimeout = 10 * time.Second
 
 // errStopped means the window closes (or the run was stopped) before the
 // message could go out: the part stays pending.
 var errStopped = errors.New("stopped before the window closes")
 
-// send runs reminder i of the progress under its account's lock. Holding
-// it, it first reads the reminder's progress where the previous holder (in
-// another instance, with -redis) left it, and before letting go it writes
-// the progress, so the next holder finds it.
+// send runs reminder i under its account's lock. Holding it, it first reads
+// the reminder's progress where the previous holder (another instance, with
+// -redis) left it, and before letting go it writes the progress.
 func (f *fanout) send(ctx context.Context, i int) result {
-	var r reminder
-	f.store.view(i, func(rs *reminderState) { r = rs.Reminder })
-	res := result{ID: r.ID, Account: r.Account, Window: r.Window + " " + r.Zone, Status: statusInterrupted}
-	err := f.locks.do(ctx, r.Account, func(ctx context.Context, fence uint64) error {
+	r := f.reminder(i)
+	res := f.newResult(r, statusInterrupted)
+	err := f.locks.Do(ctx, r.Account, func(ctx context.Context) error {
+		fence, _ := redismutex.FenceFrom(ctx) // 0 with a lock of this process
 		if err := f.store.claim(ctx, i, fence); err != nil {
 			return err
 		}
@@ -77,88 +84,13 @@ func (f *fanout) send(ctx context.Context, i int) result {
 		defer cancel()
 		return f.store.flush(wctx, i)
 	})
-	if err != nil && ctx.Err() == nil {
-		// The progress could not be read or written, or the lock was
-		// lost: what this run did may not be stored.
-		res.Status, res.Err = statusInterrupted, err
-	}
 	if err != nil {
 		res.Tally = f.tally(i)
+		if ctx.Err() == nil { // the progress could not be read or written, or the lock was lost
+			res.Status, res.Err = statusInterrupted, err
+		}
 	}
 	return res
-}
-
-// flushTimeout bounds the write of a reminder's progress when its fan-out
-// stops, even when it stops because the run was interrupted.
-const flushTimeout = 10 * time.Second
-
-const statusInterrupted = "interrupted"
-
-func (f *fanout) sendLocked(ctx context.Context, i int, r reminder) (res result) {
-	clk := f.cfg.Clock
-	res = result{ID: r.ID, Account: r.Account, Window: r.Window + " " + r.Zone, Start: clk.Now()}
-	defer func() { res.End, res.Tally, res.Media = clk.Now(), f.tally(i), f.media.count(r.Account) }()
-	var status string
-	f.store.view(i, func(rs *reminderState) { status = rs.Status })
-	if final(status) {
-		res.Status, res.Already = status, true
-		return res
-	}
-	sched, err := r.schedule(clk)
-	if err != nil { // validated when loaded
-		panic(err)
-	}
-	if !sched.Contains(res.Start) {
-		// Fired outside its window: nothing is sent now.
-		res.Closed, res.Status = true, f.resolve(i, true)
-		if res.Status == statusPaused {
-			res.NextOpen = nextOpen(sched, res.Start)
-		}
-		return res
-	}
-	wctx, cancel := sched.Context(ctx)
-	defer cancel()
-	var pending []int
-	f.store.update(i, func(rs *reminderState) {
-		rs.Runs++
-		rs.Status = statusRunning
-		for j, g := range rs.Groups {
-			if g.Status == groupPending {
-				pending = append(pending, j)
-			}
-		}
-	})
-	var eg errgroup.Group
-	eg.SetLimit(f.cfg.Parallel)
-	for _, j := range pending {
-		if wctx.Err() != nil {
-			break
-		}
-		eg.Go(func() error {
-			f.group(wctx, i, j, r, &res)
-			return nil
-		})
-	}
-	eg.Wait()
-	// Groups leave parts pending only when ctx ended, or when the window
-	// closed or will close before their next message may go out.
-	res.Closed = ctx.Err() == nil && (errors.Is(context.Cause(wctx), window.ErrOutside) || f.tally(i).Pending > 0)
-	res.Status = f.resolve(i, res.Closed)
-	if res.Status == "" {
-		res.Status = statusInterrupted
-	}
-	if res.Status == statusPaused {
-		res.NextOpen = nextOpen(sched, clk.Now())
-	}
-	return res
-}
-
-// nextOpen returns when s opens after the span that contains now, if any.
-func nextOpen(s window.Schedule, now time.Time) time.Time {
-	if s.Contains(now) {
-		now = s.EndAt(now)
-	}
-	return s.NextOpen(now)
 }
 
 // group sends the parts of group j that are not sent yet, in order.
@@ -166,10 +98,8 @@ func (f *fanout) group(ctx context.Context, i, j int, r reminder, res *result) {
 	var g groupState
 	f.store.view(i, func(rs *reminderState) { g = rs.Groups[j] })
 	for k := g.Parts; k < len(r.Parts); k++ {
-		if k > 0 {
-			if sleepCtx(ctx, f.cfg.Clock, f.jitter()) != nil {
-				return
-			}
+		if k > 0 && sleepCtx(ctx, f.cfg.Clock, f.jitter()) != nil {
+			return
 		}
 		m := message{Account: r.Account, Group: g.ID, Part: k, Text: r.Parts[k].Text, Key: partKey(r.ID, g.ID, k)}
 		var err error
@@ -185,8 +115,7 @@ func (f *fanout) group(ctx context.Context, i, j int, r reminder, res *result) {
 			g := &rs.Groups[j]
 			switch {
 			case err == nil:
-				g.Parts = k + 1
-				if g.Parts == len(r.Parts) {
+				if g.Parts = k + 1; g.Parts == len(r.Parts) {
 					g.Status = groupSent
 				}
 			case errors.Is(err, errStopped) || ctx.Err() != nil:
@@ -204,44 +133,50 @@ func (f *fanout) group(ctx context.Context, i, j int, r reminder, res *result) {
 	}
 }
 
-// deliver sends one message: it takes a token from the account's bucket
-// for every attempt and retries transient errors with doubling backoff. A
-// 429 pauses the whole account's bucket for its Retry-After.
-func (f *fanout) deliver(ctx context.Context, m message, res *result) error {
-	backoff := f.cfg.Backoff
-	for attempt := 1; ; attempt++ {
-		if err := f.limits.Wait(ctx, m.Account); err != nil {
-			// ctx ended, or the token comes after the window's close.
-			return errStopped
-		}
-		atomic.AddInt64(&res.Attempts, 1)
-		duplicate, err := f.cfg.Sender.Send(ctx, m)
-		switch {
-		case err == nil:
-			if duplicate {
-				atomic.AddInt64(&res.Duplicates, 1)
-			}
-			return nil
-		case f.stopped(ctx):
-			return errStopped
-		case isPermanent(err) || attempt >= f.cfg.Attempts:
-			return err
-		}
-		atomic.AddInt64(&res.Retries, 1)
-		wait := backoff
-		var ra *retryAfterError
-		if errors.As(err, &ra) {
-			if f.limits.PauseKey(ctx, m.Account, ra.wait) != nil {
-				wait = ra.wait // at least this account's own sends wait
-			} else {
-				wait = 0
+// reminder returns reminder i of the progress.
+func (f *fanout) reminder(i int) (r reminder) {
+	f.store.view(i, func(rs *reminderState) { r = rs.Reminder })
+	return r
+}
+
+// status returns reminder i's status.
+func (f *fanout) status(i int) (s string) {
+	f.store.view(i, func(rs *reminderState) { s = rs.Status })
+	return s
+}
+
+// begin marks reminder i running and returns its pending groups.
+func (f *fanout) begin(i int) (pending []int) {
+	f.store.update(i, func(rs *reminderState) {
+		rs.Runs++
+		rs.Status = statusRunning
+		for j, g := range rs.Groups {
+			if g.Status == groupPending {
+				pending = append(pending, j)
 			}
 		}
-		if sleepCtx(ctx, f.cfg.Clock, wait) != nil {
-			return errStopped
+	})
+	return pending
+}
+
+// stop sets reminder i's status by the rules (resolveStatus), now that its
+// run has stopped, closed saying whether its window closed, and completes
+// res. A run that was interrupted leaves the status running.
+func (f *fanout) stop(i int, res result, sched window.Schedule, closed bool) result {
+	res.Closed, res.Status = closed, statusInterrupted
+	f.store.update(i, func(rs *reminderState) {
+		if s := resolveStatus(rs.tally(), closed); s != "" {
+			rs.Status, res.Status = s, s
 		}
-		backoff *= 2
+	})
+	if res.Status == statusPaused {
+		now := f.cfg.Clock.Now()
+		if sched.Contains(now) {
+			now = sched.EndAt(now)
+		}
+		res.NextOpen = sched.NextOpen(now)
 	}
+	return res
 }
 
 // stopped reports whether ctx has ended or reached its deadline.
@@ -260,20 +195,7 @@ func (f *fanout) jitter() time.Duration {
 	return lo + time.Duration(f.rnd.Int64N(int64(hi-lo)))
 }
 
-func (f *fanout) tally(i int) tally {
-	var t tally
+func (f *fanout) tally(i int) (t tally) {
 	f.store.view(i, func(rs *reminderState) { t = rs.tally() })
 	return t
-}
-
-// resolve sets reminder i's status by the rules of DESIGN section 5 and
-// returns it ("" if the run was interrupted: the status stays running).
-func (f *fanout) resolve(i int, closed bool) string {
-	var s string
-	f.store.update(i, func(rs *reminderState) {
-		if s = resolveStatus(rs.tally(), closed); s != "" {
-			rs.Status = s
-		}
-	})
-	return s
 }

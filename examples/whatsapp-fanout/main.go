@@ -1,162 +1,135 @@
-// Command whatsapp-fanout sends reminders to many groups per account,
-// paced and inside each reminder's delivery window.
-//
-// Per account one fan-out runs at a time (mutex.Keyed), every message takes
-// a token from the account's bucket (ratelimit.Keyed, 40 per minute by
-// default), up to 3 groups are in flight while the parts of one group go
-// out in order with a little jitter between them, and the run stops when
-// the reminder's window (window.Schedule, in its IANA zone) closes. Progress
-// is kept in a state file, so a paused or killed run resumes where it
-// stopped; every part carries an idempotency key, so a gateway that honours
-// it delivers each part once across restarts. With -redis, instances share
-// the account locks (redismutex), the account buckets (redisrate) and the
-// progress in Redis. Without -reminders it plays a demo against a fake
-// service.
+// Command whatsapp-fanout sends reminders from accounts to many groups:
+// one fan-out per account at a time (mutex.Keyed), a token per message from
+// the account's bucket (ratelimit.Keyed), and a stop when the reminder's
+// delivery window closes (window.Schedule). A state file keeps the
+// progress; with -redis, instances share locks, buckets and progress.
+// Without -reminders it plays a demo against a fake service. See README.md.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"net/http"
+	"math/rand/v2"
 	"os"
 	"os/signal"
+	"sync"
+	"sync/atomic"
 	"syscall"
-	"time"
 
-	"github.com/benbjohnson/clock"
+	"github.com/pacerkit/pacer/mutex"
+	"github.com/pacerkit/pacer/ratelimit"
+	"github.com/pacerkit/pacer/window"
+	"golang.org/x/sync/errgroup"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	code, err := start(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code, err := start(ctx, os.Args[1:], os.Stdout, os.Stderr) // cli.go: the demo, or the reminders of -reminders
+	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "whatsapp-fanout:", err)
 	}
 	os.Exit(code)
 }
 
-const usage = `Usage: whatsapp-fanout [flags]
-
-Sends reminders to many groups per account, paced and inside each
-reminder's delivery window, keeping its progress in a state file. Without
--reminders it plays a demo against an in-process fake service and checks
-it. There are no subcommands.
-
-Flags:
-`
-
-// start parses the flags and runs the demo, or the real thing when
-// -reminders is given. It returns the exit code: -h prints the usage on out
-// and returns 0; a wrong flag or argument prints it on errOut and returns 2.
-func start(ctx context.Context, args []string, out, errOut io.Writer) (int, error) {
-	fs := flag.NewFlagSet("whatsapp-fanout", flag.ContinueOnError)
-	fs.SetOutput(errOut) // parse errors
-	fs.Usage = func() {} // printed below, on out or errOut
-	printUsage := func(w io.Writer) {
-		fmt.Fprint(w, usage)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+// run is one run of the program: it sends every reminder of the progress
+// that is not final yet (new, running or paused), each under its account's
+// lock (send), the accounts in parallel, and returns once every fan-out has
+// stopped: done, paused at its window's close, or interrupted by ctx.
+func run(ctx context.Context, cfg config, out io.Writer) (runReport, error) {
+	if err := cfg.validate(); err != nil {
+		return runReport{}, err
 	}
-	reminders := fs.String("reminders", "", "JSON `file` of reminders to send; without it, run the demo")
-	state := fs.String("state", "whatsapp-fanout.state.json", "state `file` (demo: a new one in a temporary directory)")
-	url := fs.String("url", os.Getenv("FANOUT_URL"), "messaging gateway base `URL` (env FANOUT_URL); empty: the in-process fake")
-	token := fs.String("token", os.Getenv("FANOUT_TOKEN"), "bearer `token` for the gateway (env FANOUT_TOKEN)")
-	rate := fs.Float64("rate", 40, "messages per minute per account")
-	burst := fs.Int("burst", 1, "messages an idle account may send at once")
-	parallel := fs.Int("parallel", 3, "groups in flight per account")
-	jitterMin := fs.Duration("jitter-min", 500*time.Millisecond, "least pause between two parts of a group")
-	jitterMax := fs.Duration("jitter-max", 1500*time.Millisecond, "longest pause between two parts of a group")
-	attempts := fs.Int("attempts", 3, "tries per message")
-	backoff := fs.Duration("backoff", 2*time.Second, "pause before the first retry, doubling")
-	zone := fs.String("zone", "UTC", "IANA time zone of reminders that name none")
-	win := fs.String("window", "06:00-18:00", "delivery window of reminders that name none, e.g. \"Mon-Fri 09:00-17:30\"")
-	follow := fs.Bool("follow", false, "when a window closes, wait for it to open again and resume")
-	redisURL := fs.String("redis", "", "Redis `URL` (e.g. redis://127.0.0.1:6379/0) where several instances share the account locks and buckets and the progress, instead of -state")
-	redisPrefix := fs.String("redis-prefix", "pacer", "start of the program's Redis keys; instances with the same -redis and -redis-prefix work together")
-	lockTTL := fs.Duration("lock-ttl", 10*time.Second, "with -redis: lease of an account lock, renewed while held; a killed instance's lock lapses after it")
-	failRate := fs.Float64("fail-rate", 0.02, "fake service: share of attempts that fail")
-	groups := fs.Int("groups", 1000, "demo: groups per reminder")
-	seed := fs.Uint64("seed", 1, "seed of jitter and fake failures")
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		printUsage(out)
-		return 0, nil
-	} else if err != nil {
-		printUsage(errOut) // after the flag package's line saying what is wrong
-		return 2, nil
-	}
-	if fs.NArg() > 0 {
-		printUsage(errOut)
-		return 2, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-
-	if *reminders == "" {
-		if *redisURL != "" {
-			printUsage(errOut)
-			return 2, errors.New("-redis needs -reminders: the demo runs in one process")
-		}
-		dc := defaultDemo()
-		dc.Groups, dc.FailRate, dc.Seed = *groups, *failRate, *seed
-		// Real-use defaults give way to the demo's, unless given.
-		if set["state"] {
-			dc.State = *state
-		}
-		if set["rate"] {
-			dc.Rate = *rate
-		}
-		if set["burst"] {
-			dc.Burst = *burst
-		}
-		if set["parallel"] {
-			dc.Parallel = *parallel
-		}
-		if set["jitter-min"] || set["jitter-max"] {
-			dc.Jitter = [2]time.Duration{*jitterMin, *jitterMax}
-		}
-		if set["attempts"] {
-			dc.Attempts = *attempts
-		}
-		rep, err := demo(ctx, dc, out)
+	f := &fanout{cfg: cfg, locks: cfg.Locks, limits: cfg.Limits, media: newMediaCache(cfg.Sender), rnd: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed+1))}
+	be := cfg.Progress
+	if be == nil { // this process's own locks and buckets (fresh each run), and the state file
+		limits, err := ratelimit.NewKeyed[string](ratelimit.KeyedConfig{Rate: cfg.Rate / 60, Burst: cfg.Burst, Clock: cfg.Clock})
 		if err != nil {
-			return 1, err
+			return runReport{}, err
 		}
-		if !rep.OK() {
-			return 1, nil
+		f.locks, f.limits = &mutex.Keyed[string]{}, localLimits{limits} // waiters take turns in arrival order
+		if be, err = openStateFile(ctx, cfg.State); err != nil {
+			return runReport{}, err
 		}
-		return 0, nil
 	}
+	var err error
+	if f.store, err = openStore(ctx, be, cfg.Reminders, cfg.Clock, cfg.SaveEvery); err != nil {
+		return runReport{}, err
+	}
+	rep := runReport{Start: cfg.Clock.Now(), Results: make([]result, f.store.len())}
+	var wg sync.WaitGroup
+	for i := range rep.Results {
+		wg.Go(func() { rep.Results[i] = f.send(ctx, i) })
+	}
+	wg.Wait()
+	rep.print(out)
+	return rep, f.store.Close()
+}
 
-	rs, err := loadReminders(*reminders, *zone, *win)
-	if err != nil {
-		return 2, err
+// sendLocked sends the pending groups of reminder i, Parallel at a time,
+// until they are done or the window closes. The account's lock is held.
+func (f *fanout) sendLocked(ctx context.Context, i int, r reminder) (res result) {
+	res = f.newResult(r, "")
+	defer func() { res.End, res.Tally, res.Media = f.cfg.Clock.Now(), f.tally(i), f.media.count(r.Account) }()
+	if s := f.status(i); final(s) {
+		res.Status, res.Already = s, true
+		return res
 	}
-	clk := clock.New()
-	cfg := config{
-		State: *state, Rate: *rate, Burst: *burst, Parallel: *parallel,
-		Jitter: [2]time.Duration{*jitterMin, *jitterMax}, Attempts: *attempts, Backoff: *backoff,
-		Clock: clk, Reminders: rs, Seed: *seed,
+	sched, _ := r.schedule(f.cfg.Clock) // validated when loaded
+	if !sched.Contains(res.Start) {     // fired outside its window: nothing is sent now
+		return f.stop(i, res, sched, true)
 	}
-	if *url != "" {
-		cfg.Sender = &httpSender{client: &http.Client{Timeout: 30 * time.Second}, base: *url, token: *token}
-	} else {
-		cfg.Sender = newFakeWhatsApp(clk, *failRate, [2]time.Duration{100 * time.Millisecond, 400 * time.Millisecond}, nil, *seed)
-	}
-	if *redisURL != "" {
-		if set["state"] {
-			printUsage(errOut)
-			return 2, errors.New("-state and -redis exclude each other: with -redis the progress is kept in Redis")
+	wctx, cancel := sched.Context(ctx) // cancelled at the window's close, with cause window.ErrOutside
+	defer cancel()
+	var eg errgroup.Group
+	eg.SetLimit(f.cfg.Parallel)
+	for _, j := range f.begin(i) {
+		if wctx.Err() != nil {
+			break
 		}
-		sh, closeShared, err := openShared(ctx, *redisURL, *redisPrefix, *lockTTL, *rate, *burst)
-		if err != nil {
-			return 1, err
-		}
-		defer closeShared()
-		cfg.Shared = sh
+		eg.Go(func() error { f.group(wctx, i, j, r, &res); return nil })
 	}
-	return runUntilDone(ctx, cfg, *follow, out)
+	eg.Wait()
+	// Groups leave parts pending only when ctx ended, or when the window
+	// closed or will close before their next message may go out.
+	return f.stop(i, res, sched, ctx.Err() == nil && (errors.Is(context.Cause(wctx), window.ErrOutside) || f.tally(i).Pending > 0))
+}
+
+// deliver sends one message: it takes a token from the account's bucket
+// for every attempt and retries transient errors with doubling backoff. A
+// 429 pauses the whole account's bucket for its Retry-After.
+func (f *fanout) deliver(ctx context.Context, m message, res *result) error {
+	backoff := f.cfg.Backoff
+	for attempt := 1; ; attempt++ {
+		if err := f.limits.Wait(ctx, m.Account); err != nil {
+			return errStopped // ctx ended, or the token comes after the window's close
+		}
+		atomic.AddInt64(&res.Attempts, 1)
+		duplicate, err := f.cfg.Sender.Send(ctx, m)
+		switch {
+		case err == nil:
+			if duplicate {
+				atomic.AddInt64(&res.Duplicates, 1)
+			}
+			return nil
+		case f.stopped(ctx):
+			return errStopped
+		case isPermanent(err) || attempt >= f.cfg.Attempts:
+			return err
+		}
+		atomic.AddInt64(&res.Retries, 1)
+		wait := backoff
+		if ra := (*retryAfterError)(nil); errors.As(err, &ra) {
+			wait = 0
+			if f.limits.PauseKey(ctx, m.Account, ra.wait) != nil {
+				wait = ra.wait // at least this account's own sends wait
+			}
+		}
+		if sleepCtx(ctx, f.cfg.Clock, wait) != nil {
+			return errStopped
+		}
+		backoff *= 2
+	}
 }

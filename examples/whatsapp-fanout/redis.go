@@ -1,13 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/pacerkit/pacer/redis/redismutex"
@@ -18,15 +18,15 @@ import (
 // redisName names the program's locks, buckets and progress in Redis.
 const redisName = "whatsapp-fanout"
 
-// openShared connects to the Redis at url and returns what instances of
-// the program given the same url and prefix share there: per account a
-// lock (redismutex, with a lease of lockTTL) and a token bucket (redisrate,
-// rate messages per minute with burst), and the progress of every
-// reminder. close releases the connection and the locks still held.
-func openShared(ctx context.Context, url, prefix string, lockTTL time.Duration, rate float64, burst int) (_ *shared, close func() error, err error) {
+// openShared connects to the Redis at url and sets in cfg what instances
+// given the same url and prefix share there: per account a lock
+// (redismutex, with a lease of lockTTL) and a token bucket (redisrate), and
+// the progress of every reminder. close releases the connection and the
+// locks still held.
+func openShared(ctx context.Context, cfg *config, url, prefix string, lockTTL time.Duration) (close func() error, err error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, nil, fmt.Errorf("-redis: %w", err)
+		return nil, fmt.Errorf("-redis: %w", err)
 	}
 	client := redis.NewClient(opt)
 	defer func() {
@@ -35,62 +35,20 @@ func openShared(ctx context.Context, url, prefix string, lockTTL time.Duration, 
 		}
 	}()
 	if err := client.Ping(ctx).Err(); err != nil {
-		return nil, nil, fmt.Errorf("-redis %s: %w", url, err)
+		return nil, fmt.Errorf("-redis %s: %w", url, err)
 	}
 	locker, err := redismutex.New(ctx, client, redismutex.Config{TTL: lockTTL, Prefix: prefix, Name: redisName})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	limits, err := redisrate.NewKeyed(ctx, client, redisrate.KeyedConfig{Rate: rate / 60, Burst: burst, Name: redisName, Prefix: prefix})
+	limits, err := redisrate.NewKeyed(ctx, client, redisrate.KeyedConfig{Rate: cfg.Rate / 60, Burst: cfg.Burst, Name: redisName, Prefix: prefix})
 	if err != nil {
-		return nil, nil, errors.Join(err, locker.Close())
+		return nil, errors.Join(err, locker.Close())
 	}
-	if prefix == "" {
-		prefix = redismutex.DefaultPrefix
-	}
-	s := &shared{locks: redisLocks{locker}, limits: &redisLimits{k: limits, byAccount: map[string]*redisrate.KeyLimiter{}},
-		progress: newRedisProgress(client, prefix)}
-	return s, func() error { return errors.Join(locker.Close(), client.Close()) }, nil
-}
-
-// redisLocks are account locks in Redis: one holder at a time across every
-// instance, with a fence that grows with every acquisition.
-type redisLocks struct{ m *redismutex.Locker }
-
-func (l redisLocks) do(ctx context.Context, account string, fn func(context.Context, uint64) error) error {
-	return l.m.Do(ctx, account, func(ctx context.Context) error {
-		fence, _ := redismutex.FenceFrom(ctx)
-		return fn(ctx, fence)
-	})
-}
-
-// redisLimits are account buckets in Redis, shared by every instance. Each
-// account's KeyLimiter is kept, so that a pause (a 429) also holds the
-// sends of this process that were already waiting for a token.
-type redisLimits struct {
-	k *redisrate.Keyed
-
-	mu        sync.Mutex
-	byAccount map[string]*redisrate.KeyLimiter
-}
-
-func (l *redisLimits) For(account string) *redisrate.KeyLimiter {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	kl, ok := l.byAccount[account]
-	if !ok {
-		kl = l.k.For(account)
-		l.byAccount[account] = kl
-	}
-	return kl
-}
-
-func (l *redisLimits) Wait(ctx context.Context, account string) error {
-	return l.For(account).Wait(ctx)
-}
-
-func (l *redisLimits) PauseKey(ctx context.Context, account string, d time.Duration) error {
-	return l.For(account).Pause(ctx, d)
+	cfg.Locks = locker
+	cfg.Limits = &redisLimits{k: limits, byAccount: map[string]*redisrate.KeyLimiter{}}
+	cfg.Progress = newRedisProgress(client, cmp.Or(prefix, redismutex.DefaultPrefix))
+	return func() error { return errors.Join(locker.Close(), client.Close()) }, nil
 }
 
 var (

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/benbjohnson/clock"
 	"github.com/pacerkit/pacer/window"
@@ -44,9 +43,6 @@ func (r reminder) validate() error {
 	case len(r.Parts) == 0:
 		return fmt.Errorf("reminder %s: no parts", r.ID)
 	}
-	if _, err := time.LoadLocation(r.Zone); err != nil {
-		return fmt.Errorf("reminder %s: %w", r.ID, err)
-	}
 	_, err := r.schedule(nil)
 	return err
 }
@@ -74,25 +70,4 @@ func loadReminders(path, zone, win string) ([]reminder, error) {
 		}
 	}
 	return rs, nil
-}
-
-// demoReminders returns the demo's two reminders: one per account, each to
-// n groups, with a text and a shared flyer. The windows are in different
-// zones but close at the same instant (17:00 UTC in winter).
-func demoReminders(n int) []reminder {
-	groups := func(prefix string) []string {
-		g := make([]string, n)
-		for i := range g {
-			g[i] = fmt.Sprintf("%s-group-%04d", prefix, i+1)
-		}
-		return g
-	}
-	parts := []part{
-		{Text: "Reminder: the neighbourhood clean-up is on Saturday at 10:00."},
-		{Media: "https://example.com/flyers/clean-up.jpg", Text: "The route"},
-	}
-	return []reminder{
-		{ID: "berlin-cleanup", Account: "acct-berlin", Zone: "Europe/Berlin", Window: "06:00-18:00", Parts: parts, Groups: groups("ber")},
-		{ID: "london-cleanup", Account: "acct-london", Zone: "Europe/London", Window: "05:00-17:00", Parts: parts, Groups: groups("lon")},
-	}
 }

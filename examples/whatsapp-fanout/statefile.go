@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pacerkit/pacer/examples/internal/atomicfile"
@@ -110,3 +112,29 @@ func (b *fileBackend) save() error {
 }
 
 func (b *fileBackend) close() error { return b.unlock() }
+
+// removeStaleTemps removes the temporary files that writes of the state
+// file at path left behind when the program was killed mid-write. They are
+// named as atomicfile.Write names them, ".tmp-" + the file's name + "-" +
+// digits, in the file's directory; nothing else is touched. The caller must
+// hold the state file's lock: a temporary file of a live writer is not
+// stale.
+func removeStaleTemps(path string) error {
+	dir, prefix := filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		name := e.Name()
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

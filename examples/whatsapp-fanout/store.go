@@ -11,100 +11,20 @@ import (
 	"github.com/benbjohnson/clock"
 )
 
-// progress is every reminder started so far with the status of each of its
-// groups: the content of the state file.
-type progress struct {
-	Reminders []*reminderState `json:"reminders"`
-}
-
-// reminderState is one reminder's progress.
-type reminderState struct {
-	Reminder reminder `json:"reminder"`
-	// Status is "running" while a run may still send, then one of the
-	// final statuses or "paused".
-	Status string       `json:"status"`
-	Runs   int          `json:"runs"`
-	Groups []groupState `json:"groups"`
-}
-
-const statusRunning = "running"
-
-// groupState is one target group's progress.
-type groupState struct {
-	ID     string `json:"id"`
-	Status string `json:"status"`          // pending, sent, failed, skipped
-	Parts  int    `json:"parts,omitempty"` // parts sent so far, in order
-	Err    string `json:"err,omitempty"`
-}
-
-func (rs *reminderState) tally() tally {
-	t := tally{Targets: len(rs.Groups)}
-	for _, g := range rs.Groups {
-		t.PartsSent += g.Parts
-		switch g.Status {
-		case groupSent:
-			t.Sent++
-		case groupFailed:
-			t.Failed++
-		case groupSkipped:
-			t.Skipped++
-		default:
-			t.Pending++
-		}
-	}
-	return t
-}
-
-// newReminderState is the progress of a reminder not started yet: every
-// group pending.
-func newReminderState(r reminder) *reminderState {
-	s := &reminderState{Reminder: r, Groups: make([]groupState, len(r.Groups))}
-	for j, g := range r.Groups {
-		s.Groups[j] = groupState{ID: g, Status: groupPending}
-	}
-	s.Reminder.Groups = nil // listed once, in s.Groups
-	return s
-}
-
-// add appends the reminders not in the progress yet, all groups pending,
-// and returns how many it added.
-func (p *progress) add(rs []reminder) int {
-	known := map[string]bool{}
-	for _, r := range p.Reminders {
-		known[r.Reminder.ID] = true
-	}
-	n := 0
-	for _, r := range rs {
-		if known[r.ID] {
-			continue
-		}
-		known[r.ID] = true
-		p.Reminders = append(p.Reminders, newReminderState(r))
-		n++
-	}
-	return n
-}
-
 // backend keeps the progress: the state file of one process, or Redis
-// shared by several.
+// shared by several, where every write carries the fence of the account
+// lock it was made under and a write of an earlier holder is refused.
 type backend interface {
 	// load returns the stored progress after storing the reminders of add
-	// that it does not hold yet, all groups pending.
+	// that it does not hold yet.
 	load(ctx context.Context, add []reminder) (progress, error)
-	// claim is called by a new holder of the account lock of reminder id,
-	// with the lock's fence. It returns the stored progress of the
-	// reminder, where the previous holder left it, or nil when this
-	// process's own copy is the only one (the state file). A backend
-	// shared by several processes refuses the writes of earlier holders
-	// from then on, and returns errTakenOver if a later holder has
-	// claimed the reminder already.
+	// claim, for a new holder of reminder id's account lock, returns the
+	// reminder's progress where the previous holder left it (nil: this
+	// process's copy is the only one), and from then on refuses writes of
+	// lower fences; errTakenOver if a higher fence claimed it already.
 	claim(ctx context.Context, id string, fence uint64) (*reminderState, error)
-	// write stores reminders. Each carries the fence of the account lock
-	// it was changed under; a backend shared by several processes refuses
-	// a record whose fence is lower than the one of the last write it
-	// took for that reminder, and returns its index in refused.
+	// write stores reminders, and returns the indexes of those it refused.
 	write(ctx context.Context, recs []record) (refused []int, err error)
-	// close releases what the backend holds for the run.
 	close() error
 }
 
@@ -121,12 +41,12 @@ type record struct {
 // one last held it.
 var errTakenOver = errors.New("another process holds the reminder now")
 
-// store holds the progress in memory and keeps the backend in step with
-// it: a saver goroutine writes the reminders that changed, at most once per
-// interval, so a killed program loses at most the updates of the last
-// interval (those parts go out again, with their idempotency keys, when it
-// starts again). Before another process may take a reminder over, flush
-// writes it at once. Use openStore and Close.
+// store holds the progress in memory and keeps the backend in step: a
+// saver goroutine writes the reminders that changed, at most once per
+// interval, so a killed program loses at most the last interval's updates
+// (those parts go out again, with their idempotency keys). flush writes a
+// reminder at once, before another process may take it over. Use
+// openStore and Close.
 type store struct {
 	be    backend
 	clk   clock.Clock
@@ -160,7 +80,6 @@ func openStore(ctx context.Context, be backend, add []reminder, clk clock.Clock,
 	return s, nil
 }
 
-// len returns how many reminders the progress holds.
 func (s *store) len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -258,10 +177,7 @@ func (s *store) save(ctx context.Context) error {
 			continue // not ours to write any more
 		}
 		rs := s.p.Reminders[i]
-		b, err := json.Marshal(rs)
-		if err != nil {
-			panic(err) // strings and ints only
-		}
+		b, _ := json.Marshal(rs) // strings and ints only
 		recs = append(recs, record{I: i, ID: rs.Reminder.ID, Data: b, Fence: s.fences[i]})
 	}
 	clear(s.changed)
@@ -284,9 +200,8 @@ func (s *store) save(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the saver and waits for it, writes what changed since the
-// last write (and what an earlier write failed to store) and releases the
-// backend. It returns the error of that last write. It must be called once.
+// Close stops the saver and waits for it, writes what is left to write
+// and releases the backend. It must be called once.
 func (s *store) Close() error {
 	close(s.stop)
 	<-s.done
