@@ -12,7 +12,7 @@ import (
 // exactly as it was, whatever MaxBatch says, at the next Attempt; values
 // added meanwhile form the next batch, at Attempt 1.
 func testRetry(f *fixture) {
-	delay := 3 * tick
+	delay := 3 * f.tick
 	f.add("k", "1", "2")
 	l := f.claimOne(one())
 	require.Equal(f.t, 1, l.Attempt)
@@ -54,7 +54,7 @@ func testRetryWithoutDelay(f *fixture) {
 // testDefer: a deferred batch waits for its delay like a retried one, but
 // counts no attempt and no retry.
 func testDefer(f *fixture) {
-	delay := 3 * tick
+	delay := 3 * f.tick
 	f.add("k", "1")
 	l := f.claimOne(one())
 	f.finish(l, store.Outcome{Kind: store.Retry})
