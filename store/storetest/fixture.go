@@ -88,6 +88,21 @@ func (f *fixture) none() time.Duration {
 	return next
 }
 
+// noneBefore checks that no key is ready, as none does, with a Claim that
+// must come before b+d, the queue's earliest deadline, set by a call made
+// after b; it returns Claim's next. When the Claim came too late to tell,
+// the machine was too slow for the try (see slow).
+func (f *fixture) noneBefore(b time.Time, d time.Duration) time.Duration {
+	f.t.Helper()
+	ls, next := f.claim(one())
+	if len(ls) > 0 {
+		require.False(f.t, time.Now().Before(b.Add(d)), "Claim leased a key that should not be ready")
+		f.slow(time.Since(b), d, "a Claim came after the deadline it had to come before")
+	}
+	require.Positive(f.t, next, "Claim found nothing ready, so next must be positive")
+	return next
+}
+
 // await claims with p until a key comes, waiting with the engine's Wait in
 // between, and fails if none came by notBefore+f.late. The lease must not
 // come before notBefore, a lower bound of the deadline measured before the

@@ -22,8 +22,8 @@ type Partition struct {
 	// Direct is the engine, reaching the server at Addr.
 	Direct store.Store
 	// Open returns a store on the same data as Direct that reaches the
-	// server at addr, a proxy's address, closed when t ends. It may be
-	// called once.
+	// server at addr, a proxy's address, and is closed when t ends.
+	// RunPartition calls it once.
 	Open func(t *testing.T, addr string) store.Store
 }
 

@@ -1,7 +1,12 @@
 package storetest
 
 import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -68,4 +73,75 @@ func TestRunScaled(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, values, st.Values, "queue %s: only the try that was not too slow got to add", q)
 	}
+}
+
+// On an engine too slow for the suite's timings at scale 1, each of whose
+// calls takes 100 ms, half of it before it acts, the scenarios still pass:
+// those that check the machine's speed run again at a larger scale, every
+// duration of theirs stretched alike, until the engine keeps up. The
+// bubble's clock makes the engine's slowness exact. Not here: RunnersShare,
+// whose subtests cannot run in a bubble, and the scenarios that give a
+// volume of calls a time budget.
+func TestScenariosStretchForSlowEngine(t *testing.T) {
+	skip := []string{"RunnersShare", "ExclusiveConcurrent", "StaleHoldersRefused", "AddRacesClaim"}
+	stretch := []string{"DebounceWait", "DebounceQuietPeriodMoves", "DebounceMaxWait", "FairnessDelays",
+		"LeaseLapses", "ExtendKeepsLease", "StatsLapsedAndPending", "Retry", "Defer"}
+	var stretched []string
+	for _, sc := range scenarios {
+		if slices.Contains(skip, sc.name) {
+			continue
+		}
+		t.Run(sc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := &slowMemory{Memory: store.NewMemory(store.MemoryConfig{}), d: 50 * time.Millisecond}
+				runScaled(t, sc.run, Harness{Store: s, Queue: "q"})
+				s.mu.Lock() // the Runners of Runner scenarios still run
+				defer s.mu.Unlock()
+				if s.stretched {
+					stretched = append(stretched, sc.name)
+				}
+			})
+		})
+	}
+	require.ElementsMatch(t, stretch, stretched, "the scenarios that ran again, stretched")
+}
+
+// slowMemory is a Memory whose Add, Claim, Extend and Finish take d
+// before they act and d after. It notes whether a queue of a try at a
+// larger scale was used.
+type slowMemory struct {
+	*store.Memory
+	d time.Duration
+
+	mu        sync.Mutex
+	stretched bool
+}
+
+// slow takes d, notes queue, and returns a func that takes d again.
+func (s *slowMemory) slow(queue string) (after func()) {
+	time.Sleep(s.d)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stretched = s.stretched || strings.Contains(queue, "/scale")
+	return func() { time.Sleep(s.d) }
+}
+
+func (s *slowMemory) Add(ctx context.Context, queue, key string, vals [][]byte, p store.AddParams) error {
+	defer s.slow(queue)()
+	return s.Memory.Add(ctx, queue, key, vals, p)
+}
+
+func (s *slowMemory) Claim(ctx context.Context, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
+	defer s.slow(queue)()
+	return s.Memory.Claim(ctx, queue, p)
+}
+
+func (s *slowMemory) Extend(ctx context.Context, l store.Lease, ttl time.Duration) error {
+	defer s.slow(l.Queue)()
+	return s.Memory.Extend(ctx, l, ttl)
+}
+
+func (s *slowMemory) Finish(ctx context.Context, l store.Lease, o store.Outcome) (bool, error) {
+	defer s.slow(l.Queue)()
+	return s.Memory.Finish(ctx, l, o)
 }

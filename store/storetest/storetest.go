@@ -63,11 +63,14 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	}
 }
 
-// scenarios lists the suite, one guarantee (or one corner of one) each.
-var scenarios = []struct {
+// A scenario is one guarantee of the suite (or one corner of one).
+type scenario struct {
 	name string
 	run  func(f *fixture)
-}{
+}
+
+// scenarios lists the scenarios of Run.
+var scenarios = []scenario{
 	{"Order", testOrder},
 	{"MaxBatch", testMaxBatch},
 	{"KeysPerClaim", testKeysPerClaim},
