@@ -10,8 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
-	"github.com/pacerkit/pacer/internal/runnertest"
-	"github.com/pacerkit/pacer/store"
 )
 
 // With MaxValues, Add refuses a value at once with ErrFull while the Runner
@@ -77,12 +75,4 @@ func TestValuesUnbounded(t *testing.T) {
 		stop()
 		require.Zero(t, stats(t, r).Refused)
 	})
-}
-
-// With a Store, MaxValues bounds the values of the Runner's queue, for
-// every instance together, on the engine in the process
-// (runnertest.MaxValues).
-func TestMaxValuesOnStore(t *testing.T) {
-	m := store.NewMemory(store.MemoryConfig{})
-	runnertest.MaxValues(t, m, m)
 }

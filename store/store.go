@@ -289,7 +289,7 @@ type TxAdder interface {
 	// back. It runs on tx alone, never on a connection of its own, so that
 	// it commits with the caller's statements, in their one commit. tx's
 	// type is the engine's own (each engine documents the one it takes);
-	// for any other type AddTx returns an error that names the type it
-	// needs, and changes nothing.
+	// for any other type, nil included, AddTx returns an error that names
+	// the type it needs and the type it got, and changes nothing.
 	AddTx(ctx context.Context, tx any, queue, key string, vals [][]byte, p AddParams) error
 }

@@ -7,7 +7,7 @@
 // the listener, which ends the calls that waited on a frozen connection.
 //
 // It is test support only: it imports testing and testify, and only
-// _test.go files import it.
+// store/storetest's RunPartition, which tests run, imports it.
 package frozenproxy
 
 import (

@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/pg/pgstore"
+	"github.com/pacerkit/pacer/store/storetest"
 )
 
 // throughputChild is set in the environment of the processes that
@@ -46,9 +46,9 @@ func TestMeasureThroughput(t *testing.T) {
 		s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema})
 		require.NoError(t, err)
 		backlog(t, pool, schema, "q", keys, per)
-		var procs []*runnertest.Child
+		var procs []*storetest.Process
 		for range 2 {
-			procs = append(procs, runnertest.StartChild(t, "TestThroughputChild", throughputChild, schema, "q", app))
+			procs = append(procs, storetest.StartProcess(t, "TestThroughputChild", throughputChild, schema, "q", app))
 		}
 		serial, parallel := select1Floor(t, pool)
 		t0 := time.Now()
@@ -84,14 +84,14 @@ func TestMeasureThroughput(t *testing.T) {
 
 // TestThroughputChild is one process of TestMeasureThroughput: a Runner
 // with 4 workers, in strict mode, and a no-op handler
-// (runnertest.ServeThroughput).
+// (storetest.ServeThroughput).
 func TestThroughputChild(t *testing.T) {
-	f := runnertest.ChildArgs(t, throughputChild)
+	f := storetest.ProcessArgs(t, throughputChild)
 	schema, q, app := f[0], f[1], f[2]
 	s, err := pgstore.New(context.Background(), connect(t, app), pgstore.Config{Schema: schema})
 	require.NoError(t, err)
 	defer s.Close()
-	runnertest.ServeThroughput[string](t, s, q, 1)
+	storetest.ServeThroughput[string](t, s, q, 1)
 }
 
 // backendCPU returns the CPU time that the server's sessions named app

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
-	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/pg/pgstore"
 	"github.com/pacerkit/pacer/store"
+	"github.com/pacerkit/pacer/store/storetest"
 )
 
 // TestIdleRunnersCost: four idle Runners, the processes of one service
@@ -46,7 +46,7 @@ func TestIdleRunnersCost(t *testing.T) {
 		r, err := pacer.New(pacer.Config[string, int]{Store: s, Name: "q", Workers: 2},
 			func(context.Context, string, []int) error { return nil })
 		require.NoError(t, err)
-		runnertest.Start(t, r)
+		storetest.StartRunner(t, r)
 	}
 	// The Runners claim, find nothing and wait. A backend reports what it
 	// counted at most once a second, and an idle one up to 10 s late, but

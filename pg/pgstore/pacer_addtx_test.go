@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
-	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/store"
+	"github.com/pacerkit/pacer/store/storetest"
 )
 
 // A Runner's AddTx on PostgreSQL: a value added in a transaction that
@@ -32,7 +32,7 @@ func TestRunnerAddTx(t *testing.T) {
 			return nil
 		})
 	require.NoError(t, err)
-	runnertest.Start(t, r)
+	storetest.StartRunner(t, r)
 
 	publish := func(id int, commit bool) {
 		tx, err := pool.Begin(ctx)

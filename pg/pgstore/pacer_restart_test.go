@@ -11,13 +11,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/pg/pgstore"
+	"github.com/pacerkit/pacer/store/storetest"
 )
 
 // TestPostgresRestart runs a Runner on a PostgreSQL server of its own and
 // adds values to it without pause while the server is stopped and started
-// again on the same port and data directory (runnertest.Restart), twice:
+// again on the same port and data directory (storetest.RunRestart), twice:
 // by a fast shutdown (SIGINT) and by an immediate one (SIGQUIT), after
 // which PostgreSQL recovers from its WAL as after a crash.
 func TestPostgresRestart(t *testing.T) {
@@ -34,9 +34,9 @@ func TestPostgresRestart(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	t.Cleanup(func() { dumpIfFailed(t, pool) }) // before the server stops
-	runnertest.Restart(t, s, srv.start,
-		runnertest.Stop{Name: "SIGINT", Do: func() { srv.stop(syscall.SIGINT) }},
-		runnertest.Stop{Name: "SIGQUIT", Do: func() { srv.stop(syscall.SIGQUIT) }})
+	storetest.RunRestart(t, s, srv.start,
+		storetest.Stop{Name: "SIGINT", Do: func() { srv.stop(syscall.SIGINT) }},
+		storetest.Stop{Name: "SIGQUIT", Do: func() { srv.stop(syscall.SIGQUIT) }})
 }
 
 // dumpIfFailed logs the rows of the store's tables if t failed: which

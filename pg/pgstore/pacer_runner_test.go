@@ -10,20 +10,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
-	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/pg/pgstore"
 	"github.com/pacerkit/pacer/store"
+	"github.com/pacerkit/pacer/store/storetest"
 )
 
 // Two pacer Runners, the instances of one service, each on a Store and a
-// pool of its own on one schema: the Runner's guarantees hold across them
-// (runnertest.RunnersShare); and a holder whose lease lapsed is cancelled
+// pool of its own on one schema: a holder whose lease lapsed is cancelled
 // with ErrLeaseLost while the batch runs again under a larger fence.
-func TestRunnersSharePostgres(t *testing.T) {
+func TestRunnersFenceLapsedLeasePostgres(t *testing.T) {
 	t.Parallel()
 	schema := freshSchema(t, connect(t, appName(t)))
 	s1, s2 := instance(t, schema), instance(t, schema)
-	runnertest.RunnersShare(t, s1, s2)
 
 	t.Run("a lapsed lease is fenced off", func(t *testing.T) {
 		// Not a cluster's handler: once a lease lapsed, the stale holder
@@ -46,7 +44,7 @@ func TestRunnersSharePostgres(t *testing.T) {
 		}
 		cfg := pacer.Config[string, int]{Store: s1, Name: "fenced", LeaseTTL: 600 * time.Millisecond,
 			OnDrop: func(string, []int, error) { t.Error("OnDrop called") }}
-		r1, _ := runnertest.StartPair(t, cfg, s2, h, h)
+		r1, _ := storetest.StartPair(t, cfg, s2, h, h)
 		require.NoError(t, r1.Add(t.Context(), "k", 1))
 		first := <-runs
 		// The holder's process stalls past its lease, as far as the store
@@ -82,16 +80,6 @@ func TestRunnersSharePostgres(t *testing.T) {
 	require.Equal(t, store.Stats{}, st, "queue fenced: every value handled, no state left")
 }
 
-// Runners on PostgreSQL retry a failing batch, drop one that failed for
-// good or used up its attempts, and keep what they drop as dead letters,
-// which another instance lists, redrives and purges
-// (runnertest.RetriesAndDeadLetters).
-func TestRunnerRetriesAndDeadLettersOnPostgres(t *testing.T) {
-	t.Parallel()
-	schema := freshSchema(t, connect(t, appName(t)))
-	runnertest.RetriesAndDeadLetters(t, instance(t, schema), instance(t, schema))
-}
-
 // instance returns a Store on schema with a pool of its own, as a process
 // of the service would have, closed after tb. A short PollInterval bounds
 // how long a Runner waits for work that no notification announced.
@@ -103,28 +91,17 @@ func instance(tb testing.TB, schema string) *pgstore.Store {
 	return s
 }
 
-// Runners with MaxValues on PostgreSQL share one bound: their Adds
-// together stop at it with ErrFull (runnertest.MaxValues).
-func TestRunnerMaxValuesOnPostgres(t *testing.T) {
-	t.Parallel()
-	schema := freshSchema(t, connect(t, appName(t)))
-	runnertest.MaxValues(t, instance(t, schema), instance(t, schema))
-}
-
-// boundChild is set in the environment of the processes that
-// TestRunnerMaxValuesAcrossProcesses starts.
-const boundChild = "PACER_PG_BOUND_CHILD"
-
 // Three processes of Runners with MaxValues add to one queue at once: the
 // values they store together are the bound exactly
-// (runnertest.MaxValuesAcrossProcesses).
+// (storetest.RunProcesses).
 func TestRunnerMaxValuesAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	schema := freshSchema(t, connect(t, appName(t)))
-	runnertest.MaxValuesAcrossProcesses(t, instance(t, schema), schema, "bound", 50, 3, "TestBoundChild", boundChild)
+	storetest.RunProcesses(t, storetest.Processes{Store: instance(t, schema), Where: schema, Child: "TestStoretestChild"})
 }
 
-// TestBoundChild is one process of TestRunnerMaxValuesAcrossProcesses.
-func TestBoundChild(t *testing.T) {
-	runnertest.AddUpTo(t, boundChild, func(schema string) store.Store { return instance(t, schema) })
+// TestStoretestChild is one process of TestRunnerMaxValuesAcrossProcesses,
+// on the schema it names.
+func TestStoretestChild(t *testing.T) {
+	storetest.Child(t, func(t *testing.T, schema string) store.Store { return instance(t, schema) })
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
-	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/redis/internal/redistest"
 	"github.com/pacerkit/pacer/redis/redisstore"
+	"github.com/pacerkit/pacer/store/storetest"
 )
 
 // An idle Runner (2 workers, nothing to do) sends at most 2 commands a
@@ -32,13 +32,13 @@ func TestIdleRunnerCommands(t *testing.T) {
 	r, err := pacer.New(pacer.Config[string, int]{Store: s, Name: "q", Workers: 2},
 		func(context.Context, string, []int) error { return nil })
 	require.NoError(t, err)
-	runnertest.Start(t, r)
+	storetest.StartRunner(t, r)
 	// One value through, so that the Runner did work before it idles.
 	handled := make(chan struct{})
 	r2, err := pacer.New(pacer.Config[string, int]{Store: s, Name: "q2", Workers: 2},
 		func(context.Context, string, []int) error { close(handled); return nil })
 	require.NoError(t, err)
-	runnertest.Start(t, r2)
+	storetest.StartRunner(t, r2)
 	require.NoError(t, r2.Add(t.Context(), "k", 1))
 	<-handled
 	require.NoError(t, r2.Shutdown(t.Context()))

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
-	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/redis/internal/redistest"
 	"github.com/pacerkit/pacer/redis/redisstore"
+	"github.com/pacerkit/pacer/store/storetest"
 )
 
 // The lag from ready to handler start while the workers are idle: 1,000
@@ -30,7 +30,7 @@ func TestMeasureReadyLag(t *testing.T) {
 	r, err := pacer.New(pacer.Config[string, int]{Store: s, Name: "q", Workers: 2},
 		func(context.Context, string, []int) error { started <- time.Now(); return nil })
 	require.NoError(t, err)
-	runnertest.Start(t, r)
+	storetest.StartRunner(t, r)
 	const n = 1000
 	lags := make([]time.Duration, 0, n)
 	for i := range n + 10 {
@@ -85,8 +85,8 @@ func TestMeasureDebouncePrecision(t *testing.T) {
 	cfg.Store = s2
 	r2, err := pacer.New(cfg, h)
 	require.NoError(t, err)
-	runnertest.Start(t, r1)
-	runnertest.Start(t, r2)
+	storetest.StartRunner(t, r1)
+	storetest.StartRunner(t, r2)
 	rs := []*pacer.Runner[string, int]{r1, r2}
 
 	floor := make(chan []time.Duration)

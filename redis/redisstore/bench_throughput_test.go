@@ -13,10 +13,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/redis/internal/redistest"
 	"github.com/pacerkit/pacer/redis/redisstore"
 	"github.com/pacerkit/pacer/store"
+	"github.com/pacerkit/pacer/store/storetest"
 )
 
 // throughputChild is set in the environment of the processes that
@@ -48,9 +48,9 @@ func TestMeasureThroughput(t *testing.T) {
 		for round := range rounds {
 			q := fmt.Sprintf("%s-%d", mode.name, round)
 			fill(t, s, q, values, keys, v)
-			var procs []*runnertest.Child
+			var procs []*storetest.Process
 			for range 2 {
-				procs = append(procs, runnertest.StartChild(t, "TestThroughputChild",
+				procs = append(procs, storetest.StartProcess(t, "TestThroughputChild",
 					throughputChild, addr, "tp", q, strconv.Itoa(mode.maxBatch)))
 			}
 			cpu0, scripts0, cmds0 := serverCPU(t, c), scriptCalls(t, c), commandCalls(t, c)
@@ -142,10 +142,10 @@ func assertNoError(t *testing.T, err error) {
 }
 
 // TestThroughputChild is one process of TestMeasureThroughput: a Runner
-// with 4 workers and a no-op handler (runnertest.ServeThroughput), once
+// with 4 workers and a no-op handler (storetest.ServeThroughput), once
 // connected to the server.
 func TestThroughputChild(t *testing.T) {
-	f := runnertest.ChildArgs(t, throughputChild)
+	f := storetest.ProcessArgs(t, throughputChild)
 	addr, prefix, q := f[0], f[1], f[2]
 	maxBatch, err := strconv.Atoi(f[3])
 	require.NoError(t, err)
@@ -154,5 +154,5 @@ func TestThroughputChild(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	require.NoError(t, c.Ping(context.Background()).Err())
-	runnertest.ServeThroughput[int](t, s, q, maxBatch)
+	storetest.ServeThroughput[int](t, s, q, maxBatch)
 }

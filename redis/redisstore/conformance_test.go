@@ -9,8 +9,10 @@ import (
 	"github.com/pacerkit/pacer/store/storetest"
 )
 
-// TestConformance holds the Store to the contract of package store, each
-// scenario under its own prefix, with a twin on a client of its own.
+// TestConformance holds the Store to the contract of package store, and
+// pacer Runners on it to their guarantees across instances
+// (storetest.Run): each scenario under its own prefix, with a twin on a
+// client of its own, as another process's.
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		s, _, p := newStore(t)

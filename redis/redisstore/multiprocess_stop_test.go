@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
-	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/store"
+	"github.com/pacerkit/pacer/store/storetest"
 )
 
 // TestMultiProcessStoppedAfterClaim stops an instance, an OS process, with
@@ -49,7 +49,7 @@ func TestMultiProcessStoppedAfterClaim(t *testing.T) {
 			return nil
 		})
 	require.NoError(t, err)
-	runnertest.Start(t, other)
+	storetest.StartRunner(t, other)
 	select {
 	case f := <-ran:
 		require.Greater(t, f, fence, "the other instance runs k under a new lease")

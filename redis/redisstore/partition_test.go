@@ -7,23 +7,23 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer/internal/frozenproxy"
-	"github.com/pacerkit/pacer/internal/runnertest"
 	"github.com/pacerkit/pacer/redis/internal/redistest"
 	"github.com/pacerkit/pacer/redis/redisstore"
+	"github.com/pacerkit/pacer/store"
+	"github.com/pacerkit/pacer/store/storetest"
 )
 
 // A Runner cut off from Redis while its handler runs, by a partition that
 // keeps its connections open and silent, stops its handler before another
 // instance can lease the key, which then runs it
-// (runnertest.PartitionedHolder): with go-redis' default options, whose
+// (storetest.RunPartition): with go-redis' default options, whose
 // commands ignore ctx deadlines, and with ContextTimeoutEnabled.
 func TestPartitionedHolderRedis(t *testing.T) {
 	for _, ctxTimeout := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", ctxTimeout), func(t *testing.T) {
 			direct, c, p := newStore(t)
-			proxy := frozenproxy.Start(t, c.Options().Addr)
-			runnertest.PartitionedHolder(t, storeVia(t, proxy.Addr(), ctxTimeout, p), direct, proxy)
+			storetest.RunPartition(t, storetest.Partition{Addr: c.Options().Addr, Direct: direct,
+				Open: func(t *testing.T, addr string) store.Store { return storeVia(t, addr, ctxTimeout, p) }})
 		})
 	}
 }

@@ -58,7 +58,7 @@ func testDeadLetterKept(f *fixture) {
 	require.Equal(f.t, []string{"1", "2"}, strs(d.Values))
 	require.Equal(f.t, "boom", d.Err)
 	require.Equal(f.t, 2, d.Attempt)
-	require.WithinRange(f.t, d.At, b.Add(-Late), a.Add(Late))
+	require.WithinRange(f.t, d.At, b.Add(-f.late), a.Add(f.late))
 	st := f.stats()
 	require.Equal(f.t, 1, st.Dead)
 	require.Equal(f.t, 1, st.Values)

@@ -12,15 +12,15 @@ import (
 // testDebounceWait: values added within Wait of each other join one burst,
 // which is not ready before Wait of quiet.
 func testDebounceWait(f *fixture) {
-	w := 4 * tick
+	w := 4 * f.tick
 	p := store.AddParams{Wait: w}
 	b1 := time.Now()
 	f.addP("k", p, "1")
-	require.LessOrEqual(f.t, f.none(), w)
+	require.LessOrEqual(f.t, f.noneBefore(b1, w), w)
 	b2 := time.Now()
 	f.addP("k", p, "2")
 	if since := time.Since(b1); since >= w {
-		f.slow("two Adds took %v, more than the quiet period %v", since, w)
+		f.slow(since, w, "two Adds took longer than the quiet period")
 	}
 	l := f.await(one(), b2.Add(w))
 	f.values(l, "k", "1", "2")
@@ -30,7 +30,7 @@ func testDebounceWait(f *fixture) {
 // testDebounceQuietPeriodMoves: every Add moves the burst's deadline to Wait
 // after it.
 func testDebounceQuietPeriodMoves(f *fixture) {
-	w := 4 * tick
+	w := 4 * f.tick
 	p := store.AddParams{Wait: w}
 	var last time.Time
 	var want []string
@@ -38,13 +38,13 @@ func testDebounceQuietPeriodMoves(f *fixture) {
 		b := time.Now()
 		f.addP("k", p, fmt.Sprint(i))
 		want = append(want, fmt.Sprint(i))
-		if i > 0 && time.Since(last) >= w {
-			f.slow("two Adds took %v, more than the quiet period %v", time.Since(last), w)
+		if since := time.Since(last); i > 0 && since >= w {
+			f.slow(since, w, "two Adds took longer than the quiet period")
 		}
 		last = b
 		if ls, _ := f.claim(one()); len(ls) > 0 {
 			require.False(f.t, time.Now().Before(b.Add(w)), "a burst was ready before Wait of quiet")
-			f.slow("a Claim came %v after an Add", time.Since(b))
+			f.slow(time.Since(b), w, "a Claim came after the quiet period that followed an Add")
 		}
 		f.pause(w / 2)
 	}
@@ -56,7 +56,7 @@ func testDebounceQuietPeriodMoves(f *fixture) {
 // testDebounceMaxWait: a burst that never goes quiet is ready MaxWait after
 // its first value, with the values added until then.
 func testDebounceMaxWait(f *fixture) {
-	w, maxWait := 4*tick, 10*tick
+	w, maxWait := 4*f.tick, 10*f.tick
 	p := store.AddParams{Wait: w, MaxWait: maxWait}
 	first := time.Now()
 	last := first
@@ -65,21 +65,21 @@ func testDebounceMaxWait(f *fixture) {
 		b := time.Now()
 		f.addP("k", p, fmt.Sprint(i))
 		added = append(added, fmt.Sprint(i))
-		if time.Since(last) >= w {
-			f.slow("two Adds took %v, more than the quiet period %v", time.Since(last), w)
+		if since := time.Since(last); since >= w {
+			f.slow(since, w, "two Adds took longer than the quiet period")
 		}
 		last = b
 		ls, _ := f.claim(one())
 		if len(ls) == 1 {
 			require.False(f.t, time.Now().Before(first.Add(maxWait)), "a burst was ready before MaxWait")
-			require.LessOrEqual(f.t, time.Since(first), maxWait+Late)
+			require.LessOrEqual(f.t, time.Since(first), maxWait+f.late)
 			require.NotEmpty(f.t, ls[0].Values)
 			require.Equal(f.t, added[:len(ls[0].Values)], strs(ls[0].Values))
 			f.finish(ls[0], store.Outcome{Kind: store.Ack})
 			return
 		}
-		require.Less(f.t, time.Since(first), maxWait+Late, "a burst that never goes quiet was never ready")
-		f.pause(tick)
+		require.Less(f.t, time.Since(first), maxWait+f.late, "a burst that never goes quiet was never ready")
+		f.pause(f.tick)
 	}
 }
 
@@ -113,7 +113,7 @@ func testDebounceBehindReadyValues(f *fixture) {
 // testAddedWhileLeasedRunAfter: values added while their key is leased wait
 // behind the lease, and for their burst; then they run, at the tail.
 func testAddedWhileLeasedRunAfter(f *fixture) {
-	w := 3 * tick
+	w := 3 * f.tick
 	f.add("k", "1")
 	l := f.claimOne(one())
 	b := time.Now()
@@ -130,9 +130,9 @@ func testAddedWhileLeasedRunAfter(f *fixture) {
 	l = f.claimOne(one())
 	f.values(l, "k", "3")
 
-	f.addP("k", store.AddParams{Wait: tick}, "4")
+	f.addP("k", store.AddParams{Wait: f.tick}, "4")
 	f.add("o", "o1")
-	f.pause(2 * tick) // the burst comes due while k is leased
+	f.pause(2 * f.tick) // the burst comes due while k is leased
 	f.ack(l, true)
 	ls, _ := f.claim(store.ClaimParams{Keys: 2, TTL: ttl})
 	require.Equal(f.t, []string{"o", "k"}, keysOf(ls), "k is ready when its lease ends, behind o")

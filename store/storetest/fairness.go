@@ -54,7 +54,7 @@ func testFairnessRerunAtTail(f *fixture) {
 // burst when it comes due, a released key when released: each takes its
 // place in the ready order then.
 func testFairnessDelays(f *fixture) {
-	delay := 3 * tick
+	delay := 3 * f.tick
 	two := store.ClaimParams{Keys: 2, TTL: ttl}
 
 	f.add("x", "x1")
@@ -65,10 +65,10 @@ func testFairnessDelays(f *fixture) {
 	l := f.claimOne(one())
 	if l.Key != "y" {
 		require.False(f.t, time.Now().Before(before.Add(delay)), "a retried key came before its delay")
-		f.slow("the retry delay of %v passed before the next Claim", delay)
+		f.slow(time.Since(before), delay, "the retry delay passed before the next Claim")
 	}
 	f.ack(l, false)
-	f.pauseUntil(after.Add(delay + tick/2))
+	f.pauseUntil(after.Add(delay + f.tick/2))
 	f.add("z", "z1")
 	ls, _ := f.claim(two)
 	require.Equal(f.t, []string{"x", "z"}, keysOf(ls), "x was ready when its delay passed, before z came")
@@ -78,7 +78,7 @@ func testFairnessDelays(f *fixture) {
 	}
 
 	f.addP("p", store.AddParams{Wait: delay}, "p1")
-	f.pauseUntil(time.Now().Add(delay + tick/2))
+	f.pauseUntil(time.Now().Add(delay + f.tick/2))
 	f.add("r", "r1")
 	ls, _ = f.claim(two)
 	require.Equal(f.t, []string{"p", "r"}, keysOf(ls), "p's burst came due before r came")

@@ -15,17 +15,23 @@ import (
 // ttl is the TTL of leases that are not meant to lapse in a scenario.
 const ttl = time.Minute
 
-// tick is the scale of the suite's short delays: quiet periods, retry
-// delays and short TTLs are small multiples of it.
+// tick is the unit of the suite's short delays at scale 1: quiet periods,
+// retry delays and short TTLs are small multiples of it.
 const tick = 20 * time.Millisecond
 
-// fixture is one scenario's engine, queue and test.
+// fixture is one try of a scenario: its engine, queue, test and scale.
 type fixture struct {
-	t    *testing.T
-	s    store.Store
-	twin store.Store // Harness.Twin, or s
-	q    string
-	ctx  context.Context
+	t       *testing.T
+	s       store.Store
+	twin    store.Store // Harness.Twin, or s
+	beginTx func(context.Context) (Tx, error)
+	q       string
+	ctx     context.Context
+
+	// scale stretches the try's durations: tick and late are tick and
+	// Late multiplied by it (see Run).
+	scale      int
+	tick, late time.Duration
 }
 
 // other returns a second queue name of the scenario.
@@ -82,14 +88,29 @@ func (f *fixture) none() time.Duration {
 	return next
 }
 
+// noneBefore checks that no key is ready, as none does, with a Claim that
+// must come before b+d, the queue's earliest deadline, set by a call made
+// after b; it returns Claim's next. When the Claim came too late to tell,
+// the machine was too slow for the try (see slow).
+func (f *fixture) noneBefore(b time.Time, d time.Duration) time.Duration {
+	f.t.Helper()
+	ls, next := f.claim(one())
+	if len(ls) > 0 {
+		require.False(f.t, time.Now().Before(b.Add(d)), "Claim leased a key that should not be ready")
+		f.slow(time.Since(b), d, "a Claim came after the deadline it had to come before")
+	}
+	require.Positive(f.t, next, "Claim found nothing ready, so next must be positive")
+	return next
+}
+
 // await claims with p until a key comes, waiting with the engine's Wait in
-// between, and fails if none came by notBefore+Late. The lease must not
+// between, and fails if none came by notBefore+f.late. The lease must not
 // come before notBefore, a lower bound of the deadline measured before the
 // call that set it.
 func (f *fixture) await(p store.ClaimParams, notBefore time.Time) store.Lease {
 	f.t.Helper()
-	end := time.Now().Add(Late)
-	if e := notBefore.Add(Late); e.After(end) {
+	end := time.Now().Add(f.late)
+	if e := notBefore.Add(f.late); e.After(end) {
 		end = e
 	}
 	for {
@@ -101,7 +122,7 @@ func (f *fixture) await(p store.ClaimParams, notBefore time.Time) store.Lease {
 			return ls[0]
 		}
 		left := time.Until(end)
-		require.Positive(f.t, left, "no key became ready within %v of its deadline", Late)
+		require.Positive(f.t, left, "no key became ready within %v of its deadline", f.late)
 		require.NoError(f.t, f.s.Wait(f.ctx, f.q, min(next, left)))
 	}
 }
@@ -183,12 +204,14 @@ func (f *fixture) pauseUntil(t time.Time) {
 	}
 }
 
-// slow ends this try of the scenario when the machine was too slow for it
-// to prove anything: Run runs the scenario again, on a queue of its own,
-// and fails it after slowTries such tries. The scenario's goroutine must
-// call it.
-func (f *fixture) slow(format string, args ...any) {
-	panic(tooSlow(fmt.Sprintf(format, args...)))
+// slow ends this try of the scenario when the machine was too slow for its
+// timings to prove anything: something took took where the scenario needs
+// it to take less than limit, one of its durations. Run runs the scenario
+// again, on a queue of its own, with its durations stretched so that limit
+// becomes at least twice took (see Run). The scenario's goroutine must call
+// it, and only once every assertion made so far held.
+func (f *fixture) slow(took, limit time.Duration, why string) {
+	panic(tooSlow{why: why, took: took, limit: limit})
 }
 
 // kindName names an outcome for messages.

@@ -115,7 +115,7 @@ func testAddRacesClaim(f *fixture) {
 					if next == store.Never && finished {
 						return // the store is empty: lost values are lost for good
 					}
-					if err := f.s.Wait(f.ctx, f.q, min(next, tick)); err != nil {
+					if err := f.s.Wait(f.ctx, f.q, min(next, f.tick)); err != nil {
 						fail("Wait: %v", err)
 						return
 					}

@@ -66,13 +66,13 @@ func (f *fixture) wakes(change func()) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- f.s.Wait(ctx, f.q, time.Minute) }()
-	f.pause(tick)
+	f.pause(f.tick)
 	b := time.Now()
 	change()
 	select {
 	case err := <-done:
 		require.NoError(f.t, err)
-	case <-time.After(Late):
+	case <-time.After(f.late):
 		cancel()
 		<-done
 		require.Fail(f.t, "Wait slept through a change", "still waiting %v after it", time.Since(b))
@@ -124,30 +124,30 @@ func testWaitWakesOnRedrive(f *fixture) {
 // testWaitTimesOut: with nothing happening, Wait returns nil after d (or
 // earlier: wake-ups may be spurious); with d <= 0, at once.
 func testWaitTimesOut(f *fixture) {
-	d := 3 * tick
+	d := 3 * f.tick
 	b := time.Now()
 	require.NoError(f.t, f.s.Wait(f.ctx, f.q, d))
-	require.Less(f.t, time.Since(b), d+Late)
+	require.Less(f.t, time.Since(b), d+f.late)
 	b = time.Now()
 	require.NoError(f.t, f.s.Wait(f.ctx, f.q, 0))
 	require.NoError(f.t, f.s.Wait(f.ctx, f.q, -time.Second))
-	require.Less(f.t, time.Since(b), Late)
+	require.Less(f.t, time.Since(b), f.late)
 }
 
 // testWaitEndsWithCtx: Wait returns ctx.Err() once ctx ends, and at once
 // for a ctx that ended already.
 func testWaitEndsWithCtx(f *fixture) {
-	d := 2 * tick
+	d := 2 * f.tick
 	ctx, cancel := context.WithTimeout(f.ctx, d)
 	defer cancel()
 	b := time.Now()
 	var err error
 	for err == nil {
-		require.Less(f.t, time.Since(b), d+Late, "Wait outlived its ctx")
+		require.Less(f.t, time.Since(b), d+f.late, "Wait outlived its ctx")
 		err = f.s.Wait(ctx, f.q, time.Minute)
 	}
 	require.ErrorIs(f.t, err, context.DeadlineExceeded)
-	require.Less(f.t, time.Since(b), d+Late)
+	require.Less(f.t, time.Since(b), d+f.late)
 
 	done, cancel := context.WithCancel(f.ctx)
 	cancel()
@@ -160,17 +160,17 @@ func testWaitHearsChangeBeforeIt(f *fixture) {
 	_, next := f.claim(one())
 	require.Equal(f.t, store.Never, next)
 	f.add("k", "1")
-	ctx, cancel := context.WithTimeout(f.ctx, Late)
+	ctx, cancel := context.WithTimeout(f.ctx, f.late)
 	defer cancel()
 	require.NoError(f.t, f.s.Wait(ctx, f.q, next), "Wait missed an Add made before it")
 	l := f.claimOne(one())
 	f.values(l, "k", "1")
 
 	next = f.none() // k's lease
-	d := 2 * tick
+	d := 2 * f.tick
 	b := time.Now()
 	f.addP("j", store.AddParams{Wait: d}, "1")
-	ctx, cancel = context.WithTimeout(f.ctx, d+Late)
+	ctx, cancel = context.WithTimeout(f.ctx, d+f.late)
 	defer cancel()
 	require.NoError(f.t, f.s.Wait(ctx, f.q, next), "Wait missed a burst opened before it")
 	f.values(f.await(one(), b.Add(d)), "j", "1")

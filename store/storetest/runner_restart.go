@@ -1,4 +1,4 @@
-package runnertest
+package storetest
 
 import (
 	"context"
@@ -17,15 +17,15 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// A Stop is one way to stop a store's server, for Restart.
+// A Stop is one way to stop a store's server, for RunRestart.
 type Stop struct {
 	Name string // how it stops, for the log: "SIGTERM"
 	Do   func() // stops the server and returns once it is down
 }
 
-// Restart runs a Runner on s, whose server the test owns, and adds values
-// to it without pause while the server is stopped, by each of stops in
-// turn, and started again by start on the same address and data. It
+// RunRestart runs a Runner on s, whose server the test owns, and adds
+// values to it without pause while the server is stopped, by each of stops
+// in turn, and started again by start on the same address and data. It
 // checks that:
 //
 //   - while the server is down, Add returns an error at once (every Add
@@ -39,7 +39,7 @@ type Stop struct {
 //
 // What survives a restart of the server is up to the server: the test must
 // start it so that a write it acknowledged is not lost.
-func Restart(t *testing.T, s store.Store, start func(), stops ...Stop) {
+func RunRestart(t *testing.T, s store.Store, start func(), stops ...Stop) {
 	var mu sync.Mutex
 	handled := map[int]int{}
 	began := time.Now()

@@ -1,9 +1,8 @@
-package runnertest
+package storetest
 
 import (
 	"context"
 	"errors"
-	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -12,13 +11,15 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// RetriesAndDeadLetters runs pacer Runners on s1 and s2, which hold the
-// same data (they may be one Store), and checks that they retry a failing
-// batch, drop one that failed for good or used up its attempts, and keep
-// what they drop as dead letters, which another instance lists, typed,
-// redrives to the key's tail and purges; a dead letter whose values no
-// longer decode is listed with its bytes.
-func RetriesAndDeadLetters(t *testing.T, s1, s2 store.Store) {
+// testRunnerRetriesAndDeadLetters runs pacer Runners on Harness.Store and
+// its Twin, and checks that they retry a failing batch, drop one that
+// failed for good or used up its attempts, and keep what they drop as dead
+// letters, which another instance lists, typed, redrives to the key's tail
+// and purges; a dead letter whose values no longer decode is listed with
+// its bytes.
+func testRunnerRetriesAndDeadLetters(f *fixture) {
+	f.deadLetters() // or skips
+	t, s1, s2, q := f.t, f.s, f.twin, f.q
 	ctx := t.Context()
 	c := newCluster(t, 3, func(ctx context.Context, inst int, _ string, batch []int) error {
 		switch {
@@ -32,13 +33,13 @@ func RetriesAndDeadLetters(t *testing.T, s1, s2 store.Store) {
 		return nil
 	})
 	dropped := make(chan error, 3)
-	cfg := pacer.Config[string, int]{Store: s1, Name: "dead", MaxBatch: 1,
+	cfg := pacer.Config[string, int]{Store: s1, Name: q, MaxBatch: 1,
 		Retry:  pacer.Backoff{Initial: 10 * time.Millisecond, Attempts: 3},
 		OnDrop: func(_ string, _ []int, err error) { dropped <- err }}
 	r1, err := pacer.New(cfg, c.handler(1))
 	require.NoError(t, err)
-	Start(t, r1)
-	require.NoError(t, s1.Add(ctx, "dead", "k", [][]byte{[]byte(`"x"`)}, store.AddParams{}))
+	StartRunner(t, r1)
+	require.NoError(t, s1.Add(ctx, q, "k", [][]byte{[]byte(`"x"`)}, store.AddParams{}))
 	for _, v := range []int{-1, 2, 9, 4} {
 		require.NoError(t, r1.Add(ctx, "k", v))
 	}
@@ -76,7 +77,7 @@ func RetriesAndDeadLetters(t *testing.T, s1, s2 store.Store) {
 	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	require.NoError(t, r1.Shutdown(stopCtx))
-	Start(t, r2)
+	StartRunner(t, r2)
 	ok, err := r2.Redrive(ctx, dead[1].ID)
 	require.NoError(t, err)
 	require.True(t, ok)

@@ -1,4 +1,4 @@
-package runnertest
+package storetest
 
 import (
 	"context"
@@ -13,21 +13,22 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// RunnersShare runs two pacer Runners, the instances of one service, the
-// first on s1 and the second on s2, which hold the same data (they may be
-// one Store), and checks that the Runner's guarantees hold across them. In
-// strict mode, values of 20 keys added at either instance run one key at a
-// time across both, with growing fences, and each key's values succeed in
-// Add order although some fail once, with Config.AckInBackground or not; values of one key added at both
+// testRunnersShare runs two pacer Runners, the instances of one service,
+// the first on Harness.Store and the second on its Twin, and checks that the
+// Runner's guarantees hold across them. In strict mode, values of 20 keys
+// added at either instance run one key at a time across both, with growing
+// fences, and each key's values succeed in Add order although some fail
+// once, with Config.AckInBackground or not; values of one key added at both
 // within the quiet period run as one batch; and an instance whose Shutdown
 // gives up mid-lease leaves its batch to the other at once, at the same
-// attempt. Each runs as a subtest of t; at the end no state is left in
-// their queues.
-func RunnersShare(t *testing.T, s1, s2 store.Store) {
+// attempt. Each runs as a subtest; at the end no state is left in their
+// queues.
+func testRunnersShare(f *fixture) {
+	t, s1, s2 := f.t, f.s, f.twin
 	for _, background := range []bool{false, true} {
-		name, queue := "order and exclusivity", "strict"
+		name, queue := "order and exclusivity", f.other("strict")
 		if background {
-			name, queue = "order and exclusivity, Acks in the background", "strict-bg"
+			name, queue = "order and exclusivity, Acks in the background", f.other("strict-bg")
 		}
 		t.Run(name, func(t *testing.T) {
 			c := newCluster(t, 300, func(ctx context.Context, _ int, _ string, batch []int) error {
@@ -57,7 +58,7 @@ func RunnersShare(t *testing.T, s1, s2 store.Store) {
 
 	t.Run("debounce across instances", func(t *testing.T) {
 		c := newCluster(t, 3, nil)
-		cfg := pacer.Config[string, int]{Store: s1, Name: "debounce", Debounce: 300 * time.Millisecond, MaxWait: 2 * time.Second}
+		cfg := pacer.Config[string, int]{Store: s1, Name: f.other("debounce"), Debounce: 300 * time.Millisecond, MaxWait: 2 * time.Second}
 		r1, r2 := StartPair(t, cfg, s2, c.handler(1), c.handler(2))
 		t0 := time.Now()
 		require.NoError(t, r1.Add(t.Context(), "u", 1))
@@ -82,7 +83,7 @@ func RunnersShare(t *testing.T, s1, s2 store.Store) {
 			}
 			return nil
 		})
-		cfg := pacer.Config[string, int]{Store: s1, Name: "handover", LeaseTTL: time.Minute,
+		cfg := pacer.Config[string, int]{Store: s1, Name: f.other("handover"), LeaseTTL: time.Minute,
 			OnDrop: func(string, []int, error) { t.Error("OnDrop called") }}
 		r1, err := pacer.New(cfg, c.handler(1))
 		require.NoError(t, err)
@@ -93,7 +94,7 @@ func RunnersShare(t *testing.T, s1, s2 store.Store) {
 		cfg.Store = s2
 		r2, err := pacer.New(cfg, c.handler(2))
 		require.NoError(t, err)
-		Start(t, r2)
+		StartRunner(t, r2)
 
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
@@ -110,7 +111,7 @@ func RunnersShare(t *testing.T, s1, s2 store.Store) {
 	})
 
 	for _, q := range []string{"strict", "strict-bg", "debounce", "handover"} {
-		st, err := s1.Stats(context.Background(), q)
+		st, err := s1.Stats(context.Background(), f.other(q))
 		require.NoError(t, err)
 		require.Equal(t, store.Stats{}, st, "queue %s: every value handled, no state left", q)
 	}

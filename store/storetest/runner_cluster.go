@@ -1,4 +1,4 @@
-package runnertest
+package storetest
 
 import (
 	"context"
@@ -78,9 +78,9 @@ func (c *cluster) wait(d time.Duration) {
 	}
 }
 
-// Start runs r until the test ends, then shuts it down and checks that
-// both Shutdown and Run returned nil.
-func Start[K comparable, V any](t testing.TB, r *pacer.Runner[K, V]) {
+// StartRunner runs r until the test ends, then shuts it down and checks
+// that both Shutdown and Run returned nil.
+func StartRunner[K comparable, V any](t testing.TB, r *pacer.Runner[K, V]) {
 	done := make(chan error, 1)
 	go func() { done <- r.Run(context.Background()) }()
 	t.Cleanup(func() {
@@ -93,7 +93,7 @@ func Start[K comparable, V any](t testing.TB, r *pacer.Runner[K, V]) {
 
 // StartPair makes two Runners of cfg, two instances of one service: the
 // first on cfg.Store with handler h1, the second on s2 with h2; it runs
-// both until the test ends (see Start).
+// both until the test ends (see StartRunner).
 func StartPair(t *testing.T, cfg pacer.Config[string, int], s2 store.Store, h1, h2 pacer.Handler[string, int]) (r1, r2 *pacer.Runner[string, int]) {
 	t.Helper()
 	r1, err := pacer.New(cfg, h1)
@@ -101,7 +101,7 @@ func StartPair(t *testing.T, cfg pacer.Config[string, int], s2 store.Store, h1, 
 	cfg.Store = s2
 	r2, err = pacer.New(cfg, h2)
 	require.NoError(t, err)
-	Start(t, r1)
-	Start(t, r2)
+	StartRunner(t, r1)
+	StartRunner(t, r2)
 	return r1, r2
 }

@@ -1,4 +1,4 @@
-package runnertest
+package storetest
 
 import (
 	"context"
@@ -12,19 +12,34 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// PartitionTTL is the LeaseTTL of PartitionedHolder's Runners.
-const PartitionTTL = 1500 * time.Millisecond
+// partitionTTL is the LeaseTTL of the Runners of RunPartition.
+const partitionTTL = 1500 * time.Millisecond
 
-// PartitionedHolder runs a Runner, A, on a, whose connections to the
-// engine go through p, and freezes p while A's handler runs, as a network
-// partition would; then it runs a Runner B on b, the same engine reached
-// directly. It checks that A's handler ctx ends, with ErrLeaseLost,
-// strictly before B's handler starts the key, and that B does start it:
-// the two never run it side by side, and the key is not lost. Once B ran
-// it, it closes p, which ends A's calls that waited on a frozen
-// connection, and A shuts down at the end of the test.
-func PartitionedHolder(t *testing.T, a, b store.Store, p *frozenproxy.Proxy) {
+// Partition is what RunPartition needs from the engine.
+type Partition struct {
+	// Addr is the address of the engine's server, host:port, on TCP.
+	Addr string
+	// Direct is the engine, reaching the server at Addr.
+	Direct store.Store
+	// Open returns a store on the same data as Direct that reaches the
+	// server at addr, a proxy's address, and is closed when t ends.
+	// RunPartition calls it once.
+	Open func(t *testing.T, addr string) store.Store
+}
+
+// RunPartition runs a Runner, A, on a store that p.Open returns, whose
+// connections to the server go through a proxy, and freezes the proxy
+// while A's handler runs, as a network partition would: every connection
+// stays open, and silent. Then it runs a Runner B on p.Direct. It checks
+// that A's handler ctx ends, with ErrLeaseLost, strictly before B's handler
+// starts the key, and that B does start it: the two never run it side by
+// side, and the key is not lost. Once B ran it, it closes the proxy, which
+// ends A's calls that waited on a frozen connection, and A shuts down at
+// the end of the test. Its Runners' queue is named t.Name().
+func RunPartition(t *testing.T, p Partition) {
 	t.Helper()
+	proxy := frozenproxy.Start(t, p.Addr)
+	a, b, q := p.Open(t, proxy.Addr()), p.Direct, t.Name()
 	type bStart struct {
 		at     time.Time
 		aDone  bool  // whether A's handler ctx was done then
@@ -36,7 +51,7 @@ func PartitionedHolder(t *testing.T, a, b store.Store, p *frozenproxy.Proxy) {
 		aEnd    = make(chan time.Time, 1)
 		bStarts = make(chan bStart, 2)
 	)
-	cfg := pacer.Config[string, int]{Store: a, Name: "partition", LeaseTTL: PartitionTTL,
+	cfg := pacer.Config[string, int]{Store: a, Name: q, LeaseTTL: partitionTTL,
 		OnDrop: func(string, []int, error) { t.Error("OnDrop called") }}
 	ra, err := pacer.New(cfg, func(ctx context.Context, _ string, _ []int) error {
 		aStart <- ctx
@@ -45,7 +60,7 @@ func PartitionedHolder(t *testing.T, a, b store.Store, p *frozenproxy.Proxy) {
 		return ctx.Err()
 	})
 	require.NoError(t, err)
-	Start(t, ra)
+	StartRunner(t, ra)
 	require.NoError(t, ra.Add(t.Context(), "k", 1))
 	select {
 	case aCtx = <-aStart:
@@ -53,7 +68,7 @@ func PartitionedHolder(t *testing.T, a, b store.Store, p *frozenproxy.Proxy) {
 		t.Fatal("A did not start k")
 	}
 	started := time.Now()
-	p.Freeze()
+	proxy.Freeze()
 
 	cfg.Store = b
 	rb, err := pacer.New(cfg, func(context.Context, string, []int) error {
@@ -61,12 +76,12 @@ func PartitionedHolder(t *testing.T, a, b store.Store, p *frozenproxy.Proxy) {
 		return nil
 	})
 	require.NoError(t, err)
-	Start(t, rb)
+	StartRunner(t, rb)
 	var bs bStart
 	select {
 	case bs = <-bStarts:
-	case <-time.After(10 * PartitionTTL):
-		t.Fatalf("B did not start k within %v of the freeze", 10*PartitionTTL)
+	case <-time.After(10 * partitionTTL):
+		t.Fatalf("B did not start k within %v of the freeze", 10*partitionTTL)
 	}
 	if !bs.aDone {
 		select {
@@ -82,9 +97,9 @@ func PartitionedHolder(t *testing.T, a, b store.Store, p *frozenproxy.Proxy) {
 	t.Logf("since A's handler started k: A's ctx ended at %v, B's handler started k at %v; A's ctx: %v",
 		ended.Sub(started).Round(time.Millisecond), bs.at.Sub(started).Round(time.Millisecond), bs.aCause)
 
-	p.Close()
+	proxy.Close()
 	require.Eventually(t, func() bool {
-		st, err := b.Stats(context.Background(), "partition")
+		st, err := b.Stats(context.Background(), q)
 		return err == nil && st == store.Stats{}
 	}, 10*time.Second, 10*time.Millisecond, "B's Ack ended k, and nothing is left")
 	select {

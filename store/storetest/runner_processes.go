@@ -1,0 +1,98 @@
+package storetest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/store"
+)
+
+// Processes is what RunProcesses needs from the engine.
+type Processes struct {
+	// Store is the engine, on the data that Where names: RunProcesses
+	// counts on it the values that the processes stored. It never closes
+	// it.
+	Store store.Store
+	// Where tells a process where that data is: it is what the open
+	// function given to Child takes to return a store on the same data as
+	// Store (a key prefix, a schema). It must hold no white space.
+	Where string
+	// Child names the engine's test that calls Child: a top-level test of
+	// the same test binary, which each process runs alone.
+	Child string
+}
+
+// RunProcesses starts 3 OS processes (see StartProcess) that run the test
+// p.Child, each of which adds up to 50 values to one queue through a pacer
+// Runner with Config.MaxValues 50, on a store of its own on p.Where; it
+// lets them add at once, and checks that the values they stored together
+// are 50 exactly, as p.Store counts them: the engine checked one bound for
+// all of them, atomically with each Add.
+func RunProcesses(t *testing.T, p Processes) {
+	t.Helper()
+	const bound, procs = 50, 3
+	q := t.Name()
+	var children []*Process
+	for range procs {
+		children = append(children, StartProcess(t, p.Child, processEnv, p.Where, q, strconv.Itoa(bound)))
+	}
+	for _, c := range children {
+		c.Go(t)
+	}
+	stored := 0
+	for _, c := range children {
+		n, _ := c.Stop(t)
+		stored += n
+	}
+	require.Equal(t, bound, stored, "values the processes' Adds stored")
+	st, err := p.Store.Stats(t.Context(), q)
+	require.NoError(t, err)
+	require.Equal(t, bound, st.Values, "values in the store")
+}
+
+// processEnv is set in the environment of the processes of RunProcesses.
+const processEnv = "PACER_STORETEST_PROCESS"
+
+// Child is the body of the test that Processes.Child names: in a process
+// that RunProcesses started, it runs a pacer Runner with Config.MaxValues
+// on the store that open returns for Processes.Where, which it does not
+// run. Once "go" comes on standard input it adds up to the bound, one
+// value at a time, to a few keys that the other processes add to as well;
+// Add may refuse them with ErrFull, and with no other error. Once standard
+// input closes, it prints how many values Add accepted, as "handled N" (see
+// Process.Stop). Run on its own, not as a process, the test skips.
+func Child(t *testing.T, open func(t *testing.T, where string) store.Store) {
+	f := ProcessArgs(t, processEnv)
+	q := f[1]
+	bound, err := strconv.Atoi(f[2])
+	require.NoError(t, err)
+	s := open(t, f[0])
+	ctx := context.Background()
+	r, err := pacer.New(pacer.Config[string, int]{Store: s, Name: q, MaxValues: bound},
+		func(context.Context, string, []int) error { return nil })
+	require.NoError(t, err)
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	require.True(t, in.Scan())
+	require.Equal(t, "go", in.Text())
+	accepted := 0
+	for i := range bound {
+		err := r.Add(ctx, fmt.Sprint(i%5), i)
+		if err != nil {
+			require.ErrorIs(t, err, pacer.ErrFull)
+			continue
+		}
+		accepted++
+	}
+	for in.Scan() { // until the parent closes it
+	}
+	require.NoError(t, r.Shutdown(ctx))
+	fmt.Printf("handled %d\n", accepted)
+}
