@@ -16,16 +16,13 @@ import (
 // session that came in since its last run, with the batch's idempotency key
 // and the attempt's fence (see claim).
 type batch struct {
-	Session string  `json:"session"`
-	Key     string  `json:"key"`
-	Fence   uint64  `json:"fence"`
-	Run     string  `json:"run"`
-	Reason  string  `json:"reason"`
-	Events  []event `json:"events"`
+	Session string `json:"session"`
+	claim
 }
 
 func newBatch(session string, c claim) batch {
-	return batch{Session: session, Key: c.Key, Fence: c.Fence, Run: c.Run, Reason: c.Reason, Events: c.Events}
+	c.Sending = false // state, not news for the remote
+	return batch{session, c}
 }
 
 // The headers that let a remote refuse or merge a batch sent twice. The
@@ -36,6 +33,9 @@ const (
 	idempotencyKeyHeader = "Idempotency-Key"
 	fenceHeader          = "X-Hook-Ingest-Fence"
 )
+
+// deliverTimeout bounds one delivery attempt.
+const deliverTimeout = 10 * time.Second
 
 // httpDeliver returns a deliverFunc that POSTs each batch as JSON to url,
 // with the batch's key and the attempt's fence as headers, and the token
@@ -77,6 +77,3 @@ func printDeliver(w io.Writer) deliverFunc {
 		return enc.Encode(newBatch(session, c))
 	}
 }
-
-// deliverTimeout bounds one delivery attempt.
-const deliverTimeout = 10 * time.Second

@@ -4,128 +4,111 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
-// config is the demo's configuration.
-type config struct {
-	Dir     string        // state directory; empty means a temporary one, removed afterwards
-	Quiet   time.Duration // debounce quiet period
-	MaxWait time.Duration // debounce max-wait
-	Work    time.Duration // how long the fake remote takes per batch
-	Listen  string        // address of the fake remote
-	Token   string        // bearer token the fake remote expects
-	Exe     string        // program to start event processes with (this one)
-	Env     []string      // extra environment for event processes
-	Plans   []plan        // the sessions and their events
-	Timeout time.Duration // bound of the whole demo
+// plan is the stream of events the demo sends for one session.
+type plan struct {
+	Session string
+	At      []time.Duration // when each event is sent, counted from the start
+	Busy    bool            // never quiet: must be processed at max-wait while its events keep coming
 }
 
-// releaseLead is how long after the release the first event is due.
-const releaseLead = 50 * time.Millisecond
-
-// run plays the demo: it starts the fake remote, starts one event process
-// per planned event, each recording its event at the planned time, waits
-// for them all, starts a drain process per session to sweep up anything
-// left, and reports what the run logs and the remote saw. It fails only if the demo itself could not run;
-// whether the guarantees held is in the report.
-func run(ctx context.Context, cfg config, out io.Writer) (report, error) {
-	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	defer cancel()
-	dir := cfg.Dir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "hook-ingest-")
-		if err != nil {
-			return report{}, err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
-	} else if err := os.MkdirAll(dir, 0o700); err != nil {
-		return report{}, err
+// defaultPlans returns the demo's sessions, timed relative to the debounce
+// settings so the demo shows the same behaviour at any scale:
+//
+//	burst       8 events in quick succession: one run
+//	two-bursts  two bursts with a quiet pause between them: two runs
+//	busy        an event every quiet/3 for 2.5×max-wait: runs at max-wait
+func defaultPlans(quiet, maxWait time.Duration) []plan {
+	fast := quiet / 20
+	return []plan{
+		{Session: "burst", At: series(0, 8, fast)},
+		{Session: "two-bursts", At: append(series(0, 6, fast), series(5*fast+3*quiet, 6, fast)...)},
+		{Session: "busy", At: series(0, int(5*maxWait/2/(quiet/3)), quiet/3), Busy: true},
 	}
-	rem, err := startRemote(cfg.Listen, cfg.Token, cfg.Work, nil)
+}
+
+// series returns n instants, every gap, from start on.
+func series(start time.Duration, n int, gap time.Duration) []time.Duration {
+	at := make([]time.Duration, n)
+	for i := range at {
+		at[i] = start + time.Duration(i)*gap
+	}
+	return at
+}
+
+// runDemo plays the demo in a temporary directory against a fake remote on
+// loopback, which takes 50 ms per batch, prints its report and returns
+// whether every check held.
+func runDemo(ctx context.Context, quiet, maxWait time.Duration, out io.Writer) (bool, error) {
+	dir, err := os.MkdirTemp("", "hook-ingest-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(dir)
+	rem := newRemote("demo-token", 50*time.Millisecond, nil)
+	srv, err := hookhttp.Listen("127.0.0.1:0", rem)
+	if err != nil {
+		return false, err
+	}
+	defer srv.Shutdown(context.Background())
+	url, plans := srv.URL()+"/batches", defaultPlans(quiet, maxWait)
+	fmt.Fprintf(out, "hook-ingest demo: %d sessions, quiet %v, max-wait %v, remote %s\n", len(plans), quiet, maxWait, url)
+	p := params{Quiet: quiet, MaxWait: maxWait, Deliver: httpDeliver(&http.Client{Timeout: deliverTimeout}, url, "demo-token")}
+	r, err := play(ctx, p, dir, plans, rem)
+	if err != nil {
+		return false, err
+	}
+	r.print(out)
+	return r.OK(), nil
+}
+
+// play sends every planned event at its planned time, each on a goroutine
+// of its own that does what an event process does: record, then process.
+// Each opens the lock files anew, and a flock belongs to an open file, so
+// they exclude each other exactly as processes do. play fails only if the
+// demo could not run; whether the guarantees held is in the report.
+func play(ctx context.Context, p params, dir string, plans []plan, rem *remote) (report, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		failures []string
+		wg       sync.WaitGroup
+	)
+	start := time.Now()
+	for _, pl := range plans {
+		s := newSession(dir, pl.Session)
+		for i, at := range pl.At {
+			wg.Go(func() {
+				id := strconv.Itoa(i + 1)
+				err := sleep(ctx, time.Until(start.Add(at)))
+				if err == nil {
+					err = record(ctx, s, id)
+				}
+				if err == nil {
+					err = process(ctx, p, s, id)
+				}
+				if err != nil {
+					mu.Lock()
+					defer mu.Unlock()
+					failures = append(failures, fmt.Sprintf("%s event %s: %v", s.id, id, err))
+				}
+			})
+		}
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	logs, err := readLogs(dir, plans)
 	if err != nil {
 		return report{}, err
 	}
-	defer rem.Close()
-
-	common := []string{
-		"-dir", dir, "-quiet", cfg.Quiet.String(), "-max-wait", cfg.MaxWait.String(),
-		"-url", rem.url, "-token", cfg.Token, "-timeout", cfg.Timeout.String(),
-	}
-	fmt.Fprintf(out, "hook-ingest demo: %d sessions, quiet %v, max-wait %v, remote %s\n",
-		len(cfg.Plans), cfg.Quiet, cfg.MaxWait, rem.url)
-
-	// Start every event process, wait until all are up, then release each
-	// at its planned instant.
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel() // on an early return, stop the children before waiting
-	type planned struct {
-		c  *child
-		at time.Duration
-	}
-	var events []planned
-	for _, p := range cfg.Plans {
-		for i, at := range p.At {
-			args := []string{"demo-event", "-session", p.Session, "-event", strconv.Itoa(i + 1), "-start-gate"}
-			if p.Crash {
-				args = append(args, "-crash-once")
-			}
-			c, err := startChild(ctx, &wg, cfg.Exe, cfg.Env, p.Session, true, append(args, common...)...)
-			if err != nil {
-				return report{}, err
-			}
-			events = append(events, planned{c, at})
-		}
-	}
-	for _, e := range events {
-		if err := e.c.up(ctx); err != nil {
-			return report{}, err
-		}
-	}
-	start := time.Now().Add(releaseLead)
-	for _, e := range events {
-		if err := e.c.release(start.Add(e.at)); err != nil {
-			return report{}, err
-		}
-	}
-	var outcomes []outcome
-	for _, e := range events {
-		<-e.c.done
-		outcomes = append(outcomes, e.c.outcome)
-	}
-	// Sweep up anything a dead process left with no one to process it.
-	var drains []*child
-	for _, p := range cfg.Plans {
-		c, err := startChild(ctx, &wg, cfg.Exe, cfg.Env, p.Session, false, append([]string{"drain", "-session", p.Session}, common...)...)
-		if err != nil {
-			return report{}, err
-		}
-		drains = append(drains, c)
-	}
-	for _, c := range drains {
-		<-c.done
-		outcomes = append(outcomes, c.outcome)
-	}
-	if err := ctx.Err(); err != nil {
-		return report{}, fmt.Errorf("demo did not finish within %v: %w", cfg.Timeout, err)
-	}
-	elapsed := time.Since(start)
-
-	logs := map[string][]batchRun{}
-	for _, p := range cfg.Plans {
-		runs, err := readRuns(newSession(dir, p.Session).logPath())
-		if err != nil {
-			return report{}, err
-		}
-		logs[p.Session] = runs
-	}
-	r := buildReport(cfg, outcomes, logs, rem.record())
-	r.EventProcs, r.Elapsed = len(events), elapsed
-	r.print(out)
-	return r, nil
+	return buildReport(plans, failures, logs, rem, elapsed), nil
 }

@@ -10,10 +10,10 @@
 // (flock), which the kernel releases when a process dies: a crash leaves no
 // lock behind, and the next process delivers the dead one's batch.
 //
-// This file holds the locks and the loop; claim.go takes a batch and ends
-// it, session.go keeps the state, deliver.go sends a batch, cli.go reads
-// the command line. Without arguments the program plays a demo (demo.go)
-// against a fake remote (remote.go) and checks it (report.go).
+// This file holds the locks and the loop; session.go keeps the state and
+// takes and ends batches, deliver.go sends them, cli.go reads the command
+// line. Without arguments the program plays a demo (demo.go) against a
+// fake remote (remote.go) and checks it (report.go).
 package main
 
 import (
@@ -40,22 +40,19 @@ func main() {
 type params struct {
 	Quiet   time.Duration // process once the session was quiet this long
 	MaxWait time.Duration // but no later than this after its first pending event; 0 = no bound
-	Deliver deliverFunc   // processes one batch
-	// CrashOnce (the demo) makes the first processor of each session
-	// kill itself right after claiming a batch.
-	CrashOnce bool
+	Deliver deliverFunc   // sends one batch
 }
 
-// deliverFunc processes one claimed batch of a session.
+// deliverFunc sends one claimed batch of a session.
 type deliverFunc func(ctx context.Context, session string, c claim) error
 
 // retryDelay bounds the pause after a failed delivery: it doubles from the
 // first value up to the second.
 var retryDelay = [2]time.Duration{250 * time.Millisecond, 2 * time.Second}
 
-// record appends the event id to the session's pending events, stamped
-// with the time it was recorded. It takes only the state lock, never the
-// processing lock, so it does not wait for a running processor.
+// record appends the event id to the session's pending events. It takes
+// only the state lock, never the processing lock, so it does not wait for
+// a running processor.
 func record(ctx context.Context, s session, id string) error {
 	return s.update(ctx, func(st *state) (bool, error) {
 		// Stamped under the lock, so arrivals are in order and Last
@@ -100,14 +97,6 @@ func process(ctx context.Context, p params, s session, own string) error {
 			}
 			continue
 		}
-		if p.CrashOnce && firstCrash(s) {
-			// Die the hard way (SIGKILL): no deferred unlock runs,
-			// the kernel drops the flock.
-			if self, err := os.FindProcess(os.Getpid()); err == nil && self.Kill() == nil {
-				<-ctx.Done() // the signal may take a moment to land
-				return ctx.Err()
-			}
-		}
 		derr := p.Deliver(ctx, s.id, *c)
 		if err := finish(ctx, s, *c, derr); err != nil {
 			return err
@@ -142,4 +131,15 @@ func (s session) update(ctx context.Context, fn func(st *state) (changed bool, e
 		return err
 	}
 	return s.save(st)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

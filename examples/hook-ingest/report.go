@@ -4,35 +4,32 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // report is what the demo observed, and the checks it makes of it.
 type report struct {
-	Quiet, MaxWait time.Duration
-	EventProcs     int           // event processes started
-	Elapsed        time.Duration // from the first event to the end of the drain
-	Sessions       []sessionReport
-	Failures       []string // processes that failed, other than the planned crash
-	Checks         []check
+	Sessions []sessionReport
+	Failures []string      // events whose process failed
+	Elapsed  time.Duration // from the first event to the last delivery
+	Checks   []check
 }
 
 // sessionReport is one session's share of the report.
 type sessionReport struct {
 	Session     string
-	Busy, Crash bool // from the plan
-	Events      int  // events sent
-	Runs        int  // batches the remote applied
-	Refused     int  // requests the remote refused: stale fence, or key applied already
-	Reasons     map[string]int
-	Lost, Dup   []string      // event ids never delivered, or delivered more than once
-	Overlaps    int           // finished runs during which another run started (run log)
-	Concurrent  int           // most batches of the session the remote processed at once
-	LongestWait time.Duration // first event of a batch to its processing (crash recovery aside)
-	Killed      int           // event processes killed by SIGKILL
-	Died        int           // runs whose process died before finishing
-	Recovered   bool          // every died run's events were delivered by a later run
+	Busy        bool           // from the plan
+	Events      int            // events sent
+	Runs        int            // batches the remote applied
+	Reasons     map[string]int // of those batches
+	Refused     int            // requests the remote did not apply: stale fence, or key applied already
+	Lost, Dup   []string       // event ids never delivered, or delivered more than once
+	Overlaps    int            // finished runs during which another run started (run log)
+	Concurrent  int            // most requests of the session the remote processed at once
+	Died        int            // runs whose process died before finishing (run log)
+	LongestWait time.Duration  // first event of a batch to its processing (recovered batches aside)
 }
 
 type check struct {
@@ -45,180 +42,109 @@ func (r report) OK() bool {
 	return !slices.ContainsFunc(r.Checks, func(c check) bool { return !c.OK })
 }
 
+// readLogs reads the run log of every planned session in dir.
+func readLogs(dir string, plans []plan) (logs map[string][]batchRun, err error) {
+	logs = map[string][]batchRun{}
+	for _, p := range plans {
+		if logs[p.Session], err = readRuns(newSession(dir, p.Session).logPath()); err != nil {
+			return nil, err
+		}
+	}
+	return logs, nil
+}
+
 // buildReport checks the demo's outcome against the guarantees: every
 // event delivered exactly once, runs of one session never overlapping,
-// fewer runs than events, a busy session processed at max-wait, and a dead
-// processor's batch delivered by the next one.
-func buildReport(cfg config, outcomes []outcome, logs map[string][]batchRun, rem remoteRecord) report {
-	r := report{Quiet: cfg.Quiet, MaxWait: cfg.MaxWait}
-	for _, p := range cfg.Plans {
-		s := sessionReport{Session: p.Session, Busy: p.Busy, Crash: p.Crash, Events: len(p.At),
-			Reasons: map[string]int{}, Concurrent: rem.Concurrent[p.Session],
-			Refused: rem.Stale[p.Session] + rem.Repeated[p.Session]}
+// fewer runs than events, a busy session processed at max-wait, and no
+// process failing.
+func buildReport(plans []plan, failures []string, logs map[string][]batchRun, rem *remote, elapsed time.Duration) report {
+	rem.mu.Lock()
+	defer rem.mu.Unlock()
+	r := report{Failures: failures, Elapsed: elapsed}
+	var events, runs, lost, dup, refused, overlaps int
+	batched, busyOK := true, true
+	for _, p := range plans {
+		s := sessionReport{Session: p.Session, Busy: p.Busy, Events: len(p.At), Reasons: map[string]int{}}
+		if seen := rem.sessions[p.Session]; seen != nil {
+			s.Refused, s.Concurrent = seen.stale+seen.repeated, seen.maxActive
+		}
 		delivered := map[string]int{}
-		for _, b := range rem.Applied {
-			if b.Session != p.Session {
-				continue
-			}
-			s.Runs++
-			s.Reasons[b.Reason]++
-			for _, e := range b.Events {
-				delivered[e.ID]++
+		for _, b := range rem.applied {
+			if b.Session == p.Session {
+				s.Runs++
+				s.Reasons[b.Reason]++
+				for _, e := range b.Events {
+					delivered[e.ID]++
+				}
 			}
 		}
 		for i := range p.At {
-			id := fmt.Sprint(i + 1)
-			switch n := delivered[id]; {
-			case n == 0:
+			switch id := strconv.Itoa(i + 1); delivered[id] {
+			case 0:
 				s.Lost = append(s.Lost, id)
-			case n > 1:
+			case 1:
+			default:
 				s.Dup = append(s.Dup, id)
 			}
 		}
-		s.analyseRuns(logs[p.Session])
-		for _, o := range outcomes {
-			if o.Session == p.Session && o.Killed {
-				s.Killed++
+		for _, rn := range logs[p.Session] {
+			switch {
+			case !rn.finished():
+				// A dead process's run stays open in the log forever;
+				// only runs that ended prove they were running.
+				s.Died++
+				continue
+			case rn.Overlapped:
+				s.Overlaps++
+			}
+			if rn.Reason != reasonRecovered && len(rn.Events) > 0 {
+				s.LongestWait = max(s.LongestWait, rn.Start.Sub(rn.Events[0].At))
 			}
 		}
-		r.Sessions = append(r.Sessions, s)
-	}
-	for _, o := range outcomes {
-		if o.Err != nil && !(o.Killed && planOf(cfg.Plans, o.Session).Crash) {
-			r.Failures = append(r.Failures, fmt.Sprintf("%s: %v %s", strings.Join(o.Args[:3], " "), o.Err, o.Output))
-		}
-	}
-	r.Checks = r.check()
-	return r
-}
-
-// analyseRuns reads the run log: overlaps, waits, and what became of runs
-// whose process died.
-func (s *sessionReport) analyseRuns(runs []batchRun) {
-	s.Recovered = true
-	for i, rn := range runs {
-		if !rn.finished() {
-			// A run of a dead process stays open in the log forever;
-			// only runs that ended prove they were running.
-			s.Died++
-			s.Recovered = s.Recovered && deliveredLater(rn, runs[i+1:])
-			continue
-		}
-		if rn.Overlapped {
-			s.Overlaps++
-		}
-		if rn.Reason != reasonRecovered && len(rn.Events) > 0 {
-			s.LongestWait = max(s.LongestWait, rn.Start.Sub(rn.Events[0].At))
-		}
-	}
-}
-
-// deliveredLater reports whether each event of the dead run was in a later
-// run that finished without error.
-func deliveredLater(dead batchRun, later []batchRun) bool {
-	for _, e := range dead.Events {
-		if !slices.ContainsFunc(later, func(r batchRun) bool {
-			return r.finished() && r.Err == "" && slices.ContainsFunc(r.Events, func(x event) bool { return x.ID == e.ID })
-		}) {
-			return false
-		}
-	}
-	return true
-}
-
-func planOf(plans []plan, session string) plan {
-	for _, p := range plans {
-		if p.Session == session {
-			return p
-		}
-	}
-	return plan{}
-}
-
-func (r report) check() []check {
-	var events, runs, lost, dup, refused, overlaps, busy, busyOK, crash, crashOK int
-	batched := true
-	for _, s := range r.Sessions {
-		events += s.Events
-		runs += s.Runs
-		lost += len(s.Lost)
-		dup += len(s.Dup)
-		refused += s.Refused
+		events, runs, refused = events+s.Events, runs+s.Runs, refused+s.Refused
+		lost, dup = lost+len(s.Lost), dup+len(s.Dup)
 		overlaps += s.Overlaps + max(s.Concurrent-1, 0)
 		batched = batched && s.Runs < s.Events
-		if s.Busy {
-			busy++
-			if s.Reasons[reasonMaxWait] > 0 {
-				busyOK++
-			}
-		}
-		if s.Crash {
-			crash++
-			if s.Killed == 1 && s.Died == 1 && s.Recovered {
-				crashOK++
-			}
-		}
+		busyOK = busyOK && (!s.Busy || s.Reasons[reasonMaxWait] > 0)
+		r.Sessions = append(r.Sessions, s)
 	}
-	cs := []check{
+	r.Checks = []check{
 		{lost == 0 && dup == 0, fmt.Sprintf("every event delivered exactly once (%d of %d; lost %d, twice %d; %d sent again and not applied)", events-lost, events, lost, dup, refused)},
-		{overlaps == 0, "no session was ever processed by two processes at once"},
+		{overlaps == 0, "no session was ever processed by two processors at once"},
 		{batched, fmt.Sprintf("events were batched: %d runs for %d events, fewer than events in every session", runs, events)},
+		{busyOK, "a session that never went quiet was still processed at max-wait"},
+		{len(failures) == 0, fmt.Sprintf("every event was processed without error (%d failed)", len(failures))},
 	}
-	if busy > 0 {
-		cs = append(cs, check{busyOK == busy, "a session that never went quiet was still processed at max-wait"})
-	}
-	if crash > 0 {
-		cs = append(cs, check{crashOK == crash, "a processor killed mid-batch left no lock behind: the next process delivered its batch"})
-	}
-	cs = append(cs, check{len(r.Failures) == 0, fmt.Sprintf("every other process exited cleanly (%d failed)", len(r.Failures))})
-	return cs
+	return r
 }
 
 func (r report) print(w io.Writer) {
 	row := func(cols ...any) {
-		line := fmt.Sprintf("%-11s %6v %5v %6v %9v %10v %13v  %s", cols...)
-		fmt.Fprintln(w, strings.TrimRight(line, " "))
+		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-11s %6v %5v %6v %9v %13v  %s", cols...), " "))
 	}
-	row("session", "events", "runs", "quiet", "max-wait", "recovered", "longest wait", "")
+	row("session", "events", "runs", "quiet", "max-wait", "longest wait", "")
+	events := 0
 	for _, s := range r.Sessions {
-		var wait any = "-"
-		if s.LongestWait > 0 {
-			wait = s.LongestWait.Round(time.Millisecond)
+		events += s.Events
+		var notes []string
+		if s.Busy {
+			notes = append(notes, "never quiet")
 		}
-		row(s.Session, s.Events, s.Runs,
-			s.Reasons[reasonQuiet], s.Reasons[reasonMaxWait], s.Reasons[reasonRecovered], wait, s.note())
+		if n := s.Reasons[reasonRecovered]; n > 0 {
+			notes = append(notes, fmt.Sprintf("%d recovered from a dead processor", n))
+		}
+		row(s.Session, s.Events, s.Runs, s.Reasons[reasonQuiet], s.Reasons[reasonMaxWait], s.LongestWait.Round(time.Millisecond), strings.Join(notes, "; "))
 	}
-	fmt.Fprintf(w, "%d event processes in %v\n", r.EventProcs, r.Elapsed.Round(10*time.Millisecond))
+	fmt.Fprintf(w, "%d events in %v\n", events, r.Elapsed.Round(10*time.Millisecond))
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "  failed: %s\n", f)
 	}
 	for _, c := range r.Checks {
-		mark := "ok  "
-		if !c.OK {
-			mark = "FAIL"
-		}
-		fmt.Fprintf(w, "%s %s\n", mark, c.Text)
+		fmt.Fprintf(w, "%s %s\n", map[bool]string{true: "ok  ", false: "FAIL"}[c.OK], c.Text)
 	}
 	if r.OK() {
 		fmt.Fprintln(w, "all checks held")
 	} else {
 		fmt.Fprintln(w, "some checks FAILED")
 	}
-}
-
-func (s sessionReport) note() string {
-	var notes []string
-	if s.Busy {
-		notes = append(notes, "never quiet")
-	}
-	if s.Killed > 0 {
-		notes = append(notes, fmt.Sprintf("%d processor killed mid-batch", s.Killed))
-	}
-	if len(s.Lost) > 0 {
-		notes = append(notes, "lost "+strings.Join(s.Lost, ","))
-	}
-	if len(s.Dup) > 0 {
-		notes = append(notes, "twice "+strings.Join(s.Dup, ","))
-	}
-	return strings.Join(notes, "; ")
 }

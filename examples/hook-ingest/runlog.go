@@ -13,15 +13,11 @@ import (
 // processing run. Entries are appended under the state lock, so the lines of
 // one session are in the order things happened.
 type logEntry struct {
-	Op     string    `json:"op"` // "start" or "end"
-	Run    string    `json:"run"`
-	PID    int       `json:"pid"`
-	At     time.Time `json:"at"`
-	Key    string    `json:"key,omitempty"`    // start only: the batch's idempotency key
-	Fence  uint64    `json:"fence,omitempty"`  // start only: the attempt's fence
-	Reason string    `json:"reason,omitempty"` // start only
-	Events []event   `json:"events,omitempty"` // start only
-	Err    string    `json:"err,omitempty"`    // end only: the delivery failed
+	Op    string    `json:"op"` // "start" or "end"
+	Run   string    `json:"run"`
+	At    time.Time `json:"at"`
+	Batch *claim    `json:"batch,omitempty"` // start only: the batch sent
+	Err   string    `json:"err,omitempty"`   // end only: the delivery failed
 }
 
 func appendLog(path string, e logEntry) error {
@@ -34,20 +30,12 @@ func appendLog(path string, e logEntry) error {
 		return err
 	}
 	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return errors.Join(err, f.Close())
 }
 
-// batchRun is one processing run as reconstructed from the log.
+// batchRun is one processing run as read back from the log.
 type batchRun struct {
-	ID         string
-	PID        int
-	Key        string
-	Fence      uint64
-	Reason     string
-	Events     []event
+	claim
 	Start, End time.Time // End is zero if the run never finished
 	Err        string
 	// Overlapped reports whether another run started between this run's
@@ -65,14 +53,12 @@ func readRuns(path string) ([]batchRun, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
-	}
-	if err != nil {
+	} else if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	var runs []batchRun
-	index := map[string]int{}
-	open := map[int]bool{} // runs started and not yet ended
+	open := map[string]int{} // runs started and not yet ended
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
@@ -80,19 +66,15 @@ func readRuns(path string) ([]batchRun, error) {
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			return nil, err
 		}
-		switch e.Op {
-		case "start":
-			for i := range open {
+		if e.Op == "start" && e.Batch != nil {
+			for _, i := range open {
 				runs[i].Overlapped = true
 			}
-			index[e.Run] = len(runs)
-			open[len(runs)] = true
-			runs = append(runs, batchRun{ID: e.Run, PID: e.PID, Key: e.Key, Fence: e.Fence, Reason: e.Reason, Events: e.Events, Start: e.At})
-		case "end":
-			if i, ok := index[e.Run]; ok {
-				runs[i].End, runs[i].Err = e.At, e.Err
-				delete(open, i)
-			}
+			open[e.Run] = len(runs)
+			runs = append(runs, batchRun{claim: *e.Batch, Start: e.At})
+		} else if i, ok := open[e.Run]; ok && e.Op == "end" {
+			runs[i].End, runs[i].Err = e.At, e.Err
+			delete(open, e.Run)
 		}
 	}
 	return runs, sc.Err()

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,15 +24,12 @@ type event struct {
 	At time.Time `json:"at"`
 }
 
-// state is what one session keeps on disk between processes.
-//
-// Pending holds the events not yet claimed, First and Last the arrival of
-// the oldest and newest of them (the debounce deadlines derive from these).
-// InFlight is the batch a processor has claimed and the remote has not yet
-// accepted: it is empty except while a processor runs, after a failed
-// attempt, or after a processor died mid-batch; the next attempt sends it
-// again, as it was. Fence is the last fencing token handed out: every
-// delivery attempt takes the next one.
+// state is what one session keeps on disk between processes. Pending holds
+// the events not yet claimed, First and Last the arrival of the oldest and
+// newest of them. InFlight is the batch claimed and not yet accepted by the
+// remote: set while a processor runs, after a failed attempt, or after a
+// processor died mid-batch; the next attempt sends it again, as it was.
+// Fence is the last fencing token handed out.
 type state struct {
 	Pending  []event   `json:"pending,omitempty"`
 	First    time.Time `json:"first,omitzero"`
@@ -41,39 +40,20 @@ type state struct {
 
 // claim is a batch taken for processing, as its current attempt sends it.
 //
-// Key names the batch: it is made when the events are claimed and stays
-// the same on every attempt, so a remote that applies each key once never
-// applies the batch twice, however often it is sent. Fence grows with
+// Key names the batch and stays the same on every attempt, so a remote that
+// applies each key once never applies the batch twice. Fence grows with
 // every attempt at any batch of the session, so a remote that refuses a
 // fence below one it has seen never applies an attempt that a later one
-// superseded, such as the request of a processor killed mid-delivery,
-// still in flight when the next processor sends the batch again.
+// superseded, such as the request of a processor killed mid-delivery.
 type claim struct {
 	Key    string  `json:"key"`
 	Run    string  `json:"run"`
 	Fence  uint64  `json:"fence"`
 	Reason string  `json:"reason"`
 	Events []event `json:"events"`
-	// Sending is set while an attempt is under way, and stays set if
-	// its processor dies during it: the next one then recovers the batch.
+	// Sending is set while an attempt is under way, and stays set if its
+	// processor dies during it: the next one then recovers the batch.
 	Sending bool `json:"sending,omitempty"`
-}
-
-// due returns when the pending events must be processed: once the session
-// has been quiet for quiet, but no later than maxWait after the first one.
-// It also names the deadline that applies.
-func (s *state) due(quiet, maxWait time.Duration) (time.Time, string) {
-	q := s.Last.Add(quiet)
-	if maxWait > 0 {
-		if m := s.First.Add(maxWait); m.Before(q) {
-			return m, reasonMaxWait
-		}
-	}
-	return q, reasonQuiet
-}
-
-func (s *state) pending(id string) bool {
-	return slices.ContainsFunc(s.Pending, func(e event) bool { return e.ID == id })
 }
 
 // Why a batch was processed.
@@ -83,13 +63,19 @@ const (
 	reasonRecovered = "recovered"
 )
 
-// session names the files of one session in the state directory:
-//
-//	NAME.lock        flock held for every read-modify-write of the state
-//	NAME.state.json  the state, replaced atomically (temp file + rename)
-//	NAME.run.lock    flock held by the one process that processes the session
-//	NAME.runs.jsonl  append-only log of processing runs (start and end)
-//
+// due returns when the pending events must be processed, and why: once the
+// session has been quiet for quiet, but no later than maxWait after the
+// first one.
+func (s *state) due(quiet, maxWait time.Duration) (time.Time, string) {
+	q := s.Last.Add(quiet)
+	if m := s.First.Add(maxWait); maxWait > 0 && m.Before(q) {
+		return m, reasonMaxWait
+	}
+	return q, reasonQuiet
+}
+
+// session names the files of one session in the state directory (see
+// README.md): NAME.lock, NAME.state.json, NAME.run.lock and NAME.runs.jsonl.
 // The lock files are never removed (see mutex.LockFile).
 type session struct {
 	id   string
@@ -115,8 +101,7 @@ func (s session) load() (state, error) {
 	b, err := os.ReadFile(s.statePath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
-	}
-	if err != nil {
+	} else if err != nil {
 		return st, err
 	}
 	if err := json.Unmarshal(b, &st); err != nil {
@@ -133,4 +118,63 @@ func (s session) save(st state) error {
 		return err
 	}
 	return atomicfile.Write(s.statePath(), b, 0o600)
+}
+
+// claimDue takes the batch to process now, if any: the batch in flight,
+// or else the pending events once they are due. It gives the attempt the
+// session's next fence and records the batch in the state as in flight and
+// in the run log as started. Otherwise it returns how long to wait before
+// the pending events are due, or done when there is nothing left for this
+// process to do.
+func claimDue(ctx context.Context, p params, s session, own string) (c *claim, wait time.Duration, done bool, err error) {
+	err = s.update(ctx, func(st *state) (bool, error) {
+		now := time.Now()
+		switch {
+		case st.InFlight != nil:
+			// A failed attempt, or a processor that died during one:
+			// send the same batch again, under its key.
+			c = st.InFlight
+			if c.Sending {
+				c.Reason = reasonRecovered
+			}
+		case len(st.Pending) == 0 || own != "" && !slices.ContainsFunc(st.Pending, func(e event) bool { return e.ID == own }):
+			done = true
+			return false, nil
+		default:
+			due, reason := st.due(p.Quiet, p.MaxWait)
+			if now.Before(due) {
+				wait = due.Sub(now)
+				return false, nil
+			}
+			c = &claim{Key: rand.Text(), Reason: reason, Events: st.Pending}
+			st.Pending, st.First, st.Last = nil, time.Time{}, time.Time{}
+		}
+		st.Fence++
+		c.Run, c.Fence, c.Sending = rand.Text(), st.Fence, true
+		st.InFlight = c
+		return true, appendLog(s.logPath(), logEntry{Op: "start", Run: c.Run, At: now, Batch: c})
+	})
+	return c, wait, done, err
+}
+
+// finish records the end of an attempt. A delivered batch leaves the
+// state; a failed one stays in flight, to be sent again as it was, under
+// its key: had the remote applied it after all (an answer lost on the
+// way), it must recognise the batch, so nothing may join it.
+func finish(ctx context.Context, s session, c claim, derr error) error {
+	return s.update(ctx, func(st *state) (bool, error) {
+		if st.InFlight == nil || st.InFlight.Run != c.Run {
+			// Only the holder of the processing lock claims or
+			// finishes a batch, so this is a bug or a hand-edited state.
+			return false, fmt.Errorf("session %s: run %s finished, but the batch in flight is %+v", s.id, c.Run, st.InFlight)
+		}
+		end := logEntry{Op: "end", Run: c.Run, At: time.Now()}
+		if derr != nil {
+			end.Err = derr.Error()
+			st.InFlight.Sending = false
+		} else {
+			st.InFlight = nil
+		}
+		return true, appendLog(s.logPath(), end)
+	})
 }

@@ -13,9 +13,8 @@ import (
 // subcommand's -h lists only that subcommand's flags. A bad command line
 // exits 2.
 func TestUsage(t *testing.T) {
-	exe := buildProgram(t)
 	subcommands := []string{"hook-ingest event -session ID", "hook-ingest drain -session ID", "hook-ingest [demo]"}
-	demoFlags := []string{"dir", "listen", "max-wait", "quiet", "timeout", "token", "work"}
+	demoFlags := []string{"max-wait", "quiet"}
 	drainFlags := []string{"dir", "max-wait", "quiet", "session", "timeout", "token", "url"}
 	eventFlags := []string{"dir", "event", "max-wait", "quiet", "session", "timeout", "token", "url"}
 	for _, tc := range []struct {
@@ -28,7 +27,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"event", "-h"}, eventFlags},
 		{[]string{"drain", "-h"}, drainFlags},
 	} {
-		out, err := exec.CommandContext(t.Context(), exe, tc.args...).CombinedOutput()
+		out, err := command(t.Context(), "program", tc.args...).CombinedOutput()
 		require.NoError(t, err, "%v exits 0: %s", tc.args, out)
 		for _, s := range subcommands {
 			require.Contains(t, string(out), s, "%v", tc.args)
@@ -37,7 +36,7 @@ func TestUsage(t *testing.T) {
 	}
 
 	for _, args := range [][]string{{"-no-such-flag"}, {"drain", "-crash-once"}, {"drain", "extra"}, {"no-such-command"}, {"event"}} {
-		out, err := exec.CommandContext(t.Context(), exe, args...).CombinedOutput()
+		out, err := command(t.Context(), "program", args...).CombinedOutput()
 		var ee *exec.ExitError
 		require.True(t, errors.As(err, &ee), "%v: %v: %s", args, err, out)
 		require.Equal(t, 2, ee.ExitCode(), "%v: %s", args, out)

@@ -16,17 +16,15 @@ import (
 	"github.com/pacerkit/pacer/ratelimit"
 )
 
-// A client talks to the task API: the fake one in the demo, or any service
-// speaking the same two calls. Every request goes through hc, whose
-// transport does the pacing.
+// A client talks to the task API (the fake one in the demo). Every request
+// goes through hc, whose transport does the pacing.
 type client struct {
 	base  string // e.g. "http://127.0.0.1:8081"
 	token string // sent as a bearer token when not empty
 	hc    *http.Client
 }
 
-// fenceHeader carries the fence of the run a request belongs to.
-const fenceHeader = "X-Nextup-Fence"
+const fenceHeader = "X-Nextup-Fence" // the fence of the run a request belongs to
 
 // userAgent names the program and its process, so that the API's logs
 // (and the fake API's checks) tell instances apart.
@@ -38,7 +36,6 @@ func userAgentOf(pid int) string { return fmt.Sprintf("notion-nextup (pid %d)", 
 type statusError struct {
 	Method, Path string
 	Status       int
-	Header       http.Header
 	Body         string // the API's error code and message, or the raw body
 }
 
@@ -46,7 +43,6 @@ func (e *statusError) Error() string {
 	return fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Status, e.Body)
 }
 
-// listTasks returns every task assigned to user.
 func (c *client) listTasks(ctx context.Context, user string) ([]Task, error) {
 	var out struct {
 		Results []Task `json:"results"`
@@ -55,7 +51,6 @@ func (c *client) listTasks(ctx context.Context, user string) ([]Task, error) {
 	return out.Results, err
 }
 
-// updateTask writes the rank and projection of one task.
 func (c *client) updateTask(ctx context.Context, u Update) error {
 	return c.do(ctx, http.MethodPatch, "/v1/tasks/"+url.PathEscape(u.ID), u, nil)
 }
@@ -92,7 +87,7 @@ func (c *client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		se := &statusError{Method: method, Path: path, Status: resp.StatusCode, Header: resp.Header}
+		se := &statusError{Method: method, Path: path, Status: resp.StatusCode}
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		var e struct{ Code, Message string }
 		if json.Unmarshal(msg, &e) == nil && e.Code != "" {

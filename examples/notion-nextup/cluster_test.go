@@ -56,7 +56,7 @@ func TestThreeInstances(t *testing.T) {
 		require.Positive(t, in.calls, "%s called the API", in.name)
 	}
 	require.Zero(t, rep.api.Throttled, "not even a warm-up 429: the instances share one bucket")
-	require.Equal(t, 1, rep.api.Induced)
+	require.Equal(t, 1, rep.induced)
 	require.Zero(t, rep.api.Stale)
 	require.Zero(t, rep.api.Unfenced, "every request carries its run's fence")
 	require.Zero(t, rep.held, "no call from %v after the 429 to its end", rep.grace)
@@ -127,10 +127,10 @@ func TestFakeAPIFences(t *testing.T) {
 
 // TestFakeAPIThrottleCall checks the induced 429: the nth request gets it,
 // with the Retry-After asked for, whatever the budget, and without
-// counting as a 429 of the limit.
+// reaching the API, so without counting as a 429 of the limit.
 func TestFakeAPIThrottleCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFakeAPI(100, 100, false, time.Now)
+		f := &clusterAPI{fakeAPI: newFakeAPI(100, 100, false, time.Now)}
 		f.put(Task{ID: "a1", Assignee: "alice"})
 		at := f.throttleCall(2, 3*time.Second)
 		codes := make([]int, 3)
@@ -147,13 +147,14 @@ func TestFakeAPIThrottleCall(t *testing.T) {
 		require.Equal(t, "3", retryAfter)
 		require.Equal(t, time.Now(), <-at)
 		s := f.snapshot()
-		require.Equal(t, 1, s.Induced)
+		require.Equal(t, 1, f.inducedCount())
 		require.Zero(t, s.Throttled)
+		require.Equal(t, 2, s.Calls)
 		calls := f.callLog()
-		require.Len(t, calls, 3)
+		require.Len(t, calls, 2, "every request but the induced 429 reached the API")
 		require.Equal(t, "alice", calls[0].User)
 		require.True(t, calls[0].Query)
-		require.Equal(t, 429, calls[1].Status)
+		require.Equal(t, []int{200, 200}, []int{calls[0].Status, calls[1].Status})
 	})
 }
 

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -59,7 +62,7 @@ func clusterTasks() []Task {
 // A cluster is one run of the multi-instance demo.
 type cluster struct {
 	cfg   clusterConfig
-	fake  *fakeAPI
+	fake  *clusterAPI
 	insts []*instance
 	hc    *http.Client // posts webhooks and reads /stats
 
@@ -90,7 +93,7 @@ func runCluster(ctx context.Context, cfg clusterConfig) (*clusterReport, error) 
 	}
 	c := &cluster{
 		cfg:      cfg,
-		fake:     newFakeAPI(cfg.App.Rate, cfg.App.Burst, false, time.Now),
+		fake:     &clusterAPI{fakeAPI: newFakeAPI(cfg.App.Rate, cfg.App.Burst, false, time.Now)},
 		hc:       &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second},
 		down:     make(map[string]bool),
 		accepted: make(map[string]string),
@@ -472,22 +475,80 @@ func (f *fakeAPI) callLog() []apiCall {
 	return slices.Clone(f.calls)
 }
 
-// throttleCall makes the API answer its nth request (counting from 1,
-// all requests so far included) 429 with Retry-After d, in whole seconds,
-// whatever its budget, as a real API does when its own limit is hit by
-// other clients. It returns a channel that receives the time of that
-// answer.
-func (f *fakeAPI) throttleCall(n int, d time.Duration) <-chan time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.throttleAt, f.throttleFor = n, d
-	f.throttled = make(chan time.Time, 1)
-	return f.throttled
+// A clusterAPI is the fake task API with the multi-instance demo's hooks in
+// front of it: one request answered 429 whatever the budget, as a real API
+// does when other clients spent its limit (see throttleCall), and a hook
+// that sees each task query the API accepted before its answer leaves (see
+// setOnQuery).
+type clusterAPI struct {
+	*fakeAPI
+
+	mu          sync.Mutex
+	requests    int // so far, the induced 429 included
+	throttleAt  int
+	throttleFor time.Duration
+	throttled   chan time.Time
+	induced     int // requests answered 429 because told to
+	onQuery     func(caller, user string)
 }
 
-// setOnQuery sets the hook called with each accepted task query.
-func (f *fakeAPI) setOnQuery(fn func(caller, user string)) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.onQuery = fn
+// throttleCall makes the API answer its nth request (counting from 1,
+// all requests so far included) 429 with Retry-After d, in whole seconds,
+// whatever its budget, and without it reaching the fake API. It returns a
+// channel that receives the time of that answer.
+func (a *clusterAPI) throttleCall(n int, d time.Duration) <-chan time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.throttleAt, a.throttleFor = n, d
+	a.throttled = make(chan time.Time, 1)
+	return a.throttled
+}
+
+// setOnQuery sets the hook called with each accepted task query, before
+// its answer is sent.
+func (a *clusterAPI) setOnQuery(fn func(caller, user string)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.onQuery = fn
+}
+
+func (a *clusterAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	a.requests++
+	if a.requests == a.throttleAt {
+		a.induced++
+		a.throttled <- a.now()
+		a.mu.Unlock()
+		status, body := retryAfter(w, a.throttleFor)
+		writeJSON(w, status, body)
+		return
+	}
+	onQuery := a.onQuery
+	a.mu.Unlock()
+	if onQuery == nil || r.URL.Path != "/v1/tasks/query" {
+		a.fakeAPI.ServeHTTP(w, r)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	rec := httptest.NewRecorder()
+	a.fakeAPI.ServeHTTP(rec, r)
+	var q struct{ Assignee string }
+	if rec.Code == http.StatusOK && json.Unmarshal(body, &q) == nil {
+		onQuery(r.UserAgent(), q.Assignee)
+	}
+	maps.Copy(w.Header(), rec.Header())
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// inducedCount returns how many requests were answered 429 because told to.
+func (a *clusterAPI) inducedCount() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.induced
 }

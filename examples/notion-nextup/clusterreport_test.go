@@ -20,6 +20,7 @@ type clusterReport struct {
 	missing   []string // events answered 202 that no finished recompute took in: "ID (user)"
 	resent    int      // events sent again after an instance did not answer
 	api       apiStats
+	induced   int // requests answered 429 because the API was told to
 	calls     []apiCall
 
 	// The induced 429, as times from its answer.
@@ -53,7 +54,7 @@ type instanceReport struct {
 // report gathers what the cluster saw and runs the checks.
 // Times are from start, when the demo began.
 func (c *cluster) report(start, inducedAt time.Time, stopped map[string]error) *clusterReport {
-	r := &clusterReport{cfg: c.cfg, took: time.Since(start), api: c.fake.snapshot(), calls: c.fake.callLog(), stopped: stopped}
+	r := &clusterReport{cfg: c.cfg, took: time.Since(start), api: c.fake.snapshot(), induced: c.fake.inducedCount(), calls: c.fake.callLog(), stopped: stopped}
 	done := c.recomputed()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -170,7 +171,7 @@ func (r *clusterReport) print(w io.Writer) {
 	}
 	s := r.api
 	fmt.Fprintf(&b, "task API (%g req/s, burst %d, all callers together): %d calls (%d queries, %d updates), 429s: %d induced, %d from the limit (%d after warm-up), %d stale, %d unfenced\n",
-		a.Rate, a.Burst, s.Calls, s.Queries, s.Updates, s.Induced, s.Throttled, s.ThrottledWarm, s.Stale, s.Unfenced)
+		a.Rate, a.Burst, s.Calls+r.induced, s.Queries, s.Updates, r.induced, s.Throttled, s.ThrottledWarm, s.Stale, s.Unfenced)
 	fmt.Fprintf(&b, "request rate: peak %d in 1 s, sustained %.2f/s\n", s.Peak, s.Sustained)
 	fmt.Fprintf(&b, "induced 429 at %v (Retry-After %v): %d calls in the next %v (turns given before the pause), %d from then to its end",
 		ms(r.inducedAt), inducedRetryAfter, r.early, ms(r.grace), r.held)

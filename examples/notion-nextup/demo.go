@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,8 +14,7 @@ import (
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
-// runDemo plays the embedded scenario over loopback, with the webhook and
-// a fake task API on ports of their own, and prints its report.
+// runDemo plays the embedded scenario over loopback and prints its report.
 func runDemo(ctx context.Context, cfg appConfig, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -51,8 +51,7 @@ func runDemo(ctx context.Context, cfg appConfig, stdout io.Writer) error {
 	return nil
 }
 
-// serveFake serves the demo's fake task API, loaded with the demo's tasks,
-// until ctx ends (SIGINT or SIGTERM).
+// serveFake serves the demo's fake task API until ctx ends.
 func serveFake(ctx context.Context, cfg appConfig, stdout io.Writer) error {
 	srv, err := hookhttp.Listen(cfg.FakeAPI, newDemoAPI(cfg.Rate, cfg.Burst, time.Now))
 	if err != nil {
@@ -63,16 +62,14 @@ func serveFake(ctx context.Context, cfg appConfig, stdout io.Writer) error {
 	return srv.Shutdown(context.Background())
 }
 
-// A demo drives the embedded scenario: people edit tasks in the fake API and
-// each edit arrives as a webhook; then it waits until every user is served,
-// shuts the Runner down and checks the outcome.
+// A demo drives the embedded scenario (see README.md), waits until every
+// user is served, shuts the Runner down and checks the outcome.
 type demo struct {
 	fake   *fakeAPI
 	runner *pacer.Runner[string, Event]
 	obs    *observer
 	secret []byte
-	// post delivers one webhook request and returns its HTTP status.
-	post func(ctx context.Context, body []byte, signature string) (int, error)
+	post   func(ctx context.Context, body []byte, signature string) (int, error) // a webhook request; its status
 
 	debounce, maxWait time.Duration
 
@@ -99,7 +96,7 @@ func newDemo(cfg appConfig, fake *fakeAPI) (*demo, http.Handler, error) {
 // running yet: run starts it and shuts it down.
 func (d *demo) run(ctx context.Context) (*report, error) {
 	start := time.Now()
-	d.rep = newReport()
+	d.rep = &report{statuses: map[int]int{}, events: map[string]int{}}
 	var once sync.Once
 	d.obs.started = func(user string) {
 		if user == "bob" {
@@ -127,12 +124,11 @@ func (d *demo) run(ctx context.Context) (*report, error) {
 // an event for an unknown user, events without an assignee, and malformed
 // requests in between.
 func (d *demo) burst(ctx context.Context) {
-	edits := burstEdits()
 	for round := 0; ; round++ {
 		more := false
 		for _, user := range demoUsers {
-			if round < len(edits[user]) {
-				d.editTask(ctx, edits[user][round])
+			if round < len(burstEdits[user]) {
+				d.editTask(ctx, burstEdits[user][round])
 				more = true
 			}
 		}
@@ -143,7 +139,7 @@ func (d *demo) burst(ctx context.Context) {
 			}
 			d.send(ctx, eventBody("workspace.updated", "", ""), true, "")
 		case 1:
-			for _, b := range badRequests() {
+			for _, b := range badRequests {
 				if got := d.send(ctx, []byte(b.body), b.sign, ""); got != b.status {
 					d.mu.Lock()
 					d.rep.wrongAnswers = append(d.rep.wrongAnswers, fmt.Sprintf("%s: got %d, want %d", b.name, got, b.status))
@@ -161,15 +157,15 @@ func (d *demo) burst(ctx context.Context) {
 }
 
 // stream makes dave's edits half a debounce apart for two max-waits, while
-// the burst goes on.
+// the burst goes on: only the max-wait gets him served while they go on.
 func (d *demo) stream(ctx context.Context) {
 	gap := d.debounce / 2
 	start := time.Now()
-	for i, e := range streamEdits(int(2*d.maxWait/gap) + 1) {
+	for i := range int(2*d.maxWait/gap) + 1 {
 		if i > 0 {
 			time.Sleep(gap)
 		}
-		d.editTask(ctx, e)
+		d.editTask(ctx, edit{"d1", setEstimate(1 + i%3)})
 	}
 	d.mu.Lock()
 	d.streamEnd = time.Now()
@@ -194,9 +190,7 @@ func (d *demo) send(ctx context.Context, body []byte, signed bool, user string) 
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err != nil {
-		if d.postErr == nil {
-			d.postErr = fmt.Errorf("posting webhook: %w", err)
-		}
+		d.postErr = cmp.Or(d.postErr, fmt.Errorf("posting webhook: %w", err))
 		return 0
 	}
 	d.rep.statuses[status]++
@@ -209,12 +203,8 @@ func (d *demo) send(ctx context.Context, body []byte, signed bool, user string) 
 // waitIdle waits until no user is pending, queued or being processed.
 func (d *demo) waitIdle(ctx context.Context) error {
 	for {
-		idle, err := idle(ctx, d.runner)
-		if err != nil {
-			return fmt.Errorf("waiting for the runner to go idle: %w", err)
-		}
-		if idle {
-			break
+		if s, err := d.runner.Stats(ctx); err != nil || statsIdle(s) {
+			return err
 		}
 		select {
 		case <-ctx.Done():
@@ -222,13 +212,6 @@ func (d *demo) waitIdle(ctx context.Context) error {
 		case <-time.After(d.debounce / 4):
 		}
 	}
-	return nil
-}
-
-// idle reports whether runner has no user waiting, queued or being processed.
-func idle(ctx context.Context, runner *pacer.Runner[string, Event]) (bool, error) {
-	s, err := runner.Stats(ctx)
-	return err == nil && statsIdle(s), err
 }
 
 // statsIdle reports whether a Runner's Stats show nothing left to do. The

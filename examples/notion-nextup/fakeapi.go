@@ -30,23 +30,12 @@ type fakeAPI struct {
 	limit     gcra
 	tasks     map[string]*Task
 	users     map[string]bool
-	failQuery map[string]int // user -> queries still to fail with 500
+	failQuery map[string]int    // user -> queries still to fail with 500
+	fences    map[string]uint64 // the newest fence seen per user (see fenceHeader)
 	stats     apiStats
 	calls     []apiCall
 	warm      bool // a request was accepted
 	drained   bool // the budget is spent as of the first request
-
-	// fences holds the newest fence seen per user (see fenceHeader).
-	fences map[string]uint64
-	// throttleAt, when > 0, is the request (counting from 1) answered 429
-	// with Retry-After throttleFor whatever the budget; throttled then
-	// gets the time of that answer.
-	throttleAt  int
-	throttleFor time.Duration
-	throttled   chan time.Time
-	// onQuery, when set, is called with each accepted task query, as it
-	// is answered, with f.mu held.
-	onQuery func(caller, user string)
 }
 
 // An apiCall is one request the fake API answered.
@@ -67,7 +56,6 @@ type apiStats struct {
 	ThrottledWarm int            // answered 429 by the limit after the first accepted request
 	Failed        int            // answered 500 by fault injection
 	NotFound      map[string]int // task queries answered 404 (unknown user), per assignee
-	Induced       int            // answered 429 because told to (see throttleCall), not counted in Throttled
 	Unfenced      int            // accepted requests without a fence
 	Stale         int            // requests behind their user's newest fence, refused with 409
 	Peak          int            // most requests that arrived within any 1 s
@@ -79,36 +67,26 @@ type apiStats struct {
 // as if another client of the same integration had just used it, so that
 // request gets a 429.
 func newFakeAPI(rate float64, burst int, drained bool, now func() time.Time) *fakeAPI {
-	f := &fakeAPI{
-		now:       now,
-		rate:      rate,
-		burst:     burst,
-		tasks:     make(map[string]*Task),
-		users:     make(map[string]bool),
-		failQuery: make(map[string]int),
-		fences:    make(map[string]uint64),
-		limit:     newGCRA(rate, burst, gcraSlack, now()),
-		drained:   drained,
-	}
-	return f
+	return &fakeAPI{now: now, rate: rate, burst: burst, drained: drained, limit: newGCRA(rate, burst, gcraSlack, now()),
+		tasks: map[string]*Task{}, users: map[string]bool{}, failQuery: map[string]int{}, fences: map[string]uint64{},
+		stats: apiStats{NotFound: map[string]int{}}}
 }
 
-// put stores t as if a person edited it in the UI: no request is counted.
+// put stores t as if a person created it in the UI: no request is counted.
 func (f *fakeAPI) put(t Task) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if old, ok := f.tasks[t.ID]; ok {
-		t.Rank, t.Projected = old.Rank, old.Projected
-	}
 	f.tasks[t.ID] = &t
 	f.users[t.Assignee] = true
 }
 
-// failQueries makes the next n task queries for user fail with a 500.
-func (f *fakeAPI) failQueries(user string, n int) {
+// edit changes task id as a person would in the UI (no request is counted)
+// and returns its assignee.
+func (f *fakeAPI) edit(id string, change func(*Task)) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.failQuery[user] += n
+	change(f.tasks[id])
+	return f.tasks[id].Assignee
 }
 
 // userTasks returns user's tasks sorted by ID.
@@ -139,10 +117,8 @@ func (f *fakeAPI) snapshot() apiStats {
 		arrivals[i] = c.At
 	}
 	s.Peak = peakPerSecond(arrivals)
-	if n := len(arrivals); n > 1 {
-		if span := arrivals[n-1].Sub(arrivals[0]); span > 0 {
-			s.Sustained = float64(n-1) / span.Seconds()
-		}
+	if n := len(arrivals); n > 1 && arrivals[n-1].After(arrivals[0]) {
+		s.Sustained = float64(n-1) / arrivals[n-1].Sub(arrivals[0]).Seconds()
 	}
 	return s
 }
@@ -163,143 +139,114 @@ func (f *fakeAPI) written() map[string]int {
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	now := f.now()
+	call := apiCall{At: f.now(), Caller: r.UserAgent()}
 	f.stats.Calls++
-	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-	call := apiCall{At: now, Caller: r.UserAgent()}
-	defer func() {
-		call.Status = sw.status
-		f.calls = append(f.calls, call)
-	}()
-	w = sw
+	status, body := f.serve(w, r, &call)
+	call.Status = status
+	f.calls = append(f.calls, call)
+	writeJSON(w, status, body)
+}
+
+// serve answers one request with a status and a body, and fills in call.
+func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request, call *apiCall) (int, any) {
 	if f.drained {
-		f.limit.drain(now)
+		f.limit.drain(call.At)
 		f.drained = false
 	}
-	if f.stats.Calls == f.throttleAt {
-		f.stats.Induced++
-		f.throttled <- now
-		w.Header().Set("Retry-After", fmt.Sprint(int((f.throttleFor+time.Second-1)/time.Second)))
-		apiError(w, http.StatusTooManyRequests, "rate_limited", "rate limited")
-		return
-	}
-	if ok, wait := f.limit.allow(now); !ok {
+	if ok, wait := f.limit.allow(call.At); !ok {
 		f.stats.Throttled++
 		if f.warm {
 			f.stats.ThrottledWarm++
 		}
-		secs := max(1, int((wait+time.Second-1)/time.Second))
-		w.Header().Set("Retry-After", fmt.Sprint(secs))
-		apiError(w, http.StatusTooManyRequests, "rate_limited", "rate limited")
-		return
+		return retryAfter(w, max(wait, time.Second))
 	}
 	f.warm = true
 	id, isTask := strings.CutPrefix(r.URL.Path, "/v1/tasks/")
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/tasks/query":
 		call.Query = true
-		call.User = f.query(w, r)
+		return f.query(r, call)
 	case r.Method == http.MethodPatch && isTask && id != "":
-		call.User = f.update(w, r, id)
-	default:
-		apiError(w, http.StatusNotFound, "invalid_request_url", "no such endpoint")
+		return f.update(r, id, call)
 	}
+	return apiError(http.StatusNotFound, "invalid_request_url", "no such endpoint")
 }
 
-// query answers a task query and returns the user it asked for.
-func (f *fakeAPI) query(w http.ResponseWriter, r *http.Request) string {
+func (f *fakeAPI) query(r *http.Request, call *apiCall) (int, any) {
 	var q struct {
 		Assignee string `json:"assignee"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&q); err != nil {
-		apiError(w, http.StatusBadRequest, "validation_error", err.Error())
-		return ""
+		return apiError(http.StatusBadRequest, "validation_error", err.Error())
 	}
+	call.User = q.Assignee
 	if !f.users[q.Assignee] {
-		if f.stats.NotFound == nil {
-			f.stats.NotFound = make(map[string]int)
-		}
 		f.stats.NotFound[q.Assignee]++
-		apiError(w, http.StatusNotFound, "object_not_found", "no user "+q.Assignee)
-		return q.Assignee
+		return apiError(http.StatusNotFound, "object_not_found", "no user "+q.Assignee)
 	}
-	if !f.fenced(w, r, q.Assignee) {
-		return q.Assignee
+	if status, body := f.fence(r, q.Assignee); status != 0 {
+		return status, body
 	}
 	if f.failQuery[q.Assignee] > 0 {
 		f.failQuery[q.Assignee]--
 		f.stats.Failed++
-		apiError(w, http.StatusInternalServerError, "internal_server_error", "try again")
-		return q.Assignee
+		return apiError(http.StatusInternalServerError, "internal_server_error", "try again")
 	}
 	f.stats.Queries++
-	if f.onQuery != nil {
-		f.onQuery(r.UserAgent(), q.Assignee)
-	}
-	writeJSON(w, map[string]any{"results": f.userTasksLocked(q.Assignee)})
-	return q.Assignee
+	return http.StatusOK, map[string]any{"results": f.userTasksLocked(q.Assignee)}
 }
 
-// update writes a task's rank and projection and returns its assignee.
-func (f *fakeAPI) update(w http.ResponseWriter, r *http.Request, id string) string {
+func (f *fakeAPI) update(r *http.Request, id string, call *apiCall) (int, any) {
 	t, ok := f.tasks[id]
 	if !ok {
-		apiError(w, http.StatusNotFound, "object_not_found", "no task "+id)
-		return ""
+		return apiError(http.StatusNotFound, "object_not_found", "no task "+id)
 	}
+	call.User = t.Assignee
 	var u Update
 	if err := json.NewDecoder(r.Body).Decode(&u); err != nil {
-		apiError(w, http.StatusBadRequest, "validation_error", err.Error())
-		return t.Assignee
+		return apiError(http.StatusBadRequest, "validation_error", err.Error())
 	}
-	if !f.fenced(w, r, t.Assignee) {
-		return t.Assignee
+	if status, body := f.fence(r, t.Assignee); status != 0 {
+		return status, body
 	}
 	f.stats.Updates++
 	t.Rank, t.Projected = u.Rank, u.Projected
-	writeJSON(w, t)
-	return t.Assignee
+	return http.StatusOK, t
 }
 
-// fenced checks the fence r carries (see fenceHeader) against the newest
-// one seen for user, which it then becomes. A request behind it comes from
-// a run whose lease a newer run of the same user took over: it is refused
-// with 409 and counted as stale, and fenced returns false. A request with
-// no fence (from a program without a shared store) is counted and passes.
-func (f *fakeAPI) fenced(w http.ResponseWriter, r *http.Request, user string) bool {
+// fence checks the fence r carries (see fenceHeader) against the newest one
+// seen for user, which it then becomes. A request behind it comes from a
+// run whose lease a newer run of the same user took over: it is refused
+// with 409 and counted as stale. A request with no fence (from a program
+// without a shared store) is counted and passes. fence returns status 0
+// for a request that passes.
+func (f *fakeAPI) fence(r *http.Request, user string) (status int, body any) {
 	fence, err := strconv.ParseUint(r.Header.Get(fenceHeader), 10, 64)
-	if err != nil {
+	switch {
+	case err != nil:
 		f.stats.Unfenced++
-		return true
-	}
-	if fence < f.fences[user] {
+	case fence < f.fences[user]:
 		f.stats.Stale++
-		apiError(w, http.StatusConflict, "conflict_error", fmt.Sprintf("fence %d is behind %d: a newer run of %s began", fence, f.fences[user], user))
-		return false
+		return apiError(http.StatusConflict, "conflict_error", fmt.Sprintf("fence %d is behind %d: a newer run of %s began", fence, f.fences[user], user))
+	default:
+		f.fences[user] = fence
 	}
-	f.fences[user] = fence
-	return true
+	return 0, nil
 }
 
-// A statusWriter remembers the status a handler answered.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
+// retryAfter answers 429 with a Retry-After of d, rounded up to seconds.
+func retryAfter(w http.ResponseWriter, d time.Duration) (int, any) {
+	w.Header().Set("Retry-After", fmt.Sprint(int((d+time.Second-1)/time.Second)))
+	return apiError(http.StatusTooManyRequests, "rate_limited", "rate limited")
 }
 
-func (w *statusWriter) WriteHeader(status int) {
-	w.status = status
-	w.ResponseWriter.WriteHeader(status)
+func apiError(status int, code, msg string) (int, any) {
+	return status, map[string]any{"object": "error", "status": status, "code": code, "message": msg}
 }
 
-func apiError(w http.ResponseWriter, status int, code, msg string) {
+func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"object": "error", "status": status, "code": code, "message": msg})
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(v)
 }
 
@@ -313,14 +260,4 @@ func peakPerSecond(arrivals []time.Time) int {
 		peak = max(peak, hi-lo+1)
 	}
 	return peak
-}
-
-// edit changes task id as a person would in the UI (no request is counted)
-// and returns its assignee.
-func (f *fakeAPI) edit(id string, change func(*Task)) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	t := f.tasks[id]
-	change(t)
-	return t.Assignee
 }

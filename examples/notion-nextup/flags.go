@@ -37,7 +37,7 @@ type appConfig struct {
 	Limiter               apiLimiter    // nil makes a bucket in the process of Rate and Burst
 
 	// Set by the demo and the tests.
-	Today    func() time.Time  // the day plans start; time.Now when nil
+	Today    func() time.Time  // the day plans start; nil: time.Now
 	Base     http.RoundTripper // transport under the pacing; http.DefaultTransport when nil
 	Observer *observer         // counts the Runner's events and handler calls; nil outside the demo
 }
@@ -49,26 +49,14 @@ type apiLimiter interface {
 	ratelimit.Pauser
 }
 
-// withDefaults fills in what a test may leave out.
-func (c appConfig) withDefaults() appConfig {
-	if c.Today == nil {
-		c.Today = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	return c
-}
-
 // A usageError is a command line the program cannot run: main exits 2.
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-// parseFlags reads the command line (without the program's name). Without
-// -api-url (and -fake-api) it sets the demo's defaults for the flags not
-// given. It returns flag.ErrHelp after -h, and a usageError for a command
-// line it cannot run, having printed why to stderr.
+// parseFlags reads the command line (without the program's name). It
+// returns flag.ErrHelp after -h, and a usageError for a command line it
+// cannot run, having printed why to stderr.
 func parseFlags(args []string, stderr io.Writer) (appConfig, error) {
 	fs := flag.NewFlagSet("notion-nextup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -98,8 +86,6 @@ func parseFlags(args []string, stderr io.Writer) (appConfig, error) {
 		}
 		return c, usageError{err.Error()}
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	demo := c.APIURL == "" && c.FakeAPI == ""
 	switch {
 	case fs.NArg() > 0:
@@ -118,14 +104,14 @@ func parseFlags(args []string, stderr io.Writer) (appConfig, error) {
 		level = slog.LevelDebug
 	}
 	c.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	if demo && !set["debounce"] {
-		c.Debounce = 400 * time.Millisecond
-	}
-	if demo && !set["max-wait"] {
-		c.MaxWait = 1500 * time.Millisecond
-	}
-	if demo && !set["listen"] {
-		c.Listen = "127.0.0.1:0"
+	if demo { // the demo's own defaults, for the flags not given
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for name, v := range map[string]string{"debounce": "400ms", "max-wait": "1.5s", "listen": "127.0.0.1:0"} {
+			if !set[name] {
+				_ = fs.Set(name, v)
+			}
+		}
 	}
 	return c, nil
 }

@@ -13,11 +13,8 @@ type gcra struct {
 	tat       time.Time
 }
 
-// gcraSlack is how much earlier than its slot a request may arrive.
-const gcraSlack = 200 * time.Millisecond
+const gcraSlack = 200 * time.Millisecond // how much earlier than its slot a request may arrive
 
-// newGCRA returns a check of rate and burst whose requests may arrive up to
-// slack earlier than their slot.
 func newGCRA(rate float64, burst int, slack time.Duration, now time.Time) gcra {
 	interval := time.Duration(float64(time.Second) / rate)
 	return gcra{interval: interval, tolerance: time.Duration(burst-1)*interval + slack, tat: now}

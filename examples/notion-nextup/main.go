@@ -1,18 +1,18 @@
-// Command notion-nextup keeps every person's task list in order: when a
-// task changes, it waits until that person's edits go quiet, then ranks
-// their open tasks, projects completion dates in business days and writes
-// back only what changed, all under the task API's 3 requests per second.
-//
-// This file wires pacer; webhook.go takes events in, pipeline.go is the
-// handler. Without -api-url it plays a demo against a fake task API
-// (demo.go, fakeapi.go) and exits 0 only if its checks held (report.go).
+// Command notion-nextup keeps every person's task list in order: once a
+// person's edits go quiet, it ranks their open tasks, projects completion
+// dates in business days and writes back only what changed, all under the
+// task API's 3 requests per second. This file wires pacer; webhook.go takes
+// events in, pipeline.go is the handler. Without -api-url it plays a demo
+// against a fake task API (demo.go, fakeapi.go) and checks it (report.go).
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -33,7 +33,7 @@ import (
 // user's events once they go quiet, one user at a time per worker, and
 // every API call waits its turn at one token bucket, which a 429 pauses.
 func newApp(cfg appConfig) (*pacer.Runner[string, Event], http.Handler, error) {
-	cfg = cfg.withDefaults()
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	bucket := cfg.Limiter // with -redis: one bucket for every instance
 	if bucket == nil {
 		b, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: cfg.Rate, Burst: cfg.Burst})

@@ -322,18 +322,12 @@ func TestPeakPerSecond(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
-	status := func(code int, retryAfter string) error {
-		h := http.Header{}
-		if retryAfter != "" {
-			h.Set("Retry-After", retryAfter)
-		}
-		return &statusError{Status: code, Header: h}
-	}
+	status := func(code int) error { return &statusError{Status: code} }
 	var other error = errors.New("connection reset")
 	require.Same(t, other, classify(other), "network errors are transient")
-	require.Equal(t, status(500, ""), classify(status(500, "")), "5xx is transient")
-	require.ErrorContains(t, classify(status(404, "")), "permanent")
-	require.ErrorContains(t, classify(status(401, "")), "permanent")
+	require.Equal(t, status(500), classify(status(500)), "5xx is transient")
+	require.ErrorContains(t, classify(status(404)), "permanent")
+	require.ErrorContains(t, classify(status(401)), "permanent")
 
 	// A 429 or 503 comes back from the client as a ratelimit.LimitError,
 	// which classify leaves to the Runner.
@@ -352,6 +346,12 @@ func TestClassify(t *testing.T) {
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// idle reports whether runner has no user waiting, queued or being processed.
+func idle(ctx context.Context, runner *pacer.Runner[string, Event]) (bool, error) {
+	s, err := runner.Stats(ctx)
+	return err == nil && statsIdle(s), err
+}
 
 func TestAdaptiveDebounceGrowsOn429(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

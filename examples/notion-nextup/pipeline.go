@@ -17,7 +17,7 @@ import (
 // handler, so the Runner guarantees one call per user at a time.
 type pipeline struct {
 	api   *client
-	today func() time.Time
+	today func() time.Time // nil: time.Now
 	log   *slog.Logger
 }
 
@@ -27,7 +27,11 @@ func (p *pipeline) handle(ctx context.Context, user string, events []Event) erro
 	if err != nil {
 		return classify(err)
 	}
-	updates := changed(tasks, plan(tasks, p.today()))
+	today := time.Now()
+	if p.today != nil { // the demo's fixed day
+		today = p.today()
+	}
+	updates := changed(tasks, plan(tasks, today))
 	for _, u := range updates {
 		if err := p.api.updateTask(ctx, u); err != nil {
 			return classify(err)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,9 +16,7 @@ import (
 // events (OnEvent), and its handler calls, overlaps included, which the
 // Runner promises never happen. It is safe for concurrent use.
 type observer struct {
-	// started, when set, is called as a run of user begins (the demo uses
-	// it to edit a task while that user is being processed).
-	started func(user string)
+	started func(user string) // if set, called as a run of user begins
 
 	mu       sync.Mutex
 	running  map[string]bool
@@ -33,13 +30,11 @@ type observer struct {
 // A burst is one debounced group of a user's events entering the queue.
 type burst struct {
 	at     time.Time     // when it was queued
-	size   int           // events in it
 	waited time.Duration // from its first event to being queued
 }
 
 func newObserver() *observer {
-	return &observer{running: map[string]bool{}, calls: map[string]int{}, retries: map[string]int{},
-		dropped: map[string]error{}, bursts: map[string][]burst{}}
+	return &observer{running: map[string]bool{}, calls: map[string]int{}, retries: map[string]int{}, dropped: map[string]error{}, bursts: map[string][]burst{}}
 }
 
 func (o *observer) onEvent(e pacer.Event[string]) {
@@ -51,7 +46,7 @@ func (o *observer) onEvent(e pacer.Event[string]) {
 	case pacer.EventDropped:
 		o.dropped[e.Key] = e.Err
 	case pacer.EventReady:
-		o.bursts[e.Key] = append(o.bursts[e.Key], burst{at: e.Time, size: e.Size, waited: e.Delay})
+		o.bursts[e.Key] = append(o.bursts[e.Key], burst{at: e.Time, waited: e.Delay})
 	}
 }
 
@@ -90,9 +85,9 @@ type report struct {
 	bursts       map[string][]burst
 	stream       time.Duration // how long dave's edits went on
 	maxWait      time.Duration
+	limit        string            // the fake API's
 	nextUp       map[string]string // first task and its projected date, per user
 	api          apiStats
-	limit        string
 	checks       checks
 }
 
@@ -105,56 +100,38 @@ type check struct {
 type checks []check
 
 // ok reports whether every check held.
-func (cs checks) ok() bool {
-	for _, c := range cs {
-		if !c.ok {
-			return false
-		}
-	}
-	return true
-}
+func (cs checks) ok() bool { return !slices.ContainsFunc(cs, func(c check) bool { return !c.ok }) }
 
-// write prints the checks to b, one a line, marked ok or FAIL.
-func (cs checks) write(b *strings.Builder) {
-	b.WriteString("checks:\n")
+// write prints the checks to w, one a line, marked ok or FAIL.
+func (cs checks) write(w io.Writer) {
+	fmt.Fprintln(w, "checks:")
 	for _, c := range cs {
-		mark := "ok  "
-		if !c.ok {
-			mark = "FAIL"
-		}
-		fmt.Fprintf(b, "  %s %s\n", mark, c.name)
+		fmt.Fprintf(w, "  %s %s\n", map[bool]string{true: "ok  ", false: "FAIL"}[c.ok], c.name)
 	}
-}
-
-func newReport() *report {
-	return &report{statuses: make(map[int]int), events: make(map[string]int)}
 }
 
 // fill gathers the counters of a finished demo and runs the checks.
 func (r *report) fill(d *demo, took time.Duration) {
 	r.took = took
-	o := d.obs
-	o.mu.Lock()
-	r.runs, r.retries, r.dropped, r.bursts = o.calls, o.retries, o.dropped, o.bursts
-	overlaps := o.overlaps
-	o.mu.Unlock()
+	d.obs.mu.Lock()
+	r.runs, r.retries, r.dropped, r.bursts = d.obs.calls, d.obs.retries, d.obs.dropped, d.obs.bursts
+	overlaps := d.obs.overlaps
+	d.obs.mu.Unlock()
 	d.mu.Lock()
 	r.stream, r.maxWait = d.streamFor, d.maxWait
 	servedWhileBusy := len(r.bursts["dave"]) > 0 && r.bursts["dave"][0].at.Before(d.streamEnd)
 	d.mu.Unlock()
-	r.api = d.fake.snapshot()
-	r.written = d.fake.written()
+	r.api, r.written = d.fake.snapshot(), d.fake.written()
 	r.limit = fmt.Sprintf("%g req/s, burst %d", d.fake.rate, d.fake.burst)
 	maxPeak := d.fake.burst + int(math.Ceil(d.fake.rate))
 
 	today, _ := time.Parse(dateLayout, demoToday)
-	correct := true
+	correct, coalesced := true, true
 	r.nextUp = make(map[string]string)
 	for _, u := range demoUsers {
 		tasks := d.fake.userTasks(u)
-		if len(changed(tasks, plan(tasks, today))) > 0 {
-			correct = false
-		}
+		correct = correct && len(changed(tasks, plan(tasks, today))) == 0
+		coalesced = coalesced && r.runs[u] > 0 && r.runs[u] < r.events[u]
 		for _, t := range tasks {
 			if t.Rank == 1 {
 				r.nextUp[u] = fmt.Sprintf("%s %q, done %s", t.ID, t.Title, t.Projected)
@@ -164,7 +141,7 @@ func (r *report) fill(d *demo, took time.Duration) {
 	r.checks = checks{
 		{"no user processed twice at once", overlaps == 0},
 		{"every user's ranks and projected dates match their final tasks", correct},
-		{"events coalesced: fewer runs than events for every user", coalesced(r)},
+		{"events coalesced: fewer runs than events for every user", coalesced},
 		{"bob edited during his run and was run again", r.runs["bob"] >= 2},
 		{"dave, never quiet, was queued by max-wait while still editing", servedWhileBusy},
 		{"unknown user dropped at its 404, not retried", r.droppedAtFirst404("mallory")},
@@ -183,51 +160,40 @@ func (r *report) droppedAtFirst404(user string) bool {
 	return r.dropped[user] != nil && r.api.NotFound[user] == 1
 }
 
-func coalesced(r *report) bool {
-	for _, u := range demoUsers {
-		if r.runs[u] == 0 || r.runs[u] >= r.events[u] {
-			return false
-		}
-	}
-	return true
-}
-
 func (r *report) print(w io.Writer) {
-	var b strings.Builder
 	queued, runs := 0, 0
 	users := append(slices.Clone(demoUsers), demoStrangers...)
 	for _, u := range users {
-		queued += r.events[u]
-		runs += r.runs[u]
+		queued, runs = queued+r.events[u], runs+r.runs[u]
 	}
-	fmt.Fprintf(&b, "webhooks: %d events queued, %d skipped (no assignee), %d rejected (%d bad signature, %d bad JSON, %d too large)\n",
-		queued, r.statuses[202]-queued, r.statuses[401]+r.statuses[400]+r.statuses[413], r.statuses[401], r.statuses[400], r.statuses[413])
-	fmt.Fprintf(&b, "per user: %d events -> %d runs (events -> debounced bursts -> handler calls)\n", queued, runs)
+	st := r.statuses
+	fmt.Fprintf(w, "webhooks: %d events queued, %d skipped (no assignee), %d rejected (%d bad signature, %d bad JSON, %d too large)\n",
+		queued, st[202]-queued, st[401]+st[400]+st[413], st[401], st[400], st[413])
+	fmt.Fprintf(w, "per user: %d events -> %d runs (events -> debounced bursts -> handler calls)\n", queued, runs)
 	for _, u := range users {
-		fmt.Fprintf(&b, "  %-8s %2d -> %d -> %d, %d tasks written", u, r.events[u], len(r.bursts[u]), r.runs[u], r.written[u])
+		fmt.Fprintf(w, "  %-8s %2d -> %d -> %d, %d tasks written", u, r.events[u], len(r.bursts[u]), r.runs[u], r.written[u])
 		if n := r.retries[u]; n > 0 {
-			fmt.Fprintf(&b, ", %d retried", n)
+			fmt.Fprintf(w, ", %d retried", n)
 		}
 		if u == "dave" && len(r.bursts[u]) > 0 {
-			fmt.Fprintf(&b, "; never quiet for %v, first burst after %v (max-wait %v)",
+			fmt.Fprintf(w, "; never quiet for %v, first burst after %v (max-wait %v)",
 				r.stream.Round(10*time.Millisecond), r.bursts[u][0].waited.Round(10*time.Millisecond), r.maxWait)
 		}
 		if err := r.dropped[u]; err != nil {
-			fmt.Fprintf(&b, ", dropped: %v", err)
+			fmt.Fprintf(w, ", dropped: %v", err)
 		}
 		if s := r.nextUp[u]; s != "" {
-			fmt.Fprintf(&b, "; next up %s", s)
+			fmt.Fprintf(w, "; next up %s", s)
 		}
-		b.WriteString("\n")
+		fmt.Fprintln(w)
 	}
 	a := r.api
-	fmt.Fprintf(&b, "task API (%s): %d calls (%d queries, %d updates, %d failed with 500), 429s: %d (%d after warm-up)\n",
+	fmt.Fprintf(w, "task API (%s): %d calls (%d queries, %d updates, %d failed with 500), 429s: %d (%d after warm-up)\n",
 		r.limit, a.Calls, a.Queries, a.Updates, a.Failed, a.Throttled, a.ThrottledWarm)
-	fmt.Fprintf(&b, "request rate: peak %d in 1 s, sustained %.2f/s\n", a.Peak, a.Sustained)
-	for _, w := range r.wrongAnswers {
-		fmt.Fprintf(&b, "webhook answered wrongly: %s\n", w)
+	fmt.Fprintf(w, "request rate: peak %d in 1 s, sustained %.2f/s\n", a.Peak, a.Sustained)
+	for _, wrong := range r.wrongAnswers {
+		fmt.Fprintf(w, "webhook answered wrongly: %s\n", wrong)
 	}
-	r.checks.write(&b)
-	fmt.Fprintf(&b, "took %v\n", r.took.Round(10*time.Millisecond))
-	io.WriteString(w, b.String())
+	r.checks.write(w)
+	fmt.Fprintf(w, "took %v\n", r.took.Round(10*time.Millisecond))
 }

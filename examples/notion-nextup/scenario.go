@@ -6,20 +6,16 @@ import (
 	"time"
 )
 
-// The embedded demo's people and their tasks. An edit changes one task in
-// the fake API (as a person would in the UI) and then announces it with a
-// webhook, as the real service does.
-
 // demoToday is the day every plan starts in the demo: a Friday, so the
 // projections visibly skip a weekend.
 const demoToday = "2026-11-20"
 
-// demoUsers are the assignees the fake API knows.
-var demoUsers = []string{"alice", "bob", "carol", "dave"}
-
-// demoStrangers are assignees the API does not know: their runs fail with a
-// permanent 404 and are dropped.
-var demoStrangers = []string{"mallory"}
+// demoUsers are the assignees the fake API knows; demoStrangers are not:
+// their runs fail with a permanent 404 and are dropped.
+var (
+	demoUsers     = []string{"alice", "bob", "carol", "dave"}
+	demoStrangers = []string{"mallory"}
+)
 
 func demoTasks() []Task {
 	return []Task{
@@ -38,7 +34,8 @@ func demoTasks() []Task {
 	}
 }
 
-// An edit is one change a person makes to a task.
+// An edit is one change a person makes to a task in the fake API, as in its
+// UI; the demo then announces it with a webhook, as the real service does.
 type edit struct {
 	task   string
 	change func(*Task)
@@ -51,42 +48,25 @@ func markDone() func(*Task)         { return func(t *Task) { t.Done = true } }
 
 // burstEdits are the quick edits of the first burst, per user, made in
 // rounds: everyone's first edit, then everyone's second, and so on.
-func burstEdits() map[string][]edit {
-	return map[string][]edit{
-		"alice": {{"a1", setPriority(1)}, {"a3", setDue("2026-11-23")}, {"a2", setEstimate(2)}, {"a4", markDone()}, {"a1", setEstimate(3)}},
-		"bob":   {{"b2", setPriority(2)}, {"b3", setEstimate(2)}, {"b1", setDue("2026-12-04")}, {"b3", setPriority(1)}},
-		"carol": {{"c1", setPriority(1)}, {"c3", setEstimate(4)}, {"c2", setDue("2026-11-30")}},
-	}
+var burstEdits = map[string][]edit{
+	"alice": {{"a1", setPriority(1)}, {"a3", setDue("2026-11-23")}, {"a2", setEstimate(2)}, {"a4", markDone()}, {"a1", setEstimate(3)}},
+	"bob":   {{"b2", setPriority(2)}, {"b3", setEstimate(2)}, {"b1", setDue("2026-12-04")}, {"b3", setPriority(1)}},
+	"carol": {{"c1", setPriority(1)}, {"c3", setEstimate(4)}, {"c2", setDue("2026-11-30")}},
 }
 
 // duringRunEdit is made while bob's first run is in progress: bob must run
 // again afterwards.
 var duringRunEdit = edit{"b2", setPriority(1)}
 
-// streamEdits are dave's edits, made without a pause long enough for the
-// debounce: only the max-wait gets him served while they go on.
-func streamEdits(n int) []edit {
-	out := make([]edit, n)
-	for i := range out {
-		out[i] = edit{"d1", setEstimate(1 + i%3)}
-	}
-	return out
-}
-
-// malformed webhook requests and the status each must get.
-type badRequest struct {
-	name   string
-	body   string
-	sign   bool // sign the body with the secret
-	status int
-}
-
-func badRequests() []badRequest {
-	return []badRequest{
-		{"bad signature", `{"type":"task.updated","task_id":"a1","assignee":"alice"}`, false, 401},
-		{"bad JSON", `{"type":`, true, 400},
-		{"body over 1 MiB", `{"type":"task.updated","pad":"` + strings.Repeat("x", maxBody) + `"}`, true, 413},
-	}
+// badRequests are malformed webhook requests and the status each must get.
+var badRequests = []struct {
+	name, body string
+	sign       bool // sign the body with the secret
+	status     int
+}{
+	{"bad signature", `{"type":"task.updated","task_id":"a1","assignee":"alice"}`, false, 401},
+	{"bad JSON", `{"type":`, true, 400},
+	{"body over 1 MiB", `{"type":"task.updated","pad":"` + strings.Repeat("x", maxBody) + `"}`, true, 413},
 }
 
 func eventBody(typ, task, assignee string) []byte {
@@ -100,6 +80,6 @@ func newDemoAPI(rate float64, burst int, now func() time.Time) *fakeAPI {
 	for _, t := range demoTasks() {
 		f.put(t)
 	}
-	f.failQueries("carol", 1)
+	f.failQuery["carol"] = 1
 	return f
 }

@@ -15,8 +15,7 @@ import (
 	"github.com/pacerkit/pacer/ratelimit"
 )
 
-// maxBody is the largest webhook body accepted; larger ones get 413.
-const maxBody = 1 << 20
+const maxBody = 1 << 20 // the largest webhook body accepted; larger ones get 413
 
 // An Event is one task change announced by the webhook.
 type Event struct {
@@ -28,11 +27,8 @@ type Event struct {
 }
 
 // A webhook is the HTTP endpoint that receives task events and hands each
-// one that names an assignee to enqueue. It answers 202 once the event is
-// queued (or skipped for want of an assignee), 400 for a body that is not an
-// event, 401 for a bad signature when a secret is set, 405 for a method other
-// than POST, 413 for a body over 1 MiB and 503 when enqueue fails (shutting
-// down). It is safe for concurrent use.
+// one that names an assignee to enqueue; its answers are listed in
+// README.md (202 once queued). It is safe for concurrent use.
 type webhook struct {
 	secret  []byte // empty: signatures are not checked
 	enqueue func(ctx context.Context, user string, ev Event) error
@@ -82,8 +78,7 @@ func (h *webhook) serve(w http.ResponseWriter, r *http.Request) (status int, msg
 	return http.StatusAccepted, ""
 }
 
-// routes is the program's HTTP surface: the webhook, and a page of the
-// Runner's and the bucket's counters.
+// routes is the program's HTTP surface: the webhook, and GET /stats.
 func routes(runner *pacer.Runner[string, Event], hook *webhook, bucket apiLimiter) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/webhook", hook)
@@ -99,7 +94,7 @@ func routes(runner *pacer.Runner[string, Event], hook *webhook, bucket apiLimite
 		if b, ok := bucket.(*ratelimit.Bucket); ok {
 			out["bucket"] = b.Stats()
 		}
-		writeJSON(w, out)
+		writeJSON(w, http.StatusOK, out)
 	})
 	return mux
 }

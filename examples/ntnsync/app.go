@@ -3,11 +3,9 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,26 +45,19 @@ type app struct {
 	api    *client
 	unlock func() error // of the queue directory's lock file
 	halted atomic.Bool  // the demo's crash: the handler does nothing any more
-
-	mu     sync.Mutex
 	counts syncCounts
 }
 
 // syncCounts is what the handler did.
 type syncCounts struct {
-	Fetches int // fetch attempts
-	Synced  int // pages whose queue item was removed after a write
-	Requeue int // pages written but changed again meanwhile, so kept queued
-	Dropped int // pages dropped after a permanent error
+	Fetches atomic.Int64 // fetch attempts
+	Synced  atomic.Int64 // pages whose queue item was removed after a write
+	Requeue atomic.Int64 // pages written but changed again meanwhile, so kept queued
+	Dropped atomic.Int64 // pages dropped after a permanent error
 }
 
-// errHalted is what the handler returns once the app crashed (demo only).
-var errHalted = errors.New("ntnsync: halted")
-
 // openDirs takes the queue directory's lock file, opens the queue and the
-// mirror (which removes the temporary files a killed run left and makes
-// the manifest agree with the page files), and queues again the pages
-// whose file is gone.
+// mirror, and queues again the pages whose file is gone.
 func openDirs(cfg appConfig) (_ *app, err error) {
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.Backoff == (pacer.Backoff{}) {
@@ -75,16 +66,15 @@ func openDirs(cfg appConfig) (_ *app, err error) {
 	if err := os.MkdirAll(cfg.QueueDir, 0o755); err != nil {
 		return nil, err
 	}
-	unlock, err := lockQueue(cfg.QueueDir)
-	if err != nil {
+	a := &app{cfg: cfg, log: cfg.Logger}
+	if a.unlock, err = lockQueue(cfg.QueueDir); err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			_ = unlock()
+			_ = a.unlock()
 		}
 	}()
-	a := &app{cfg: cfg, log: cfg.Logger, unlock: unlock}
 	if a.q, err = openQueue(cfg.QueueDir); err != nil {
 		return nil, err
 	}
@@ -100,22 +90,18 @@ func openDirs(cfg appConfig) (_ *app, err error) {
 	return a, nil
 }
 
-// crash stops a as a kill -9 would, for the demo that plays one in the
-// process: nothing more is synced, the Runner's memory is dropped and the
-// files stay as they are.
-func (a *app) crash() {
+// abandon stops a as a kill -9 would (the demo plays one in the process):
+// nothing more is synced, the Runner's memory is dropped and the files stay
+// as they are, for the next start.
+func (a *app) abandon() {
 	a.hook.stop()
-	a.stopNow()
+	a.halted.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // a Shutdown that stops at once
+	_ = a.runner.Shutdown(ctx)
 	_ = a.unlock()
 }
 
-// stopNow stops the Runner without syncing anything more.
-func (a *app) stopNow() {
-	a.halted.Store(true)
-	_ = a.runner.Shutdown(canceled())
-}
-
-// onEvent logs the Runner's retries.
 func (a *app) onEvent(e pacer.Event[string]) {
 	if e.Kind == pacer.EventRetry {
 		a.log.Info("sync failed, will retry", "page", e.Key, "attempt", e.Attempt, "in", e.Delay, "err", e.Err)
@@ -130,36 +116,8 @@ func (a *app) onDrop(id string, _ []change, err error) {
 	}
 }
 
-func (a *app) count(f func(*syncCounts)) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	f(&a.counts)
-}
-
-// snapshot returns the counts so far.
-func (a *app) snapshot() syncCounts {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.counts
-}
-
-// routes is the program's HTTP surface.
-func routes(a *app) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/webhook", a.hook)
-	return mux
-}
-
 // backoff doubles from initial up to maxWait with 20% jitter, forever: a
 // failed page stays queued until it syncs.
 func backoff(initial, maxWait time.Duration) pacer.Backoff {
 	return pacer.Backoff{Initial: initial, Max: maxWait, Multiplier: 2, Jitter: 0.2, Attempts: pacer.Unlimited}
-}
-
-// canceled returns a context that has ended, for a Shutdown that must stop
-// at once.
-func canceled() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -52,16 +53,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 				_ = flags.Set(name, v)
 			}
 		}
+		if *secret == "" {
+			*secret = "demo-secret"
+		}
 	}
 	level := slog.LevelWarn
 	if *verbose {
 		level = slog.LevelInfo
 	}
 	cfg := appConfig{
-		APIURL: *apiURL, Token: *token, Secret: []byte(*secret),
+		APIURL: *apiURL, Token: *token,
 		Rate: *rate, Burst: *burst, Workers: *workers,
 		Debounce: *debounce, MaxWait: *maxWait, Backoff: backoff(*retry, *retryMax),
-		QueueDir: filepath.Join(*dir, "queue"), OutDir: filepath.Join(*dir, "pages"),
+		QueueDir: filepath.Join(*dir, "queue"), OutDir: filepath.Join(*dir, "pages"), Secret: []byte(*secret),
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	}
 	if cfg.Debounce == 0 {
@@ -85,20 +89,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// serve runs the sync for real until SIGINT or SIGTERM. Then it stops
-// intake (the webhook answers 503, connections of stalled clients are
-// closed), syncs every page still queued for up to grace, and releases
-// the directory. A shutdown that ran out of grace leaves the rest queued
-// for the next start, which is no error: nothing is lost.
+// serve runs the sync for real until SIGINT or SIGTERM, then stops intake
+// and syncs every page still queued for up to grace. What is left then
+// stays queued for the next start, which is no error: nothing is lost.
 func serve(ctx context.Context, cfg appConfig, addr string, grace time.Duration) error {
 	a, err := openApp(cfg)
 	if err != nil {
 		return err
 	}
-	srv, err := listen(addr, routes(a), defaultTimeouts)
+	mux := http.NewServeMux()
+	mux.Handle("/webhook", a.hook)
+	srv, err := listen(addr, mux, defaultTimeouts)
 	if err != nil {
-		a.stopNow()
-		_ = a.unlock()
+		a.abandon()
 		return err
 	}
 	queued, _ := a.q.len()
@@ -122,7 +125,7 @@ func serve(ctx context.Context, cfg appConfig, addr string, grace time.Duration)
 	if rerr := <-running; err == nil && rerr != nil {
 		err = rerr
 	}
-	m := a.st.snapshot()
+	m, _ := readManifest(cfg.OutDir)
 	cfg.Logger.Warn("stopped", "pages", len(m.Pages), "manifest", filepath.Join(cfg.OutDir, manifestName))
 	return err
 }

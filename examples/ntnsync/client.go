@@ -33,7 +33,6 @@ func (e *statusError) permanent() bool {
 	return e.Status >= 400 && e.Status < 500 && e.Status != http.StatusTooManyRequests && e.Status != http.StatusRequestTimeout
 }
 
-// fetch returns the current version of page id.
 func (c *client) fetch(ctx context.Context, id string) (page, error) {
 	var p page
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.base, "/")+"/v1/pages/"+url.PathEscape(id), nil)

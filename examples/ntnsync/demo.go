@@ -9,21 +9,20 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
 // demoPages are the pages people edit in the demo; crashPages are edited
-// while the first run is down to its queue only.
+// during the run that crashes.
 var (
 	demoPages  = []string{"roadmap", "meeting-notes", "runbook", "hiring-plan", "okrs"}
 	crashPages = []string{"runbook", "okrs"}
 )
 
-// burstRounds is how many times each page is edited in the burst.
-const burstRounds = 5
+const burstRounds = 5 // times each page is edited in the burst
 
 func newDemoNotion(latency time.Duration, failEvery int, now time.Time) *fakeNotion {
 	f := newFakeNotion(latency, failEvery)
@@ -52,9 +51,6 @@ func runDemo(ctx context.Context, cfg appConfig, addr, dir string, stdout io.Wri
 		dir = tmp
 	}
 	cfg.QueueDir, cfg.OutDir = filepath.Join(dir, "queue"), filepath.Join(dir, "pages")
-	if len(cfg.Secret) == 0 {
-		cfg.Secret = []byte("demo-secret")
-	}
 	fake := newDemoNotion(30*time.Millisecond, 4, time.Now())
 	apiSrv, err := hookhttp.Listen("127.0.0.1:0", fake)
 	if err != nil {
@@ -62,17 +58,16 @@ func runDemo(ctx context.Context, cfg appConfig, addr, dir string, stdout io.Wri
 	}
 	defer apiSrv.Shutdown(context.Background())
 	cfg.APIURL = apiSrv.URL()
-	expose := func(a *app) (poster, func(context.Context) error, error) {
-		srv, err := listen(addr, routes(a), defaultTimeouts)
-		if err != nil {
-			return nil, nil, err
-		}
-		stop := func(ctx context.Context) error { _, err := srv.shutdown(ctx); return err }
-		return hookhttp.PostJSON(http.DefaultClient, srv.url()+"/webhook"), stop, nil
+	d := &demo{cfg: cfg, fake: fake, gap: 20 * time.Millisecond}
+	hookSrv, err := hookhttp.Listen(addr, d)
+	if err != nil {
+		return err
 	}
+	defer hookSrv.Shutdown(context.Background())
+	d.post = hookhttp.PostJSON(http.DefaultClient, hookSrv.URL()+"/webhook")
 	fmt.Fprintf(stdout, "ntnsync demo in %s: %d pages, fake page API at %s paced at %g req/s (burst %d), every 4th fetch fails, %v debounce per page\n",
 		dir, len(demoPages), apiSrv.URL(), cfg.Rate, cfg.Burst, cfg.Debounce)
-	rep, err := (&demo{cfg: cfg, fake: fake, expose: expose, gap: 20 * time.Millisecond}).run(ctx)
+	rep, err := d.run(ctx)
 	if err != nil {
 		return err
 	}
@@ -83,26 +78,19 @@ func runDemo(ctx context.Context, cfg appConfig, addr, dir string, stdout io.Wri
 	return nil
 }
 
-// A poster delivers one webhook request and returns the HTTP status.
-type poster func(ctx context.Context, body []byte, signature string) (int, error)
-
-// An exposer makes a's webhook reachable: it returns how to post to it and
-// how to stop taking requests (close the listener). The tests serve it in
-// the process.
-type exposer func(a *app) (post poster, stop func(context.Context) error, err error)
-
-// A demo plays the embedded scenario: a run that crashes with changes still
-// queued, a restart that must sync them, a burst of page edits announced by
-// webhook, then a graceful shutdown in the middle of the work.
+// A demo plays the embedded scenario (see README.md), and serves the
+// webhook of the run going on.
 type demo struct {
-	cfg    appConfig // QueueDir, OutDir and APIURL set; Secret set
-	fake   *fakeNotion
-	expose exposer
-	gap    time.Duration // between two rounds of edits
+	cfg  appConfig // QueueDir, OutDir, APIURL and Secret set
+	fake *fakeNotion
+	gap  time.Duration                                                         // between two rounds of edits
+	post func(ctx context.Context, body []byte, signature string) (int, error) // a webhook request to the demo; its status
 
-	mu       sync.Mutex
-	statuses map[int]int // of the webhooks posted; 0: no answer
+	app      atomic.Pointer[app] // the run going on
+	statuses map[int]int         // of the webhooks posted; 0: no answer
 }
+
+func (d *demo) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.app.Load().hook.ServeHTTP(w, r) }
 
 func (d *demo) run(ctx context.Context) (*report, error) {
 	start := time.Now()
@@ -114,67 +102,51 @@ func (d *demo) run(ctx context.Context) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	post, stopIntake, err := d.expose(crashed)
-	if err != nil {
-		crashed.crash()
-		return nil, err
-	}
+	d.app.Store(crashed)
 	for _, id := range crashPages {
-		d.editPage(ctx, post, id)
+		d.editPage(ctx, id)
 	}
-	err = stopIntake(ctx)
-	crashed.crash()
-	if err != nil {
-		return nil, err
-	}
+	crashed.abandon()
 	rep.leftover, _ = crashed.q.len()
 
-	// 2. The restart syncs what the crash left queued before anything
-	// else, and the manifest on disk follows each sync.
+	// 2. The restart syncs what the crash left queued before anything else.
 	a, err := openApp(d.cfg)
 	if err != nil {
 		return nil, err
 	}
+	d.app.Store(a)
 	running := make(chan struct{})
 	go func() { defer close(running); _ = a.run(context.WithoutCancel(ctx)) }()
-	defer func() { _ = a.shutdown(canceled()); <-running }() // a no-op after a graceful one
-	if post, stopIntake, err = d.expose(a); err != nil {
-		return nil, err
-	}
-	for a.snapshot().Synced < rep.leftover {
+	defer func() { a.abandon(); <-running }() // a no-op after a graceful shutdown
+	for a.counts.Synced.Load() < int64(rep.leftover) {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("waiting for the restart to sync leftovers: %w", ctx.Err())
 		}
 		time.Sleep(d.gap)
 	}
-	rep.restartSynced = a.snapshot().Synced
+	rep.restartSynced = int(a.counts.Synced.Load())
 	rep.restartQueue, _ = a.q.len()
 	rep.restartManifest = d.onDisk(crashPages)
 
-	// 3. A burst of edits, each announced by webhook, plus requests the
-	// webhook must refuse or ignore.
+	// 3. A burst of edits, each announced by webhook, and two bad ones.
 	for round := range burstRounds {
 		for _, id := range demoPages {
-			d.editPage(ctx, post, id)
+			d.editPage(ctx, id)
 		}
 		switch round {
 		case 1:
-			d.send(ctx, post, []byte(`{"type":"page.content_updated","entity":{"id":"roadmap","type":"page"}}`), false)
+			d.send(ctx, []byte(`{"type":"page.content_updated","entity":{"id":"roadmap","type":"page"}}`), false)
 		case 2:
-			d.send(ctx, post, []byte(`{"type":"database.schema_updated","entity":{"id":"db1","type":"database"}}`), true)
+			d.send(ctx, []byte(`{"type":"database.schema_updated","entity":{"id":"db1","type":"database"}}`), true)
 		}
 		time.Sleep(d.gap)
 	}
 
-	// 4. Graceful shutdown while pages are still queued: stop intake, then
-	// sync everything queued.
+	// 4. Graceful shutdown while pages are still queued.
 	shutStart := time.Now()
 	rep.queuedAtShutdown, _ = a.q.len()
-	if err := stopIntake(ctx); err != nil {
-		return nil, err
-	}
 	a.hook.stop()
-	d.send(ctx, post, []byte(`{"type":"page.content_updated","entity":{"id":"okrs","type":"page"}}`), true)
+	d.send(ctx, []byte(`{"type":"page.content_updated","entity":{"id":"okrs","type":"page"}}`), true)
 	if err := a.shutdown(ctx); err != nil {
 		return nil, fmt.Errorf("syncing the queue: %w", err)
 	}
@@ -184,20 +156,18 @@ func (d *demo) run(ctx context.Context) (*report, error) {
 }
 
 // editPage makes a new version of page id and announces it.
-func (d *demo) editPage(ctx context.Context, post poster, id string) {
+func (d *demo) editPage(ctx context.Context, id string) {
 	d.fake.edit(id, time.Now())
-	d.send(ctx, post, fmt.Appendf(nil, `{"type":"page.content_updated","entity":{"id":%q,"type":"page"}}`, id), true)
+	d.send(ctx, fmt.Appendf(nil, `{"type":"page.content_updated","entity":{"id":%q,"type":"page"}}`, id), true)
 }
 
 // send posts body, signed or not, and counts the answer.
-func (d *demo) send(ctx context.Context, post poster, body []byte, signed bool) {
+func (d *demo) send(ctx context.Context, body []byte, signed bool) {
 	sig := ""
 	if signed {
 		sig = hookhttp.Sign(d.cfg.Secret, body)
 	}
-	status, _ := post(ctx, body, sig) // 0 when it found no listener
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	status, _ := d.post(ctx, body, sig) // 0 when it got no answer
 	d.statuses[status]++
 }
 

@@ -17,13 +17,6 @@ import (
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// inProcess exposes an app's webhook without a listener; stopping intake
-// is the webhook's own stop.
-func inProcess(a *app) (poster, func(context.Context) error, error) {
-	hc := &http.Client{Transport: hookhttp.InProcess{Handler: routes(a)}}
-	return hookhttp.PostJSON(hc, "http://ntnsync.invalid/webhook"), func(context.Context) error { a.hook.stop(); return nil }, nil
-}
-
 // TestDemo plays the demo on fake time, with the webhook and the page API
 // served in process and real files in a temporary directory.
 func TestDemo(t *testing.T) {
@@ -40,7 +33,8 @@ func TestDemo(t *testing.T) {
 					Backoff: backoff(200*time.Millisecond, 2*time.Second),
 					Base:    hookhttp.InProcess{Handler: fake}, Logger: discard(),
 				}
-				d := &demo{cfg: cfg, fake: fake, expose: inProcess, gap: 20 * time.Millisecond}
+				d := &demo{cfg: cfg, fake: fake, gap: 20 * time.Millisecond}
+				d.post = hookhttp.PostJSON(&http.Client{Transport: hookhttp.InProcess{Handler: d}}, "http://ntnsync.invalid/webhook")
 				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 				defer cancel()
 				rep, err := d.run(ctx)
@@ -55,8 +49,8 @@ func TestDemo(t *testing.T) {
 				require.Equal(t, int64(1), rep.ignored)
 				require.Less(t, rep.fetches, int(rep.accepted))
 				require.Equal(t, uint64(rep.failed), rep.runner.Retries)
-				require.Equal(t, rep.fetches, rep.sync.Fetches)
-				require.Zero(t, rep.sync.Dropped)
+				require.EqualValues(t, rep.fetches, rep.sync.Fetches.Load())
+				require.Zero(t, rep.sync.Dropped.Load())
 				requireMirrorMatches(t, dir, fake, demoPages)
 			})
 		})

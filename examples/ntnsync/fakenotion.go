@@ -26,7 +26,6 @@ func newFakeNotion(latency time.Duration, failEvery int) *fakeNotion {
 	return &fakeNotion{latency: latency, failEvery: failEvery, pages: make(map[string]*page)}
 }
 
-// create adds a page.
 func (f *fakeNotion) create(p page) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -43,7 +42,6 @@ func (f *fakeNotion) edit(id string, now time.Time) {
 	p.Blocks = append(p.Blocks, block{Type: "bulleted_list_item", Text: fmt.Sprintf("revision %d", p.Version)})
 }
 
-// current returns the latest version of page id.
 func (f *fakeNotion) current(id string) page {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -52,7 +50,6 @@ func (f *fakeNotion) current(id string) page {
 	return p
 }
 
-// counts returns the fetches answered and how many of them failed.
 func (f *fakeNotion) counts() (fetches, failed int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -58,7 +58,7 @@ func openApp(cfg appConfig) (*app, error) {
 		}
 	}
 	if err != nil {
-		a.crash()
+		a.abandon()
 		return nil, err
 	}
 	return a, nil
@@ -76,7 +76,7 @@ func openApp(cfg appConfig) (*app, error) {
 // the page to the Runner again, which syncs it after this call).
 func (a *app) syncPage(ctx context.Context, id string, _ []change) error {
 	if a.halted.Load() {
-		return errHalted // the demo's crash
+		return errors.New("ntnsync: halted") // the demo's crash
 	}
 	it, err := a.q.read(id)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -86,14 +86,14 @@ func (a *app) syncPage(ctx context.Context, id string, _ []change) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	a.count(func(c *syncCounts) { c.Fetches++ })
+	a.counts.Fetches.Add(1)
 	p, err := a.api.fetch(ctx, id)
 	if se := (*statusError)(nil); errors.As(err, &se) && se.permanent() {
 		a.log.Warn("dropping page", "page", id, "err", err)
 		if _, err := a.q.ack(it); err != nil { // unless a newer change came
 			return err
 		}
-		a.count(func(c *syncCounts) { c.Dropped++ })
+		a.counts.Dropped.Add(1)
 		return nil
 	} else if err != nil {
 		return err
@@ -105,13 +105,11 @@ func (a *app) syncPage(ctx context.Context, id string, _ []change) error {
 	if err != nil {
 		return err
 	}
-	a.count(func(c *syncCounts) {
-		if removed {
-			c.Synced++
-		} else {
-			c.Requeue++
-		}
-	})
+	if removed {
+		a.counts.Synced.Add(1)
+	} else {
+		a.counts.Requeue.Add(1) // changed meanwhile: synced again after this call
+	}
 	a.log.Info("synced", "page", id, "version", p.Version, "updates", it.Updates)
 	return nil
 }

@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// blockPrefix is what starts a block of each type in Markdown; the title
+// is the only level-1 heading.
+var blockPrefix = map[string]string{"heading_1": "## ", "heading_2": "### ", "heading_3": "#### ", "bulleted_list_item": "- "}
+
 // markdown converts p to a Markdown document with a small front matter.
 // Consecutive list items form one list; numbered items count up within it.
 func markdown(p page) []byte {
@@ -18,37 +22,23 @@ func markdown(p page) []byte {
 		list := bl.Type == "bulleted_list_item" || bl.Type == "numbered_list_item" || bl.Type == "to_do"
 		if !(list && prev == bl.Type) {
 			b.WriteString("\n") // a blank line between blocks, none inside a list
-		}
-		if bl.Type != prev {
 			n = 0
 		}
 		prev = bl.Type
 		switch bl.Type {
-		case "heading_1":
-			fmt.Fprintf(&b, "## %s\n", bl.Text) // the title is the only level-1 heading
-		case "heading_2":
-			fmt.Fprintf(&b, "### %s\n", bl.Text)
-		case "heading_3":
-			fmt.Fprintf(&b, "#### %s\n", bl.Text)
-		case "bulleted_list_item":
-			fmt.Fprintf(&b, "- %s\n", bl.Text)
 		case "numbered_list_item":
 			n++
 			fmt.Fprintf(&b, "%d. %s\n", n, bl.Text)
 		case "to_do":
-			mark := " "
-			if bl.Checked {
-				mark = "x"
-			}
-			fmt.Fprintf(&b, "- [%s] %s\n", mark, bl.Text)
-		case "quote":
-			fmt.Fprintf(&b, "> %s\n", strings.ReplaceAll(bl.Text, "\n", "\n> "))
+			fmt.Fprintf(&b, "- [%s] %s\n", map[bool]string{true: "x", false: " "}[bl.Checked], bl.Text)
 		case "code":
 			fmt.Fprintf(&b, "```%s\n%s\n```\n", bl.Language, bl.Text)
 		case "divider":
 			b.WriteString("---\n")
-		default: // paragraph, and anything this converter does not know
-			fmt.Fprintf(&b, "%s\n", bl.Text)
+		case "quote":
+			fmt.Fprintf(&b, "> %s\n", strings.ReplaceAll(bl.Text, "\n", "\n> "))
+		default: // paragraph, and anything this converter does not know, have no prefix
+			fmt.Fprintf(&b, "%s%s\n", blockPrefix[bl.Type], bl.Text)
 		}
 	}
 	return []byte(b.String())
@@ -58,11 +48,8 @@ func markdown(p page) []byte {
 // that markdown writes, and reports whether data has one.
 func frontMatter(data []byte) (id string, version int, ok bool) {
 	rest, found := strings.CutPrefix(string(data), "---\n")
-	if !found {
-		return "", 0, false
-	}
-	head, _, found := strings.Cut(rest, "\n---\n")
-	if !found {
+	head, _, closed := strings.Cut(rest, "\n---\n")
+	if !found || !closed {
 		return "", 0, false
 	}
 	hasVersion := false

@@ -11,7 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pacerkit/pacer/examples/internal/atomicfile"
@@ -19,26 +19,17 @@ import (
 )
 
 // A queue is the durable list of pages waiting to be synced: one JSON file
-// per page, written atomically before the webhook is answered, so an
-// accepted change survives a crash; a second change of a queued page
-// rewrites the same file. Each write gets a new sequence number, and a
-// sync removes an item only if its sequence is unchanged, so a change that
-// arrives during a sync keeps the page queued. It is safe for concurrent
-// use within one process; the lock file keeps other processes out.
-//
-// It is hand-written because the tool runs on nothing but a directory and
-// must lose nothing to kill -9 (a Runner keeps its state in the process,
-// or in Redis or PostgreSQL): the directory is the record of what is left
-// to do, and the Runner, rebuilt from it at every start, decides when.
+// per page, written atomically before the webhook is answered; a second
+// change of a queued page rewrites it. Each write gets a new sequence
+// number, and a sync removes an item only if its sequence is unchanged, so
+// a change that arrives during a sync keeps the page queued. It is safe
+// for concurrent use; the lock file keeps other processes out.
 type queue struct {
 	dir   string
 	locks mutex.Keyed[string] // per page: put and ack are read-modify-write
-
-	mu  sync.Mutex
-	seq uint64
+	seq   atomic.Uint64
 }
 
-// An item is one queued page.
 type item struct {
 	PageID  string    `json:"page_id"`
 	Seq     uint64    `json:"seq"`
@@ -47,30 +38,32 @@ type item struct {
 	Last    time.Time `json:"last"`
 }
 
+// lockName is the lock file that keeps a second process off the queue
+// directory (lock.go): the queue's read-modify-write of an item and the
+// removal of temporary files at start are only safe for one process.
+const lockName = ".lock"
+
 // validPageID matches the page IDs the queue accepts, which are also its
 // file names: Notion's UUIDs, with or without dashes.
 var validPageID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,63}$`)
 
-// openQueue opens the queue in dir, creating dir if needed, removing the
-// temporary files of item writes that a killed run cut short, and
-// continuing the sequence of the items left. The caller must be the only
-// process using dir.
+// openQueue opens the queue in dir, removing the temporary files of writes
+// a killed run cut short. The caller must be the only process using dir.
 func openQueue(dir string) (*queue, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	q := &queue{dir: dir}
-	_, err := removeTempFiles(dir, isItemName)
+	err := removeTempFiles(dir, isItemName)
 	items, lerr := q.list()
 	for _, it := range items {
-		q.seq = max(q.seq, it.Seq)
+		q.seq.Store(max(q.seq.Load(), it.Seq))
 	}
 	return q, errors.Join(err, lerr)
 }
 
 func (q *queue) path(pageID string) string { return filepath.Join(q.dir, pageID+".json") }
 
-// isItemName reports whether name is the file name of a queue item.
 func isItemName(name string) bool {
 	id, ok := strings.CutSuffix(name, ".json")
 	return ok && validPageID.MatchString(id)
@@ -85,18 +78,13 @@ func (q *queue) put(pageID string, at time.Time) error {
 	q.locks.Lock(pageID)
 	defer q.locks.Unlock(pageID)
 	it, err := q.read(pageID)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	if errors.Is(err, fs.ErrNotExist) {
 		it = item{PageID: pageID, First: at}
-	case err != nil:
+	} else if err != nil {
 		return err
 	}
-	q.mu.Lock()
-	q.seq++
-	it.Seq = q.seq
-	q.mu.Unlock()
+	it.Seq, it.Last = q.seq.Add(1), at
 	it.Updates++
-	it.Last = at
 	data, _ := json.Marshal(it)
 	return atomicfile.Write(q.path(pageID), data, 0o644)
 }
@@ -115,13 +103,12 @@ func (q *queue) ack(it item) (bool, error) {
 func (q *queue) read(pageID string) (item, error) {
 	var it item
 	data, err := os.ReadFile(q.path(pageID))
-	if err != nil {
-		return it, err
+	if err == nil {
+		if err = json.Unmarshal(data, &it); err != nil {
+			err = fmt.Errorf("queue: %s: %w", pageID, err)
+		}
 	}
-	if err := json.Unmarshal(data, &it); err != nil {
-		return it, fmt.Errorf("queue: %s: %w", pageID, err)
-	}
-	return it, nil
+	return it, err
 }
 
 // list returns the queued items, oldest first change first.
@@ -132,15 +119,13 @@ func (q *queue) list() ([]item, error) {
 	}
 	var items []item
 	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !isItemName(name) {
+		if e.IsDir() || !isItemName(e.Name()) {
 			continue // temporary files of a write in progress, the lock file
 		}
-		it, err := q.read(strings.TrimSuffix(name, ".json"))
+		it, err := q.read(strings.TrimSuffix(e.Name(), ".json"))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // acked since ReadDir
-		}
-		if err != nil {
+		} else if err != nil {
 			return nil, err
 		}
 		items = append(items, it)
@@ -151,8 +136,26 @@ func (q *queue) list() ([]item, error) {
 	return items, nil
 }
 
-// len returns the number of queued pages.
 func (q *queue) len() (int, error) {
 	items, err := q.list()
 	return len(items), err
+}
+
+// tempName matches the temporary files of atomicfile.Write (".tmp-", the
+// target's name, "-" and digits), which a process killed mid-write leaves.
+var tempName = regexp.MustCompile(`^\.tmp-(.+)-[0-9]+$`)
+
+// removeTempFiles removes from dir the temporary files of the targets ours
+// says belong to the program, and nothing else. It must only run while no
+// other process writes in dir, which the queue's lock file ensures.
+func removeTempFiles(dir string, ours func(target string) bool) error {
+	entries, err := os.ReadDir(dir)
+	for _, e := range entries {
+		if m := tempName.FindStringSubmatch(e.Name()); m != nil && e.Type().IsRegular() && ours(m[1]) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return err
 }

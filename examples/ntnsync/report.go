@@ -21,7 +21,7 @@ type report struct {
 	unauthorized     int
 	refusedClosed    int // webhooks refused once intake had stopped
 	queuedAtShutdown int
-	sync             syncCounts
+	sync             *syncCounts
 	runner           pacer.Stats
 	fetches, failed  int // seen by the page API
 	written          int
@@ -40,10 +40,8 @@ type check struct {
 func (d *demo) check(rep *report, crashed, a *app) (err error) {
 	rep.accepted = crashed.hook.accepted.Load() + a.hook.accepted.Load()
 	rep.ignored = a.hook.ignored.Load()
-	d.mu.Lock()
 	rep.unauthorized, rep.refusedClosed = d.statuses[401], d.statuses[503]+d.statuses[0]
-	d.mu.Unlock()
-	rep.sync, rep.written = a.snapshot(), a.st.filesWritten()
+	rep.sync, rep.written = &a.counts, int(a.st.written.Load())
 	if rep.runner, err = a.runner.Stats(context.Background()); err != nil {
 		return err
 	}
@@ -77,7 +75,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "runner: %d handler calls for %d changes, %d retried (%d fetches failed with 500), %d re-run (changed while syncing)\n",
 		r.runner.Batches, r.runner.Received, r.runner.Retries, r.failed, r.runner.Reruns)
 	fmt.Fprintf(w, "sync: %d fetches, %d pages synced, %d kept queued (changed while syncing), %d files written\n",
-		r.fetches, r.sync.Synced, r.sync.Requeue, r.written)
+		r.fetches, r.sync.Synced.Load(), r.sync.Requeue.Load(), r.written)
 	fmt.Fprintf(w, "shutdown: %d pages queued when intake stopped; synced in %v; the manifest lists %d pages\n",
 		r.queuedAtShutdown, r.shutdown.Round(10*time.Millisecond), len(r.manifest.Pages))
 	fmt.Fprintf(w, "queue at the end: %d items\nchecks:\n", r.left)

@@ -18,19 +18,12 @@ type serverTimeouts struct {
 	Answer time.Duration // a shutdown lets requests in progress get their answers
 }
 
-// defaultTimeouts suit webhooks: small bodies (at most 1 MiB, which
-// Read allows at about 70 KB/s) from a sender that retries.
-var defaultTimeouts = serverTimeouts{
-	Header: 5 * time.Second,
-	Read:   15 * time.Second,
-	Write:  15 * time.Second,
-	Idle:   time.Minute,
-	Answer: time.Second,
-}
+// defaultTimeouts suit webhooks: bodies of at most 1 MiB (Read allows 70
+// KB/s) from a sender that retries.
+var defaultTimeouts = serverTimeouts{Header: 5 * time.Second, Read: 15 * time.Second, Write: 15 * time.Second, Idle: time.Minute, Answer: time.Second}
 
-// A server serves the webhook. A client that stalls in the middle of a
-// request holds its connection for Read at most, and a shutdown does not
-// wait for it: see shutdown.
+// A server serves the webhook. A client that stalls mid-request holds its
+// connection for Read at most, and a shutdown does not wait for it.
 type server struct {
 	srv    *http.Server
 	ln     net.Listener
@@ -39,19 +32,13 @@ type server struct {
 	done   chan error
 }
 
-// listen starts serving h on addr ("127.0.0.1:0" picks a free port).
 func listen(addr string, h http.Handler, to serverTimeouts) (*server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	s := &server{ln: ln, answer: to.Answer, done: make(chan error, 1)}
-	s.srv = &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: to.Header,
-		ReadTimeout:       to.Read,
-		WriteTimeout:      to.Write,
-		IdleTimeout:       to.Idle,
+	s.srv = &http.Server{Handler: h, ReadHeaderTimeout: to.Header, ReadTimeout: to.Read, WriteTimeout: to.Write, IdleTimeout: to.Idle,
 		ConnState: func(_ net.Conn, st http.ConnState) {
 			switch st {
 			case http.StateNew:
@@ -65,16 +52,12 @@ func listen(addr string, h http.Handler, to serverTimeouts) (*server, error) {
 	return s, nil
 }
 
-// url is the server's base URL.
 func (s *server) url() string { return "http://" + s.ln.Addr().String() }
 
-// shutdown closes the listener and the idle connections, gives the
-// requests in progress up to Answer (or until ctx ends) to get their
-// answers, then closes every connection left: clients stalled in the
-// middle of a request, which nothing was answered to, and which the
-// sender will retry. By then the webhook is stopped, so no change is
-// being queued on them. It returns how many connections it closed that
-// way, and waits for the serving goroutine.
+// shutdown closes the listener, gives the requests in progress up to Answer
+// (or until ctx ends) to get their answers, then closes the connections
+// left: clients stalled mid-request, answered nothing, which the sender
+// retries. It returns how many it closed so, and waits for Serve to end.
 func (s *server) shutdown(ctx context.Context) (stalled int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.answer)
 	defer cancel()

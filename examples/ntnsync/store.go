@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pacerkit/pacer/examples/internal/atomicfile"
@@ -21,27 +21,24 @@ import (
 // atomically, then the manifest, so the manifest on disk is never behind a
 // write that returned; a crash between the two leaves a page file newer
 // than its entry, which openStore repairs. It is safe for concurrent use.
-//
-// Each page synced rewrites the whole manifest: fine for the thousands of
-// pages of a workspace, not for millions.
 type store struct {
 	dir   string
 	locks mutex.Keyed[string] // per page: one writer of a page file at a time
 
-	// mu guards manifest and written, and is held while the manifest file
-	// is replaced, so that the last one on disk is the latest.
+	written atomic.Int64 // page files written since open
+
+	// mu guards manifest, and is held while the manifest file is
+	// replaced, so that the last one on disk is the latest.
 	mu       sync.Mutex
 	manifest manifest
-	written  int // page files written since open
 }
 
-// A manifest is what the mirror holds.
+// A manifest lists the version each page file holds.
 type manifest struct {
 	Updated time.Time        `json:"updated"`
 	Pages   map[string]entry `json:"pages"`
 }
 
-// An entry is one page of the manifest.
 type entry struct {
 	File    string    `json:"file"`
 	Version int       `json:"version"`
@@ -50,15 +47,14 @@ type entry struct {
 
 const manifestName = ".ntnsync-manifest.json"
 
-// openStore opens the mirror in dir, creating dir if needed. It removes
-// the temporary files of writes a killed run cut short and makes the
-// manifest agree with the page files (reconcile), and returns the pages
-// whose file is gone, to be fetched again.
+// openStore opens the mirror in dir, removing the temporary files of writes
+// a killed run cut short, and reconciles it: it returns the pages whose
+// file is gone, to be fetched again.
 func openStore(dir string) (*store, []string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, err
 	}
-	if _, err := removeTempFiles(dir, isMirrorName); err != nil {
+	if err := removeTempFiles(dir, isMirrorName); err != nil {
 		return nil, nil, err
 	}
 	m, err := readManifest(dir)
@@ -70,40 +66,34 @@ func openStore(dir string) (*store, []string, error) {
 	return s, lost, err
 }
 
-// readManifest reads the manifest file in dir; a missing file is an empty
-// manifest.
+// readManifest reads the manifest file in dir; none is an empty manifest.
 func readManifest(dir string) (manifest, error) {
-	m := manifest{Pages: make(map[string]entry)}
+	var m manifest
 	data, err := os.ReadFile(filepath.Join(dir, manifestName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return m, nil
-	}
-	if err != nil {
-		return m, err
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return m, fmt.Errorf("%s: %w", manifestName, err)
+	if err == nil {
+		if err = json.Unmarshal(data, &m); err != nil {
+			err = fmt.Errorf("%s: %w", manifestName, err)
+		}
+	} else if errors.Is(err, fs.ErrNotExist) {
+		err = nil
 	}
 	if m.Pages == nil {
 		m.Pages = make(map[string]entry)
 	}
-	return m, nil
+	return m, err
 }
 
-// isMirrorName reports whether name is the manifest or a page file.
 func isMirrorName(name string) bool {
 	id, ok := strings.CutSuffix(name, ".md")
 	return name == manifestName || ok && validPageID.MatchString(id)
 }
 
 // write stores the Markdown md of p unless that version of p or a newer one
-// is already stored, and reports whether it wrote. Once it returned nil,
-// the page file and the manifest on disk both hold p's version or a newer
-// one.
+// is stored, and reports whether it wrote. Once it returned nil, the page
+// file and the manifest on disk hold p's version or a newer one.
 func (s *store) write(p page, md []byte, now time.Time) (bool, error) {
 	s.locks.Lock(p.ID)
 	defer s.locks.Unlock(p.ID)
-
 	s.mu.Lock()
 	old, ok := s.manifest.Pages[p.ID]
 	s.mu.Unlock()
@@ -127,38 +117,22 @@ func (s *store) write(p page, md []byte, now time.Time) (bool, error) {
 		}
 		return false, err
 	}
-	s.written++
+	s.written.Add(1)
 	return true, nil
 }
 
-// saveLocked replaces the manifest file with the manifest in memory. The
-// caller holds s.mu.
+// saveLocked replaces the manifest file. The caller holds s.mu.
 func (s *store) saveLocked(now time.Time) error {
 	s.manifest.Updated = now
 	data, _ := json.MarshalIndent(s.manifest, "", "  ") // strings, ints and times
 	return atomicfile.Write(filepath.Join(s.dir, manifestName), data, 0o644)
 }
 
-// snapshot returns a copy of the manifest.
-func (s *store) snapshot() manifest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return manifest{Updated: s.manifest.Updated, Pages: maps.Clone(s.manifest.Pages)}
-}
-
-// filesWritten returns the number of page files written since open.
-func (s *store) filesWritten() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.written
-}
-
-// reconcile makes the manifest agree with the page files, the truth of
-// what the mirror holds: a file whose front matter names a version the
-// manifest does not list (a crash came between the two writes) gets its
-// entry; an entry whose file is gone is removed, and its page returned to
-// be fetched again. Files without this program's front matter are left
-// alone. It saves the manifest if it changed anything.
+// reconcile makes the manifest agree with the page files, the truth: a file
+// whose front matter names a version the manifest does not list (a crash
+// came between the two writes) gets its entry; an entry whose file is gone
+// is removed, and its page returned to be fetched again. Files without
+// this program's front matter are left alone.
 func (s *store) reconcile() (lost []string, err error) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
@@ -177,26 +151,21 @@ func (s *store) reconcile() (lost []string, err error) {
 		if err != nil {
 			return nil, err
 		}
-		fid, version, ok := frontMatter(data)
-		if !ok || fid != id {
-			continue
+		if fid, version, ok := frontMatter(data); ok && fid == id {
+			onDisk[id] = true
+			if cur, ok := s.manifest.Pages[id]; !ok || cur.Version != version || cur.File != e.Name() {
+				synced := time.Now()
+				if info, err := e.Info(); err == nil {
+					synced = info.ModTime()
+				}
+				s.manifest.Pages[id], changed = entry{File: e.Name(), Version: version, Synced: synced}, true
+			}
 		}
-		onDisk[id] = true
-		if cur, ok := s.manifest.Pages[id]; ok && cur.Version == version && cur.File == e.Name() {
-			continue
-		}
-		synced := time.Now()
-		if info, err := e.Info(); err == nil {
-			synced = info.ModTime()
-		}
-		s.manifest.Pages[id] = entry{File: e.Name(), Version: version, Synced: synced}
-		changed = true
 	}
 	for id := range s.manifest.Pages {
 		if !onDisk[id] {
 			delete(s.manifest.Pages, id)
-			lost = append(lost, id)
-			changed = true
+			lost, changed = append(lost, id), true
 		}
 	}
 	if changed {

@@ -14,12 +14,10 @@ import (
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
 )
 
-// maxBody is the largest webhook body accepted; larger ones get 413.
-const maxBody = 1 << 20
+const maxBody = 1 << 20 // the largest webhook body accepted; larger ones get 413
 
 // A notification is the part of a Notion webhook event the sync reads.
 type notification struct {
-	Type   string `json:"type"` // page.content_updated, page.created, ...
 	Entity struct {
 		ID   string `json:"id"`
 		Type string `json:"type"` // page, database, comment
@@ -30,14 +28,8 @@ type notification struct {
 // A webhook is the HTTP endpoint Notion calls when a page changes. It puts
 // the page on the durable queue and only then answers 200, so an answered
 // change is never lost; then it tells the Runner (notify). With a secret
-// set, the signature is checked first, before the body is parsed: a
-// request not signed with it gets 401, a subscription handshake included.
-//
-// Answers: 200 queued, or ignored (not a page; a handshake); 400 a body
-// that is not an event, or a bad page id; 401 a bad signature; 405 not a
-// POST; 413 a body over 1 MiB; 500 the queue could not be written (the
-// sender retries); 503 once intake has stopped. It is safe for concurrent
-// use.
+// set, the signature is checked first, before the body is parsed. The
+// answers are listed in README.md. It is safe for concurrent use.
 type webhook struct {
 	secret []byte
 	q      *queue
@@ -89,20 +81,18 @@ func (h *webhook) serve(w http.ResponseWriter, r *http.Request) (int, string) {
 	if err := json.Unmarshal(body, &n); err != nil {
 		return http.StatusBadRequest, "bad JSON: " + err.Error()
 	}
-	if n.VerificationToken != "" {
+	if n.VerificationToken != "" || n.Entity.Type != "page" {
 		h.ignored.Add(1)
-		if len(h.secret) == 0 {
+		switch {
+		case n.VerificationToken == "":
+		case len(h.secret) == 0:
 			// Notion's subscription handshake: the token is the secret to
 			// configure. Logged only while none is: with a secret set, the
 			// request was signed with it, and the token is not repeated.
 			h.log.Warn("webhook verification token received; set it as the secret", "token", n.VerificationToken)
-		} else {
+		default:
 			h.log.Warn("webhook verification request ignored: a secret is already set")
 		}
-		return http.StatusOK, ""
-	}
-	if n.Entity.Type != "page" {
-		h.ignored.Add(1)
 		return http.StatusOK, ""
 	}
 	if !validPageID.MatchString(n.Entity.ID) {
