@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
@@ -21,11 +20,10 @@ type demoConfig struct {
 	DownFor   time.Duration // how long the warehouse endpoint is down from the start
 	Latency   time.Duration // the receiver's time to answer
 	Seed      uint64        // which requests fail
-	Panic     bool          // make the handler panic once (audit #3, first call)
 }
 
 // The demo's subscriptions: five FIFO, two concurrent. warehouse's endpoint
-// is down for a while, legacy's always fails.
+// is down for a while, legacy's always fails (demoReceiver).
 func demoSubscriptions(base string) []subscription {
 	sub := func(name string, fifo bool, types ...string) subscription {
 		return subscription{Name: name, URL: base + "/hooks/" + name, Types: types, FIFO: fifo}
@@ -41,13 +39,9 @@ func demoSubscriptions(base string) []subscription {
 	}
 }
 
-// demoReceiver returns the receiver configuration of the scenario.
-func demoReceiver(dc demoConfig, secret []byte) receiverConfig {
-	return receiverConfig{
-		Secret: secret, FailRate: dc.FailRate, Seed: dc.Seed, Latency: dc.Latency,
-		Down:   map[string]time.Duration{"warehouse": dc.DownFor},
-		Broken: map[string]bool{"legacy": true},
-	}
+func demoReceiver(dc demoConfig, secret []byte) *receiver {
+	return newReceiver(receiverConfig{Secret: secret, FailRate: dc.FailRate, Seed: dc.Seed, Latency: dc.Latency,
+		Down: map[string]time.Duration{"warehouse": dc.DownFor}, Broken: map[string]bool{"legacy": true}})
 }
 
 // demoTypes is the cycle of event types the demo publishes.
@@ -62,7 +56,7 @@ var demoTypes = []string{
 func runDemo(ctx context.Context, cfg dispatcherConfig, dc demoConfig, addr string, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	rc := newReceiver(demoReceiver(dc, cfg.Secret))
+	rc := demoReceiver(dc, cfg.Secret)
 	srv, err := hookhttp.Listen(addr, rc)
 	if err != nil {
 		return err
@@ -77,7 +71,8 @@ func runDemo(ctx context.Context, cfg dispatcherConfig, dc demoConfig, addr stri
 		return err
 	}
 	fmt.Fprintf(stdout, "hook0-fifo demo: %d events to %d subscriptions, fake receiver at %s/hooks/NAME\n", dc.Events, len(cfg.Subs), srv.URL())
-	fmt.Fprintf(stdout, "  retries: %v (%d attempts)\n", cfg.Retry, cfg.Retry.attempts())
+	r := cfg.Retry
+	fmt.Fprintf(stdout, "  retries: %d fast retries from %v (doubling), then %d slow every %v (%d attempts)\n", r.Fast, r.FastDelay, r.Slow, r.SlowDelay, r.attempts())
 	fmt.Fprintf(stdout, "  receiver: %.0f%% of requests fail, warehouse down for %v, legacy always fails; workers: %d fifo, %d concurrent\n",
 		100*dc.FailRate, dc.DownFor, cfg.FIFOWorkers, cfg.Workers)
 	rep, err := playDemo(ctx, d, rc, dc)
@@ -91,25 +86,20 @@ func runDemo(ctx context.Context, cfg dispatcherConfig, dc demoConfig, addr stri
 	return nil
 }
 
-// playDemo publishes the scenario's events through d while its Runners run,
-// waits until every message was delivered or dead-lettered, shuts d down
-// and reports what d and rc saw. d's Runners must not be running yet.
+// playDemo publishes the scenario's events through d (not running yet)
+// while its Runners run, waits for every outcome, shuts d down and reports
+// what d and rc saw.
 func playDemo(ctx context.Context, d *dispatcher, rc *receiver, dc demoConfig) (*report, error) {
 	start := time.Now()
-	if dc.Panic {
-		var panicked atomic.Bool
-		d.beforeSend = func(m message) {
-			if m.Sub == "audit" && m.Seq == 3 && panicked.CompareAndSwap(false, true) {
-				panic("audit: template for " + m.Event.Type + " is nil")
-			}
+	// A Store's messages of an earlier run would reach the receiver too.
+	if err := d.both(func(r *runner) error {
+		st, err := r.Stats(ctx)
+		if err == nil && d.cfg.Store != nil && st.Values > 0 {
+			err = fmt.Errorf("the store holds %d values of an earlier run, which would upset the demo's counts: give the demo a -schema of its own", st.Values)
 		}
-	}
-	var mark deadMark
-	if d.cfg.Store != nil {
-		var err error
-		if mark, err = d.checkEmpty(ctx); err != nil {
-			return nil, err
-		}
+		return err
+	}); err != nil {
+		return nil, err
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -121,45 +111,22 @@ func playDemo(ctx context.Context, d *dispatcher, rc *receiver, dc demoConfig) (
 	}
 	// Shutdown stops the Runners, so Run returns; only then end its ctx,
 	// which Run could return as its error.
-	err = errors.Join(err, d.shutdown(ctx), <-done)
-	if err != nil {
+	if err = errors.Join(err, d.shutdown(ctx), <-done); err != nil {
 		return nil, err
 	}
 	took := time.Since(start)
-	var stored *storedLetters
-	if d.cfg.Store != nil {
-		ids, n, _, err := d.storedDead(ctx, mark)
-		if err != nil {
-			return nil, err
-		}
-		stored = &storedLetters{n: n, ids: ids, what: "of this run"}
+	stored, err := d.countDead(ctx)
+	if err != nil {
+		return nil, err
 	}
 	return newReport(d, rc, took, stored), nil
-}
-
-// checkEmpty refuses a Store that holds messages of an earlier run, which
-// would reach the receiver too, and returns where the dead letters of
-// this run will start.
-func (d *dispatcher) checkEmpty(ctx context.Context) (deadMark, error) {
-	for _, r := range []*runner{d.fifo, d.concurrent} {
-		st, err := r.Stats(ctx)
-		if err != nil {
-			return deadMark{}, err
-		}
-		if st.Values > 0 {
-			return deadMark{}, fmt.Errorf("the store holds %d values of an earlier run, which would upset the demo's counts: give the demo a -schema of its own", st.Values)
-		}
-	}
-	_, _, mark, err := d.storedDead(ctx, deadMark{})
-	return mark, err
 }
 
 // publishDemo publishes dc.Events events at dc.EventRate.
 func publishDemo(ctx context.Context, d *dispatcher, dc demoConfig) error {
 	gap := time.Duration(float64(time.Second) / dc.EventRate)
 	for i := range dc.Events {
-		payload, _ := json.Marshal(map[string]any{"n": i + 1})
-		ev := Event{ID: fmt.Sprintf("evt_%03d", i+1), Type: demoTypes[i%len(demoTypes)], Payload: payload}
+		ev := Event{ID: fmt.Sprintf("evt_%03d", i+1), Type: demoTypes[i%len(demoTypes)], Payload: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i+1))}
 		if _, err := d.publish(ctx, ev); err != nil {
 			return err
 		}

@@ -9,8 +9,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,13 +32,44 @@ type dispatcherConfig struct {
 	Timeout     time.Duration // per HTTP attempt
 	Transport   http.RoundTripper
 	Logger      *slog.Logger
-	// With -postgres: both Runners' state in Store, each under a queue
-	// Name of its own that the dispatchers on the schema share; the
-	// messages numbered in the database; and how long a dispatcher that
-	// died keeps a subscription from the others (0: pacer's default).
+	// With -postgres: the Runners' Store, the numbering of the messages,
+	// and the lease of a subscription (0: pacer's default).
 	Store     store.Store
 	Numbering *numbering
 	LeaseTTL  time.Duration
+}
+
+// A schedule is Hook0's retry policy: Fast retries whose delay doubles,
+// then Slow ones at a fixed delay; 1 + Fast + Slow attempts in all.
+type schedule struct {
+	Fast      int           // fast retries
+	FastDelay time.Duration // delay before the first fast retry; doubles after each
+	Slow      int           // slow retries after the fast ones
+	SlowDelay time.Duration // delay before each slow retry
+}
+
+func (s schedule) attempts() int { return 1 + s.Fast + s.Slow }
+
+// delay returns the wait after failed attempt n (1 for the first call).
+func (s schedule) delay(n int) time.Duration {
+	if n <= s.Fast {
+		return s.FastDelay << (n - 1)
+	}
+	return s.SlowDelay
+}
+
+func (s schedule) validate() error {
+	switch {
+	case s.Fast < 0 || s.Fast > 20:
+		return fmt.Errorf("-fast must be in [0, 20], got %d", s.Fast)
+	case s.Slow < 0:
+		return fmt.Errorf("-slow must be >= 0, got %d", s.Slow)
+	case s.FastDelay <= 0 && s.Fast > 0:
+		return fmt.Errorf("-fast-delay must be > 0, got %v", s.FastDelay)
+	case s.SlowDelay <= 0 && s.Slow > 0:
+		return fmt.Errorf("-slow-delay must be > 0, got %v", s.SlowDelay)
+	}
+	return nil
 }
 
 // A dispatcher fans every published event out to the subscriptions that
@@ -47,7 +80,7 @@ type dispatcher struct {
 	concurrent *runner
 	track      *tracker
 	client     *http.Client
-	beforeSend func(m message) // runs before every attempt; the demo panics in it once
+	beforeSend func(m message) // runs before every attempt; a test panics in it
 
 	mu  sync.Mutex
 	seq map[string]uint64 // last sequence number per subscription
@@ -73,8 +106,8 @@ type Event struct {
 }
 
 // A message is one event on its way to one subscription; Seq numbers a
-// subscription's messages 1, 2, 3... in publish order. With -postgres the
-// Runners store it JSON-encoded, so its fields are exported.
+// subscription's messages 1, 2, 3... Its fields are exported for the JSON
+// codec of a Store.
 type message struct {
 	Sub       string    `json:"sub"`
 	Seq       uint64    `json:"seq"`
@@ -89,9 +122,8 @@ type delivery struct {
 	Event        Event  `json:"event"`
 }
 
-// fenceHeader carries, with a Store, the fencing token of the lease a
-// delivery was sent under (pacer.Fence): it grows with every holder of a
-// subscription, so that a receiver can refuse a holder that was replaced.
+// fenceHeader carries, with a Store, the fence of the lease a delivery was
+// sent under (pacer.Fence), so that a receiver can refuse a stale holder.
 const fenceHeader = "X-Hook0-Fence"
 
 // post sends m to its subscription once, signed, and returns an error
@@ -102,11 +134,8 @@ func (d *dispatcher) post(ctx context.Context, m message) error {
 		return pacer.Permanent(fmt.Errorf("no subscription %q here", m.Sub))
 	}
 	body, err := json.Marshal(delivery{Subscription: m.Sub, Sequence: m.Seq, Event: m.Event})
-	if err != nil {
-		return pacer.Permanent(err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.cfg.Subs[i].URL, bytes.NewReader(body))
-	if err != nil {
+	req, rerr := http.NewRequestWithContext(ctx, http.MethodPost, d.cfg.Subs[i].URL, bytes.NewReader(body))
+	if err := errors.Join(err, rerr); err != nil {
 		return pacer.Permanent(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -134,7 +163,7 @@ func (d *dispatcher) post(ctx context.Context, m message) error {
 // (or that a cut-short shutdown left) joins the dead letters.
 func (d *dispatcher) deadLetter(_ key, batch []message, err error) {
 	for _, m := range batch {
-		d.track.dead(m, err)
+		d.track.finish(m, err)
 		d.cfg.Logger.Warn("dead-lettered", "subscription", m.Sub, "seq", m.Seq, "event", m.Event.ID, "err", err)
 	}
 }
@@ -143,9 +172,50 @@ func (d *dispatcher) deadLetter(_ key, batch []message, err error) {
 func (d *dispatcher) both(f func(*runner) error) error {
 	var wg sync.WaitGroup
 	var errs [2]error
-	for i, r := range []*runner{d.fifo, d.concurrent} {
-		wg.Go(func() { errs[i] = f(r) })
-	}
+	wg.Go(func() { errs[0] = f(d.fifo) })
+	wg.Go(func() { errs[1] = f(d.concurrent) })
 	wg.Wait()
 	return errors.Join(errs[:]...)
+}
+
+// A subscription asks for the events of some types to be delivered to one
+// URL: one after the other in publish order (FIFO), or concurrently.
+type subscription struct {
+	Name  string
+	URL   string
+	Types []string // event types; "*" is every type, "order.*" every type starting with "order."
+	FIFO  bool
+}
+
+// matches reports whether events of type typ go to s.
+func (s subscription) matches(typ string) bool {
+	for _, t := range s.Types {
+		if t == "*" || t == typ || strings.HasSuffix(t, ".*") && strings.HasPrefix(typ, t[:len(t)-1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseSubscription reads the -sub flag: NAME,URL,TYPES,MODE where TYPES
+// is "*" or a |-separated list such as "order.*|invoice.paid", and MODE is
+// fifo or concurrent.
+func parseSubscription(v string) (subscription, error) {
+	parts := strings.Split(v, ",")
+	if len(parts) != 4 {
+		return subscription{}, fmt.Errorf("-sub %q: want NAME,URL,TYPES,MODE", v)
+	}
+	s := subscription{Name: parts[0], URL: parts[1], Types: strings.Split(parts[2], "|"), FIFO: parts[3] == "fifo"}
+	u, err := url.Parse(s.URL)
+	switch {
+	case s.Name == "" || strings.ContainsAny(s.Name, "/ "):
+		return subscription{}, fmt.Errorf("-sub %q: NAME must be non-empty, without spaces or slashes", v)
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return subscription{}, fmt.Errorf("-sub %q: URL must be an absolute http(s) URL", v)
+	case slices.Contains(s.Types, ""):
+		return subscription{}, fmt.Errorf("-sub %q: empty event type", v)
+	case !s.FIFO && parts[3] != "concurrent":
+		return subscription{}, fmt.Errorf("-sub %q: MODE must be fifo or concurrent", v)
+	}
+	return s, nil
 }

@@ -41,23 +41,21 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	d := &dispatcher{cfg: cfg, track: newTracker(cfg.Subs), seq: map[string]uint64{},
 		client: &http.Client{Transport: cfg.Transport, Timeout: cfg.Timeout}}
-	var limiter ratelimit.Limiter
-	if cfg.Rate > 0 { // one bucket for all deliveries; RetryAfter never pauses it
-		b, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: cfg.Rate, Burst: cfg.Burst})
-		if err != nil {
-			return nil, err
-		}
-		limiter = b
-	}
 	base := pacer.Config[key, message]{
 		MaxBatch: 1,
 		// The handler picks its delays (pacer.RetryAfter) and gives up
 		// (pacer.Permanent); this backoff only paces a handler that panicked.
 		Retry:   pacer.Backoff{Initial: max(cfg.Retry.FastDelay, time.Millisecond), Max: max(cfg.Retry.SlowDelay, cfg.Retry.FastDelay, time.Millisecond), Attempts: pacer.Unlimited},
-		Limiter: limiter,
 		Logger:  cfg.Logger,
 		OnEvent: d.track.event,
 		OnDrop:  d.deadLetter,
+	}
+	if cfg.Rate > 0 { // one bucket for all deliveries; RetryAfter never pauses it
+		b, err := ratelimit.NewBucket(ratelimit.BucketConfig{Rate: cfg.Rate, Burst: cfg.Burst})
+		if err != nil {
+			return nil, err
+		}
+		base.Limiter = b
 	}
 	fifo, conc := base, base
 	fifo.Workers, conc.Workers = cfg.FIFOWorkers, cfg.Workers
@@ -81,21 +79,18 @@ func newDispatcher(cfg dispatcherConfig) (*dispatcher, error) {
 // letters) before the key's next message.
 func (d *dispatcher) handle(ctx context.Context, k key, batch []message) error {
 	m := batch[0]
-	d.track.started(k, m)
+	// The Runner counts the handler calls (pacer.Attempt; with a Store
+	// across processes and restarts), those that panicked here included,
+	// which sent nothing: they use no attempt of the schedule.
+	attempt := max(pacer.Attempt(ctx)-d.track.panicked(m), 1)
+	d.track.started(k, m, attempt)
 	if d.beforeSend != nil {
-		d.beforeSend(m) // a panic here is the Runner's to recover: no request, no attempt used
-	}
-	// In the process the tracker counts the requests sent. A store counts
-	// the handler calls (pacer.Attempt) across processes and restarts,
-	// those that panicked here included, which sent nothing.
-	attempt := d.track.sent(m)
-	if d.cfg.Store != nil {
-		attempt = max(pacer.Attempt(ctx)-d.track.panicked(m), 1)
+		d.beforeSend(m) // a panic here is the Runner's to recover
 	}
 	err := d.post(ctx, m)
 	switch {
 	case err == nil:
-		d.track.delivered(m)
+		d.track.finish(m, nil)
 		return nil
 	case attempt >= d.cfg.Retry.attempts():
 		return pacer.Permanent(err)
@@ -105,18 +100,21 @@ func (d *dispatcher) handle(ctx context.Context, k key, batch []message) error {
 
 // publish queues ev for every subscription that matches its type and
 // returns how many: a FIFO message under its subscription's key, a
-// concurrent one under a key of its own.
+// concurrent one under its own. It numbers and queues in one step (under
+// d.mu, or in one transaction), so a queue keeps its messages in Seq order.
 func (d *dispatcher) publish(ctx context.Context, ev Event) (int, error) {
-	if d.cfg.Numbering != nil {
-		return d.publishTx(ctx, ev) // postgres.go: numbered and queued in one transaction
-	}
-	d.mu.Lock() // numbering and queueing in one step keeps Add order = Seq order
-	defer d.mu.Unlock()
-	n := 0
+	var subs []subscription
 	for _, s := range d.cfg.Subs {
-		if !s.matches(ev.Type) {
-			continue
+		if s.matches(ev.Type) {
+			subs = append(subs, s)
 		}
+	}
+	if d.cfg.Numbering != nil {
+		return d.publishTx(ctx, ev, subs) // postgres.go
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, s := range subs {
 		d.seq[s.Name]++
 		m := message{Sub: s.Name, Seq: d.seq[s.Name], Event: ev, Published: time.Now()}
 		d.track.published(m)
@@ -125,12 +123,11 @@ func (d *dispatcher) publish(ctx context.Context, ev Event) (int, error) {
 			r, k = d.fifo, fifoKey(s.Name)
 		}
 		if err := r.Add(ctx, k, m); err != nil {
-			d.track.lost(m)
-			return n, err
+			d.track.finish(m, pacer.ErrClosed) // not queued: shutting down
+			return i, err
 		}
-		n++
 	}
-	return n, nil
+	return len(subs), nil
 }
 
 // run runs both Runners until ctx ends or shutdown has drained them.

@@ -161,7 +161,7 @@ func TestThreeDispatchers(t *testing.T) {
 	boxes, badSig, badReq := rc.snapshot()
 	require.Zero(t, badSig+badReq)
 	dead := deadBySub(t, ctx, pub)
-	ids, _, _, err := pub.storedDead(ctx, deadMark{})
+	ids, err := pub.storedDead(ctx)
 	require.NoError(t, err)
 	short := 0
 	for _, id := range ids {
@@ -199,7 +199,7 @@ func TestThreeDispatchers(t *testing.T) {
 
 // deadBySub counts the dead letters in the store's table per subscription.
 func deadBySub(t *testing.T, ctx context.Context, d *dispatcher) map[string]int {
-	ids, _, _, err := d.storedDead(ctx, deadMark{})
+	ids, err := d.storedDead(ctx)
 	require.NoError(t, err)
 	n := map[string]int{}
 	for _, id := range ids {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -143,23 +144,19 @@ func TestFIFOViolation(t *testing.T) {
 // waited long for a worker while a subscription was blocked, or when
 // nothing else was delivered meanwhile.
 func TestIsolationCheck(t *testing.T) {
-	t0 := time.Unix(0, 0)
-	blocked := subStats{sub: subscription{Name: "legacy", FIFO: true}, blocked: time.Second, blockedSpans: []span{{t0, t0.Add(time.Second)}}}
-	other := subStats{sub: subscription{Name: "orders", FIFO: true}, maxWait: 10 * time.Millisecond}
-	during := []outcome{{"orders", t0.Add(500 * time.Millisecond)}}
 	for _, tc := range []struct {
-		name     string
-		wait     time.Duration
-		outcomes []outcome
-		ok       bool
+		name      string
+		wait      time.Duration
+		meanwhile int // outcomes of the others while legacy's head was failing
+		ok        bool
 	}{
-		{"isolated", 10 * time.Millisecond, during, true},
-		{"others waited", 600 * time.Millisecond, during, false},
-		{"nothing else delivered meanwhile", 10 * time.Millisecond, []outcome{{"orders", t0.Add(2 * time.Second)}, {"legacy", t0.Add(500 * time.Millisecond)}}, false},
+		{"isolated", 10 * time.Millisecond, 1, true},
+		{"others waited", 600 * time.Millisecond, 1, false},
+		{"nothing else delivered meanwhile", 10 * time.Millisecond, 0, false},
 	} {
-		o := other
-		o.maxWait = tc.wait
-		r := &report{snap: snapshot{subs: []subStats{blocked, o}, outcomes: tc.outcomes}}
+		blocked := subStats{sub: subscription{Name: "legacy", FIFO: true}, blocked: time.Second, meanwhile: tc.meanwhile}
+		other := subStats{sub: subscription{Name: "orders", FIFO: true}, maxWait: tc.wait}
+		r := &report{snap: snapshot{subs: []subStats{blocked, other}}}
 		r.checkIsolation()
 		require.Len(t, r.checks, 1)
 		require.Equal(t, tc.ok, r.checks[0].ok, "%s: %s", tc.name, r.checks[0].text)
@@ -239,7 +236,7 @@ func TestReceiverRefusesBadSignatures(t *testing.T) {
 		require.NoError(t, d.shutdown(t.Context()))
 		require.NoError(t, <-done)
 		cancel()
-		rep := newReport(d, rc, 0, nil)
+		rep := newReport(d, rc, 0, -1)
 		require.False(t, rep.ok())
 		require.Equal(t, 2, rep.badSig, "the first attempt and its one retry")
 		require.Len(t, rep.snap.letters, 1)
@@ -306,4 +303,30 @@ func (s schedule) span() time.Duration {
 		d += s.delay(n)
 	}
 	return d
+}
+
+// Only the others' outcomes while a FIFO subscription's head is failing
+// count as delivered meanwhile: not its own, nor those before its head
+// failed or after its outcome.
+func TestTrackerMeanwhile(t *testing.T) {
+	tr := newTracker([]subscription{{Name: "legacy", FIFO: true}, {Name: "orders", FIFO: true}})
+	msg := func(sub string, seq uint64) message { return message{Sub: sub, Seq: seq, Published: time.Now()} }
+	l1, o1, o2, o3 := msg("legacy", 1), msg("orders", 1), msg("orders", 2), msg("orders", 3)
+	for _, m := range []message{l1, o1, o2, o3} {
+		tr.published(m)
+	}
+	deliver := func(m message) {
+		tr.started(fifoKey(m.Sub), m, 1)
+		tr.finish(m, nil)
+	}
+	deliver(o1) // before legacy's head failed
+	tr.started(fifoKey("legacy"), l1, 1)
+	tr.event(pacer.Event[key]{Kind: pacer.EventRetry, Key: fifoKey("legacy"), Time: time.Now(), Duration: time.Second})
+	deliver(o2)                          // while it fails
+	tr.finish(l1, errors.New("gave up")) // its own
+	deliver(o3)                          // after
+	snap := tr.snapshot()
+	require.Equal(t, 1, snap.subs[0].meanwhile)
+	require.Zero(t, snap.subs[1].meanwhile)
+	require.Positive(t, snap.subs[0].blocked)
 }

@@ -36,36 +36,27 @@ type numbering struct {
 
 // openPostgres connects to url and returns a pgstore.Store on schema,
 // migrated, the numbering of the messages, and the function that closes
-// both. The pool gets a connection for each of the workers, one for the
-// store's listener, one for claims and one for publishing.
-func openPostgres(ctx context.Context, url, schema string, workers int) (_ *pgstore.Store, _ *numbering, closeAll func(), err error) {
+// both. The pool has a connection per worker and three more (the store's
+// listener, claims, publishing).
+func openPostgres(ctx context.Context, url, schema string, workers int) (*pgstore.Store, *numbering, func(), error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("-postgres: %w", err)
 	}
 	cfg.MaxConns = max(cfg.MaxConns, int32(workers+3))
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err == nil {
+		err = pool.Ping(ctx)
+	}
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("-postgres: %w", err)
 	}
-	var st *pgstore.Store
-	closeAll = func() {
-		if st != nil {
-			_ = st.Close()
-		}
+	st, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema})
+	if err != nil {
 		pool.Close()
-	}
-	defer func() {
-		if err != nil {
-			closeAll()
-		}
-	}()
-	if err := pool.Ping(ctx); err != nil {
-		return nil, nil, nil, fmt.Errorf("-postgres: %w", err)
-	}
-	if st, err = pgstore.New(ctx, pool, pgstore.Config{Schema: schema}); err != nil {
 		return nil, nil, nil, err
 	}
+	closeAll := func() { _ = st.Close(); pool.Close() }
 	s := pgx.Identifier{schema + numberingSuffix}.Sanitize()
 	num := &numbering{pool: pool, st: st, table: s + ".sequences"}
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -80,25 +71,17 @@ func openPostgres(ctx context.Context, url, schema string, workers int) (_ *pgst
 		return err
 	})
 	if err != nil {
+		closeAll()
 		return nil, nil, nil, fmt.Errorf("-postgres: making %s: %w", num.table, err)
 	}
 	return st, num, closeAll, nil
 }
 
-// publishTx is publish with a numbering: it numbers ev's messages and
-// queues them (pgstore.AddTx) in one transaction, so that dispatchers
-// sharing the store number a subscription's messages 1, 2, 3... in the
-// order its queue keeps them, across processes and restarts. A
-// subscription's counter row stays locked until the commit: its next
-// message is numbered, and queued, after. An event is queued to all its
-// subscriptions or to none.
-func (d *dispatcher) publishTx(ctx context.Context, ev Event) (int, error) {
-	var subs []subscription
-	for _, s := range d.cfg.Subs {
-		if s.matches(ev.Type) {
-			subs = append(subs, s)
-		}
-	}
+// publishTx numbers ev's messages to subs and queues them (pgstore.AddTx)
+// in one transaction: a subscription's counter row stays locked until the
+// commit, so dispatchers sharing the store number its messages in the
+// order its queue keeps them. An event is queued to all or to none.
+func (d *dispatcher) publishTx(ctx context.Context, ev Event, subs []subscription) (int, error) {
 	// The rows are locked in name order, whatever the configuration's
 	// order, so that two transactions never wait for each other.
 	slices.SortFunc(subs, func(a, b subscription) int { return strings.Compare(a.Name, b.Name) })
@@ -135,38 +118,42 @@ func (d *dispatcher) publishTx(ctx context.Context, ev Event) (int, error) {
 		return nil
 	})
 	if err != nil {
-		for _, m := range msgs {
-			d.track.lost(m)
+		for _, m := range msgs { // published, but the commit failed
+			d.track.finish(m, pacer.ErrClosed)
 		}
 		return 0, err
 	}
 	return len(msgs), nil
 }
 
-// A deadMark is the ID of the last dead letter each Runner's queue held.
-type deadMark [2]uint64
-
-// storedDead lists the dead letters the Store keeps for both Runners after
-// mark, up to maxHistory of them, and returns how many there are and the
-// mark after the last.
-func (d *dispatcher) storedDead(ctx context.Context, mark deadMark) (ids []msgID, n int, _ deadMark, _ error) {
-	for i, r := range []*runner{d.fifo, d.concurrent} {
-		for {
-			dls, err := r.DeadLetters(ctx, mark[i], 500)
+// storedDead lists the dead letters the Store keeps for both Runners, up
+// to maxHistory of them.
+func (d *dispatcher) storedDead(ctx context.Context) (ids []msgID, _ error) {
+	for _, r := range []*runner{d.fifo, d.concurrent} {
+		for after := uint64(0); ; {
+			dls, err := r.DeadLetters(ctx, after, 500)
 			if err != nil {
-				return nil, 0, mark, err
+				return nil, err
 			}
 			if len(dls) == 0 {
 				break
 			}
 			for _, dl := range dls {
-				n++
 				for _, m := range dl.Values {
 					ids = appendCapped(ids, msgID{m.Sub, m.Seq})
 				}
 			}
-			mark[i] = dls[len(dls)-1].ID
+			after = dls[len(dls)-1].ID
 		}
 	}
-	return ids, n, mark, nil
+	return ids, nil
+}
+
+// countDead returns how many dead letters the Store keeps, -1 without one.
+func (d *dispatcher) countDead(ctx context.Context) (int, error) {
+	if d.cfg.Store == nil {
+		return -1, nil
+	}
+	ids, err := d.storedDead(ctx)
+	return len(ids), err
 }

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
@@ -25,19 +26,16 @@ type receiverConfig struct {
 	Now      func() time.Time         // the receiver's clock, for signatures and Down; nil is time.Now
 }
 
-// A receiver plays every subscription's endpoint at /hooks/NAME. It
-// verifies signatures, fails as configured, and records for each
-// subscription the sequence number of every request, in arrival order,
-// and how many were in flight at once: the evidence that FIFO
-// subscriptions were served one message at a time, in order.
+// A receiver plays every subscription's endpoint at /hooks/NAME: it
+// verifies signatures, fails as configured, and records the evidence of
+// FIFO delivery (inbox).
 type receiver struct {
 	cfg   receiverConfig
 	start time.Time
 
-	mu     sync.Mutex
-	inbox  map[string]*inbox
-	badSig int
-	badReq int
+	mu             sync.Mutex
+	inbox          map[string]*inbox
+	badSig, badReq int
 }
 
 // An inbox is what one subscription's endpoint saw.
@@ -74,61 +72,45 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	fence, _ := strconv.ParseUint(r.Header.Get(fenceHeader), 10, 64)
-	try := rc.enter(name, d.Sequence, fence)
-	defer rc.locked(func() { rc.inbox[name].inFlight-- })
+	var b *inbox
+	try := 0
+	rc.locked(func() {
+		if b = rc.inbox[name]; b == nil {
+			b = &inbox{tries: map[uint64]int{}}
+			rc.inbox[name] = b
+		}
+		b.tries[d.Sequence]++
+		try = b.tries[d.Sequence]
+		b.requests, b.fences = append(b.requests, d.Sequence), append(b.fences, fence)
+		b.inFlight++
+		b.maxInFlight = max(b.maxInFlight, b.inFlight)
+	})
+	defer rc.locked(func() { b.inFlight-- })
 	select {
 	case <-time.After(rc.cfg.Latency):
 	case <-r.Context().Done():
 		return
 	}
-	status := rc.decide(name, d.Sequence, try)
-	if status == http.StatusOK {
-		rc.locked(func() { rc.inbox[name].accepted = append(rc.inbox[name].accepted, d.Sequence) })
-	}
-	w.WriteHeader(status)
-}
-
-// decide answers the try-th request for message seq of subscription name.
-func (rc *receiver) decide(name string, seq uint64, try int) int {
+	status := http.StatusOK
 	switch {
 	case rc.cfg.Broken[name]:
-		return http.StatusInternalServerError
+		status = http.StatusInternalServerError
 	case rc.cfg.Now().Sub(rc.start) < rc.cfg.Down[name]:
-		return http.StatusServiceUnavailable
-	case draw(rc.cfg.Seed, name, seq, try) < rc.cfg.FailRate:
-		return http.StatusInternalServerError
+		status = http.StatusServiceUnavailable
+	case draw(rc.cfg.Seed, name, d.Sequence, try) < rc.cfg.FailRate:
+		status = http.StatusInternalServerError
+	default:
+		rc.locked(func() { b.accepted = append(b.accepted, d.Sequence) })
 	}
-	return http.StatusOK
+	w.WriteHeader(status)
 }
 
 // draw returns a number in [0, 1) that depends only on its arguments, so a
 // run fails the same requests whatever the scheduling.
 func draw(seed uint64, name string, seq uint64, try int) float64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%d/%s/%d/%d", seed, name, seq, try)
-	// FNV barely moves its high bits when only the last byte changes:
-	// finish with splitmix64's mixer.
-	x := h.Sum64()
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	x ^= x >> 31
-	return float64(x>>11) / (1 << 53)
-}
-
-func (rc *receiver) enter(name string, seq, fence uint64) (try int) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	b := rc.inbox[name]
-	if b == nil {
-		b = &inbox{tries: map[uint64]int{}}
-		rc.inbox[name] = b
-	}
-	b.requests = append(b.requests, seq)
-	b.fences = append(b.fences, fence)
-	b.tries[seq]++
-	b.inFlight++
-	b.maxInFlight = max(b.maxInFlight, b.inFlight)
-	return b.tries[seq]
+	fmt.Fprintf(h, "%s/%d/%d", name, seq, try)
+	return rand.New(rand.NewPCG(seed, h.Sum64())).Float64()
 }
 
 // locked runs f holding rc.mu.
@@ -170,20 +152,15 @@ func (b inbox) fifoViolation() string {
 	return ""
 }
 
-// fenceViolation returns, for a FIFO subscription whose dispatchers send
-// X-Hook0-Fence (with a Store), the first request whose fence is below one
-// seen before, or "": a holder whose lease another had taken over went on
-// sending. Requests without a fence are not checked.
+// fenceViolation returns the first request whose X-Hook0-Fence is below
+// one seen before (a stale holder went on sending), or "".
 func (b inbox) fenceViolation() string {
 	var top uint64
 	for i, f := range b.fences {
-		if f == 0 {
-			continue
-		}
-		if f < top {
+		if f != 0 && f < top {
 			return fmt.Sprintf("request for #%d with fence %d after fence %d", b.requests[i], f, top)
 		}
-		top = f
+		top = max(top, f)
 	}
 	return ""
 }

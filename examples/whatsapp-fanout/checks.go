@@ -13,68 +13,64 @@ type check struct {
 	Text string
 }
 
-// checkDemo checks the demo's three runs (paused, interrupted, resumed)
-// against what the fake service saw after each run (seens) and the final
-// state file (p).
-func checkDemo(cfg config, runs []runReport, seens []seen, p progress) []check {
+// checkDemo checks the demo's runs against what the fake service saw after
+// each (seens) and the final state file (p).
+func checkDemo(cfg config, runs [][]result, seens []seen, p progress) []check {
 	last := seens[len(seens)-1]
 	var cs []check
 	add := func(ok bool, format string, args ...any) {
 		cs = append(cs, check{ok, fmt.Sprintf(format, args...)})
 	}
-
-	ok, notes := true, []string(nil)
-	for _, x := range runs[0].Results {
-		ok = ok && x.Status == statusPaused && x.Closed && x.Tally.Sent > 0 && x.Tally.Sent < x.Tally.Targets
-		notes = append(notes, fmt.Sprintf("%s %d of %d", x.Account, x.Tally.Sent, x.Tally.Targets))
+	// each applies ok to every result of a run and lists their notes.
+	each := func(run int, ok func(i int, x result) bool, note func(x result) string) (bool, string) {
+		all, notes := true, []string(nil)
+		for i, x := range runs[run] {
+			all, notes = all && ok(i, x), append(notes, note(x))
+		}
+		return all, strings.Join(notes, ", ")
 	}
-	add(ok, "the windows closed mid-run: paused with %s delivered", strings.Join(notes, ", "))
+	delivered := func(x result) string { return fmt.Sprintf("%s %d of %d", x.Account, x.Tally.Sent, x.Tally.Targets) }
 
-	ok, notes = true, nil
-	for i, x := range runs[1].Results {
-		ok = ok && x.Status == statusInterrupted && x.Tally.Sent > runs[0].Results[i].Tally.Sent
-		notes = append(notes, fmt.Sprintf("%s %d of %d", x.Account, x.Tally.Sent, x.Tally.Targets))
-	}
-	add(ok, "the interrupted run kept its progress: %s", strings.Join(notes, ", "))
+	ok, notes := each(0, func(_ int, x result) bool {
+		return x.Status == statusPaused && x.Closed && x.Tally.Sent > 0 && x.Tally.Sent < x.Tally.Targets
+	}, delivered)
+	add(ok, "the windows closed mid-run: paused with %s delivered", notes)
 
-	ok, notes = true, nil
-	for _, x := range runs[2].Results {
-		rs := find(p, x.ID)
-		want := resolveStatus(serviceTally(rs, last), false)
-		ok = ok && x.Status == want && final(want) && rs.Status == want
-		notes = append(notes, fmt.Sprintf("%s %s (%d of %d, %d failed, %d skipped)",
-			x.Account, x.Status, x.Tally.Sent, x.Tally.Targets, x.Tally.Failed, x.Tally.Skipped))
-	}
-	add(ok, "started again, it finished; statuses follow the rules: %s", strings.Join(notes, ", "))
+	ok, notes = each(1, func(i int, x result) bool {
+		return x.Status == statusInterrupted && x.Tally.Sent > runs[0][i].Tally.Sent
+	}, delivered)
+	add(ok, "the interrupted run kept its progress: %s", notes)
 
-	ok = true
+	ok, notes = each(2, func(i int, x result) bool {
+		rs := p.Reminders[i] // the run's results are in the state file's order
+		// From what the service received: sent if every part arrived,
+		// otherwise failed or skipped as the state file says.
+		want := resolveStatus(rs.tallyBy(func(g groupState) int { return len(last.Delivered[rs.Reminder.Account+"/"+g.ID]) }), false)
+		return x.Status == want && final(want) && rs.Status == want
+	}, func(x result) string {
+		return fmt.Sprintf("%s %s (%d of %d, %d failed, %d skipped)", x.Account, x.Status, x.Tally.Sent, x.Tally.Targets, x.Tally.Failed, x.Tally.Skipped)
+	})
+	add(ok, "started again, it finished; statuses follow the rules: %s", notes)
+
+	inOrder, inWindow := true, true
 	msgs, dups := 0, 0
 	for n := range maps.Values(last.Dups) {
 		dups += n
 	}
 	for _, rs := range p.Reminders {
+		sched, err := rs.Reminder.schedule(nil)
+		inWindow = inWindow && err == nil
 		for _, g := range rs.Groups {
 			d := last.Delivered[rs.Reminder.Account+"/"+g.ID]
 			msgs += len(d)
-			ok = ok && len(d) == g.Parts
+			inOrder = inOrder && len(d) == g.Parts
 			for k := range d {
-				ok = ok && d[k].Part == k
+				inOrder, inWindow = inOrder && d[k].Part == k, inWindow && sched.Contains(d[k].At)
 			}
 		}
 	}
-	add(ok, "every group received its parts in order, each once, as the state file says (%d messages; %d duplicates suppressed by the service)", msgs, dups)
-
-	ok = true
-	for _, rs := range p.Reminders {
-		sched, err := rs.Reminder.schedule(nil)
-		ok = ok && err == nil
-		for _, g := range rs.Groups {
-			for _, d := range last.Delivered[rs.Reminder.Account+"/"+g.ID] {
-				ok = ok && sched.Contains(d.At)
-			}
-		}
-	}
-	add(ok, "no message was delivered outside its window")
+	add(inOrder, "every group received its parts in order, each once, as the state file says (%d messages; %d duplicates suppressed by the service)", msgs, dups)
+	add(inWindow, "no message was delivered outside its window")
 
 	// The bucket lets through at most burst + n messages in any span of n
 	// token intervals. Sends are recorded just after their token, so up to
@@ -84,63 +80,19 @@ func checkDemo(cfg config, runs []runReport, seens []seen, p progress) []check {
 	const n = 100
 	span := n * interval
 	bound := cfg.Burst + n + 1 + cfg.Parallel
-	ok, notes = true, nil
+	ok = true
+	var peaks []string
 	for _, rs := range p.Reminders {
 		peak, from := 0, 0
 		for _, s := range seens {
-			peak = max(peak, peakIn(s.Attempts[from:], rs.Reminder.Account, span))
-			from = len(s.Attempts)
+			peak, from = max(peak, peakIn(s.Attempts[from:], rs.Reminder.Account, span)), len(s.Attempts)
 		}
 		ok = ok && peak <= bound
-		notes = append(notes, fmt.Sprintf("%s %d (%.0f/s)", rs.Reminder.Account, peak, float64(peak)/span.Seconds()))
+		peaks = append(peaks, fmt.Sprintf("%s %d (%.0f/s)", rs.Reminder.Account, peak, float64(peak)/span.Seconds()))
 	}
 	add(ok, "rate: peak sends in any %v: %s; limit %.0f/s, so at most %d (%d + burst %d + %d in flight)",
-		span, strings.Join(notes, ", "), cfg.Rate/60, bound, n+1, cfg.Burst, cfg.Parallel)
-
-	ok, notes = true, nil
-	for _, rs := range p.Reminders {
-		a := rs.Reminder.Account
-		var counts []string
-		prevPrep, prevSent := 0, 0
-		for _, s := range seens {
-			prep, sent := s.Prepared[a]-prevPrep, s.MediaSent[a]-prevSent
-			prevPrep, prevSent = s.Prepared[a], s.MediaSent[a]
-			ok = ok && prep <= 1 && (sent == 0 || prep == 1)
-			counts = append(counts, fmt.Sprintf("%d for %d", prep, sent))
-		}
-		notes = append(notes, fmt.Sprintf("%s %s", a, strings.Join(counts, ", ")))
-	}
-	add(ok, "media prepared once per run (preparations for media messages, per run): %s", strings.Join(notes, "; "))
+		span, strings.Join(peaks, ", "), cfg.Rate/60, bound, n+1, cfg.Burst, cfg.Parallel)
 	return cs
-}
-
-func find(p progress, id string) *reminderState {
-	if i := slices.IndexFunc(p.Reminders, func(rs *reminderState) bool { return rs.Reminder.ID == id }); i >= 0 {
-		return p.Reminders[i]
-	}
-	return &reminderState{}
-}
-
-// serviceTally counts a reminder's groups from what the service received:
-// sent if every part arrived, otherwise failed or skipped as the state
-// file says (the service does not know which), pending if neither.
-func serviceTally(rs *reminderState, s seen) tally {
-	t := tally{Targets: len(rs.Groups)}
-	for _, g := range rs.Groups {
-		n := len(s.Delivered[rs.Reminder.Account+"/"+g.ID])
-		t.PartsSent += n
-		switch {
-		case n == len(rs.Reminder.Parts):
-			t.Sent++
-		case g.Status == groupFailed:
-			t.Failed++
-		case g.Status == groupSkipped:
-			t.Skipped++
-		default:
-			t.Pending++
-		}
-	}
-	return t
 }
 
 // peakIn returns the most attempts of account within any span of length d.

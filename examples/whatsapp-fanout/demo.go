@@ -7,43 +7,30 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
+
+	"github.com/benbjohnson/clock"
 )
 
-// demoConfig is the embedded demo: two accounts, one reminder each, run
-// three times on a clock that starts shortly before the windows close.
-type demoConfig struct {
-	config                     // the limits; State must not exist yet, and empty means one in a temporary directory
-	Groups    int              // per reminder
-	Refuse    int              // groups of the second reminder that refuse the account for good
-	Latency   [2]time.Duration // of the fake service
-	FailRate  float64          // of the fake service, per attempt
-	Evening   time.Time        // the clock at the first run
-	Morning   time.Time        // the clock at the second run
-	Interrupt time.Duration    // the second run is stopped after this long
-}
+// The demo's story (README.md): two accounts, one reminder each, a clock
+// 1.5 s before both windows close; the next morning, a run interrupted,
+// then a run that resumes.
+var (
+	demoEvening   = time.Date(2026, 11, 23, 16, 59, 58, 500e6, time.UTC)
+	demoMorning   = time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC)
+	demoInterrupt = 600 * time.Millisecond
+	demoLatency   = [2]time.Duration{200 * time.Microsecond, time.Millisecond} // of the fake service
+)
 
-// defaultDemo returns the demo's settings. The windows close at 17:00 UTC
-// on Monday 23 November 2026 (18:00 in Berlin, 17:00 in London), 1.5 s
-// after the first run starts; the second run starts when they open again.
-// The demo rate, 500 messages per second per account, stands for the real
-// 40 per minute, so 2×1000 groups of two parts take seconds, not hours.
-func defaultDemo() demoConfig {
-	return demoConfig{
-		config: config{Rate: 30000, Burst: 5, Parallel: 3, Attempts: 4, Backoff: 2 * time.Millisecond,
-			Jitter: [2]time.Duration{time.Millisecond, 3 * time.Millisecond}, SaveEvery: 100 * time.Millisecond, Seed: 1},
-		Groups: 1000, Refuse: 3,
-		Latency:   [2]time.Duration{200 * time.Microsecond, time.Millisecond},
-		FailRate:  0.02,
-		Evening:   time.Date(2026, 11, 23, 16, 59, 58, 500e6, time.UTC),
-		Morning:   time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC),
-		Interrupt: 600 * time.Millisecond,
-	}
-}
+// demoRefuse is how many groups of the second reminder refuse the account.
+const demoRefuse = 3
 
-// demoReport is what the demo saw and the checks it made.
+// demoReport is what the demo did, what the fake service saw after each
+// run, and the checks it made.
 type demoReport struct {
-	Runs   []runReport
+	Runs   [][]result
+	Seen   []seen
 	Checks []check
 }
 
@@ -52,12 +39,10 @@ func (d demoReport) OK() bool {
 	return len(d.Checks) > 0 && !slices.ContainsFunc(d.Checks, func(c check) bool { return !c.OK })
 }
 
-// demo plays the story: the evening run pauses when the windows close; the
-// next morning a run is interrupted (as by Ctrl-C); started again, the
-// program resumes from its state file and finishes. Then it checks what the
-// fake service received against the rules.
-func demo(ctx context.Context, dc demoConfig, out io.Writer) (demoReport, error) {
-	cfg := dc.config
+// demo plays the story with cfg's limits, groups per reminder and a fake
+// service failing failRate of the attempts, then checks what the service
+// received. cfg.State must not exist yet; empty is a temporary one.
+func demo(ctx context.Context, cfg config, groups int, failRate float64, out io.Writer) (demoReport, error) {
 	if cfg.State == "" {
 		tmp, err := os.MkdirTemp("", "whatsapp-fanout-")
 		if err != nil {
@@ -68,44 +53,43 @@ func demo(ctx context.Context, dc demoConfig, out io.Writer) (demoReport, error)
 	} else if _, err := os.Stat(cfg.State); err == nil {
 		return demoReport{}, fmt.Errorf("the demo starts afresh: state file %s exists", cfg.State)
 	}
-	cfg.Reminders = demoReminders(dc.Groups)
-	clk := clockAt(dc.Evening)
-	fake := newFakeWhatsApp(clk, dc.FailRate, dc.Latency, cfg.Reminders[1].Groups[:dc.Refuse], dc.Seed)
+	cfg.Reminders, cfg.SaveEvery = demoReminders(groups), 100*time.Millisecond
+	clk := clockAt(demoEvening)
+	fake := newFakeWhatsApp(clk, failRate, demoLatency, cfg.Reminders[1].Groups[:min(demoRefuse, groups)])
 	cfg.Clock, cfg.Sender = clk, fake
 	fmt.Fprintf(out, "whatsapp-fanout demo: %d accounts × %d groups × %d parts, %v msgs/min per account (burst %d), %d groups in parallel, fake failure rate %v\n",
-		len(cfg.Reminders), dc.Groups, len(cfg.Reminders[0].Parts), cfg.Rate, cfg.Burst, cfg.Parallel, dc.FailRate)
+		len(cfg.Reminders), groups, len(cfg.Reminders[0].Parts), cfg.Rate, cfg.Burst, cfg.Parallel, failRate)
 
 	var rep demoReport
-	var seens []seen
 	step := func(ctx context.Context, title string) error {
 		fmt.Fprintf(out, "\n== %s\n", title)
 		r, err := run(ctx, cfg, out)
-		rep.Runs, seens = append(rep.Runs, r), append(seens, fake.snapshot())
+		rep.Runs, rep.Seen = append(rep.Runs, r), append(rep.Seen, fake.snapshot())
 		cfg.Reminders = nil // from now on, everything comes from the state file
 		return err
 	}
 	if err := step(ctx, "evening: the windows close 1.5 s into the run"); err != nil {
 		return rep, err
 	}
-	clk.Jump(dc.Morning)
+	clk.Jump(demoMorning)
 	// Interrupt with a timer, not a deadline: a context deadline is wall
 	// time, while the run's clock reads the next morning.
 	ictx, cancel := context.WithCancel(ctx)
-	timer := time.AfterFunc(dc.Interrupt, cancel)
-	err := step(ictx, fmt.Sprintf("next morning: the run is interrupted after %v", dc.Interrupt))
+	timer := time.AfterFunc(demoInterrupt, cancel)
+	err := step(ictx, fmt.Sprintf("next morning: the run is interrupted after %v", demoInterrupt))
 	timer.Stop()
 	cancel()
-	if err != nil {
-		return rep, err
+	if err == nil {
+		err = step(ctx, "started again: resumes from the state file")
 	}
-	if err := step(ctx, "started again: resumes from the state file"); err != nil {
+	if err != nil {
 		return rep, err
 	}
 	p, err := loadProgress(cfg.State)
 	if err != nil {
 		return rep, err
 	}
-	rep.Checks = checkDemo(cfg, rep.Runs, seens, p)
+	rep.Checks = checkDemo(cfg, rep.Runs, rep.Seen, p)
 	fmt.Fprintln(out)
 	for _, c := range rep.Checks {
 		fmt.Fprintf(out, "%s %s\n", map[bool]string{true: "ok  ", false: "FAIL"}[c.OK], c.Text)
@@ -114,9 +98,8 @@ func demo(ctx context.Context, dc demoConfig, out io.Writer) (demoReport, error)
 	return rep, nil
 }
 
-// demoReminders returns the demo's two reminders: one per account, each to
-// n groups, with a text and a shared flyer. The windows are in different
-// zones but close at the same instant (17:00 UTC in winter).
+// demoReminders returns one reminder per account to n groups, with a text
+// and a flyer; the windows close at the same instant (17:00 UTC).
 func demoReminders(n int) []reminder {
 	groups := func(prefix string) []string {
 		g := make([]string, n)
@@ -133,4 +116,33 @@ func demoReminders(n int) []reminder {
 		{ID: "berlin-cleanup", Account: "acct-berlin", Zone: "Europe/Berlin", Window: "06:00-18:00", Parts: parts, Groups: groups("ber")},
 		{ID: "london-cleanup", Account: "acct-london", Zone: "Europe/London", Window: "05:00-17:00", Parts: parts, Groups: groups("lon")},
 	}
+}
+
+// shiftedClock is the real clock moved to another instant, so that the demo
+// begins seconds before a window closes and starts again the next morning
+// without waiting through the night; timers run for real durations (in a
+// testing/synctest bubble, the bubble's). Jump must not be called while
+// timers of the clock run.
+type shiftedClock struct {
+	clock.Clock
+	offset atomic.Int64 // nanoseconds
+}
+
+// clockAt returns a clock that reads at now and then runs at real speed.
+func clockAt(at time.Time) *shiftedClock {
+	c := &shiftedClock{Clock: clock.New()}
+	c.Jump(at)
+	return c
+}
+
+// Jump makes the clock read at now.
+func (c *shiftedClock) Jump(at time.Time) { c.offset.Store(int64(time.Until(at))) }
+
+func (c *shiftedClock) shift() time.Duration            { return time.Duration(c.offset.Load()) }
+func (c *shiftedClock) Now() time.Time                  { return time.Now().Add(c.shift()) }
+func (c *shiftedClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+func (c *shiftedClock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
+
+func (c *shiftedClock) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(parent, d.Add(-c.shift()))
 }

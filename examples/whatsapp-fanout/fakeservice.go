@@ -7,35 +7,36 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
 )
 
-// fakeWhatsApp is the demo's in-process messaging service. Each attempt
-// takes a random latency and fails at random with the configured rate; a
-// few groups refuse the account for good. It records every attempt, which
-// parts each group received in which order, and each media preparation,
-// so the demo can check the fan-out against what the service saw.
+// fakeWhatsApp is the demo's messaging service: each call takes a random
+// latency and fails at random at the failure rate, a few groups refuse the
+// account, and it records what it saw for the checks.
 type fakeWhatsApp struct {
 	clk      clock.Clock
 	failRate float64
 	refuse   map[string]bool // groups that answer "not a member"
 	latency  [2]time.Duration
 
-	mu        sync.Mutex
-	rnd       *rand.Rand
-	attempts  []attempt
-	delivered map[string][]delivery // by account+"/"+group
-	prepared  map[string]int        // media preparations by account
-	mediaSent map[string]int        // media messages delivered by account
-	handles   map[string]string     // handle -> account
-	keys      map[string]bool       // idempotency keys of the messages delivered
-	dups      map[string]int        // duplicates suppressed, by account
+	mu   sync.Mutex
+	seen seen
+	keys map[string]bool // idempotency keys of the messages delivered
 }
 
-// attempt is one Send call as the service saw it.
+// seen is what the service recorded.
+type seen struct {
+	Attempts  []attempt             // every Send call
+	Delivered map[string][]delivery // by account+"/"+group, in order
+	Prepared  map[string]int        // media preparations by account
+	MediaSent map[string]int        // media messages delivered by account
+	Dups      map[string]int        // duplicates suppressed by account
+}
+
 type attempt struct {
 	Account string
 	At      time.Time
@@ -47,13 +48,9 @@ type delivery struct {
 	At   time.Time
 }
 
-func newFakeWhatsApp(clk clock.Clock, failRate float64, latency [2]time.Duration, refuse []string, seed uint64) *fakeWhatsApp {
-	f := &fakeWhatsApp{
-		clk: clk, failRate: failRate, latency: latency, refuse: map[string]bool{},
-		rnd:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		delivered: map[string][]delivery{}, prepared: map[string]int{}, mediaSent: map[string]int{},
-		handles: map[string]string{}, keys: map[string]bool{}, dups: map[string]int{},
-	}
+func newFakeWhatsApp(clk clock.Clock, failRate float64, latency [2]time.Duration, refuse []string) *fakeWhatsApp {
+	f := &fakeWhatsApp{clk: clk, failRate: failRate, latency: latency, refuse: map[string]bool{}, keys: map[string]bool{},
+		seen: seen{Delivered: map[string][]delivery{}, Prepared: map[string]int{}, MediaSent: map[string]int{}, Dups: map[string]int{}}}
 	for _, g := range refuse {
 		f.refuse[g] = true
 	}
@@ -66,19 +63,17 @@ func (f *fakeWhatsApp) PrepareMedia(ctx context.Context, account, src string) (s
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.prepared[account]++
-	h := fmt.Sprintf("media-%s-%d", account, f.prepared[account])
-	f.handles[h] = account
-	return h, nil
+	f.seen.Prepared[account]++
+	return fmt.Sprintf("media/%s/%d", account, f.seen.Prepared[account]), nil
 }
 
 // Send delivers m once per idempotency key: a message whose key was
 // delivered before is answered as a success and suppressed.
 func (f *fakeWhatsApp) Send(ctx context.Context, m message) (bool, error) {
 	f.mu.Lock()
-	f.attempts = append(f.attempts, attempt{Account: m.Account, At: f.clk.Now()})
-	fail := f.rnd.Float64() < f.failRate
+	f.seen.Attempts = append(f.seen.Attempts, attempt{Account: m.Account, At: f.clk.Now()})
 	f.mu.Unlock()
+	fail := rand.Float64() < f.failRate
 	if err := f.work(ctx); err != nil {
 		return false, err
 	}
@@ -86,36 +81,31 @@ func (f *fakeWhatsApp) Send(ctx context.Context, m message) (bool, error) {
 	defer f.mu.Unlock()
 	switch {
 	case m.Key != "" && f.keys[m.Key]:
-		f.dups[m.Account]++
+		f.seen.Dups[m.Account]++
 		return true, nil
-	case m.Media != "" && f.handles[m.Media] != m.Account:
+	case m.Media != "" && !strings.HasPrefix(m.Media, "media/"+m.Account+"/"):
 		return false, &permanentError{"unknown media handle " + m.Media}
 	case f.refuse[m.Group]:
 		return false, &permanentError{"not a member of " + m.Group}
 	case fail:
 		return false, errors.New("503 service unavailable")
 	}
-	if m.Key != "" {
-		f.keys[m.Key] = true
-	}
+	f.keys[m.Key] = m.Key != ""
 	key := m.Account + "/" + m.Group
-	f.delivered[key] = append(f.delivered[key], delivery{Part: m.Part, At: f.clk.Now()})
+	f.seen.Delivered[key] = append(f.seen.Delivered[key], delivery{Part: m.Part, At: f.clk.Now()})
 	if m.Media != "" {
-		f.mediaSent[m.Account]++
+		f.seen.MediaSent[m.Account]++
 	}
 	return false, nil
 }
 
-// work takes the latency of one call. A call still running when ctx ends,
-// or at ctx's deadline, fails and delivers nothing, as a request that the
-// client abandoned.
+// work takes the latency of one call; one still running at ctx's end or
+// deadline fails and delivers nothing, as an abandoned request.
 func (f *fakeWhatsApp) work(ctx context.Context) error {
-	f.mu.Lock()
 	d := f.latency[0]
 	if spread := f.latency[1] - f.latency[0]; spread > 0 {
-		d += time.Duration(f.rnd.Int64N(int64(spread)))
+		d += rand.N(spread)
 	}
-	f.mu.Unlock()
 	if err := sleepCtx(ctx, f.clk, d); err != nil {
 		return err
 	}
@@ -125,21 +115,15 @@ func (f *fakeWhatsApp) work(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// seen is a copy of what the service recorded.
-type seen struct {
-	Attempts  []attempt
-	Delivered map[string][]delivery // by account+"/"+group
-	Prepared  map[string]int        // media preparations by account
-	MediaSent map[string]int        // media messages delivered by account
-	Dups      map[string]int        // duplicates suppressed by account
-}
-
+// snapshot returns a copy of what the service has seen so far.
 func (f *fakeWhatsApp) snapshot() seen {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	d := make(map[string][]delivery, len(f.delivered))
-	for k, v := range f.delivered {
-		d[k] = slices.Clone(v)
+	s := f.seen
+	s.Attempts, s.Delivered = slices.Clone(s.Attempts), maps.Clone(s.Delivered)
+	for k, v := range s.Delivered {
+		s.Delivered[k] = slices.Clone(v)
 	}
-	return seen{slices.Clone(f.attempts), d, maps.Clone(f.prepared), maps.Clone(f.mediaSent), maps.Clone(f.dups)}
+	s.Prepared, s.MediaSent, s.Dups = maps.Clone(s.Prepared), maps.Clone(s.MediaSent), maps.Clone(s.Dups)
+	return s
 }

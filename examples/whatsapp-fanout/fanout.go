@@ -8,79 +8,57 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/pacerkit/pacer/redis/redismutex"
 	"github.com/pacerkit/pacer/window"
 )
 
-// fanout sends reminders for one run of the program. Per account it holds
-// a lock for the whole fan-out of a reminder and draws every message from
-// the account's token bucket; inside a fan-out up to Parallel groups are
-// in flight, each sending its parts in order with a little jitter between
-// them. Different accounts share nothing and run in parallel.
+// fanout sends reminders for one run of the program: each reminder under
+// its account's lock (send), Parallel groups in flight (sendLocked), a
+// group's parts in order with jitter between them (group).
 type fanout struct {
-	cfg    config
-	store  *store
-	limits accountLimits
-	locks  accountLocks
-	media  *mediaCache
-
-	mu  sync.Mutex
-	rnd *rand.Rand
+	cfg   config
+	store *store
+	media *mediaCache
 }
 
 // result is what one run did with one reminder.
 type result struct {
 	ID, Account string
 	Window      string // with its zone
-	// Status is the reminder's status after the run: a final status,
-	// "paused", or "interrupted" when the run was stopped from outside
-	// before the window closed (the reminder stays resumable).
-	Status   string
-	Already  bool // the reminder was final before this run: nothing to do
-	Tally    tally
-	Closed   bool      // the window closed during the run, or was closed at its start
-	NextOpen time.Time // when paused: when the window opens next
-	Start    time.Time
-	End      time.Time
-	Err      error // why an interrupted run stopped, when not ctx
-	// Counters of this run, updated atomically by the group goroutines.
-	SentNow  int64 // parts sent
-	Attempts int64 // send attempts
-	Retries  int64
-	// Duplicates counts the parts the service said it had delivered
-	// before, and so suppressed: parts it had accepted that the progress
-	// had not recorded when the program was stopped.
-	Duplicates int64
-	Media      int // media preparations of the account in this run
+	Status      string // after the run: final, paused, or interrupted (stopped from outside; resumable)
+	Already     bool   // the reminder was final before this run: nothing to do
+	Tally       tally
+	Closed      bool      // the window closed during the run, or was closed at its start
+	NextOpen    time.Time // when paused: when the window opens next
+	Start, End  time.Time
+	Err         error // why an interrupted run stopped, when not ctx
+	// This run's counters, updated atomically. Duplicates are parts the
+	// service had delivered before (not yet recorded when a run stopped).
+	SentNow, Attempts, Retries, Duplicates int64
+	Media                                  int // media preparations of the account in this run
 }
 
 const statusInterrupted = "interrupted"
-
-func (f *fanout) newResult(r reminder, status string) result {
-	return result{ID: r.ID, Account: r.Account, Window: r.Window + " " + r.Zone, Status: status, Start: f.cfg.Clock.Now()}
-}
-
-// flushTimeout bounds the write of a reminder's progress when its fan-out
-// stops, even when it stops because the run was interrupted.
-const flushTimeout = 10 * time.Second
 
 // errStopped means the window closes (or the run was stopped) before the
 // message could go out: the part stays pending.
 var errStopped = errors.New("stopped before the window closes")
 
-// send runs reminder i under its account's lock. Holding it, it first reads
-// the reminder's progress where the previous holder (another instance, with
-// -redis) left it, and before letting go it writes the progress.
+// send runs reminder i under its account's lock: it reads the reminder's
+// progress as the previous holder (with -redis, of any instance) left it,
+// and writes it before letting go, even when the run was interrupted.
 func (f *fanout) send(ctx context.Context, i int) result {
-	r := f.reminder(i)
-	res := f.newResult(r, statusInterrupted)
-	err := f.locks.Do(ctx, r.Account, func(ctx context.Context) error {
+	var r reminder
+	f.store.view(i, func(rs *reminderState) { r = rs.Reminder })
+	res := result{ID: r.ID, Account: r.Account, Window: r.Window + " " + r.Zone, Status: statusInterrupted, Start: f.cfg.Clock.Now()}
+	err := f.cfg.Locks.Do(ctx, r.Account, func(ctx context.Context) error {
 		fence, _ := redismutex.FenceFrom(ctx) // 0 with a lock of this process
 		if err := f.store.claim(ctx, i, fence); err != nil {
 			return err
 		}
-		res = f.sendLocked(ctx, i, r)
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+		f.sendLocked(ctx, i, r, &res)
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		return f.store.flush(wctx, i)
 	})
@@ -133,22 +111,14 @@ func (f *fanout) group(ctx context.Context, i, j int, r reminder, res *result) {
 	}
 }
 
-// reminder returns reminder i of the progress.
-func (f *fanout) reminder(i int) (r reminder) {
-	f.store.view(i, func(rs *reminderState) { r = rs.Reminder })
-	return r
-}
-
-// status returns reminder i's status.
-func (f *fanout) status(i int) (s string) {
-	f.store.view(i, func(rs *reminderState) { s = rs.Status })
-	return s
+func (f *fanout) tally(i int) (t tally) {
+	f.store.view(i, func(rs *reminderState) { t = rs.tally() })
+	return t
 }
 
 // begin marks reminder i running and returns its pending groups.
 func (f *fanout) begin(i int) (pending []int) {
 	f.store.update(i, func(rs *reminderState) {
-		rs.Runs++
 		rs.Status = statusRunning
 		for j, g := range rs.Groups {
 			if g.Status == groupPending {
@@ -159,10 +129,9 @@ func (f *fanout) begin(i int) (pending []int) {
 	return pending
 }
 
-// stop sets reminder i's status by the rules (resolveStatus), now that its
-// run has stopped, closed saying whether its window closed, and completes
-// res. A run that was interrupted leaves the status running.
-func (f *fanout) stop(i int, res result, sched window.Schedule, closed bool) result {
+// stop sets reminder i's status by the rules (resolveStatus) now that its
+// run has stopped, and completes res; an interrupted run stays running.
+func (f *fanout) stop(i int, res *result, sched window.Schedule, closed bool) {
 	res.Closed, res.Status = closed, statusInterrupted
 	f.store.update(i, func(rs *reminderState) {
 		if s := resolveStatus(rs.tally(), closed); s != "" {
@@ -176,7 +145,6 @@ func (f *fanout) stop(i int, res result, sched window.Schedule, closed bool) res
 		}
 		res.NextOpen = sched.NextOpen(now)
 	}
-	return res
 }
 
 // stopped reports whether ctx has ended or reached its deadline.
@@ -186,16 +154,72 @@ func (f *fanout) stopped(ctx context.Context) bool {
 }
 
 func (f *fanout) jitter() time.Duration {
-	lo, hi := f.cfg.Jitter[0], f.cfg.Jitter[1]
-	if hi <= lo {
-		return lo
+	if lo, hi := f.cfg.Jitter[0], f.cfg.Jitter[1]; hi > lo {
+		return lo + rand.N(hi-lo)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return lo + time.Duration(f.rnd.Int64N(int64(hi-lo)))
+	return f.cfg.Jitter[0]
 }
 
-func (f *fanout) tally(i int) (t tally) {
-	f.store.view(i, func(rs *reminderState) { t = rs.tally() })
-	return t
+// sleepCtx waits for d on clk, or until ctx ends.
+func sleepCtx(ctx context.Context, clk clock.Clock, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := clk.Timer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// mediaCache prepares each media item of an account once per run: the
+// first group to need it prepares it, the others wait for that result,
+// success or error. One cut short by ctx is forgotten.
+type mediaCache struct {
+	sender   sender
+	mu       sync.Mutex
+	items    map[[2]string]*mediaItem // by account and source
+	prepared map[string]int           // preparations started, by account
+}
+
+type mediaItem struct {
+	done   chan struct{} // closed once handle and err are set
+	handle string
+	err    error
+}
+
+func (c *mediaCache) get(ctx context.Context, account, src string) (string, error) {
+	key := [2]string{account, src}
+	c.mu.Lock()
+	it, ok := c.items[key]
+	if !ok {
+		it = &mediaItem{done: make(chan struct{})}
+		c.items[key], c.prepared[account] = it, c.prepared[account]+1
+	}
+	c.mu.Unlock()
+	if !ok {
+		it.handle, it.err = c.sender.PrepareMedia(ctx, account, src)
+		if ctx.Err() != nil {
+			c.mu.Lock()
+			delete(c.items, key)
+			c.mu.Unlock()
+		}
+		close(it.done)
+	}
+	select {
+	case <-it.done:
+		return it.handle, it.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// count returns how many media preparations the run started for account.
+func (c *mediaCache) count(account string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.prepared[account]
 }

@@ -114,7 +114,7 @@ func TestTwoInstances(t *testing.T) {
 	for _, r := range all {
 		s, err := client.HGet(t.Context(), "{"+prefix+":whatsapp-fanout}:reminder:"+r.ID, "state").Result()
 		require.NoError(t, err)
-		rs, err := decodeProgress(r.ID, s)
+		rs, err := decodeProgress(r.ID, s, nil)
 		require.NoError(t, err)
 		require.Equal(t, statusSuccess, rs.Status, r.ID)
 	}

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/signal"
 	"sync"
@@ -34,52 +33,54 @@ func main() {
 	os.Exit(code)
 }
 
-// run is one run of the program: it sends every reminder of the progress
-// that is not final yet (new, running or paused), each under its account's
-// lock (send), the accounts in parallel, and returns once every fan-out has
-// stopped: done, paused at its window's close, or interrupted by ctx.
-func run(ctx context.Context, cfg config, out io.Writer) (runReport, error) {
+// run is one run of the program: it sends every reminder that is not final
+// yet, the accounts in parallel, until each is done, paused at its
+// window's close, or interrupted by ctx.
+func run(ctx context.Context, cfg config, out io.Writer) ([]result, error) {
 	if err := cfg.validate(); err != nil {
-		return runReport{}, err
+		return nil, err
 	}
-	f := &fanout{cfg: cfg, locks: cfg.Locks, limits: cfg.Limits, media: newMediaCache(cfg.Sender), rnd: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed+1))}
 	be := cfg.Progress
 	if be == nil { // this process's own locks and buckets (fresh each run), and the state file
 		limits, err := ratelimit.NewKeyed[string](ratelimit.KeyedConfig{Rate: cfg.Rate / 60, Burst: cfg.Burst, Clock: cfg.Clock})
 		if err != nil {
-			return runReport{}, err
+			return nil, err
 		}
-		f.locks, f.limits = &mutex.Keyed[string]{}, localLimits{limits} // waiters take turns in arrival order
+		cfg.Locks = &mutex.Keyed[string]{} // waiters take turns in arrival order
+		cfg.Limits = func(account string) limiter { return limits.For(account) }
 		if be, err = openStateFile(ctx, cfg.State); err != nil {
-			return runReport{}, err
+			return nil, err
 		}
 	}
-	var err error
-	if f.store, err = openStore(ctx, be, cfg.Reminders, cfg.Clock, cfg.SaveEvery); err != nil {
-		return runReport{}, err
+	st, err := openStore(ctx, be, cfg.Reminders, cfg.Clock, cfg.SaveEvery)
+	if err != nil {
+		return nil, err
 	}
-	rep := runReport{Start: cfg.Clock.Now(), Results: make([]result, f.store.len())}
+	f := &fanout{cfg: cfg, store: st, media: &mediaCache{sender: cfg.Sender, items: map[[2]string]*mediaItem{}, prepared: map[string]int{}}}
+	fmt.Fprintf(out, "run at %s\n", cfg.Clock.Now().UTC().Format("Mon 02 Jan 15:04:05 MST"))
+	results := make([]result, len(st.p.Reminders))
 	var wg sync.WaitGroup
-	for i := range rep.Results {
-		wg.Go(func() { rep.Results[i] = f.send(ctx, i) })
+	for i := range results {
+		wg.Go(func() { results[i] = f.send(ctx, i) })
 	}
 	wg.Wait()
-	rep.print(out)
-	return rep, f.store.Close()
+	printResults(out, results)
+	return results, st.Close()
 }
 
 // sendLocked sends the pending groups of reminder i, Parallel at a time,
 // until they are done or the window closes. The account's lock is held.
-func (f *fanout) sendLocked(ctx context.Context, i int, r reminder) (res result) {
-	res = f.newResult(r, "")
+func (f *fanout) sendLocked(ctx context.Context, i int, r reminder, res *result) {
+	res.Start = f.cfg.Clock.Now()
 	defer func() { res.End, res.Tally, res.Media = f.cfg.Clock.Now(), f.tally(i), f.media.count(r.Account) }()
-	if s := f.status(i); final(s) {
-		res.Status, res.Already = s, true
-		return res
+	if f.store.view(i, func(rs *reminderState) { res.Status = rs.Status }); final(res.Status) {
+		res.Already = true
+		return
 	}
 	sched, _ := r.schedule(f.cfg.Clock) // validated when loaded
 	if !sched.Contains(res.Start) {     // fired outside its window: nothing is sent now
-		return f.stop(i, res, sched, true)
+		f.stop(i, res, sched, true)
+		return
 	}
 	wctx, cancel := sched.Context(ctx) // cancelled at the window's close, with cause window.ErrOutside
 	defer cancel()
@@ -89,21 +90,21 @@ func (f *fanout) sendLocked(ctx context.Context, i int, r reminder) (res result)
 		if wctx.Err() != nil {
 			break
 		}
-		eg.Go(func() error { f.group(wctx, i, j, r, &res); return nil })
+		eg.Go(func() error { f.group(wctx, i, j, r, res); return nil })
 	}
 	eg.Wait()
 	// Groups leave parts pending only when ctx ended, or when the window
 	// closed or will close before their next message may go out.
-	return f.stop(i, res, sched, ctx.Err() == nil && (errors.Is(context.Cause(wctx), window.ErrOutside) || f.tally(i).Pending > 0))
+	f.stop(i, res, sched, ctx.Err() == nil && (errors.Is(context.Cause(wctx), window.ErrOutside) || f.tally(i).Pending > 0))
 }
 
 // deliver sends one message: it takes a token from the account's bucket
 // for every attempt and retries transient errors with doubling backoff. A
 // 429 pauses the whole account's bucket for its Retry-After.
 func (f *fanout) deliver(ctx context.Context, m message, res *result) error {
-	backoff := f.cfg.Backoff
+	bucket, backoff := f.cfg.Limits(m.Account), f.cfg.Backoff
 	for attempt := 1; ; attempt++ {
-		if err := f.limits.Wait(ctx, m.Account); err != nil {
+		if err := bucket.Wait(ctx); err != nil {
 			return errStopped // ctx ended, or the token comes after the window's close
 		}
 		atomic.AddInt64(&res.Attempts, 1)
@@ -122,10 +123,10 @@ func (f *fanout) deliver(ctx context.Context, m message, res *result) error {
 		atomic.AddInt64(&res.Retries, 1)
 		wait := backoff
 		if ra := (*retryAfterError)(nil); errors.As(err, &ra) {
+			// Every send of the account waits: in this process, and with
+			// -redis in every instance that Redis reaches.
+			bucket.PauseFor(ra.wait)
 			wait = 0
-			if f.limits.PauseKey(ctx, m.Account, ra.wait) != nil {
-				wait = ra.wait // at least this account's own sends wait
-			}
 		}
 		if sleepCtx(ctx, f.cfg.Clock, wait) != nil {
 			return errStopped

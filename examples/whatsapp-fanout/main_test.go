@@ -33,24 +33,37 @@ func TestMain(m *testing.M) {
 // with refusing groups).
 func TestDemo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dc := defaultDemo()
-		dc.State = filepath.Join(t.TempDir(), "state.json")
-		dc.Groups, dc.Rate = 200, 6000 // the window closes after 150 of 400 messages
-		dc.Attempts = 6                // no group fails for good at this failure rate
+		// The demo's settings (demoFlags), on 200 groups at a fifth of the
+		// rate: the window closes after 150 of 400 messages. With 6
+		// attempts no group fails for good at this failure rate.
+		cfg := config{State: filepath.Join(t.TempDir(), "state.json"), Rate: 6000, Burst: 5, Parallel: 3, Attempts: 6,
+			Backoff: 2 * time.Millisecond, Jitter: [2]time.Duration{time.Millisecond, 3 * time.Millisecond}}
+		const groups = 200
 		var out strings.Builder
-		rep, err := demo(t.Context(), dc, &out)
+		rep, err := demo(t.Context(), cfg, groups, 0.02, &out)
 		require.NoError(t, err)
 		t.Log("\n" + out.String())
 		require.True(t, rep.OK(), out.String())
 		require.Len(t, rep.Runs, 3)
 		for i, want := range [][2]string{{statusPaused, statusPaused}, {statusInterrupted, statusInterrupted}, {statusSuccess, statusPartial}} {
-			for j, x := range rep.Runs[i].Results {
+			for j, x := range rep.Runs[i] {
 				require.Equal(t, want[j], x.Status, "run %d, %s", i, x.ID)
 			}
 		}
-		london := rep.Runs[2].Results[1].Tally
-		require.Equal(t, dc.Refuse, london.Skipped)
-		require.Equal(t, dc.Groups-dc.Refuse, london.Sent)
+		// Each run prepared each account's media once, if it sent any, as
+		// the service saw it.
+		for _, a := range []string{"acct-berlin", "acct-london"} {
+			prevPrep, prevSent := 0, 0
+			for i, s := range rep.Seen {
+				prep, sent := s.Prepared[a]-prevPrep, s.MediaSent[a]-prevSent
+				prevPrep, prevSent = s.Prepared[a], s.MediaSent[a]
+				require.LessOrEqual(t, prep, 1, "%s, run %d", a, i)
+				require.True(t, sent == 0 || prep == 1, "%s, run %d: %d media messages, %d preparations", a, i, sent, prep)
+			}
+		}
+		london := rep.Runs[2][1].Tally
+		require.Equal(t, demoRefuse, london.Skipped)
+		require.Equal(t, groups-demoRefuse, london.Sent)
 		require.Contains(t, out.String(), "all checks held")
 	})
 }
@@ -69,12 +82,12 @@ func newSetup(t *testing.T, hhmmss string, groups int, accounts ...string) *setu
 	at, err := time.ParseInLocation("2006-01-02 15:04:05", "2026-11-23 "+hhmmss, berlin)
 	require.NoError(t, err)
 	clk := clockAt(at)
-	s := &setup{clk: clk, fake: newFakeWhatsApp(clk, 0, [2]time.Duration{50 * time.Millisecond, 150 * time.Millisecond}, nil, 1)}
+	s := &setup{clk: clk, fake: newFakeWhatsApp(clk, 0, [2]time.Duration{50 * time.Millisecond, 150 * time.Millisecond}, nil)}
 	s.cfg = config{
 		State: filepath.Join(t.TempDir(), "state.json"),
 		Rate:  600, Burst: 1, Parallel: 3, Attempts: 3, Backoff: time.Second,
 		Jitter: [2]time.Duration{100 * time.Millisecond, 300 * time.Millisecond},
-		Clock:  clk, Sender: s.fake, Seed: 1, SaveEvery: time.Second,
+		Clock:  clk, Sender: s.fake, SaveEvery: time.Second,
 	}
 	for _, a := range accounts {
 		s.cfg.Reminders = append(s.cfg.Reminders, testReminder(a, a, groups))
@@ -91,7 +104,7 @@ func testReminder(id, account string, groups int) reminder {
 	return r
 }
 
-func (s *setup) run(t *testing.T) runReport {
+func (s *setup) run(t *testing.T) []result {
 	t.Helper()
 	rep, err := run(t.Context(), s.cfg, io.Discard)
 	require.NoError(t, err)
@@ -126,7 +139,7 @@ func TestStatusRules(t *testing.T) {
 				for _, g := range s.cfg.Reminders[0].Groups[:c.refuse] {
 					s.fake.refuse[g] = true
 				}
-				x := s.run(t).Results[0]
+				x := s.run(t)[0]
 				require.Equal(t, c.want, x.Status)
 				require.Equal(t, c.closed, x.Closed)
 				if c.sent >= 0 {
@@ -141,7 +154,7 @@ func TestStatusRules(t *testing.T) {
 				require.Equal(t, c.want, p.Reminders[0].Status, "the state file has the status")
 
 				attempts := len(s.fake.snapshot().Attempts)
-				y := s.run(t).Results[0]
+				y := s.run(t)[0]
 				require.Equal(t, c.nextRun, y.Status)
 				if final(c.want) {
 					require.True(t, y.Already)
@@ -182,7 +195,7 @@ func TestResolveStatus(t *testing.T) {
 func TestPauseThenResume(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSetup(t, "17:59:50", 60, "acct")
-		first := s.run(t).Results[0]
+		first := s.run(t)[0]
 		require.Equal(t, statusPaused, first.Status)
 		require.True(t, first.Closed)
 		require.Equal(t, 1, first.Media)
@@ -196,7 +209,7 @@ func TestPauseThenResume(t *testing.T) {
 		berlin, _ := time.LoadLocation("Europe/Berlin")
 		require.Equal(t, time.Date(2026, 11, 24, 6, 0, 0, 0, berlin), next)
 		s.clk.Jump(next)
-		second := s.run(t).Results[0]
+		second := s.run(t)[0]
 		require.Equal(t, statusSuccess, second.Status)
 		require.Equal(t, int64(2*60-first.Tally.PartsSent), second.SentNow, "only what was pending")
 		at2 := s.fake.snapshot()
@@ -245,7 +258,7 @@ func TestRestartFromStateFile(t *testing.T) {
 		require.Equal(t, statusRunning, saved.Reminders[0].Status)
 
 		s.cfg.Reminders = nil
-		x := s.run(t).Results[0]
+		x := s.run(t)[0]
 		require.Equal(t, statusSuccess, x.Status)
 		after := s.fake.snapshot()
 		resent := 0
@@ -276,11 +289,11 @@ func TestOneFanOutPerAccount(t *testing.T) {
 			s.cfg.Reminders[1].Groups[i] = fmt.Sprintf("a2-g%03d", i)
 		}
 		rep := s.run(t)
-		for _, x := range rep.Results {
+		for _, x := range rep {
 			require.Equal(t, statusSuccess, x.Status, x.ID)
 		}
 		byID := map[string]result{}
-		for _, x := range rep.Results {
+		for _, x := range rep {
 			byID[x.ID] = x
 		}
 		a, a2, b := byID["a"], byID["a2"], byID["b"]

@@ -1,5 +1,66 @@
 package main
 
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/benbjohnson/clock"
+	"github.com/pacerkit/pacer/window"
+)
+
+// reminder is one message to send from one account to many groups.
+type reminder struct {
+	ID      string   `json:"id"`
+	Account string   `json:"account"`
+	Zone    string   `json:"zone"`   // IANA time zone of the delivery window
+	Window  string   `json:"window"` // "HH:MM-HH:MM", optionally with days: "Mon-Fri 09:00-17:00"
+	Parts   []part   `json:"parts"`  // sent in this order to every group
+	Groups  []string `json:"groups,omitempty"`
+}
+
+// part is one message of a reminder: a text, or a media item with a caption.
+type part struct {
+	Text  string `json:"text,omitempty"`
+	Media string `json:"media,omitempty"` // a media item's source; prepared once per run
+}
+
+// schedule returns the reminder's delivery window, read by clk.
+func (r reminder) schedule(clk clock.Clock) (window.Schedule, error) {
+	s, err := window.Parse(r.Window + " " + r.Zone)
+	if err != nil {
+		return window.Schedule{}, fmt.Errorf("reminder %s: %w", r.ID, err)
+	}
+	return s.WithClock(clk), nil
+}
+
+// loadReminders reads a JSON array of reminders from path.
+func loadReminders(path string) ([]reminder, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rs []reminder
+	if err := json.Unmarshal(b, &rs); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, r := range rs {
+		switch {
+		case r.ID == "":
+			return nil, fmt.Errorf("reminder without id")
+		case r.Account == "":
+			return nil, fmt.Errorf("reminder %s: no account", r.ID)
+		case len(r.Parts) == 0:
+			return nil, fmt.Errorf("reminder %s: no parts", r.ID)
+		}
+		if _, err := r.schedule(nil); err != nil {
+			return nil, err
+		}
+	}
+	return rs, nil
+}
+
 // progress is every reminder started so far with the status of each of its
 // groups: the content of the state file.
 type progress struct {
@@ -12,8 +73,12 @@ type reminderState struct {
 	// Status is "running" while a run may still send, then one of the
 	// final statuses or "paused".
 	Status string       `json:"status"`
-	Runs   int          `json:"runs"`
 	Groups []groupState `json:"groups"`
+
+	// Not stored: whether this process changed it since its store last
+	// wrote it, and the fence of the account lock it is written under.
+	changed bool
+	fence   uint64
 }
 
 const statusRunning = "running"
@@ -27,15 +92,22 @@ type groupState struct {
 }
 
 func (rs *reminderState) tally() tally {
+	return rs.tallyBy(func(g groupState) int { return g.Parts })
+}
+
+// tallyBy counts rs's groups with parts(g) the parts group g received: sent
+// if all of them, otherwise failed, skipped or pending by its status.
+func (rs *reminderState) tallyBy(parts func(groupState) int) tally {
 	t := tally{Targets: len(rs.Groups)}
 	for _, g := range rs.Groups {
-		t.PartsSent += g.Parts
-		switch g.Status {
-		case groupSent:
+		n := parts(g)
+		t.PartsSent += n
+		switch {
+		case n == len(rs.Reminder.Parts):
 			t.Sent++
-		case groupFailed:
+		case g.Status == groupFailed:
 			t.Failed++
-		case groupSkipped:
+		case g.Status == groupSkipped:
 			t.Skipped++
 		default:
 			t.Pending++
@@ -57,19 +129,12 @@ func newReminderState(r reminder) *reminderState {
 
 // add appends the reminders not in the progress yet, all groups pending,
 // and returns how many it added.
-func (p *progress) add(rs []reminder) int {
-	known := map[string]bool{}
-	for _, r := range p.Reminders {
-		known[r.Reminder.ID] = true
-	}
-	n := 0
+func (p *progress) add(rs []reminder) (n int) {
 	for _, r := range rs {
-		if known[r.ID] {
-			continue
+		if !slices.ContainsFunc(p.Reminders, func(s *reminderState) bool { return s.Reminder.ID == r.ID }) {
+			p.Reminders = append(p.Reminders, newReminderState(r))
+			n++
 		}
-		known[r.ID] = true
-		p.Reminders = append(p.Reminders, newReminderState(r))
-		n++
 	}
 	return n
 }
@@ -92,8 +157,7 @@ const (
 
 // tally counts a reminder's targets by status, and its parts sent.
 type tally struct {
-	Targets, Sent, Failed, Skipped, Pending int
-	PartsSent                               int
+	Targets, Sent, Failed, Skipped, Pending, PartsSent int
 }
 
 // resolveStatus applies the rules of README.md to the tally of a run that

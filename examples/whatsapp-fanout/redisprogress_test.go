@@ -28,7 +28,7 @@ func TestRedisProgressFence(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, groupPending, rs.Groups[0].Status)
 	rs.Groups[0].Parts = 1
-	refused, err := be.write(ctx, []record{{I: 0, ID: "r", Data: mustJSON(t, rs), Fence: 5}})
+	refused, err := be.write(ctx, []record{{I: 0, ID: "r", Data: mustJSON(t, rs), Fence: 5, Changed: true}})
 	require.NoError(t, err)
 	require.Empty(t, refused)
 
@@ -39,7 +39,7 @@ func TestRedisProgressFence(t *testing.T) {
 
 	// The first holder's later write is refused, and so is its claim.
 	rs.Groups[0].Parts = 2
-	refused, err = be.write(ctx, []record{{I: 0, ID: "r", Data: mustJSON(t, rs), Fence: 5}})
+	refused, err = be.write(ctx, []record{{I: 0, ID: "r", Data: mustJSON(t, rs), Fence: 5, Changed: true}})
 	require.NoError(t, err)
 	require.Equal(t, []int{0}, refused)
 	_, err = be.claim(ctx, "r", 5)

@@ -25,7 +25,7 @@ func TestStaleTempFilesRemoved(t *testing.T) {
 		for _, name := range append(ours, others...) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("{"), 0o600))
 		}
-		require.Equal(t, statusSuccess, s.run(t).Results[0].Status)
+		require.Equal(t, statusSuccess, s.run(t)[0].Status)
 		for _, name := range ours {
 			require.NoFileExists(t, filepath.Join(dir, name))
 		}
@@ -46,6 +46,6 @@ func TestStateFileInUse(t *testing.T) {
 		require.ErrorContains(t, err, "is in use by another process")
 		require.Empty(t, s.fake.snapshot().Attempts)
 		require.NoError(t, held.close())
-		require.Equal(t, statusSuccess, s.run(t).Results[0].Status)
+		require.Equal(t, statusSuccess, s.run(t)[0].Status)
 	})
 }
