@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pacerkit/pacer/debounce"
+	"github.com/pacerkit/pacer/internal/adaptive"
 )
 
 // intake debounces the values given to Add and hands each burst to ready.
@@ -14,12 +15,12 @@ import (
 // bursts stay one at a time and in order.
 type intake[K comparable, V any] struct {
 	d      *debounce.Keyed[K, V]
-	adapt  *adaptiveWait
+	adapt  *adaptive.Wait
 	now    func() time.Time
 	queued func() int // backlog, for the adaptive quiet period
 }
 
-func newIntake[K comparable, V any](cfg debounce.Config, adapt *adaptiveWait, now func() time.Time, queued func() int, ready func(K, debounce.Burst[V])) (*intake[K, V], error) {
+func newIntake[K comparable, V any](cfg debounce.Config, adapt *adaptive.Wait, now func() time.Time, queued func() int, ready func(K, debounce.Burst[V])) (*intake[K, V], error) {
 	d, err := debounce.New(cfg, ready)
 	if err != nil {
 		return nil, err

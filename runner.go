@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pacerkit/pacer/debounce"
+	"github.com/pacerkit/pacer/internal/adaptive"
 	"github.com/pacerkit/pacer/internal/store"
 	"github.com/pacerkit/pacer/internal/timing"
 	"github.com/pacerkit/pacer/ratelimit"
@@ -123,7 +124,7 @@ type Runner[K comparable, V any] struct {
 	intake *intake[K, V] // nil without Debounce
 	pauser ratelimit.Pauser
 	window *window.Schedule
-	adapt  *adaptiveWait
+	adapt  *adaptive.Wait
 	c      counters
 
 	closed   atomic.Bool  // a Shutdown began: Add refuses values; set under mu
@@ -161,7 +162,7 @@ func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V],
 		r.window = &w
 	}
 	if cfg.Adaptive.Max > 0 {
-		r.adapt = newAdaptiveWait(cfg.Debounce, cfg.Adaptive)
+		r.adapt = cfg.Adaptive.wait(cfg.Debounce)
 	}
 	if cfg.Store != nil {
 		// The engine debounces: the values of a key come from every

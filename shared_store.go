@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pacerkit/pacer/internal/adaptive"
 	istore "github.com/pacerkit/pacer/internal/store"
 	"github.com/pacerkit/pacer/internal/timing"
 	"github.com/pacerkit/pacer/store"
@@ -32,7 +33,7 @@ type sharedStore[K comparable, V any] struct {
 	retry    Backoff // paces the claims while the engine fails
 
 	debounce, maxWait time.Duration
-	adapt             *adaptiveWait // nil without Adaptive
+	adapt             *adaptive.Wait // nil without Adaptive
 
 	// The claim loop: see shared_claim.go.
 	idle    atomic.Int32            // workers in Get
@@ -61,7 +62,7 @@ type sharedStore[K comparable, V any] struct {
 
 var _ istore.Store[string, int] = (*sharedStore[string, int])(nil)
 
-func newSharedStore[K comparable, V any](cfg Config[K, V], adapt *adaptiveWait) *sharedStore[K, V] {
+func newSharedStore[K comparable, V any](cfg Config[K, V], adapt *adaptive.Wait) *sharedStore[K, V] {
 	stop, halt := context.WithCancel(context.Background())
 	fc, _ := cfg.Store.(store.FinishClaimer)
 	return &sharedStore[K, V]{
