@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	istore "github.com/pacerkit/pacer/internal/store"
+	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/internal/timing"
 )
 
@@ -98,7 +98,7 @@ func (ec *engineCall[T]) stop() bool {
 // deadline: after it, it abandons the call and returns errNoAnswer. It
 // returns ErrLeaseLost, without making the call, if the keeper is gone,
 // having lost the lease.
-func callBy[T any](c *engineCalls, k istore.Keeper, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (T, error) {
+func callBy[T any](c *engineCalls, k engine.Keeper, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (T, error) {
 	var zero T
 	ec, job := newCall(c, ctx, deadline, call, late)
 	if k == nil {

@@ -8,13 +8,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	istore "github.com/pacerkit/pacer/internal/store"
+	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/store"
 )
 
 // A leaseKeeper keeps one lease while the Runner works on it, on a
 // goroutine of engineCalls: it renews the lease every TTL/3, and stops the
-// work at the lease's deadline (istore.Deadline), which only a renewal
+// work at the lease's deadline (engine.Deadline), which only a renewal
 // that succeeded moves; then it makes the call that ends the lease. The
 // renewals run on goroutines of their own, so that one that does not
 // answer cannot hold the keeper past the deadline.
@@ -25,9 +25,9 @@ type leaseKeeper struct {
 	ending atomic.Bool // the work is over: no more renewals, the end comes
 }
 
-var _ istore.Keeper = (*leaseKeeper)(nil)
+var _ engine.Keeper = (*leaseKeeper)(nil)
 
-// End implements istore.Keeper.
+// End implements engine.Keeper.
 func (k *leaseKeeper) End(call func()) bool {
 	select {
 	case k.ends <- call:
@@ -37,7 +37,7 @@ func (k *leaseKeeper) End(call func()) bool {
 	}
 }
 
-// Keep implements istore.Store with a leaseKeeper. The returned ctx
+// Keep implements engine.Engine with a leaseKeeper. The returned ctx
 // carries the lease's fence (see Fence) and is cancelled with ErrLeaseLost
 // when the engine refuses a renewal, or at the lease's deadline, whatever
 // the renewal in flight does: the handler is stopped before another
@@ -45,7 +45,7 @@ func (k *leaseKeeper) End(call func()) bool {
 // and reports the loss, also of a lease whose deadline passed while nobody
 // looked; the keeper then waits for the call that ends the lease, and
 // makes it, until the lease's deadline at most.
-func (s *sharedStore[K, V]) Keep(ctx context.Context, l istore.Lease[K, V]) (context.Context, func() error) {
+func (s *sharedStore[K, V]) Keep(ctx context.Context, l engine.Lease[K, V]) (context.Context, func() error) {
 	kctx, cancel := context.WithCancelCause(withFence(ctx, l.Remote.Lease.Fence))
 	k := &leaseKeeper{ends: make(chan func()), gone: make(chan struct{})}
 	l.Remote.Keeper = k
@@ -76,7 +76,7 @@ func (s *sharedStore[K, V]) Keep(ctx context.Context, l istore.Lease[K, V]) (con
 // lease that waited for a worker, claimed by an Ack in the background,
 // say, is renewed sooner), the next TTL/3 after one succeeded, and TTL/10
 // after one failed; none once ending is set.
-func (s *sharedStore[K, V]) keep(ctx context.Context, r *istore.Remote, ends <-chan func(), ending *atomic.Bool) error {
+func (s *sharedStore[K, V]) keep(ctx context.Context, r *engine.Remote, ends <-chan func(), ending *atomic.Bool) error {
 	d := r.Deadline
 	next := r.Claimed.Add(s.ttl / 3)
 	var (
@@ -153,7 +153,7 @@ func hung(ago time.Duration, failed error) error {
 // lapsed is why a lease was lost at its deadline, with why the renewals
 // failed, if they did.
 func (s *sharedStore[K, V]) lapsed(failed error) error {
-	m := istore.Margin(s.ttl)
+	m := engine.Margin(s.ttl)
 	err := fmt.Errorf("%w: no renewal succeeded for %v, the LeaseTTL %v less its margin of %v", ErrLeaseLost, s.ttl-m, s.ttl, m)
 	if failed != nil {
 		return fmt.Errorf("%w: %w", err, failed)

@@ -2,9 +2,8 @@ package pacer
 
 import (
 	"context"
-	"errors"
 
-	istore "github.com/pacerkit/pacer/internal/store"
+	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -26,27 +25,39 @@ import (
 // then (EventRerun). Close waits for the Acks in flight, and gives back
 // the leases nobody took.
 
-// errAckLater is what Ack returns when the Ack goes on in the background.
-var errAckLater = errors.New("pacer: the Ack goes on in the background")
-
-// Ack implements istore.Store.
-func (s *sharedStore[K, V]) Ack(ctx context.Context, l istore.Lease[K, V]) (bool, error) {
-	if !s.ackLater(l) {
-		return s.finishNext(ctx, l, store.Outcome{Kind: store.Ack})
+// Finish implements engine.Engine. A worker that goes back to Get next
+// claims its next batch in the same call (finishNext) after an Ack, a
+// Drop or a Retry; a quick batch's Ack may go on in the background.
+func (s *sharedStore[K, V]) Finish(ctx context.Context, l engine.Lease[K, V], o store.Outcome) (bool, error) {
+	switch o.Kind {
+	case store.Ack:
+		if s.ackLater(l) {
+			s.acking.Add(1)
+			go func() {
+				defer s.acking.Done()
+				more, err := s.finishNext(ctx, l, o)
+				s.acked(l, more, err)
+			}()
+			return false, nil
+		}
+		return s.finishNext(ctx, l, o)
+	case store.Drop, store.Retry:
+		// A Drop is kept by the engine as it was stored, with o.Err, as a
+		// dead letter.
+		return s.finishNext(ctx, l, o)
+	default:
+		// A Defer claims nothing: a batch is deferred when it could not
+		// run, mostly because the Runner is stopping. Neither does a Hold:
+		// holding is rare, and the worker runs OnEvent's EventHeld before
+		// it is back in Get.
+		return s.finish(ctx, l, o)
 	}
-	s.acking.Add(1)
-	go func() {
-		defer s.acking.Done()
-		more, err := s.finishNext(ctx, l, store.Outcome{Kind: store.Ack})
-		s.acked(l, more, err)
-	}()
-	return false, errAckLater
 }
 
 // ackLater reports whether l's Ack goes on in the background: the Runner
 // asks for it (acked is set), the engine ends and claims at once, the
 // Runner is not stopping, and the batch was quick.
-func (s *sharedStore[K, V]) ackLater(l istore.Lease[K, V]) bool {
+func (s *sharedStore[K, V]) ackLater(l engine.Lease[K, V]) bool {
 	return s.acked != nil && s.fc != nil && s.stop.Err() == nil &&
 		l.Remote != nil && s.clk.Now().Sub(l.Remote.Claimed) < s.ttl/10
 }

@@ -6,12 +6,12 @@ import (
 	"log/slog"
 	"time"
 
-	istore "github.com/pacerkit/pacer/internal/store"
+	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/internal/timing"
 	"github.com/pacerkit/pacer/store"
 )
 
-// Get implements istore.Store with one claim loop per Runner, run by
+// Get implements engine.Engine with one claim loop per Runner, run by
 // whichever idle worker holds the leader token: it claims as many keys as
 // there are idle workers in one call, keeps one lease and hands the others
 // over, and when nothing is ready it blocks in the engine's Wait until the
@@ -19,12 +19,12 @@ import (
 // round trip for all idle workers and one blocked Wait per Runner, not one
 // per worker (a herd that every Add would wake), and no goroutine of its
 // own to own and stop: the loop lives in the workers.
-func (s *sharedStore[K, V]) Get(ctx context.Context) (istore.Lease[K, V], error) {
+func (s *sharedStore[K, V]) Get(ctx context.Context) (engine.Lease[K, V], error) {
 	s.idle.Add(1)
 	defer s.idle.Add(-1)
 	if s.stop.Err() != nil { // before the select, which picks at random
 		s.giveBack(ctx)
-		return istore.Lease[K, V]{}, istore.ErrStopped
+		return engine.Lease[K, V]{}, engine.ErrStopped
 	}
 	select {
 	case l := <-s.handoff:
@@ -38,10 +38,10 @@ func (s *sharedStore[K, V]) Get(ctx context.Context) (istore.Lease[K, V], error)
 		return l, err
 	case <-ctx.Done():
 		s.giveBack(ctx)
-		return istore.Lease[K, V]{}, ctx.Err()
+		return engine.Lease[K, V]{}, ctx.Err()
 	case <-s.stop.Done():
 		s.giveBack(ctx)
-		return istore.Lease[K, V]{}, istore.ErrStopped
+		return engine.Lease[K, V]{}, engine.ErrStopped
 	}
 }
 
@@ -49,8 +49,8 @@ func (s *sharedStore[K, V]) Get(ctx context.Context) (istore.Lease[K, V], error)
 // is stopped. Failures of the engine are logged and retried with the
 // Retry backoff, capped at the lease TTL so that the workers resume soon
 // after the engine does.
-func (s *sharedStore[K, V]) lead(ctx context.Context) (istore.Lease[K, V], error) {
-	var zero istore.Lease[K, V]
+func (s *sharedStore[K, V]) lead(ctx context.Context) (engine.Lease[K, V], error) {
+	var zero engine.Lease[K, V]
 	select {
 	case l := <-s.handoff: // claimed by an earlier leader for a worker that left
 		return l, nil
@@ -151,7 +151,7 @@ const handWake = 50 * time.Millisecond
 // stopped returns why a claim loop under ctx ended.
 func (s *sharedStore[K, V]) stopped(ctx context.Context) error {
 	if s.stop.Err() != nil {
-		return istore.ErrStopped
+		return engine.ErrStopped
 	}
 	return ctx.Err()
 }
@@ -159,7 +159,7 @@ func (s *sharedStore[K, V]) stopped(ctx context.Context) error {
 // hand gives l to an idle worker. The buffer has room for two leases per
 // worker, one claimed by a leader and one by an Ack in the background, so
 // it only fills if leases pile up unhandled: l then goes back at once.
-func (s *sharedStore[K, V]) hand(ctx context.Context, l istore.Lease[K, V]) {
+func (s *sharedStore[K, V]) hand(ctx context.Context, l engine.Lease[K, V]) {
 	select {
 	case s.handoff <- l:
 		select { // for a leader that waits in the engine: see wait
@@ -187,11 +187,11 @@ func (s *sharedStore[K, V]) giveBack(ctx context.Context) {
 
 // deferNow gives l back at once, without using an attempt, unless its
 // deadline passed: it may be another holder's then.
-func (s *sharedStore[K, V]) deferNow(ctx context.Context, l istore.Lease[K, V]) {
+func (s *sharedStore[K, V]) deferNow(ctx context.Context, l engine.Lease[K, V]) {
 	if l.Lapsed(s.clk) {
 		return
 	}
-	if err := s.Defer(ctx, l, 0); err != nil {
+	if _, err := s.finish(ctx, l, store.Outcome{Kind: store.Defer}); err != nil {
 		s.warn("pacer: could not give a lease back, it will lapse", slog.String("key", l.Remote.Lease.Key), slog.Any("err", err))
 	}
 }
@@ -199,8 +199,8 @@ func (s *sharedStore[K, V]) deferNow(ctx context.Context, l istore.Lease[K, V]) 
 // decode turns an engine's lease, claimed at at, into a typed one. What
 // does not decode is reported in the lease's Err, for the Runner to drop
 // the batch: a value that will never decode must not come back forever.
-func (s *sharedStore[K, V]) decode(l store.Lease, at time.Time) istore.Lease[K, V] {
-	out := istore.Lease[K, V]{Attempt: l.Attempt, Remote: &istore.Remote{Lease: l, Claimed: at, Deadline: istore.NewDeadline(at, s.ttl)}}
+func (s *sharedStore[K, V]) decode(l store.Lease, at time.Time) engine.Lease[K, V] {
+	out := engine.Lease[K, V]{Attempt: l.Attempt, Remote: &engine.Remote{Lease: l, Claimed: at, Deadline: engine.NewDeadline(at, s.ttl)}}
 	out.Values = make([]V, 0, len(l.Values))
 	bad, at0, err0 := 0, 0, error(nil)
 	for i, b := range l.Values {

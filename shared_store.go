@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/pacerkit/pacer/internal/adaptive"
-	istore "github.com/pacerkit/pacer/internal/store"
+	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/internal/timing"
 	"github.com/pacerkit/pacer/store"
 )
@@ -38,7 +38,7 @@ type sharedStore[K comparable, V any] struct {
 	// The claim loop: see shared_claim.go.
 	idle    atomic.Int32            // workers in Get
 	leader  chan struct{}           // holds a token while a worker claims
-	handoff chan istore.Lease[K, V] // leases claimed for other idle workers, two per worker at most
+	handoff chan engine.Lease[K, V] // leases claimed for other idle workers, two per worker at most
 	handed  chan struct{}           // holds a token once a lease was handed over (see wait)
 	stop    context.Context         // ends at Stop
 	halt    context.CancelFunc      // ends stop
@@ -46,7 +46,7 @@ type sharedStore[K comparable, V any] struct {
 	// The Acks that go on in the background (shared_ack.go), and who
 	// hears of their end: nil without Config.AckInBackground.
 	acking sync.WaitGroup
-	acked  func(l istore.Lease[K, V], more bool, err error)
+	acked  func(l engine.Lease[K, V], more bool, err error)
 
 	// The calls about leases, which a worker may stop waiting for
 	// (engine_call.go).
@@ -60,9 +60,9 @@ type sharedStore[K comparable, V any] struct {
 	}
 }
 
-var _ istore.Store[string, int] = (*sharedStore[string, int])(nil)
+var _ engine.Engine[string, int] = (*sharedStore[string, int])(nil)
 
-func newSharedStore[K comparable, V any](cfg Config[K, V], adapt *adaptive.Wait) *sharedStore[K, V] {
+func newSharedStore[K comparable, V any](cfg Config[K, V], adapt *adaptive.Wait, acked func(engine.Lease[K, V], bool, error)) *sharedStore[K, V] {
 	stop, halt := context.WithCancel(context.Background())
 	fc, _ := cfg.Store.(store.FinishClaimer)
 	return &sharedStore[K, V]{
@@ -82,39 +82,47 @@ func newSharedStore[K comparable, V any](cfg Config[K, V], adapt *adaptive.Wait)
 		maxWait:  cfg.MaxWait,
 		adapt:    adapt,
 		leader:   make(chan struct{}, 1),
-		handoff:  make(chan istore.Lease[K, V], 2*cfg.Workers),
+		handoff:  make(chan engine.Lease[K, V], 2*cfg.Workers),
 		handed:   make(chan struct{}, 1),
 		stop:     stop,
 		halt:     halt,
+		acked:    acked,
 	}
 }
 
-// Put implements istore.Store: the values join key's burst in the engine,
-// which closes it after the quiet period, whichever instance adds to it.
-// It returns ErrFull when the engine's bound refused them.
-func (s *sharedStore[K, V]) Put(ctx context.Context, key K, vs ...V) error {
+// Put implements engine.Engine: v joins key's burst in the engine, which
+// closes it after the quiet period, whichever instance adds to it.
+func (s *sharedStore[K, V]) Put(ctx context.Context, key K, v V) error {
 	if s.stop.Err() != nil {
-		return istore.ErrStopped
+		return engine.ErrStopped
 	}
-	k, vals, err := s.encode(key, vs...)
+	k, vals, err := s.encode(key, v)
 	if err != nil {
 		return err
 	}
-	return full(s.st.Add(ctx, s.name, k, vals, s.addParams(ctx)))
+	return s.st.Add(ctx, s.name, k, vals, s.addParams(ctx))
+}
+
+// PutTx implements engine.Engine with the engine's store.TxAdder.
+func (s *sharedStore[K, V]) PutTx(ctx context.Context, tx any, key K, v V) error {
+	ta, ok := s.st.(store.TxAdder)
+	if !ok {
+		return engine.ErrNoTx
+	}
+	if s.stop.Err() != nil {
+		return engine.ErrStopped
+	}
+	k, vals, err := s.encode(key, v)
+	if err != nil {
+		return err
+	}
+	return ta.AddTx(ctx, tx, s.name, k, vals, s.addParams(ctx))
 }
 
 // addParams returns the AddParams of an Add now: the quiet period, the
 // max-wait and the bound.
 func (s *sharedStore[K, V]) addParams(ctx context.Context) store.AddParams {
 	return store.AddParams{Wait: s.quiet(ctx), MaxWait: s.maxWait, MaxValues: s.bound}
-}
-
-// full returns err, or ErrFull when err is the engine's store.ErrFull.
-func full(err error) error {
-	if errors.Is(err, store.ErrFull) {
-		return ErrFull
-	}
-	return err
 }
 
 // encode encodes key and its values for the store, with the Runner's codecs.
@@ -163,7 +171,7 @@ func (s *sharedStore[K, V]) quiet(ctx context.Context) time.Duration {
 // at most (see engineCalls), after which the engine would refuse it
 // anyway. It does not end a lease whose deadline passed (errLapsed): the
 // lease may be another holder's.
-func (s *sharedStore[K, V]) finish(ctx context.Context, l istore.Lease[K, V], o store.Outcome) (bool, error) {
+func (s *sharedStore[K, V]) finish(ctx context.Context, l engine.Lease[K, V], o store.Outcome) (bool, error) {
 	if l.Lapsed(s.clk) {
 		return false, errLapsed
 	}
@@ -186,7 +194,7 @@ var errLapsed = errors.New("pacer: the lease's deadline passed, its end was not 
 // attempt used, what it claimed while it began to stop. A call the worker
 // stopped waiting for hands what it claims once it answers, as if in
 // time.
-func (s *sharedStore[K, V]) finishNext(ctx context.Context, l istore.Lease[K, V], o store.Outcome) (bool, error) {
+func (s *sharedStore[K, V]) finishNext(ctx context.Context, l engine.Lease[K, V], o store.Outcome) (bool, error) {
 	if s.fc == nil || ctx.Err() != nil || s.stop.Err() != nil {
 		return s.finish(ctx, l, o)
 	}
@@ -221,33 +229,7 @@ func (s *sharedStore[K, V]) handClaimed(ctx context.Context, leases []store.Leas
 	}
 }
 
-// Drop implements istore.Store: the engine keeps the batch as it was
-// stored, with why, as a dead letter.
-func (s *sharedStore[K, V]) Drop(ctx context.Context, l istore.Lease[K, V], why error) (bool, error) {
-	return s.finishNext(ctx, l, store.Outcome{Kind: store.Drop, Err: why.Error()})
-}
-
-// Retry implements istore.Store.
-func (s *sharedStore[K, V]) Retry(ctx context.Context, l istore.Lease[K, V], after time.Duration) error {
-	_, err := s.finishNext(ctx, l, store.Outcome{Kind: store.Retry, After: after})
-	return err
-}
-
-// Defer implements istore.Store. It claims nothing: a batch is deferred
-// when it could not run, mostly because the Runner is stopping.
-func (s *sharedStore[K, V]) Defer(ctx context.Context, l istore.Lease[K, V], after time.Duration) error {
-	_, err := s.finish(ctx, l, store.Outcome{Kind: store.Defer, After: after})
-	return err
-}
-
-// Hold implements istore.Store. It claims nothing: holding is rare, and the
-// worker runs OnEvent's EventHeld before it is back in Get.
-func (s *sharedStore[K, V]) Hold(ctx context.Context, l istore.Lease[K, V]) error {
-	_, err := s.finish(ctx, l, store.Outcome{Kind: store.Hold})
-	return err
-}
-
-// Release implements istore.Store.
+// Release implements engine.Engine.
 func (s *sharedStore[K, V]) Release(ctx context.Context, key K) (bool, error) {
 	k, err := s.keys.Encode(key)
 	if err != nil {
@@ -256,15 +238,15 @@ func (s *sharedStore[K, V]) Release(ctx context.Context, key K) (bool, error) {
 	return s.st.Release(ctx, s.name, string(k))
 }
 
-// Gauges implements istore.Store with the engine's counts, which cover
+// Gauges implements engine.Engine with the engine's counts, which cover
 // every Runner of the queue. The engine does not count the values out on
 // a lease apart: Queued counts every value stored.
-func (s *sharedStore[K, V]) Gauges(ctx context.Context) (istore.Gauges, error) {
+func (s *sharedStore[K, V]) Gauges(ctx context.Context) (engine.Gauges, error) {
 	st, err := s.st.Stats(ctx, s.name)
 	if err != nil {
-		return istore.Gauges{}, err
+		return engine.Gauges{}, err
 	}
-	return istore.Gauges{
+	return engine.Gauges{
 		Values:   st.Values,
 		Queued:   st.Values,
 		InFlight: st.Leased,
@@ -276,22 +258,21 @@ func (s *sharedStore[K, V]) Gauges(ctx context.Context) (istore.Gauges, error) {
 	}, nil
 }
 
-// Active implements istore.Store: a stopping Runner leaves what is stored
-// to the engine, so nothing holds a Shutdown back but the running batches.
-func (s *sharedStore[K, V]) Active() int { return 0 }
-
-// Behind implements istore.Store: the engine does not tell it.
+// Behind implements engine.Engine: the store contract counts the values
+// behind retried batches per queue only.
 func (s *sharedStore[K, V]) Behind(K) int { return 0 }
 
-// Stop implements istore.Store: the Runner claims no more batches.
-func (s *sharedStore[K, V]) Stop() { s.halt() }
+// Drain implements engine.Engine: the Runner claims no more batches, and
+// leaves what is stored to the engine, so nothing holds a Shutdown back
+// but the running batches.
+func (s *sharedStore[K, V]) Drain() { s.halt() }
 
-// Close implements istore.Store: the values stay in the engine, which the
+// Close implements engine.Engine: the values stay in the engine, which the
 // Runner does not own. It waits for the Acks in the background and for the
 // calls the workers stopped waiting for (which hand what they claimed
 // before they end), and gives back the leases that nobody took, so that
 // they do not lapse, which would count an attempt.
-func (s *sharedStore[K, V]) Close(func(K, []V)) {
+func (s *sharedStore[K, V]) Close() {
 	s.halt()
 	s.acking.Wait()
 	s.calls.wait()
