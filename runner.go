@@ -12,6 +12,7 @@ import (
 	"github.com/pacerkit/pacer/internal/adaptive"
 	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/internal/local"
+	"github.com/pacerkit/pacer/internal/shared"
 	"github.com/pacerkit/pacer/internal/timing"
 	"github.com/pacerkit/pacer/ratelimit"
 	"github.com/pacerkit/pacer/store"
@@ -177,11 +178,24 @@ func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V],
 func (r *Runner[K, V]) newEngine() (engine.Engine[K, V], error) {
 	cfg := r.cfg
 	if cfg.Store != nil {
-		var acked func(engine.Lease[K, V], bool, error)
-		if cfg.AckInBackground {
-			acked = r.acked
-		}
-		return newSharedStore(cfg, r.adapt, acked), nil
+		return shared.New(shared.Config[K, V]{
+			Store:           cfg.Store,
+			Queue:           cfg.Name,
+			Codec:           cfg.Codec,
+			KeyCodec:        cfg.KeyCodec,
+			Workers:         cfg.Workers,
+			MaxBatch:        cfg.MaxBatch,
+			MaxValues:       cfg.MaxValues,
+			Debounce:        cfg.Debounce,
+			MaxWait:         cfg.MaxWait,
+			Adaptive:        r.adapt,
+			LeaseTTL:        cfg.LeaseTTL,
+			Pause:           cfg.Retry.Delay,
+			Clock:           cfg.Clock,
+			Logger:          cfg.Logger,
+			AckInBackground: cfg.AckInBackground,
+			Acked:           r.acked,
+		}), nil
 	}
 	lc := local.Config[K, V]{
 		MaxBatch:  cfg.MaxBatch,

@@ -31,6 +31,22 @@ var ErrNoTx = errors.New("engine: cannot add inside a transaction")
 // engine that keeps no dead letters.
 var ErrNoDeadLetters = errors.New("engine: keeps no dead letters")
 
+// ErrLeaseLost is the cause of the ctx of a handler whose lease was lost,
+// and is wrapped in the error of a batch whose last attempt lapsed; it
+// wraps store.ErrLeaseLost. The Runner exports it as pacer.ErrLeaseLost,
+// which documents it.
+var ErrLeaseLost error = leaseLost{}
+
+type leaseLost struct{}
+
+func (leaseLost) Error() string { return "pacer: lease lost" }
+func (leaseLost) Unwrap() error { return store.ErrLeaseLost }
+
+// ErrUndecodable is wrapped in the error of a lease, or a dead letter,
+// whose stored key or values do not decode. The Runner exports it as
+// pacer.ErrUndecodable, which documents it.
+var ErrUndecodable = errors.New("pacer: stored value does not decode")
+
 // An Engine holds a Runner's values, partitioned by key and in order inside
 // a key, and leases them out with these guarantees:
 //

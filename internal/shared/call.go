@@ -1,4 +1,4 @@
-package pacer
+package shared
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 var errNoAnswer = errors.New("pacer: the store did not answer in time")
 
 // engineCalls runs, each on a goroutine of its own, the keepers of leases
-// (lease_keeper.go) and the calls to the engine about a lease, renewals
+// (keeper.go) and the calls to the engine about a lease, renewals
 // and ends, so that their caller can stop waiting for a call at a
 // deadline, whatever the call does: a client that ignores ctx deadlines
 // (go-redis does, unless Options.ContextTimeoutEnabled), on a connection
@@ -96,7 +96,7 @@ func (ec *engineCall[T]) stop() bool {
 // callBy makes call as newCall says: on the lease's keeper if it has one
 // (k), on a goroutine of c otherwise. It waits for its result until
 // deadline: after it, it abandons the call and returns errNoAnswer. It
-// returns ErrLeaseLost, without making the call, if the keeper is gone,
+// returns engine.ErrLeaseLost, without making the call, if the keeper is gone,
 // having lost the lease.
 func callBy[T any](c *engineCalls, k engine.Keeper, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (T, error) {
 	var zero T
@@ -104,7 +104,7 @@ func callBy[T any](c *engineCalls, k engine.Keeper, ctx context.Context, deadlin
 	if k == nil {
 		c.run(job)
 	} else if !k.End(job) {
-		return zero, ErrLeaseLost
+		return zero, engine.ErrLeaseLost
 	}
 	t := c.clk.NewTimer(deadline.Sub(c.clk.Now()))
 	defer t.Stop()

@@ -1,4 +1,4 @@
-package pacer
+package shared
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pacerkit/pacer/internal/callctx"
 	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/store"
 )
@@ -38,15 +39,15 @@ func (k *leaseKeeper) End(call func()) bool {
 }
 
 // Keep implements engine.Engine with a leaseKeeper. The returned ctx
-// carries the lease's fence (see Fence) and is cancelled with ErrLeaseLost
+// carries the lease's fence (callctx.Fence) and is cancelled with engine.ErrLeaseLost
 // when the engine refuses a renewal, or at the lease's deadline, whatever
 // the renewal in flight does: the handler is stopped before another
 // instance can lease the key. The returned function stops the renewals
 // and reports the loss, also of a lease whose deadline passed while nobody
 // looked; the keeper then waits for the call that ends the lease, and
 // makes it, until the lease's deadline at most.
-func (s *sharedStore[K, V]) Keep(ctx context.Context, l engine.Lease[K, V]) (context.Context, func() error) {
-	kctx, cancel := context.WithCancelCause(withFence(ctx, l.Remote.Lease.Fence))
+func (s *Engine[K, V]) Keep(ctx context.Context, l engine.Lease[K, V]) (context.Context, func() error) {
+	kctx, cancel := context.WithCancelCause(callctx.WithFence(ctx, l.Remote.Lease.Fence))
 	k := &leaseKeeper{ends: make(chan func()), gone: make(chan struct{})}
 	l.Remote.Keeper = k
 	s.calls.run(func() {
@@ -76,7 +77,7 @@ func (s *sharedStore[K, V]) Keep(ctx context.Context, l engine.Lease[K, V]) (con
 // lease that waited for a worker, claimed by an Ack in the background,
 // say, is renewed sooner), the next TTL/3 after one succeeded, and TTL/10
 // after one failed; none once ending is set.
-func (s *sharedStore[K, V]) keep(ctx context.Context, r *engine.Remote, ends <-chan func(), ending *atomic.Bool) error {
+func (s *Engine[K, V]) keep(ctx context.Context, r *engine.Remote, ends <-chan func(), ending *atomic.Bool) error {
 	d := r.Deadline
 	next := r.Claimed.Add(s.ttl / 3)
 	var (
@@ -132,7 +133,7 @@ func (s *sharedStore[K, V]) keep(ctx context.Context, r *engine.Remote, ends <-c
 					failed, next = nil, now.Add(s.ttl/3)
 				}
 			case errors.Is(res.err, store.ErrLeaseLost):
-				return ErrLeaseLost
+				return engine.ErrLeaseLost
 			default:
 				failed, next = res.err, now.Add(s.ttl/10)
 				s.warn("pacer: lease renewal failed, will try again", slog.String("key", r.Lease.Key), slog.Any("err", res.err))
@@ -152,9 +153,9 @@ func hung(ago time.Duration, failed error) error {
 
 // lapsed is why a lease was lost at its deadline, with why the renewals
 // failed, if they did.
-func (s *sharedStore[K, V]) lapsed(failed error) error {
+func (s *Engine[K, V]) lapsed(failed error) error {
 	m := engine.Margin(s.ttl)
-	err := fmt.Errorf("%w: no renewal succeeded for %v, the LeaseTTL %v less its margin of %v", ErrLeaseLost, s.ttl-m, s.ttl, m)
+	err := fmt.Errorf("%w: no renewal succeeded for %v, the LeaseTTL %v less its margin of %v", engine.ErrLeaseLost, s.ttl-m, s.ttl, m)
 	if failed != nil {
 		return fmt.Errorf("%w: %w", err, failed)
 	}
