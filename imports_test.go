@@ -2,6 +2,7 @@ package pacer_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,6 +29,24 @@ func TestCoreImports(t *testing.T) {
 // tests import, as light as the core plus testify (and testify's YAML).
 func TestStoretestImports(t *testing.T) {
 	requireDeps(t, append([]string{"github.com/stretchr/testify/", "go.yaml.in/yaml/"}, coreDeps...), "./store/storetest")
+}
+
+// TestInternalImportsOneWay keeps the import graph one way: no package
+// under internal/ depends on the root package, which builds on them. The
+// harnesses that drive Runners for the tests (packages that import
+// testing) are exempt.
+func TestInternalImportsOneWay(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./internal/...").CombinedOutput()
+	require.NoError(t, err, "go list: %s", out)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Greater(t, len(lines), 5, "the packages under internal/")
+	for _, line := range lines {
+		pkg, deps, _ := strings.Cut(line, " ")
+		if slices.Contains(strings.Fields(deps), "testing") {
+			continue
+		}
+		require.NotContains(t, strings.Fields(deps), "github.com/pacerkit/pacer", "%s depends on the root package", pkg)
+	}
 }
 
 // requireDeps checks that pkgs depend only on the standard library and

@@ -8,14 +8,14 @@ import (
 )
 
 // With Config.AckInBackground, a quick batch's Ack goes on in the
-// background, so that its worker takes its next batch while the engine
-// commits this one's end. With an engine that ends and claims at once
+// background, so that its worker takes its next batch while the store
+// commits this one's end. With a store that ends and claims at once
 // (store.FinishClaimer), the Acks of workers that no longer wait for them
 // pile up into larger shared calls, and the keys they claim go to
 // whichever worker is idle next (hand wakes a leader that waits in the
-// engine): a worker of a no-op handler on PostgreSQL otherwise waits for
+// store): a worker of a no-op handler on PostgreSQL otherwise waits for
 // a commit of the disk per batch. The batch's key stays leased until the
-// engine ended the lease, so its next values wait for that as they did.
+// store ended the lease, so its next values wait for that as they did.
 //
 // Only a quick batch's Ack goes so (claimed less than a tenth of the lease
 // TTL ago): a lease claimed by such an Ack may wait for an idle worker,
@@ -37,7 +37,7 @@ func (s *Engine[K, V]) ackInBackground(ctx context.Context, l engine.Lease[K, V]
 }
 
 // ackLater reports whether l's Ack goes on in the background: the Runner
-// asks for it (acked is set), the engine ends and claims at once, the
+// asks for it (acked is set), the store ends and claims at once, the
 // Runner is not stopping, and the batch was quick.
 func (s *Engine[K, V]) ackLater(l engine.Lease[K, V]) bool {
 	return s.acked != nil && s.fc != nil && s.stop.Err() == nil &&

@@ -11,12 +11,12 @@ import (
 	"github.com/pacerkit/pacer/internal/timing"
 )
 
-// errNoAnswer is the error of a call to the engine that did not answer in
+// errNoAnswer is the error of a call to the store that did not answer in
 // time: the Runner stopped waiting for it.
 var errNoAnswer = errors.New("pacer: the store did not answer in time")
 
 // engineCalls runs, each on a goroutine of its own, the keepers of leases
-// (keeper.go) and the calls to the engine about a lease, renewals
+// (keeper.go) and the calls to the store about a lease, renewals
 // and ends, so that their caller can stop waiting for a call at a
 // deadline, whatever the call does: a client that ignores ctx deadlines
 // (go-redis does, unless Options.ContextTimeoutEnabled), on a connection
@@ -63,7 +63,7 @@ type callResult[T any] struct {
 // newCall returns a call of call, and the job that makes it, for a
 // goroutine of c or the lease's keeper: under a ctx that carries ctx's
 // values but not its cancellation (the end of a lease must reach the
-// engine when the Runner stops) and that ends at deadline, on c's clock.
+// store when the Runner stops) and that ends at deadline, on c's clock.
 // If its caller abandons it (stop), late, if not nil, gets its result
 // once it returns.
 func newCall[T any](c *engineCalls, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (*engineCall[T], func()) {

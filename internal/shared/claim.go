@@ -13,7 +13,7 @@ import (
 // Get implements engine.Engine with one claim loop per Runner, run by
 // whichever idle worker holds the leader token: it claims as many keys as
 // there are idle workers in one call, keeps one lease and hands the others
-// over, and when nothing is ready it blocks in the engine's Wait until the
+// over, and when nothing is ready it blocks in the store's Wait until the
 // next key is due or something changes. One caller at a time means one
 // round trip for all idle workers and one blocked Wait per Runner, not one
 // per worker (a herd that every Add would wake), and no goroutine of its
@@ -45,9 +45,9 @@ func (s *Engine[K, V]) Get(ctx context.Context) (engine.Lease[K, V], error) {
 }
 
 // lead claims until it has a lease for its caller, ctx ends or the store
-// is stopped. Failures of the engine are logged and retried with the
-// Retry backoff, capped at the lease TTL so that the workers resume soon
-// after the engine does.
+// is stopped. Failures of the store are logged and retried after Config.Pause,
+// capped at the lease TTL so that the workers resume soon after the store
+// does.
 func (s *Engine[K, V]) lead(ctx context.Context) (engine.Lease[K, V], error) {
 	var zero engine.Lease[K, V]
 	select {
@@ -96,10 +96,10 @@ func (s *Engine[K, V]) lead(ctx context.Context) (engine.Lease[K, V], error) {
 	}
 }
 
-// wait blocks in the engine's Wait as the leader does. With Acks in the
+// wait blocks in the store's Wait as the leader does. With Acks in the
 // background (ack.go), a lease may be handed over meanwhile: the
-// engine should hear of the Ack's change and wake the Wait; if it has not
-// after handWake (a notification lost, say), wait ends the engine's Wait,
+// store should hear of the Ack's change and wake the Wait; if it has not
+// after handWake (a notification lost, say), wait ends the store's Wait,
 // and returns with no error for the leader to take the lease. It does not
 // end it at once: ending pgstore's Wait in the middle of its statement, at
 // every hand-over, cost a third of the throughput of a busy Runner.
@@ -144,7 +144,7 @@ func (s *Engine[K, V]) wait(ctx context.Context, next time.Duration) error {
 }
 
 // handWake is how long a lease handed over to a leader that waits in the
-// engine may wait for the engine to wake it.
+// store may wait for the store to wake it.
 const handWake = 50 * time.Millisecond
 
 // stopped returns why a claim loop under ctx ended.
@@ -161,7 +161,7 @@ func (s *Engine[K, V]) stopped(ctx context.Context) error {
 func (s *Engine[K, V]) hand(ctx context.Context, l engine.Lease[K, V]) {
 	select {
 	case s.handoff <- l:
-		select { // for a leader that waits in the engine: see wait
+		select { // for a leader that waits in the store: see wait
 		case s.handed <- struct{}{}:
 		default:
 		}
@@ -172,7 +172,7 @@ func (s *Engine[K, V]) hand(ctx context.Context, l engine.Lease[K, V]) {
 
 // giveBack returns the leases claimed for workers that are not taking
 // them, since a worker leaving Get with an error means its crew stops, to
-// the engine at once and without using an attempt.
+// the store at once and without using an attempt.
 func (s *Engine[K, V]) giveBack(ctx context.Context) {
 	for {
 		select {

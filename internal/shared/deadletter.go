@@ -8,7 +8,7 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// deadLetters returns the engine's dead letters, or engine.ErrNoDeadLetters
+// deadLetters returns the store's dead letters, or engine.ErrNoDeadLetters
 // when it keeps none.
 func (s *Engine[K, V]) deadLetters() (store.DeadLetters, error) {
 	if dl, ok := s.st.(store.DeadLetters); ok {
@@ -17,7 +17,8 @@ func (s *Engine[K, V]) deadLetters() (store.DeadLetters, error) {
 	return nil, engine.ErrNoDeadLetters
 }
 
-// DeadLetters implements engine.Engine with the engine's store.DeadLetters.
+// DeadLetters implements engine.Engine when the store implements
+// store.DeadLetters, as Redrive and Purge do.
 // A dead letter whose key or values no longer decode is returned all the
 // same, with DecodeErr and its raw bytes.
 func (s *Engine[K, V]) DeadLetters(ctx context.Context, after uint64, limit int) ([]engine.DeadLetter[K, V], error) {
@@ -36,7 +37,7 @@ func (s *Engine[K, V]) DeadLetters(ctx context.Context, after uint64, limit int)
 	return out, nil
 }
 
-// Redrive implements engine.Engine with the engine's store.DeadLetters.
+// Redrive implements engine.Engine, as DeadLetters.
 func (s *Engine[K, V]) Redrive(ctx context.Context, id uint64) (bool, error) {
 	dl, err := s.deadLetters()
 	if err != nil {
@@ -45,7 +46,7 @@ func (s *Engine[K, V]) Redrive(ctx context.Context, id uint64) (bool, error) {
 	return dl.Redrive(ctx, s.name, id)
 }
 
-// Purge implements engine.Engine with the engine's store.DeadLetters.
+// Purge implements engine.Engine, as DeadLetters.
 func (s *Engine[K, V]) Purge(ctx context.Context, before time.Time) (int, error) {
 	dl, err := s.deadLetters()
 	if err != nil {

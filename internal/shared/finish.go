@@ -21,7 +21,7 @@ func (s *Engine[K, V]) Finish(ctx context.Context, l engine.Lease[K, V], o store
 		}
 		return s.finishNext(ctx, l, o)
 	case store.Drop, store.Retry:
-		// A Drop is kept by the engine as it was stored, with o.Err, as a
+		// A Drop is kept by the store as it was stored, with o.Err, as a
 		// dead letter.
 		return s.finishNext(ctx, l, o)
 	default:
@@ -33,8 +33,8 @@ func (s *Engine[K, V]) Finish(ctx context.Context, l engine.Lease[K, V], o store
 	}
 }
 
-// finish ends l in the engine as o says. It runs even when ctx ended (a
-// Runner stopping defers its batches), and waits for the engine LeaseTTL
+// finish ends l in the store as o says. It runs even when ctx ended (a
+// Runner stopping defers its batches), and waits for the store LeaseTTL
 // at most (see engineCalls), after which the engine would refuse it
 // anyway. It does not end a lease whose deadline passed (errLapsed): the
 // lease may be another holder's.
@@ -52,7 +52,7 @@ func (s *Engine[K, V]) finish(ctx context.Context, l engine.Lease[K, V], o store
 var errLapsed = errors.New("pacer: the lease's deadline passed, its end was not sent")
 
 // finishNext ends l as finish does, after a handler call, by a worker that
-// goes back to Get next. With an engine that can, the same round trip
+// goes back to Get next. With a store that can, the same round trip
 // claims a key for it, handed over like the leader's claims (see
 // claim.go): its next Get, or an idle worker's, takes it without a
 // Claim. The key is leased meanwhile, while the worker reports the batch

@@ -40,7 +40,7 @@ func (k *leaseKeeper) End(call func()) bool {
 
 // Keep implements engine.Engine with a leaseKeeper. The returned ctx
 // carries the lease's fence (callctx.Fence) and is cancelled with engine.ErrLeaseLost
-// when the engine refuses a renewal, or at the lease's deadline, whatever
+// when the store refuses a renewal, or at the lease's deadline, whatever
 // the renewal in flight does: the handler is stopped before another
 // instance can lease the key. The returned function stops the renewals
 // and reports the loss, also of a lease whose deadline passed while nobody
@@ -72,7 +72,7 @@ func (s *Engine[K, V]) Keep(ctx context.Context, l engine.Lease[K, V]) (context.
 }
 
 // keep renews r until an end comes, which it runs, and returns nil; or
-// until it cannot, and returns why: the engine refused a renewal, or r's
+// until it cannot, and returns why: the store refused a renewal, or r's
 // deadline came first. The first renewal comes TTL/3 after the claim (a
 // lease that waited for a worker, claimed by an Ack in the background,
 // say, is renewed sooner), the next TTL/3 after one succeeded, and TTL/10

@@ -1,20 +1,21 @@
 // Package shared is the engine of a pacer Runner over a store.Store that
-// Runners of several processes share (pacer.Config.Store). It implements
-// engine.Engine: it encodes keys and values with the Runner's codecs and
-// passes the Runner's debounce to the store with each Add; it claims
-// batches for the idle workers, one claim loop per Runner (claim.go); it
-// keeps each lease alive while its handler runs, and stops the work at the
-// lease's deadline by the Runner's own clock (keeper.go); and it bounds
-// every call about a lease by a deadline, whatever the store's client does
-// (call.go).
+// Runners of several processes share (pacer.Config.Store). Its Engine
+// implements engine.Engine, and guarantees besides:
 //
-// Guarantees beyond engine.Engine's: a lease is renewed every TTL/3 while
-// its batch runs; the handler's ctx ends with engine.ErrLeaseLost before
-// another process can lease the key (see engine.Deadline); a lease whose
-// deadline passed is neither handled nor finished; the store's values
-// stay in the store when the engine closes. What the Runner must hear of
-// later (an Ack that ended in the background) goes to the callback of its
-// Config.
+//   - A lease is renewed every TTL/3 while its batch runs. The handler's
+//     ctx ends with engine.ErrLeaseLost at the lease's deadline on the
+//     Runner's own clock, before another process can lease the key (see
+//     engine.Deadline), and a lease whose deadline passed is neither
+//     handled nor finished (keeper.go).
+//   - A call about a lease is given up at a deadline, whatever the store's
+//     client does (call.go).
+//   - The workers of a Runner claim in one round trip for all of them,
+//     and at most one of them waits in the store (claim.go).
+//   - What is stored stays in the store when the Engine closes.
+//
+// Keys and values are encoded with the Runner's codecs. What the Runner
+// hears of later, the end of an Ack that went on in the background
+// (ack.go), goes to a callback of Config.
 package shared
 
 import (
@@ -69,7 +70,7 @@ type Config[K comparable, V any] struct {
 	// AckInBackground lets a quick batch's Ack go on in the background
 	// when Store implements store.FinishClaimer (see ack.go); Acked,
 	// which it requires, then hears of the end of each such Ack, on a
-	// goroutine of the engine.
+	// goroutine of the Engine.
 	AckInBackground bool
 	Acked           func(l engine.Lease[K, V], more bool, err error)
 }
@@ -156,7 +157,7 @@ func New[K comparable, V any](cfg Config[K, V]) *Engine[K, V] {
 	return s
 }
 
-// Put implements engine.Engine: v joins key's burst in the engine, which
+// Put implements engine.Engine: v joins key's burst in the store, which
 // closes it after the quiet period, whichever instance adds to it.
 func (s *Engine[K, V]) Put(ctx context.Context, key K, v V) error {
 	if s.stop.Err() != nil {
@@ -169,7 +170,8 @@ func (s *Engine[K, V]) Put(ctx context.Context, key K, v V) error {
 	return s.st.Add(ctx, s.name, k, vals, s.addParams(ctx))
 }
 
-// PutTx implements engine.Engine with the engine's store.TxAdder.
+// PutTx implements engine.Engine when the store implements store.TxAdder;
+// otherwise it returns engine.ErrNoTx.
 func (s *Engine[K, V]) PutTx(ctx context.Context, tx any, key K, v V) error {
 	ta, ok := s.st.(store.TxAdder)
 	if !ok {
@@ -191,12 +193,12 @@ func (s *Engine[K, V]) addParams(ctx context.Context) store.AddParams {
 	return store.AddParams{Wait: s.quiet(ctx), MaxWait: s.maxWait, MaxValues: s.bound}
 }
 
-// backlogEvery is how often Adaptive reads the engine's backlog, which
+// backlogEvery is how often Adaptive reads the store's backlog, which
 // costs a round trip: at most once a second per Runner.
 const backlogEvery = time.Second
 
 // quiet returns the quiet period of a burst that an Add would open now:
-// Debounce, or Adaptive's target for the engine's backlog.
+// Debounce, or Adaptive's target for the store's backlog.
 func (s *Engine[K, V]) quiet(ctx context.Context) time.Duration {
 	if s.adapt == nil {
 		return s.debounce
@@ -226,8 +228,8 @@ func (s *Engine[K, V]) Release(ctx context.Context, key K) (bool, error) {
 	return s.st.Release(ctx, s.name, string(k))
 }
 
-// Gauges implements engine.Engine with the engine's counts, which cover
-// every Runner of the queue. The engine does not count the values out on
+// Gauges implements engine.Engine with the store's counts, which cover
+// every Runner of the queue. The store does not count the values out on
 // a lease apart: Queued counts every value stored.
 func (s *Engine[K, V]) Gauges(ctx context.Context) (engine.Gauges, error) {
 	st, err := s.st.Stats(ctx, s.name)
@@ -250,12 +252,12 @@ func (s *Engine[K, V]) Gauges(ctx context.Context) (engine.Gauges, error) {
 // behind retried batches per queue only.
 func (s *Engine[K, V]) Behind(K) int { return 0 }
 
-// Drain implements engine.Engine: the Runner claims no more batches, and
-// leaves what is stored to the engine, so nothing holds a Shutdown back
-// but the running batches.
+// Drain implements engine.Engine: the Runner claims no more batches and
+// leaves what is stored where it is, so nothing holds a Shutdown back but
+// the running batches.
 func (s *Engine[K, V]) Drain() { s.halt() }
 
-// Close implements engine.Engine: the values stay in the engine, which the
+// Close implements engine.Engine: the values stay in the store, which the
 // Runner does not own. It waits for the Acks in the background and for the
 // calls the workers stopped waiting for (which hand what they claimed
 // before they end), and gives back the leases that nobody took, so that
@@ -265,10 +267,10 @@ func (s *Engine[K, V]) Close() {
 	s.acking.Wait()
 	s.calls.wait()
 	s.giveBack(context.Background())
-	s.calls.wait() // the give-backs the engine did not answer in time
+	s.calls.wait() // the give-backs the store did not answer in time
 }
 
-// warn logs a failed call to the engine.
+// warn logs a failed call to the store.
 func (s *Engine[K, V]) warn(msg string, attrs ...slog.Attr) {
 	ctx := context.Background()
 	if s.log.Enabled(ctx, slog.LevelWarn) {
