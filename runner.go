@@ -255,11 +255,11 @@ func (r *Runner[K, V]) Add(ctx context.Context, key K, v V) error {
 }
 
 // putErr returns the error of Add or AddTx for err, the engine's:
-// ErrClosed once the engine is drained, ErrFull when its bound refused the
-// value.
+// ErrClosed once Shutdown drains the engine, ErrFull when its bound refused
+// the value.
 func putErr(err error) error {
 	switch {
-	case errors.Is(err, engine.ErrStopped):
+	case errors.Is(err, engine.ErrClosed):
 		return ErrClosed
 	case errors.Is(err, store.ErrFull):
 		return ErrFull

@@ -13,39 +13,10 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/pacerkit/pacer/store"
 )
-
-// ErrStopped is returned by Put and PutTx after Drain, and by Get once the
-// engine is drained and has nothing more to hand out.
-var ErrStopped = errors.New("engine: stopped")
-
-// ErrNoTx is returned by PutTx of an engine that cannot add inside a
-// transaction.
-var ErrNoTx = errors.New("engine: cannot add inside a transaction")
-
-// ErrNoDeadLetters is returned by DeadLetters, Redrive and Purge of an
-// engine that keeps no dead letters.
-var ErrNoDeadLetters = errors.New("engine: keeps no dead letters")
-
-// ErrLeaseLost is the cause of the ctx of a handler whose lease was lost,
-// and is wrapped in the error of a batch whose last attempt lapsed; it
-// wraps store.ErrLeaseLost. The Runner exports it as pacer.ErrLeaseLost,
-// which documents it.
-var ErrLeaseLost error = leaseLost{}
-
-type leaseLost struct{}
-
-func (leaseLost) Error() string { return "pacer: lease lost" }
-func (leaseLost) Unwrap() error { return store.ErrLeaseLost }
-
-// ErrUndecodable is wrapped in the error of a lease, or a dead letter,
-// whose stored key or values do not decode. The Runner exports it as
-// pacer.ErrUndecodable, which documents it.
-var ErrUndecodable = errors.New("pacer: stored value does not decode")
 
 // An Engine holds a Runner's values, partitioned by key and in order inside
 // a key, and leases them out with these guarantees:
@@ -63,7 +34,7 @@ var ErrUndecodable = errors.New("pacer: stored value does not decode")
 type Engine[K comparable, V any] interface {
 	// Put appends v to key, behind its earlier values: into the key's open
 	// burst when the Runner debounces, ready at once otherwise. It returns
-	// ErrStopped after Drain, and an error wrapping store.ErrFull when the
+	// ErrClosed after Drain, and an error wrapping store.ErrFull when the
 	// engine's bound (Config.MaxValues) refused v. On any error, v was not
 	// added.
 	Put(ctx context.Context, key K, v V) error
@@ -74,7 +45,7 @@ type Engine[K comparable, V any] interface {
 	PutTx(ctx context.Context, tx any, key K, v V) error
 	// Get leases the head values of the first ready key, blocking until
 	// one is ready, ctx ends (ctx.Err()), or the engine is drained and has
-	// nothing more to hand out (ErrStopped).
+	// nothing more to hand out (ErrClosed).
 	Get(ctx context.Context) (Lease[K, V], error)
 	// Keep keeps l alive while the Runner works on it, until l is
 	// finished. It returns the ctx to work under, which ends early if the

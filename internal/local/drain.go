@@ -19,7 +19,7 @@ func (e *Engine[K, V]) Drain() {
 }
 
 // stopIfDrained shuts the Groups down once they hold nothing but held
-// keys: Get then returns engine.ErrStopped to every worker.
+// keys: Get then returns engine.ErrClosed to every worker.
 func (e *Engine[K, V]) stopIfDrained() {
 	if e.active() == 0 {
 		e.g.ShutDown()

@@ -14,7 +14,7 @@ import (
 // bursts stay one at a time and in order.
 func (e *Engine[K, V]) Put(_ context.Context, key K, v V) error {
 	if e.draining.Load() {
-		return engine.ErrStopped
+		return engine.ErrClosed
 	}
 	if !e.reserve() {
 		return store.ErrFull
@@ -32,7 +32,7 @@ func (e *Engine[K, V]) Put(_ context.Context, key K, v V) error {
 	}
 	if err != nil {
 		e.release(1)
-		return stopped(err)
+		return closed(err)
 	}
 	return nil
 }

@@ -80,12 +80,12 @@ func TestDrainClosesBursts(t *testing.T) {
 			ctx := context.Background()
 			put(t, e, "a", 1, 2)
 			e.Drain()
-			require.ErrorIs(t, e.Put(ctx, "b", 3), engine.ErrStopped)
+			require.ErrorIs(t, e.Put(ctx, "b", 3), engine.ErrClosed)
 			if dropPending {
 				require.Equal(t, map[string][]int{"a": {1, 2}}, dropped)
 				require.Zero(t, e.held.Load(), "room given back")
 				_, err := e.Get(ctx)
-				require.ErrorIs(t, err, engine.ErrStopped, "nothing left")
+				require.ErrorIs(t, err, engine.ErrClosed, "nothing left")
 			} else {
 				l, err := e.Get(ctx)
 				require.NoError(t, err)

@@ -89,11 +89,10 @@ func New[K comparable, V any](cfg Config[K, V]) (*Engine[K, V], error) {
 	return e, nil
 }
 
-// stopped turns fifo's and debounce's errors of a closed intake into
-// engine.ErrStopped.
-func stopped(err error) error {
+// closed turns the ErrClosed of fifo and of debounce into the engine's.
+func closed(err error) error {
 	if errors.Is(err, fifo.ErrClosed) || errors.Is(err, debounce.ErrClosed) {
-		return engine.ErrStopped
+		return engine.ErrClosed
 	}
 	return err
 }
@@ -108,7 +107,7 @@ func (e *Engine[K, V]) Get(ctx context.Context) (engine.Lease[K, V], error) {
 	}
 	l, err := e.g.Get(ctx)
 	if err != nil {
-		return engine.Lease[K, V]{}, stopped(err)
+		return engine.Lease[K, V]{}, closed(err)
 	}
 	return engine.Lease[K, V]{Key: l.Key, Values: l.Messages, Attempt: l.Attempt, Local: l}, nil
 }

@@ -106,9 +106,9 @@ func TestLeases(t *testing.T) {
 		require.NoError(t, end(t, m, l, store.Hold, 0))
 		m.Close()
 		require.Equal(t, map[string][]int{"a": {2, 4}, "c": {5}}, left)
-		require.ErrorIs(t, m.Put(ctx, "d", 6), engine.ErrStopped)
+		require.ErrorIs(t, m.Put(ctx, "d", 6), engine.ErrClosed)
 		_, err = m.Get(ctx)
-		require.ErrorIs(t, err, engine.ErrStopped)
+		require.ErrorIs(t, err, engine.ErrClosed)
 		m.Close() // idempotent
 	})
 }
@@ -123,7 +123,7 @@ func TestDrainWakesGet(t *testing.T) {
 		}()
 		synctest.Wait()
 		m.Drain()
-		require.ErrorIs(t, <-errc, engine.ErrStopped)
+		require.ErrorIs(t, <-errc, engine.ErrClosed)
 		m.Close()
 	})
 }
@@ -145,7 +145,7 @@ func TestDrainKeepsRetries(t *testing.T) {
 		require.NoError(t, end(t, m, l, store.Retry, time.Second))
 		m.Drain()
 		require.Equal(t, 1, m.active(), "b waits for its retry")
-		require.ErrorIs(t, m.Put(ctx, "c", 3), engine.ErrStopped, "draining")
+		require.ErrorIs(t, m.Put(ctx, "c", 3), engine.ErrClosed, "draining")
 		l, err = m.Get(ctx)
 		require.NoError(t, err)
 		require.Equal(t, "b", l.Key)
@@ -153,7 +153,7 @@ func TestDrainKeepsRetries(t *testing.T) {
 		require.False(t, must(ack(m, l)))
 		require.Zero(t, m.active())
 		_, err = m.Get(ctx)
-		require.ErrorIs(t, err, engine.ErrStopped)
+		require.ErrorIs(t, err, engine.ErrClosed)
 		m.Close()
 		require.Equal(t, map[string][]int{"a": {1}}, left, "the held value")
 	})

@@ -23,7 +23,7 @@ func (s *Engine[K, V]) Get(ctx context.Context) (engine.Lease[K, V], error) {
 	defer s.idle.Add(-1)
 	if s.stop.Err() != nil { // before the select, which picks at random
 		s.giveBack(ctx)
-		return engine.Lease[K, V]{}, engine.ErrStopped
+		return engine.Lease[K, V]{}, engine.ErrClosed
 	}
 	select {
 	case l := <-s.handoff:
@@ -40,7 +40,7 @@ func (s *Engine[K, V]) Get(ctx context.Context) (engine.Lease[K, V], error) {
 		return engine.Lease[K, V]{}, ctx.Err()
 	case <-s.stop.Done():
 		s.giveBack(ctx)
-		return engine.Lease[K, V]{}, engine.ErrStopped
+		return engine.Lease[K, V]{}, engine.ErrClosed
 	}
 }
 
@@ -150,7 +150,7 @@ const handWake = 50 * time.Millisecond
 // stopped returns why a claim loop under ctx ended.
 func (s *Engine[K, V]) stopped(ctx context.Context) error {
 	if s.stop.Err() != nil {
-		return engine.ErrStopped
+		return engine.ErrClosed
 	}
 	return ctx.Err()
 }

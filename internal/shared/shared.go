@@ -161,7 +161,7 @@ func New[K comparable, V any](cfg Config[K, V]) *Engine[K, V] {
 // closes it after the quiet period, whichever instance adds to it.
 func (s *Engine[K, V]) Put(ctx context.Context, key K, v V) error {
 	if s.stop.Err() != nil {
-		return engine.ErrStopped
+		return engine.ErrClosed
 	}
 	k, vals, err := s.encode(key, v)
 	if err != nil {
@@ -178,7 +178,7 @@ func (s *Engine[K, V]) PutTx(ctx context.Context, tx any, key K, v V) error {
 		return engine.ErrNoTx
 	}
 	if s.stop.Err() != nil {
-		return engine.ErrStopped
+		return engine.ErrClosed
 	}
 	k, vals, err := s.encode(key, v)
 	if err != nil {
