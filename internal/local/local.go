@@ -2,8 +2,9 @@
 // the process: a fifo.Groups holds them in order per key and leases them
 // out, a debounce.Keyed in front of it collects each key's burst, and a
 // counter bounds the values held (Config.MaxValues). It implements
-// engine.Engine; its leases never lapse, its calls never fail, and it keeps
-// no dead letters and takes part in no transaction.
+// engine.Engine: its leases never lapse, Put refuses a value only past
+// MaxValues or once Drain began, and it keeps no dead letters and takes
+// part in no transaction.
 //
 // The engine owns the values from Put until Finish acks or drops them;
 // those it gives up without a lease (bursts dropped at Drain, values left at
