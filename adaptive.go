@@ -2,9 +2,9 @@ package pacer
 
 import (
 	"fmt"
-	"math"
-	"sync"
 	"time"
+
+	"github.com/pacerkit/pacer/internal/adaptive"
 )
 
 // Adaptive makes the debounce quiet period follow the pressure on the
@@ -63,63 +63,8 @@ func (a Adaptive) validate(debounce time.Duration) error {
 	return nil
 }
 
-// pauseStep is how much one shared rate-limit pause raises the pressure
-// level, so a single 429 moves the quiet period half-way to Max and a
-// second one all the way.
-const pauseStep = 0.5
-
-// adaptiveWait is the controller behind Adaptive: a pressure level in
-// [0, 1] that jumps up to the current pressure and decays exponentially
-// otherwise. The quiet period is min + level*(max-min). Safe for concurrent
-// use.
-type adaptiveWait struct {
-	min, max time.Duration
-	cfg      Adaptive
-
-	mu    sync.Mutex
-	level float64
-	at    time.Time // when level was last brought up to date
-}
-
-func newAdaptiveWait(min time.Duration, cfg Adaptive) *adaptiveWait {
-	cfg = cfg.withDefaults()
-	return &adaptiveWait{min: min, max: cfg.Max, cfg: cfg}
-}
-
-// decayAt brings level up to date at t. The caller holds mu.
-func (a *adaptiveWait) decayAt(t time.Time) {
-	if dt := t.Sub(a.at); dt > 0 && a.level > 0 {
-		a.level *= math.Exp2(-float64(dt) / float64(a.cfg.HalfLife))
-		if a.level < 1e-3 {
-			a.level = 0
-		}
-	}
-	if t.After(a.at) {
-		a.at = t
-	}
-}
-
-// WaitAt returns the quiet period at t with backlog values queued.
-func (a *adaptiveWait) WaitAt(t time.Time, backlog int) time.Duration {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.decayAt(t)
-	a.level = max(a.level, min(1, float64(backlog)/float64(a.cfg.Backlog)))
-	return a.min + time.Duration(a.level*float64(a.max-a.min))
-}
-
-// PausedAt records a shared rate-limit pause at t.
-func (a *adaptiveWait) PausedAt(t time.Time) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.decayAt(t)
-	a.level = min(1, a.level+pauseStep)
-}
-
-// CurrentAt returns the quiet period at t without new information.
-func (a *adaptiveWait) CurrentAt(t time.Time) time.Duration {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.decayAt(t)
-	return a.min + time.Duration(a.level*float64(a.max-a.min))
+// wait returns the controller of a on top of the quiet period min.
+func (a Adaptive) wait(min time.Duration) *adaptive.Wait {
+	a = a.withDefaults()
+	return adaptive.New(min, a.Max, a.Backlog, a.HalfLife)
 }

@@ -95,27 +95,3 @@ func FuzzBackoffDelay(f *testing.F) {
 		}
 	})
 }
-
-func TestAdaptiveWait(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	a := newAdaptiveWait(time.Second, Adaptive{Max: 9 * time.Second, Backlog: 100, HalfLife: time.Minute})
-	require.Equal(t, time.Second, a.WaitAt(t0, 0))
-	// The backlog pushes the period up linearly, capped at Max.
-	require.Equal(t, 5*time.Second, a.WaitAt(t0, 50))
-	require.Equal(t, 9*time.Second, a.WaitAt(t0, 1000))
-	// With the backlog gone it decays by half per HalfLife.
-	require.Equal(t, 5*time.Second, a.WaitAt(t0.Add(time.Minute), 0))
-	require.Equal(t, 3*time.Second, a.CurrentAt(t0.Add(2*time.Minute)))
-	require.Equal(t, time.Second, a.CurrentAt(t0.Add(time.Hour)))
-
-	// Each rate-limit pause adds half of the range.
-	t1 := t0.Add(2 * time.Hour)
-	a.PausedAt(t1)
-	require.Equal(t, 5*time.Second, a.CurrentAt(t1))
-	a.PausedAt(t1)
-	a.PausedAt(t1)
-	require.Equal(t, 9*time.Second, a.CurrentAt(t1))
-	require.Equal(t, 5*time.Second, a.CurrentAt(t1.Add(time.Minute)))
-	// A time that goes backwards changes nothing.
-	require.Equal(t, 5*time.Second, a.CurrentAt(t1))
-}

@@ -235,7 +235,7 @@ func (c Config[K, V]) storeOnly() string {
 const defaultLeaseTTL = 30 * time.Second
 
 // minLeaseTTL is the shortest Config.LeaseTTL: its safety margin
-// (istore.Margin) takes a fifth of it.
+// (engine.Margin) takes a fifth of it.
 const minLeaseTTL = 100 * time.Millisecond
 
 // Exhausted is what a Runner does with a batch that used up its attempts.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -39,13 +40,13 @@ type DeadLetter[K comparable, V any] struct {
 	Raw store.DeadLetter
 }
 
-// deadLetters returns the engine's dead-letter interface, or
-// ErrNoDeadLetters.
-func (r *Runner[K, V]) deadLetters() (store.DeadLetters, error) {
-	if dl, ok := r.cfg.Store.(store.DeadLetters); ok {
-		return dl, nil
+// deadLettersErr returns the error of op for err, the engine's:
+// ErrNoDeadLetters when it keeps none.
+func deadLettersErr(op string, err error) error {
+	if errors.Is(err, engine.ErrNoDeadLetters) {
+		return ErrNoDeadLetters
 	}
-	return nil, ErrNoDeadLetters
+	return fmt.Errorf("pacer: %s: %w", op, err)
 }
 
 // DeadLetters returns up to limit of the batches that the Runners of the
@@ -57,46 +58,15 @@ func (r *Runner[K, V]) deadLetters() (store.DeadLetters, error) {
 // error when it fails. It works whether or not the Runner runs, and after
 // Shutdown while the store is open.
 func (r *Runner[K, V]) DeadLetters(ctx context.Context, after uint64, limit int) ([]DeadLetter[K, V], error) {
-	dl, err := r.deadLetters()
+	dead, err := r.engine.DeadLetters(ctx, after, limit)
 	if err != nil {
-		return nil, err
+		return nil, deadLettersErr("dead letters", err)
 	}
-	raw, err := dl.DeadLetters(ctx, r.cfg.Name, after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("pacer: dead letters: %w", err)
-	}
-	out := make([]DeadLetter[K, V], len(raw))
-	for i, d := range raw {
-		out[i] = r.decodeDead(d)
+	out := make([]DeadLetter[K, V], len(dead))
+	for i, d := range dead {
+		out[i] = DeadLetter[K, V](d) // the engine decoded it, field for field
 	}
 	return out, nil
-}
-
-// decodeDead turns a stored dead letter into a typed one, keeping the
-// values that decode and saying why the others did not.
-func (r *Runner[K, V]) decodeDead(d store.DeadLetter) DeadLetter[K, V] {
-	out := DeadLetter[K, V]{ID: d.ID, Err: d.Err, Attempt: d.Attempt, At: d.At, Raw: d}
-	out.Values = make([]V, 0, len(d.Values))
-	bad, at0, err0 := 0, 0, error(nil)
-	for i, b := range d.Values {
-		v, err := r.cfg.Codec.Decode(b)
-		if err != nil {
-			if bad++; bad == 1 {
-				at0, err0 = i, err
-			}
-			continue
-		}
-		out.Values = append(out.Values, v)
-	}
-	key, err := r.cfg.KeyCodec.Decode([]byte(d.Key))
-	switch {
-	case err != nil:
-		out.DecodeErr = fmt.Errorf("%w: key %q: %w", ErrUndecodable, d.Key, err)
-	case bad > 0:
-		out.DecodeErr = fmt.Errorf("%w: %d of %d values, the first at index %d: %w", ErrUndecodable, bad, len(d.Values), at0, err0)
-	}
-	out.Key = key
-	return out
 }
 
 // Redrive puts the values of the dead letter id back at the tail of its
@@ -106,13 +76,9 @@ func (r *Runner[K, V]) decodeDead(d store.DeadLetter) DeadLetter[K, V] {
 // It reports whether the dead letter existed. It returns ErrNoDeadLetters
 // when the Runner's store keeps none.
 func (r *Runner[K, V]) Redrive(ctx context.Context, id uint64) (bool, error) {
-	dl, err := r.deadLetters()
+	ok, err := r.engine.Redrive(ctx, id)
 	if err != nil {
-		return false, err
-	}
-	ok, err := dl.Redrive(ctx, r.cfg.Name, id)
-	if err != nil {
-		return false, fmt.Errorf("pacer: redrive: %w", err)
+		return false, deadLettersErr("redrive", err)
 	}
 	return ok, nil
 }
@@ -121,13 +87,9 @@ func (r *Runner[K, V]) Redrive(ctx context.Context, id uint64) (bool, error) {
 // store's clock, and returns how many it removed. It returns
 // ErrNoDeadLetters when the Runner's store keeps none.
 func (r *Runner[K, V]) Purge(ctx context.Context, before time.Time) (int, error) {
-	dl, err := r.deadLetters()
+	n, err := r.engine.Purge(ctx, before)
 	if err != nil {
-		return 0, err
-	}
-	n, err := dl.Purge(ctx, r.cfg.Name, before)
-	if err != nil {
-		return 0, fmt.Errorf("pacer: purge: %w", err)
+		return 0, deadLettersErr("purge", err)
 	}
 	return n, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pacerkit/pacer/internal/callctx"
+	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/ratelimit"
 	"github.com/pacerkit/pacer/store"
 )
@@ -155,15 +156,10 @@ func (fullError) Unwrap() error { return store.ErrFull }
 // with Fence. ErrLeaseLost wraps store.ErrLeaseLost. It is also wrapped in
 // the error a batch is dropped or held with when its last attempt's lease
 // lapsed, its holder having died.
-var ErrLeaseLost error = leaseLost{}
-
-type leaseLost struct{}
-
-func (leaseLost) Error() string { return "pacer: lease lost" }
-func (leaseLost) Unwrap() error { return store.ErrLeaseLost }
+var ErrLeaseLost error = engine.ErrLeaseLost
 
 // ErrUndecodable is wrapped in the error a batch is dropped with when some
 // of its stored values, or its key, no longer decode with the Runner's
 // codecs (Config.Codec, Config.KeyCodec): the store keeps the batch as a
 // dead letter, as it was stored, and OnDrop gets the values that decoded.
-var ErrUndecodable = errors.New("pacer: stored value does not decode")
+var ErrUndecodable = engine.ErrUndecodable

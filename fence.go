@@ -1,6 +1,10 @@
 package pacer
 
-import "context"
+import (
+	"context"
+
+	"github.com/pacerkit/pacer/internal/callctx"
+)
 
 // Fence returns the fencing token of the lease under which a handler runs,
 // from the handler's ctx. With a Config.Store every lease of a key carries
@@ -14,14 +18,4 @@ import "context"
 // with a Store. A Runner without a Store needs no fence: its leases never
 // lapse, and a counter in the process would start over with it, which a
 // downstream check could not tell from a stale holder.
-func Fence(ctx context.Context) (fence uint64, ok bool) {
-	fence, ok = ctx.Value(fenceKey{}).(uint64)
-	return fence, ok
-}
-
-type fenceKey struct{}
-
-// withFence returns ctx carrying fence for Fence.
-func withFence(ctx context.Context, fence uint64) context.Context {
-	return context.WithValue(ctx, fenceKey{}, fence)
-}
+func Fence(ctx context.Context) (fence uint64, ok bool) { return callctx.Fence(ctx) }

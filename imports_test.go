@@ -30,6 +30,20 @@ func TestStoretestImports(t *testing.T) {
 	requireDeps(t, append([]string{"github.com/stretchr/testify/", "go.yaml.in/yaml/"}, coreDeps...), "./store/storetest")
 }
 
+// TestInternalImportsOneWay keeps the import graph one way: no package
+// under internal/ depends on the root package, which builds on them; the
+// harnesses that drive Runners live with the tests, in store/storetest.
+func TestInternalImportsOneWay(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./internal/...").CombinedOutput()
+	require.NoError(t, err, "go list: %s", out)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Greater(t, len(lines), 5, "the packages under internal/")
+	for _, line := range lines {
+		pkg, deps, _ := strings.Cut(line, " ")
+		require.NotContains(t, strings.Fields(deps), "github.com/pacerkit/pacer", "%s depends on the root package", pkg)
+	}
+}
+
 // requireDeps checks that pkgs depend only on the standard library and
 // allowed: module paths, or prefixes when they end in a slash.
 func requireDeps(t *testing.T, allowed []string, pkgs ...string) {

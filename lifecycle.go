@@ -149,14 +149,7 @@ func (r *Runner[K, V]) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	r.closed.Store(true)
 	r.mu.Unlock()
-	if r.cfg.DropPendingOnShutdown {
-		r.dropping.Store(true)
-	}
-	if r.intake != nil {
-		r.intake.close()
-	}
-	r.draining.Store(true)
-	r.checkDrained()
+	r.engine.Drain()
 
 	var err error
 	for {
@@ -182,7 +175,7 @@ func (r *Runner[K, V]) Shutdown(ctx context.Context) error {
 		// Run's ctx ended before this Shutdown began and its workers have
 		// now stopped: start ours.
 	}
-	r.store.Close(func(key K, vs []V) { r.lose(key, vs) })
+	r.engine.Close() // what is left in the process goes to lose
 	close(r.done)
 	if err != nil {
 		return r.gaveUpErr(err)
@@ -197,6 +190,10 @@ func (r *Runner[K, V]) lose(key K, vs []V) {
 	r.drop(key, vs, 0, ErrClosed, 0)
 }
 
+// dropPending hands a burst still debouncing when Shutdown began to
+// OnDrop (Config.DropPendingOnShutdown).
+func (r *Runner[K, V]) dropPending(key K, vs []V) { r.drop(key, vs, 0, ErrClosed, 0) }
+
 // gaveUpErr is the error of a Shutdown whose ctx ended before the drain
 // did; call it once the Runner is closed.
 func (r *Runner[K, V]) gaveUpErr(err error) error {
@@ -206,7 +203,8 @@ func (r *Runner[K, V]) gaveUpErr(err error) error {
 	return fmt.Errorf("pacer: Shutdown gave up, %d values went to OnDrop: %w", r.lost.Load(), err)
 }
 
-// hardStop cancels the running handlers and stops handing out batches.
+// hardStop cancels the running handlers: their batches go back to their
+// keys, and the workers, whose Gets end with their ctx, return.
 func (r *Runner[K, V]) hardStop() {
 	r.mu.Lock()
 	r.gaveUp = true // for workers that have yet to start
@@ -214,13 +212,4 @@ func (r *Runner[K, V]) hardStop() {
 		r.crew.cancel(ErrClosed)
 	}
 	r.mu.Unlock()
-	r.store.Stop()
-}
-
-// checkDrained stops the store once a draining Runner has nothing left to
-// do but held keys; the workers then return.
-func (r *Runner[K, V]) checkDrained() {
-	if r.draining.Load() && r.store.Active() == 0 {
-		r.store.Stop()
-	}
 }

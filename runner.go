@@ -9,10 +9,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pacerkit/pacer/debounce"
-	"github.com/pacerkit/pacer/internal/store"
+	"github.com/pacerkit/pacer/internal/adaptive"
+	"github.com/pacerkit/pacer/internal/engine"
+	"github.com/pacerkit/pacer/internal/local"
+	"github.com/pacerkit/pacer/internal/shared"
 	"github.com/pacerkit/pacer/internal/timing"
 	"github.com/pacerkit/pacer/ratelimit"
+	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/window"
 )
 
@@ -119,17 +122,14 @@ type Runner[K comparable, V any] struct {
 	handle Handler[K, V]
 	clk    timing.Clock
 	log    *slog.Logger
-	store  store.Store[K, V]
-	intake *intake[K, V] // nil without Debounce
+	engine engine.Engine[K, V]
 	pauser ratelimit.Pauser
 	window *window.Schedule
-	adapt  *adaptiveWait
+	adapt  *adaptive.Wait
 	c      counters
 
-	closed   atomic.Bool  // a Shutdown began: Add refuses values; set under mu
-	dropping atomic.Bool  // bursts still firing go to OnDrop
-	draining atomic.Bool  // Shutdown waits for the store to run empty
-	lost     atomic.Int64 // values a stopping Runner handed to OnDrop
+	closed atomic.Bool  // a Shutdown began: Add refuses values; set under mu
+	lost   atomic.Int64 // values a stopping Runner handed to OnDrop
 
 	mu       sync.Mutex
 	crew     *crew         // the running workers, nil when none run
@@ -161,34 +161,60 @@ func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V],
 		r.window = &w
 	}
 	if cfg.Adaptive.Max > 0 {
-		r.adapt = newAdaptiveWait(cfg.Debounce, cfg.Adaptive)
+		r.adapt = cfg.Adaptive.wait(cfg.Debounce)
 	}
-	if cfg.Store != nil {
-		// The engine debounces: the values of a key come from every
-		// instance.
-		ss := newSharedStore(cfg, r.adapt)
-		if cfg.AckInBackground {
-			ss.acked = func(l store.Lease[K, V], more bool, err error) {
-				r.ended(l, err)
-				r.rerun(l, more)
-			}
-		}
-		r.store = ss
-		return r, nil
-	}
-	mem, err := store.NewMemory[K, V](cfg.MaxBatch, cfg.Clock)
+	e, err := r.newEngine()
 	if err != nil {
 		return nil, fmt.Errorf("pacer: %w", err)
 	}
-	r.store = mem
-	if cfg.Debounce > 0 {
-		dc := debounce.Config{Wait: cfg.Debounce, MaxWait: cfg.MaxWait, Clock: cfg.Clock}
-		r.intake, err = newIntake(dc, r.adapt, r.clk.Now, mem.Len, r.fired)
-		if err != nil {
-			return nil, fmt.Errorf("pacer: %w", err)
-		}
-	}
+	r.engine = e
 	return r, nil
+}
+
+// newEngine returns the engine that keeps r's values: over Config.Store,
+// which debounces, since the values of a key come from every instance; or
+// in the process. Each tells r what r must hear of through the callbacks
+// of its config.
+func (r *Runner[K, V]) newEngine() (engine.Engine[K, V], error) {
+	cfg := r.cfg
+	if cfg.Store != nil {
+		return shared.New(shared.Config[K, V]{
+			Store:           cfg.Store,
+			Queue:           cfg.Name,
+			Codec:           cfg.Codec,
+			KeyCodec:        cfg.KeyCodec,
+			Workers:         cfg.Workers,
+			MaxBatch:        cfg.MaxBatch,
+			MaxValues:       cfg.MaxValues,
+			Debounce:        cfg.Debounce,
+			MaxWait:         cfg.MaxWait,
+			Adaptive:        r.adapt,
+			LeaseTTL:        cfg.LeaseTTL,
+			Pause:           cfg.Retry.Delay,
+			Clock:           cfg.Clock,
+			Logger:          cfg.Logger,
+			AckInBackground: cfg.AckInBackground,
+			Acked:           r.acked,
+		}), nil
+	}
+	lc := local.Config[K, V]{
+		MaxBatch:  cfg.MaxBatch,
+		MaxValues: cfg.MaxValues,
+		Debounce:  cfg.Debounce,
+		MaxWait:   cfg.MaxWait,
+		Adaptive:  r.adapt,
+		Clock:     cfg.Clock,
+		Ready:     r.ready,
+		Left:      r.lose,
+	}
+	if cfg.DropPendingOnShutdown {
+		lc.DropPending = r.dropPending
+	}
+	e, err := local.New(lc)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // Add gives v to key. With Debounce, v joins the key's burst; otherwise it
@@ -211,25 +237,13 @@ func (r *Runner[K, V]) Add(ctx context.Context, key K, v V) error {
 	if r.closed.Load() {
 		return ErrClosed
 	}
-	if r.bounded() && !r.reserve() {
-		return ErrFull
-	}
 	// A Shutdown that began since the check above may still refuse v: count
 	// and report it only once it is in.
-	if r.intake != nil {
-		if err := r.intake.add(key, v); err != nil {
-			r.release(1)
-			return err
-		}
-	} else if err := r.store.Put(ctx, key, v); err != nil {
-		r.release(1)
-		switch {
-		case errors.Is(err, store.ErrStopped):
-			return ErrClosed
-		case errors.Is(err, ErrFull): // the Store's bound (sharedStore.Put)
+	if err := r.engine.Put(ctx, key, v); err != nil {
+		if errors.Is(err, store.ErrFull) {
 			r.c.refused.Add(1)
 		}
-		return err
+		return putErr(err)
 	}
 	r.c.received.Add(1)
 	r.emit(EventReceived, key, 0, 1, 0, 0, nil)
@@ -240,42 +254,27 @@ func (r *Runner[K, V]) Add(ctx context.Context, key K, v V) error {
 	return nil
 }
 
-// bounded reports whether the Runner bounds the values it holds in the
-// process itself; with a Store, the engine bounds the queue's.
-func (r *Runner[K, V]) bounded() bool { return r.cfg.MaxValues > 0 && r.cfg.Store == nil }
-
-// reserve takes room for one value under Config.MaxValues, or counts a
-// refusal.
-func (r *Runner[K, V]) reserve() bool {
-	if r.c.held.Add(1) > int64(r.cfg.MaxValues) {
-		r.c.held.Add(-1)
-		r.c.refused.Add(1)
-		return false
+// putErr returns the error of Add or AddTx for err, the engine's:
+// ErrClosed once Shutdown drains the engine, ErrFull when its bound refused
+// the value.
+func putErr(err error) error {
+	switch {
+	case errors.Is(err, engine.ErrClosed):
+		return ErrClosed
+	case errors.Is(err, store.ErrFull):
+		return ErrFull
 	}
-	return true
+	return err
 }
 
-// release gives back the room of n values that left the Runner.
-func (r *Runner[K, V]) release(n int) {
-	if r.bounded() {
-		r.c.held.Add(-int64(n))
-	}
-}
-
-// fired queues a debounced burst; it runs on a debouncer's goroutine.
-func (r *Runner[K, V]) fired(key K, b debounce.Burst[V]) {
-	if r.dropping.Load() {
-		r.drop(key, b.Values, 0, ErrClosed, 0)
-		return
-	}
-	if err := r.store.Put(context.Background(), key, b.Values...); err != nil {
-		r.lose(key, b.Values) // a Shutdown gave up while intake flushed
-		return
-	}
+// ready reports a debounced burst of n values, the first added at first,
+// that entered its key's queue; it runs on a debouncer's goroutine.
+// Reading the clock is skipped when nobody looks.
+func (r *Runner[K, V]) ready(key K, n int, first time.Time) {
 	if r.cfg.OnEvent != nil || r.log.Enabled(context.Background(), slog.LevelDebug) {
 		now := r.clk.Now()
-		r.emit(EventReady, key, 0, len(b.Values), now.Sub(b.First), 0, nil)
-		r.logf(slog.LevelDebug, "pacer: burst ready", key, slog.Int("size", len(b.Values)), slog.Duration("delay", now.Sub(b.First)))
+		r.emit(EventReady, key, 0, n, now.Sub(first), 0, nil)
+		r.logf(slog.LevelDebug, "pacer: burst ready", key, slog.Int("size", n), slog.Duration("delay", now.Sub(first)))
 	}
 }
 
@@ -287,7 +286,7 @@ func (r *Runner[K, V]) Release(ctx context.Context, key K) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	ok, err := r.store.Release(ctx, key)
+	ok, err := r.engine.Release(ctx, key)
 	if !ok || err != nil {
 		return false, err
 	}
@@ -303,7 +302,7 @@ func (r *Runner[K, V]) Stats(ctx context.Context) (Stats, error) {
 	if err := ctx.Err(); err != nil {
 		return Stats{}, err
 	}
-	g, err := r.store.Gauges(ctx)
+	g, err := r.engine.Gauges(ctx)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -331,9 +330,6 @@ func (r *Runner[K, V]) Stats(ctx context.Context) (Stats, error) {
 	if g.Values >= 0 { // the engine counts the values of every instance
 		s.Values = g.Values
 	}
-	if r.intake != nil {
-		s.Pending += r.intake.pending()
-	}
 	if r.adapt != nil {
 		s.Debounce = r.adapt.CurrentAt(r.clk.Now())
 	}
@@ -343,7 +339,6 @@ func (r *Runner[K, V]) Stats(ctx context.Context) (Stats, error) {
 // drop gives a batch up: OnDrop, EventDropped, a warning.
 func (r *Runner[K, V]) drop(key K, vs []V, attempt int, err error, took time.Duration) {
 	r.c.dropped.Add(uint64(len(vs)))
-	r.release(len(vs))
 	r.emit(EventDropped, key, attempt, len(vs), 0, took, err)
 	r.logf(slog.LevelWarn, "pacer: batch dropped", key, slog.Int("size", len(vs)), slog.Int("attempt", attempt), slog.Any("err", err))
 	if r.cfg.OnDrop != nil {
@@ -360,12 +355,12 @@ func (r *Runner[K, V]) emit(kind EventKind, key K, attempt, size int, delay, too
 
 // emitBlocking reports kind (EventRetry or EventHeld) for a batch that
 // stays at the head of its key, with the number of values behind it.
-func (r *Runner[K, V]) emitBlocking(kind EventKind, l store.Lease[K, V], delay, took time.Duration, err error) {
+func (r *Runner[K, V]) emitBlocking(kind EventKind, l engine.Lease[K, V], delay, took time.Duration, err error) {
 	if r.cfg.OnEvent == nil {
 		return
 	}
 	r.cfg.OnEvent(Event[K]{Kind: kind, Key: l.Key, Time: r.clk.Now(), Attempt: l.Attempt, Size: len(l.Values),
-		Behind: r.store.Behind(l.Key), Delay: delay, Duration: took, Err: err})
+		Behind: r.engine.Behind(l.Key), Delay: delay, Duration: took, Err: err})
 }
 
 // logf logs msg with the key and attrs if level is enabled; the check comes

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pacerkit/pacer/store"
+	"github.com/pacerkit/pacer/internal/engine"
 )
 
 // ErrNoTx is returned by AddTx of a Runner whose store cannot add inside a
@@ -43,27 +43,14 @@ func (r *Runner[K, V]) AddTx(ctx context.Context, tx any, key K, v V) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ta, ok := r.cfg.Store.(store.TxAdder)
-	if !ok {
-		if r.cfg.Store == nil {
-			return fmt.Errorf("%w: Config.Store is nil", ErrNoTx)
-		}
-		return fmt.Errorf("%w: %T does not implement store.TxAdder", ErrNoTx, r.cfg.Store)
+	err := r.engine.PutTx(ctx, tx, key, v)
+	switch {
+	case err == nil:
+		return nil
+	case !errors.Is(err, engine.ErrNoTx):
+		return putErr(err)
+	case r.cfg.Store == nil:
+		return fmt.Errorf("%w: Config.Store is nil", ErrNoTx)
 	}
-	if r.closed.Load() {
-		return ErrClosed
-	}
-	return r.store.(*sharedStore[K, V]).putTx(ctx, ta, tx, key, v)
-}
-
-// putTx adds v to key inside tx, as Put adds it outside.
-func (s *sharedStore[K, V]) putTx(ctx context.Context, ta store.TxAdder, tx any, key K, v V) error {
-	if s.stop.Err() != nil {
-		return ErrClosed
-	}
-	k, vals, err := s.encode(key, v)
-	if err != nil {
-		return err
-	}
-	return full(ta.AddTx(ctx, tx, s.name, k, vals, s.addParams(ctx)))
+	return fmt.Errorf("%w: %T does not implement store.TxAdder", ErrNoTx, r.cfg.Store)
 }

@@ -9,16 +9,17 @@ import (
 	"time"
 
 	"github.com/pacerkit/pacer/internal/callctx"
-	"github.com/pacerkit/pacer/internal/store"
+	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/internal/timing"
+	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/window"
 )
 
-// work is one worker: it leases batches and handles them until the store is
-// stopped and empty or ctx ends.
+// work is one worker: it leases batches and handles them until the engine
+// is drained or ctx ends.
 func (r *Runner[K, V]) work(ctx context.Context) {
 	for {
-		l, err := r.store.Get(ctx)
+		l, err := r.engine.Get(ctx)
 		if err != nil {
 			return
 		}
@@ -29,7 +30,7 @@ func (r *Runner[K, V]) work(ctx context.Context) {
 // process handles one leased batch and ends the lease. A lease that
 // lapsed by the Runner's clock (see Config.LeaseTTL) before the handler
 // started is neither handled nor ended: another holder may have it.
-func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
+func (r *Runner[K, V]) process(ctx context.Context, l engine.Lease[K, V]) {
 	if r.lapsed(l) {
 		return
 	}
@@ -44,12 +45,12 @@ func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
 	if timed {
 		leased = r.clk.Now()
 	}
-	lctx, kept := r.store.Keep(ctx, l)
+	lctx, kept := r.engine.Keep(ctx, l)
 	if !r.admit(lctx, l) {
 		// The Runner is stopping, or lost the lease: nothing ran, so no
 		// attempt was used.
 		if kept() == nil {
-			r.ended(l, r.store.Defer(ctx, l, 0))
+			r.end(ctx, l, store.Outcome{Kind: store.Defer})
 		}
 		return
 	}
@@ -96,7 +97,7 @@ func (r *Runner[K, V]) process(ctx context.Context, l store.Lease[K, V]) {
 // unfit returns why a leased batch must not reach the handler: its values
 // no longer decode (it is dropped, whatever Config.Exhausted says), or it
 // is past its last attempt, which lapsed with its holder.
-func (r *Runner[K, V]) unfit(l store.Lease[K, V]) error {
+func (r *Runner[K, V]) unfit(l engine.Lease[K, V]) error {
 	if err := l.Unreadable(); err != nil {
 		return Permanent(err)
 	}
@@ -109,7 +110,7 @@ func (r *Runner[K, V]) unfit(l store.Lease[K, V]) error {
 // lapsed reports whether l's lease lapsed by the Runner's clock before its
 // handler started, and logs so: the process stalled (a pause, SIGSTOP, a
 // long GC) or waited to be admitted while the renewals failed.
-func (r *Runner[K, V]) lapsed(l store.Lease[K, V]) bool {
+func (r *Runner[K, V]) lapsed(l engine.Lease[K, V]) bool {
 	if !l.Lapsed(r.clk) {
 		return false
 	}
@@ -117,13 +118,27 @@ func (r *Runner[K, V]) lapsed(l store.Lease[K, V]) bool {
 	return true
 }
 
+// end finishes l as o says, and reports whether its key has values left.
+func (r *Runner[K, V]) end(ctx context.Context, l engine.Lease[K, V], o store.Outcome) (more bool) {
+	more, err := r.engine.Finish(ctx, l, o)
+	r.ended(l, err)
+	return more
+}
+
 // ended logs the failure of the call that ended l: the engine lost the
 // lease, or could not be reached; either way the lease lapses and the
 // batch runs again, with the next attempt.
-func (r *Runner[K, V]) ended(l store.Lease[K, V], err error) {
+func (r *Runner[K, V]) ended(l engine.Lease[K, V], err error) {
 	if err != nil {
 		r.logf(slog.LevelWarn, "pacer: could not end the lease, the batch will run again", l.Key, slog.Int("attempt", l.Attempt), slog.Any("err", err))
 	}
+}
+
+// acked hears of the end of an Ack that went on in the background
+// (Config.AckInBackground), which Finish did not report.
+func (r *Runner[K, V]) acked(l engine.Lease[K, V], more bool, err error) {
+	r.ended(l, err)
+	r.rerun(l, more)
 }
 
 // admit waits until the batch may start: the window is open and the
@@ -131,7 +146,7 @@ func (r *Runner[K, V]) ended(l store.Lease[K, V], err error) {
 // lease lapsed during a wait. A batch takes at most one token: if the
 // window closes while the Limiter makes it wait, it keeps the token and
 // waits for the window to open again.
-func (r *Runner[K, V]) admit(ctx context.Context, l store.Lease[K, V]) bool {
+func (r *Runner[K, V]) admit(ctx context.Context, l engine.Lease[K, V]) bool {
 	paid := r.cfg.Limiter == nil
 	for {
 		if r.window != nil {
@@ -171,7 +186,7 @@ func (r *Runner[K, V]) admit(ctx context.Context, l store.Lease[K, V]) bool {
 }
 
 // call runs the handler, turning a panic into a *PanicError.
-func (r *Runner[K, V]) call(ctx context.Context, l store.Lease[K, V]) (err error) {
+func (r *Runner[K, V]) call(ctx context.Context, l engine.Lease[K, V]) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &PanicError{Value: v, Stack: debug.Stack()}
@@ -182,24 +197,16 @@ func (r *Runner[K, V]) call(ctx context.Context, l store.Lease[K, V]) (err error
 }
 
 // finish ends the lease according to the handler's error.
-func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err error, took time.Duration, windowClosed bool) {
-	defer r.checkDrained()
+func (r *Runner[K, V]) finish(ctx context.Context, l engine.Lease[K, V], err error, took time.Duration, windowClosed bool) {
 	n := len(l.Values)
 	if err == nil {
-		more, serr := r.store.Ack(ctx, l)
-		later := serr == errAckLater // acked reports the end (shared_ack.go)
-		if !later {
-			r.ended(l, serr)
-		}
+		more := r.end(ctx, l, store.Outcome{Kind: store.Ack})
 		r.c.handled.Add(uint64(n))
-		r.release(n)
 		r.emit(EventFinished, l.Key, l.Attempt, n, 0, took, nil)
 		if r.log.Enabled(ctx, slog.LevelDebug) {
 			r.logf(slog.LevelDebug, "pacer: batch finished", l.Key, slog.Int("size", n), slog.Duration("took", took))
 		}
-		if !later {
-			r.rerun(l, more)
-		}
+		r.rerun(l, more)
 		return
 	}
 	if ctx.Err() != nil {
@@ -208,7 +215,7 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 		// using an attempt, for a later Run or Shutdown to handle, or for a
 		// Shutdown that gave up to hand to OnDrop (or, with a Store, for
 		// another instance to take at once).
-		r.ended(l, r.store.Defer(ctx, l, 0))
+		r.end(ctx, l, store.Outcome{Kind: store.Defer})
 		return
 	}
 	permanent, after, hasAfter, pause := classify(err)
@@ -223,7 +230,7 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 		opens := r.window.NextOpen(now).Sub(now)
 		r.emitBlocking(EventRetry, l, opens, took, err)
 		r.logf(slog.LevelInfo, "pacer: window closed during batch", l.Key, slog.Int("size", n), slog.Any("err", err))
-		r.ended(l, r.store.Defer(ctx, l, opens))
+		r.end(ctx, l, store.Outcome{Kind: store.Defer, After: opens})
 		return
 	}
 	switch {
@@ -241,7 +248,7 @@ func (r *Runner[K, V]) finish(ctx context.Context, l store.Lease[K, V], err erro
 		r.c.retries.Add(1)
 		r.emitBlocking(EventRetry, l, after, took, err)
 		r.logf(slog.LevelWarn, "pacer: batch failed, will retry", l.Key, slog.Int("size", n), slog.Int("attempt", l.Attempt), slog.Duration("after", after), slog.Any("err", err))
-		r.ended(l, r.store.Retry(ctx, l, after))
+		r.end(ctx, l, store.Outcome{Kind: store.Retry, After: after})
 	}
 }
 
@@ -258,9 +265,9 @@ func (r *Runner[K, V]) pauseAll(key K, d time.Duration) {
 }
 
 // exhausted ends a batch that used up its attempts, per Config.Exhausted.
-func (r *Runner[K, V]) exhausted(ctx context.Context, l store.Lease[K, V], err error, took time.Duration) {
+func (r *Runner[K, V]) exhausted(ctx context.Context, l engine.Lease[K, V], err error, took time.Duration) {
 	if r.cfg.Exhausted == ExhaustedHold {
-		r.ended(l, r.store.Hold(ctx, l)) // first: OnEvent may Release the key
+		r.end(ctx, l, store.Outcome{Kind: store.Hold}) // first: OnEvent may Release the key
 		r.emitBlocking(EventHeld, l, 0, took, err)
 		r.logf(slog.LevelWarn, "pacer: attempts used up, key held", l.Key, slog.Int("size", len(l.Values)), slog.Int("attempt", l.Attempt), slog.Any("err", err))
 		return
@@ -270,14 +277,12 @@ func (r *Runner[K, V]) exhausted(ctx context.Context, l store.Lease[K, V], err e
 }
 
 // dropped ends a lease whose batch went to OnDrop.
-func (r *Runner[K, V]) dropped(ctx context.Context, l store.Lease[K, V], err error) {
-	more, serr := r.store.Drop(ctx, l, err)
-	r.ended(l, serr)
-	r.rerun(l, more)
+func (r *Runner[K, V]) dropped(ctx context.Context, l engine.Lease[K, V], err error) {
+	r.rerun(l, r.end(ctx, l, store.Outcome{Kind: store.Drop, Err: err.Error()}))
 }
 
 // rerun reports a key that went back to the queue with values left.
-func (r *Runner[K, V]) rerun(l store.Lease[K, V], more bool) {
+func (r *Runner[K, V]) rerun(l engine.Lease[K, V], more bool) {
 	if !more {
 		return
 	}

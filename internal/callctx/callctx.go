@@ -1,6 +1,7 @@
 // Package callctx carries what a pacer Runner knows about a handler call to
 // the code the handler calls: the attempt number, where to count the time
-// spent waiting for rate limits, and a token already taken from a Limiter.
+// spent waiting for rate limits, a token already taken from a Limiter, and
+// the fencing token of the call's lease.
 // The Runner puts a *Call in every handler's ctx; ratelimit.Transport reads
 // it, so the Transport's waits show in the Runner's Stats and a Transport on
 // the Runner's own Limiter does not make a call pay twice.
@@ -57,6 +58,21 @@ func (c *Call) Value(k any) any {
 func From(ctx context.Context) *Call {
 	c, _ := ctx.Value(key{}).(*Call)
 	return c
+}
+
+type fenceKey struct{}
+
+// WithFence returns ctx carrying fence, the fencing token of the lease a
+// handler runs under, for Fence.
+func WithFence(ctx context.Context, fence uint64) context.Context {
+	return context.WithValue(ctx, fenceKey{}, fence)
+}
+
+// Fence returns the fencing token that ctx carries, and whether it
+// carries one.
+func Fence(ctx context.Context) (fence uint64, ok bool) {
+	fence, ok = ctx.Value(fenceKey{}).(uint64)
+	return fence, ok
 }
 
 // AddWait counts d as time spent waiting for a rate limit. c may be nil.

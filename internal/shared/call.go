@@ -1,4 +1,4 @@
-package pacer
+package shared
 
 import (
 	"context"
@@ -7,16 +7,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	istore "github.com/pacerkit/pacer/internal/store"
+	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/internal/timing"
 )
 
-// errNoAnswer is the error of a call to the engine that did not answer in
+// errNoAnswer is the error of a call to the store that did not answer in
 // time: the Runner stopped waiting for it.
 var errNoAnswer = errors.New("pacer: the store did not answer in time")
 
 // engineCalls runs, each on a goroutine of its own, the keepers of leases
-// (lease_keeper.go) and the calls to the engine about a lease, renewals
+// (keeper.go) and the calls to the store about a lease, renewals
 // and ends, so that their caller can stop waiting for a call at a
 // deadline, whatever the call does: a client that ignores ctx deadlines
 // (go-redis does, unless Options.ContextTimeoutEnabled), on a connection
@@ -63,7 +63,7 @@ type callResult[T any] struct {
 // newCall returns a call of call, and the job that makes it, for a
 // goroutine of c or the lease's keeper: under a ctx that carries ctx's
 // values but not its cancellation (the end of a lease must reach the
-// engine when the Runner stops) and that ends at deadline, on c's clock.
+// store when the Runner stops) and that ends at deadline, on c's clock.
 // If its caller abandons it (stop), late, if not nil, gets its result
 // once it returns.
 func newCall[T any](c *engineCalls, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (*engineCall[T], func()) {
@@ -96,15 +96,15 @@ func (ec *engineCall[T]) stop() bool {
 // callBy makes call as newCall says: on the lease's keeper if it has one
 // (k), on a goroutine of c otherwise. It waits for its result until
 // deadline: after it, it abandons the call and returns errNoAnswer. It
-// returns ErrLeaseLost, without making the call, if the keeper is gone,
+// returns engine.ErrLeaseLost, without making the call, if the keeper is gone,
 // having lost the lease.
-func callBy[T any](c *engineCalls, k istore.Keeper, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (T, error) {
+func callBy[T any](c *engineCalls, k engine.Keeper, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (T, error) {
 	var zero T
 	ec, job := newCall(c, ctx, deadline, call, late)
 	if k == nil {
 		c.run(job)
 	} else if !k.End(job) {
-		return zero, ErrLeaseLost
+		return zero, engine.ErrLeaseLost
 	}
 	t := c.clk.NewTimer(deadline.Sub(c.clk.Now()))
 	defer t.Stop()

@@ -1,30 +1,29 @@
-package pacer
+package shared
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
-	istore "github.com/pacerkit/pacer/internal/store"
+	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/internal/timing"
 	"github.com/pacerkit/pacer/store"
 )
 
-// Get implements istore.Store with one claim loop per Runner, run by
+// Get implements engine.Engine with one claim loop per Runner, run by
 // whichever idle worker holds the leader token: it claims as many keys as
 // there are idle workers in one call, keeps one lease and hands the others
-// over, and when nothing is ready it blocks in the engine's Wait until the
+// over, and when nothing is ready it blocks in the store's Wait until the
 // next key is due or something changes. One caller at a time means one
 // round trip for all idle workers and one blocked Wait per Runner, not one
 // per worker (a herd that every Add would wake), and no goroutine of its
 // own to own and stop: the loop lives in the workers.
-func (s *sharedStore[K, V]) Get(ctx context.Context) (istore.Lease[K, V], error) {
+func (s *Engine[K, V]) Get(ctx context.Context) (engine.Lease[K, V], error) {
 	s.idle.Add(1)
 	defer s.idle.Add(-1)
 	if s.stop.Err() != nil { // before the select, which picks at random
 		s.giveBack(ctx)
-		return istore.Lease[K, V]{}, istore.ErrStopped
+		return engine.Lease[K, V]{}, engine.ErrClosed
 	}
 	select {
 	case l := <-s.handoff:
@@ -38,19 +37,19 @@ func (s *sharedStore[K, V]) Get(ctx context.Context) (istore.Lease[K, V], error)
 		return l, err
 	case <-ctx.Done():
 		s.giveBack(ctx)
-		return istore.Lease[K, V]{}, ctx.Err()
+		return engine.Lease[K, V]{}, ctx.Err()
 	case <-s.stop.Done():
 		s.giveBack(ctx)
-		return istore.Lease[K, V]{}, istore.ErrStopped
+		return engine.Lease[K, V]{}, engine.ErrClosed
 	}
 }
 
 // lead claims until it has a lease for its caller, ctx ends or the store
-// is stopped. Failures of the engine are logged and retried with the
-// Retry backoff, capped at the lease TTL so that the workers resume soon
-// after the engine does.
-func (s *sharedStore[K, V]) lead(ctx context.Context) (istore.Lease[K, V], error) {
-	var zero istore.Lease[K, V]
+// is stopped. Failures of the store are logged and retried after Config.Pause,
+// capped at the lease TTL so that the workers resume soon after the store
+// does.
+func (s *Engine[K, V]) lead(ctx context.Context) (engine.Lease[K, V], error) {
+	var zero engine.Lease[K, V]
 	select {
 	case l := <-s.handoff: // claimed by an earlier leader for a worker that left
 		return l, nil
@@ -62,7 +61,7 @@ func (s *sharedStore[K, V]) lead(ctx context.Context) (istore.Lease[K, V], error
 	failures := 0
 	pause := func(op string, err error) {
 		failures++
-		d := min(s.retry.Delay(failures), s.ttl)
+		d := min(s.pause(failures), s.ttl)
 		s.warn("pacer: store failed, the workers wait", slog.String("op", op), slog.Int("failures", failures), slog.Duration("for", d), slog.Any("err", err))
 		timing.Sleep(s.clk, d, ctx.Done())
 	}
@@ -97,14 +96,14 @@ func (s *sharedStore[K, V]) lead(ctx context.Context) (istore.Lease[K, V], error
 	}
 }
 
-// wait blocks in the engine's Wait as the leader does. With Acks in the
-// background (shared_ack.go), a lease may be handed over meanwhile: the
-// engine should hear of the Ack's change and wake the Wait; if it has not
-// after handWake (a notification lost, say), wait ends the engine's Wait,
+// wait blocks in the store's Wait as the leader does. With Acks in the
+// background (ack.go), a lease may be handed over meanwhile: the
+// store should hear of the Ack's change and wake the Wait; if it has not
+// after handWake (a notification lost, say), wait ends the store's Wait,
 // and returns with no error for the leader to take the lease. It does not
 // end it at once: ending pgstore's Wait in the middle of its statement, at
 // every hand-over, cost a third of the throughput of a busy Runner.
-func (s *sharedStore[K, V]) wait(ctx context.Context, next time.Duration) error {
+func (s *Engine[K, V]) wait(ctx context.Context, next time.Duration) error {
 	if s.acked == nil {
 		// What is handed over then goes to a worker about to take it: the
 		// one whose Finish claimed it, or the leader's own idle workers.
@@ -145,13 +144,13 @@ func (s *sharedStore[K, V]) wait(ctx context.Context, next time.Duration) error 
 }
 
 // handWake is how long a lease handed over to a leader that waits in the
-// engine may wait for the engine to wake it.
+// store may wait for the store to wake it.
 const handWake = 50 * time.Millisecond
 
 // stopped returns why a claim loop under ctx ended.
-func (s *sharedStore[K, V]) stopped(ctx context.Context) error {
+func (s *Engine[K, V]) stopped(ctx context.Context) error {
 	if s.stop.Err() != nil {
-		return istore.ErrStopped
+		return engine.ErrClosed
 	}
 	return ctx.Err()
 }
@@ -159,10 +158,10 @@ func (s *sharedStore[K, V]) stopped(ctx context.Context) error {
 // hand gives l to an idle worker. The buffer has room for two leases per
 // worker, one claimed by a leader and one by an Ack in the background, so
 // it only fills if leases pile up unhandled: l then goes back at once.
-func (s *sharedStore[K, V]) hand(ctx context.Context, l istore.Lease[K, V]) {
+func (s *Engine[K, V]) hand(ctx context.Context, l engine.Lease[K, V]) {
 	select {
 	case s.handoff <- l:
-		select { // for a leader that waits in the engine: see wait
+		select { // for a leader that waits in the store: see wait
 		case s.handed <- struct{}{}:
 		default:
 		}
@@ -173,8 +172,8 @@ func (s *sharedStore[K, V]) hand(ctx context.Context, l istore.Lease[K, V]) {
 
 // giveBack returns the leases claimed for workers that are not taking
 // them, since a worker leaving Get with an error means its crew stops, to
-// the engine at once and without using an attempt.
-func (s *sharedStore[K, V]) giveBack(ctx context.Context) {
+// the store at once and without using an attempt.
+func (s *Engine[K, V]) giveBack(ctx context.Context) {
 	for {
 		select {
 		case l := <-s.handoff:
@@ -187,39 +186,11 @@ func (s *sharedStore[K, V]) giveBack(ctx context.Context) {
 
 // deferNow gives l back at once, without using an attempt, unless its
 // deadline passed: it may be another holder's then.
-func (s *sharedStore[K, V]) deferNow(ctx context.Context, l istore.Lease[K, V]) {
+func (s *Engine[K, V]) deferNow(ctx context.Context, l engine.Lease[K, V]) {
 	if l.Lapsed(s.clk) {
 		return
 	}
-	if err := s.Defer(ctx, l, 0); err != nil {
+	if _, err := s.finish(ctx, l, store.Outcome{Kind: store.Defer}); err != nil {
 		s.warn("pacer: could not give a lease back, it will lapse", slog.String("key", l.Remote.Lease.Key), slog.Any("err", err))
 	}
-}
-
-// decode turns an engine's lease, claimed at at, into a typed one. What
-// does not decode is reported in the lease's Err, for the Runner to drop
-// the batch: a value that will never decode must not come back forever.
-func (s *sharedStore[K, V]) decode(l store.Lease, at time.Time) istore.Lease[K, V] {
-	out := istore.Lease[K, V]{Attempt: l.Attempt, Remote: &istore.Remote{Lease: l, Claimed: at, Deadline: istore.NewDeadline(at, s.ttl)}}
-	out.Values = make([]V, 0, len(l.Values))
-	bad, at0, err0 := 0, 0, error(nil)
-	for i, b := range l.Values {
-		v, err := s.codec.Decode(b)
-		if err != nil {
-			if bad++; bad == 1 {
-				at0, err0 = i, err
-			}
-			continue
-		}
-		out.Values = append(out.Values, v)
-	}
-	key, err := s.keys.Decode([]byte(l.Key))
-	switch {
-	case err != nil:
-		out.Remote.Err = fmt.Errorf("%w: key %q: %w", ErrUndecodable, l.Key, err)
-	case bad > 0:
-		out.Remote.Err = fmt.Errorf("%w: %d of %d values of the batch, the first at index %d: %w", ErrUndecodable, bad, len(l.Values), at0, err0)
-	}
-	out.Key = key
-	return out
 }

@@ -1,4 +1,4 @@
-package pacer
+package shared
 
 import (
 	"context"
@@ -8,13 +8,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	istore "github.com/pacerkit/pacer/internal/store"
+	"github.com/pacerkit/pacer/internal/callctx"
+	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/store"
 )
 
 // A leaseKeeper keeps one lease while the Runner works on it, on a
 // goroutine of engineCalls: it renews the lease every TTL/3, and stops the
-// work at the lease's deadline (istore.Deadline), which only a renewal
+// work at the lease's deadline (engine.Deadline), which only a renewal
 // that succeeded moves; then it makes the call that ends the lease. The
 // renewals run on goroutines of their own, so that one that does not
 // answer cannot hold the keeper past the deadline.
@@ -25,9 +26,9 @@ type leaseKeeper struct {
 	ending atomic.Bool // the work is over: no more renewals, the end comes
 }
 
-var _ istore.Keeper = (*leaseKeeper)(nil)
+var _ engine.Keeper = (*leaseKeeper)(nil)
 
-// End implements istore.Keeper.
+// End implements engine.Keeper.
 func (k *leaseKeeper) End(call func()) bool {
 	select {
 	case k.ends <- call:
@@ -37,16 +38,16 @@ func (k *leaseKeeper) End(call func()) bool {
 	}
 }
 
-// Keep implements istore.Store with a leaseKeeper. The returned ctx
-// carries the lease's fence (see Fence) and is cancelled with ErrLeaseLost
-// when the engine refuses a renewal, or at the lease's deadline, whatever
+// Keep implements engine.Engine with a leaseKeeper. The returned ctx
+// carries the lease's fence (callctx.Fence) and is cancelled with engine.ErrLeaseLost
+// when the store refuses a renewal, or at the lease's deadline, whatever
 // the renewal in flight does: the handler is stopped before another
 // instance can lease the key. The returned function stops the renewals
 // and reports the loss, also of a lease whose deadline passed while nobody
 // looked; the keeper then waits for the call that ends the lease, and
 // makes it, until the lease's deadline at most.
-func (s *sharedStore[K, V]) Keep(ctx context.Context, l istore.Lease[K, V]) (context.Context, func() error) {
-	kctx, cancel := context.WithCancelCause(withFence(ctx, l.Remote.Lease.Fence))
+func (s *Engine[K, V]) Keep(ctx context.Context, l engine.Lease[K, V]) (context.Context, func() error) {
+	kctx, cancel := context.WithCancelCause(callctx.WithFence(ctx, l.Remote.Lease.Fence))
 	k := &leaseKeeper{ends: make(chan func()), gone: make(chan struct{})}
 	l.Remote.Keeper = k
 	s.calls.run(func() {
@@ -71,12 +72,12 @@ func (s *sharedStore[K, V]) Keep(ctx context.Context, l istore.Lease[K, V]) (con
 }
 
 // keep renews r until an end comes, which it runs, and returns nil; or
-// until it cannot, and returns why: the engine refused a renewal, or r's
+// until it cannot, and returns why: the store refused a renewal, or r's
 // deadline came first. The first renewal comes TTL/3 after the claim (a
 // lease that waited for a worker, claimed by an Ack in the background,
 // say, is renewed sooner), the next TTL/3 after one succeeded, and TTL/10
 // after one failed; none once ending is set.
-func (s *sharedStore[K, V]) keep(ctx context.Context, r *istore.Remote, ends <-chan func(), ending *atomic.Bool) error {
+func (s *Engine[K, V]) keep(ctx context.Context, r *engine.Remote, ends <-chan func(), ending *atomic.Bool) error {
 	d := r.Deadline
 	next := r.Claimed.Add(s.ttl / 3)
 	var (
@@ -132,7 +133,7 @@ func (s *sharedStore[K, V]) keep(ctx context.Context, r *istore.Remote, ends <-c
 					failed, next = nil, now.Add(s.ttl/3)
 				}
 			case errors.Is(res.err, store.ErrLeaseLost):
-				return ErrLeaseLost
+				return engine.ErrLeaseLost
 			default:
 				failed, next = res.err, now.Add(s.ttl/10)
 				s.warn("pacer: lease renewal failed, will try again", slog.String("key", r.Lease.Key), slog.Any("err", res.err))
@@ -152,9 +153,9 @@ func hung(ago time.Duration, failed error) error {
 
 // lapsed is why a lease was lost at its deadline, with why the renewals
 // failed, if they did.
-func (s *sharedStore[K, V]) lapsed(failed error) error {
-	m := istore.Margin(s.ttl)
-	err := fmt.Errorf("%w: no renewal succeeded for %v, the LeaseTTL %v less its margin of %v", ErrLeaseLost, s.ttl-m, s.ttl, m)
+func (s *Engine[K, V]) lapsed(failed error) error {
+	m := engine.Margin(s.ttl)
+	err := fmt.Errorf("%w: no renewal succeeded for %v, the LeaseTTL %v less its margin of %v", engine.ErrLeaseLost, s.ttl-m, s.ttl, m)
 	if failed != nil {
 		return fmt.Errorf("%w: %w", err, failed)
 	}
