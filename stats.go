@@ -36,13 +36,11 @@ type Stats struct {
 	RateLimitWait time.Duration // total time waited for rate limits: for Config.Limiter before calls, for a ratelimit.Transport's Limiter or Retry-After in them
 }
 
-// counters are the Runner's monotonic counters, and the level that
-// Config.MaxValues bounds; the gauges come from the store and the debouncer
-// when Stats is called.
+// counters are the Runner's monotonic counters; the gauges come from the
+// engine when Stats is called.
 type counters struct {
 	received, handled, batches atomic.Uint64
 	reruns, retries, dropped   atomic.Uint64
 	refused                    atomic.Uint64
 	rateWait                   atomic.Int64 // nanoseconds
-	held                       atomic.Int64 // values held, kept only with Config.MaxValues
 }
