@@ -173,6 +173,9 @@ type ClaimParams struct {
 	MaxBatch int
 	// TTL is how long a lease lasts without Extend; it must be positive.
 	TTL time.Duration
+	// Holder names who claims, for an operator (Inspector's
+	// KeyInfo.Holder): a Runner gives its instance's name. It may be "".
+	Holder string
 }
 
 // A Lease is the exclusive right, until it lapses, to handle the first
@@ -220,7 +223,9 @@ type Outcome struct {
 	Kind OutcomeKind
 	// After is the delay of a Retry or Defer, saturating.
 	After time.Duration
-	// Err is why a batch was dropped, kept with the dead letter.
+	// Err is why: of a Drop, kept with the dead letter; of a Retry or a
+	// Hold, kept with the key for an operator (Inspector's KeyInfo.Err)
+	// until its head batch is acked, dropped or released.
 	Err string
 }
 

@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Inspector is implemented by engines that let an operator see what they
+// hold: the queues, each queue's keys and what each key is doing, and a
+// key's values. It only reads; it never changes what it shows, nor when
+// anything runs. Every call is bounded: Queues costs O(queues) plus a
+// Stats per queue, Keys O(Limit) reads of the engine's indexes whatever
+// the queue holds (never a command over the whole keyspace), Values
+// O(limit). What a page shows is each key as it was when the page read
+// it; keys that change meanwhile may move between pages.
+type Inspector interface {
+	// Queues returns the queues that hold values or dead letters, with
+	// their counts, ordered by name.
+	Queues(ctx context.Context) ([]QueueInfo, error)
+	// Keys returns a page of queue's keys that q selects, in the order of
+	// their keys' bytes, and the cursor of the next page ("" after the
+	// last).
+	Keys(ctx context.Context, queue string, q KeyQuery) (KeyPage, error)
+	// Key returns what one key of queue is doing; ok is false when the key
+	// holds no values.
+	Key(ctx context.Context, queue, key string) (info KeyInfo, ok bool, err error)
+	// Values returns up to limit of key's values from its head, in the
+	// order they will be leased, each with when it was added.
+	Values(ctx context.Context, queue, key string, limit int) ([]StoredValue, error)
+}
+
+// QueueInfo is a queue and its counts.
+type QueueInfo struct {
+	Name  string
+	Stats Stats
+	// Oldest is when the oldest value of the queue's ready keys was added
+	// (zero when none is ready): how long the queue's work has waited.
+	Oldest time.Time
+}
+
+// KeyQuery selects a page of a queue's keys.
+type KeyQuery struct {
+	// State, when not zero, keeps only the keys in that state.
+	State KeyState
+	// Prefix keeps only the keys that start with it.
+	Prefix string
+	// Cursor is the Next of the page before; "" starts at the first key.
+	Cursor string
+	// Limit is the most keys in the page: 100 when 0, at most 1000.
+	Limit int
+}
+
+// KeyPage is one page of keys.
+type KeyPage struct {
+	Keys []KeyInfo
+	// Next is the cursor of the next page, "" when this page is the last.
+	// A cursor is opaque; it stays valid while keys come and go.
+	Next string
+}
+
+// KeyState is what a key with values is doing, by its head batch.
+type KeyState uint8
+
+// The states of a key. A key is in exactly one.
+const (
+	// Debouncing: the key's only values are an open burst, ready at
+	// KeyInfo.Until (the quiet period's end or, if KeyInfo.MaxWait, the
+	// burst's max-wait deadline).
+	Debouncing KeyState = iota + 1
+	// Ready: waiting for a Claim, since KeyInfo.Since. A lease whose TTL
+	// passed counts as ready again.
+	Ready
+	// Leased: out on a lease since KeyInfo.Since, until KeyInfo.Until
+	// unless renewed, with KeyInfo.Fence, Attempt and Holder.
+	Leased
+	// Retrying: its head batch failed KeyInfo.Attempt times, the last with
+	// KeyInfo.Err, and is not ready before KeyInfo.Until.
+	Retrying
+	// Held: out of the ready order since KeyInfo.Since, until Release,
+	// with KeyInfo.Err when the batch that held it said why.
+	Held
+	// Deferred: its head batch was deferred (it did not get its chance)
+	// and is not ready before KeyInfo.Until.
+	Deferred
+)
+
+// String returns the state's name in lower case, as the constants spell it.
+func (s KeyState) String() string {
+	switch s {
+	case Debouncing:
+		return "debouncing"
+	case Ready:
+		return "ready"
+	case Leased:
+		return "leased"
+	case Retrying:
+		return "retrying"
+	case Held:
+		return "held"
+	case Deferred:
+		return "deferred"
+	}
+	return "unknown"
+}
+
+// KeyInfo is what a key is doing, read at one instant, on the engine's
+// clock.
+type KeyInfo struct {
+	Key   string
+	State KeyState
+	// Since is when the key entered its state: ready, leased or held
+	// since. Zero for the other states.
+	Since time.Time
+	// Until is when the state ends by itself: the burst's deadline, the
+	// lease's expiry, the retry's or the deferral's end. Zero for Ready
+	// and Held.
+	Until time.Time
+	// MaxWait reports, for a Debouncing key, that Until is the burst's
+	// max-wait deadline rather than the end of its quiet period.
+	MaxWait bool
+	// Attempt is the head batch's attempt: of the lease (Leased), of the
+	// last failure (Retrying, Held); 0 for a batch not leased yet.
+	Attempt int
+	// Fence is the last fence the key was leased with (Leased: the
+	// current lease's).
+	Fence uint64
+	// Holder names the holder of the lease (ClaimParams.Holder), for a
+	// Leased key; "" when the claim named none.
+	Holder string
+	// Err is the error of the last failure (Retrying) or of the hold
+	// (Held), as Outcome.Err gave it; "" when none was given.
+	Err string
+	// Values counts the key's values, its open burst included.
+	Values int
+	// Oldest is when its oldest value was added.
+	Oldest time.Time
+}
+
+// StoredValue is a value as an engine keeps it.
+type StoredValue struct {
+	Value []byte
+	Added time.Time // on the engine's clock
+}
