@@ -8,18 +8,26 @@ import (
 // Inspector is implemented by engines that let an operator see what they
 // hold: the queues, each queue's keys and what each key is doing, and a
 // key's values. It only reads; it never changes what it shows, nor when
-// anything runs. Every call is bounded: Queues costs O(queues) plus a
-// Stats per queue, Keys O(Limit) reads of the engine's indexes whatever
-// the queue holds (never a command over the whole keyspace), Values
-// O(limit). What a page shows is each key as it was when the page read
-// it; keys that change meanwhile may move between pages.
+// anything runs. A shared engine's calls are bounded: Queues costs
+// O(queues) plus a Stats per queue, a page of Keys reads O(Limit) entries
+// of the engine's indexes whatever the queue holds (never a command over
+// the whole keyspace), Values O(limit). Memory, which holds its keys in
+// the process, may visit all of a queue's keys per page.
+//
+// Paging walks a queue's keys in an order of the engine's choosing that
+// stays the same from page to page (by key for Memory and redisstore).
+// A page shows each key as it was when the page read it: a key that comes
+// or goes meanwhile may or may not be shown, but a key that holds values
+// all along, and passes the filter all along, is shown exactly once over
+// the pages. A filter that few keys pass may give short pages, even empty
+// ones, with a Next: the engine stops reading after a bounded number of
+// entries, so that no call waits on the whole queue.
 type Inspector interface {
 	// Queues returns the queues that hold values or dead letters, with
 	// their counts, ordered by name.
 	Queues(ctx context.Context) ([]QueueInfo, error)
-	// Keys returns a page of queue's keys that q selects, in the order of
-	// their keys' bytes, and the cursor of the next page ("" after the
-	// last).
+	// Keys returns a page of queue's keys that q selects and the cursor
+	// of the next page ("" after the last).
 	Keys(ctx context.Context, queue string, q KeyQuery) (KeyPage, error)
 	// Key returns what one key of queue is doing; ok is false when the key
 	// holds no values.
