@@ -12,7 +12,8 @@ import (
 // struct tags name the fields; the methods below only show the times in
 // UTC, in place of the embedded time.Time fields of the same name, which
 // encoding/json leaves behind as deeper fields. A type converted to its
-// *Fields twin keeps its fields and tags but not these methods.
+// twin (QueueInfo to queueInfoFields) keeps its fields and tags but not
+// these methods, which would otherwise call themselves.
 type (
 	queueInfoFields   QueueInfo
 	keyInfoFields     KeyInfo

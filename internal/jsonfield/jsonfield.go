@@ -32,8 +32,8 @@ import (
 type Seconds time.Duration
 
 // MarshalJSON writes the duration as a decimal number of seconds with no
-// trailing zeros, which a float64 reads to within a nanosecond for any
-// duration below 104 days and converts back exactly.
+// trailing zeros. UnmarshalJSON reads it back exactly; a float64 reads it
+// to within a nanosecond below 2^53 ns (104 days).
 func (s Seconds) MarshalJSON() ([]byte, error) {
 	u := uint64(s)
 	b := make([]byte, 0, 24)
