@@ -40,6 +40,16 @@
 //   - Every time-dependent type takes a clock.Clock
 //     (github.com/benbjohnson/clock) in its config, so tests can use a mock
 //     clock or testing/synctest.
+//   - What an operator reads marshals to JSON that reads as a person
+//     expects, and back: [Stats], [DeadLetter], ratelimit.Stats and the
+//     store's Stats, QueueInfo, KeyInfo, StoredValue and DeadLetter. Names
+//     are snake_case, the names scripts and metrics use (in_flight,
+//     rate_limit_wait_seconds); a duration is a number of seconds, its name
+//     ending in _seconds; a time is RFC 3339 in UTC with the fraction of a
+//     second it holds. A zero time means "none" and is left out, as are an
+//     empty error and other fields whose zero means "none"; counts,
+//     counters and durations are always there, 0 included. Bytes are
+//     base64 (see package store).
 //   - Docs state guarantees and costs in big-O; measured figures, with the
 //     commands that reproduce them, are in BENCHMARKS.md at the repository
 //     root.

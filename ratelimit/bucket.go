@@ -76,20 +76,26 @@ func limitOf(r float64) rate.Limit {
 }
 
 // Stats is a snapshot of a Bucket's counters.
+//
+// In JSON the names are as the tags say, Rate is null when unlimited
+// (math.Inf(1), which a JSON number cannot hold), WaitTime is in seconds,
+// and PausedUntil is in RFC 3339 in UTC, left out when zero:
+//
+//	{"waits":4,"pauses":1,"rate":3,"wait_time_seconds":1.5,"paused_until":"2025-03-01T12:00:05Z"}
 type Stats struct {
 	// Waits is how many Wait/WaitN calls could not pass at once (whatever
 	// their result, including ErrWouldExceedDeadline).
-	Waits uint64
+	Waits uint64 `json:"waits"`
 	// WaitTime is the total time those calls slept.
-	WaitTime time.Duration
+	WaitTime time.Duration `json:"wait_time_seconds"`
 	// Pauses is how many pauses began or moved a pause's end later.
-	Pauses uint64
+	Pauses uint64 `json:"pauses"`
 	// Rate is the current rate in events per second: the configured rate,
 	// or less after an adaptive cut.
-	Rate float64
+	Rate float64 `json:"rate"`
 	// PausedUntil is the end of the latest pause (zero if none); it is in
 	// the past when no pause is in effect.
-	PausedUntil time.Time
+	PausedUntil time.Time `json:"paused_until,omitzero"`
 }
 
 // Stats returns the bucket's counters and current rate.

@@ -39,11 +39,11 @@ type Inspector interface {
 
 // QueueInfo is a queue and its counts.
 type QueueInfo struct {
-	Name  string
-	Stats Stats
+	Name  string `json:"name"`
+	Stats Stats  `json:"stats"`
 	// Oldest is when the oldest value of the queue's ready keys was added
 	// (zero when none is ready): how long the queue's work has waited.
-	Oldest time.Time
+	Oldest time.Time `json:"oldest,omitzero"`
 }
 
 // KeyQuery selects a page of a queue's keys.
@@ -60,10 +60,10 @@ type KeyQuery struct {
 
 // KeyPage is one page of keys.
 type KeyPage struct {
-	Keys []KeyInfo
+	Keys []KeyInfo `json:"keys"`
 	// Next is the cursor of the next page, "" when this page is the last.
 	// A cursor is opaque; it stays valid while keys come and go.
-	Next string
+	Next string `json:"next,omitempty"`
 }
 
 // KeyState is what a key with values is doing, by its head batch.
@@ -114,38 +114,38 @@ func (s KeyState) String() string {
 // KeyInfo is what a key is doing, read at one instant, on the engine's
 // clock.
 type KeyInfo struct {
-	Key   string
-	State KeyState
+	Key   string   `json:"key"`
+	State KeyState `json:"state"`
 	// Since is when the key entered its state: ready, leased or held
 	// since. Zero for the other states.
-	Since time.Time
+	Since time.Time `json:"since,omitzero"`
 	// Until is when the state ends by itself: the burst's deadline, the
 	// lease's expiry, the retry's or the deferral's end. Zero for Ready
 	// and Held.
-	Until time.Time
+	Until time.Time `json:"until,omitzero"`
 	// MaxWait reports, for a Debouncing key, that Until is the burst's
 	// max-wait deadline rather than the end of its quiet period.
-	MaxWait bool
+	MaxWait bool `json:"max_wait,omitempty"`
 	// Attempt is the head batch's attempt: of the lease (Leased), of the
 	// last failure (Retrying, Held); 0 for a batch not leased yet.
-	Attempt int
+	Attempt int `json:"attempt"`
 	// Fence is the last fence the key was leased with (Leased: the
 	// current lease's).
-	Fence uint64
+	Fence uint64 `json:"fence,omitempty"`
 	// Holder names the holder of the lease (ClaimParams.Holder), for a
 	// Leased key; "" when the claim named none.
-	Holder string
+	Holder string `json:"holder,omitempty"`
 	// Err is the error of the last failure (Retrying) or of the hold
 	// (Held), as Outcome.Err gave it; "" when none was given.
-	Err string
+	Err string `json:"error,omitempty"`
 	// Values counts the key's values, its open burst included.
-	Values int
+	Values int `json:"values"`
 	// Oldest is when its oldest value was added.
-	Oldest time.Time
+	Oldest time.Time `json:"oldest,omitzero"`
 }
 
 // StoredValue is a value as an engine keeps it.
 type StoredValue struct {
-	Value []byte
-	Added time.Time // on the engine's clock
+	Value []byte    `json:"value"`
+	Added time.Time `json:"added,omitzero"` // on the engine's clock
 }

@@ -54,6 +54,22 @@
 // server can fail, and the caller decides what to do about it. A call whose
 // ctx is already done returns ctx.Err() and changes nothing. An engine is
 // safe for concurrent use.
+//
+// # JSON
+//
+// The types an operator reads (Stats, QueueInfo, KeyPage, KeyInfo,
+// StoredValue, DeadLetter) marshal to JSON as pacer's own do: names in
+// snake_case (held_values, max_wait), a KeyState by name ("held"), times in
+// RFC 3339 in UTC with the fraction of a second they hold, and they read
+// their JSON back. A field whose zero means "none" is left out: a zero
+// time, an empty error, holder or cursor, fence 0, max_wait false. Counts
+// are always there, 0 included. A value is bytes, whatever the codec made
+// of it, and so base64, as encoding/json writes []byte, even when the bytes
+// happen to be JSON or text: the shape of the JSON never depends on the
+// content, and it reads back to the same bytes. Showing a value decoded is
+// left to a reader that knows its codec. A key is
+// a JSON string: a key that is not UTF-8 shows with U+FFFD in place of
+// its invalid bytes.
 package store
 
 import (
@@ -235,16 +251,16 @@ type Outcome struct {
 // are an open burst, in none); Pending counts every key with an open burst,
 // whatever its head does. A lease whose TTL passed counts as Ready.
 type Stats struct {
-	Values     int // values stored: ready, debouncing, leased, delayed or held
-	Keys       int // keys with values
-	Ready      int // keys ready to be leased now
-	Pending    int // keys whose burst is still debouncing
-	Leased     int // keys out on a lease
-	Retrying   int // keys waiting for a Retry delay
-	Behind     int // values waiting behind those keys' retried batches
-	Held       int // held keys
-	HeldValues int // values of held keys
-	Dead       int // dead letters kept
+	Values     int `json:"values"`      // values stored: ready, debouncing, leased, delayed or held
+	Keys       int `json:"keys"`        // keys with values
+	Ready      int `json:"ready"`       // keys ready to be leased now
+	Pending    int `json:"pending"`     // keys whose burst is still debouncing
+	Leased     int `json:"leased"`      // keys out on a lease
+	Retrying   int `json:"retrying"`    // keys waiting for a Retry delay
+	Behind     int `json:"behind"`      // values waiting behind those keys' retried batches
+	Held       int `json:"held"`        // held keys
+	HeldValues int `json:"held_values"` // values of held keys
+	Dead       int `json:"dead"`        // dead letters kept
 }
 
 // FinishClaimer is implemented by engines that can end a lease and claim
@@ -276,12 +292,12 @@ type DeadLetters interface {
 
 // A DeadLetter is a batch that was given up, with why and when.
 type DeadLetter struct {
-	ID      uint64 // grows with each dead letter of the queue
-	Key     string
-	Values  [][]byte
-	Err     string
-	Attempt int
-	At      time.Time // when it was dropped, on the engine's clock
+	ID      uint64    `json:"id"` // grows with each dead letter of the queue
+	Key     string    `json:"key"`
+	Values  [][]byte  `json:"values"`
+	Err     string    `json:"error,omitempty"`
+	Attempt int       `json:"attempt"`
+	At      time.Time `json:"at,omitzero"` // when it was dropped, on the engine's clock
 }
 
 // TxAdder is implemented by engines that can add values inside a

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -267,6 +268,60 @@ func TestWebhook(t *testing.T) {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(good)))
 	require.Equal(t, 202, rec.Code)
+}
+
+// GET /stats shows the Runner's and the bucket's figures as a person
+// reads them: snake_case names, durations in seconds, times in RFC 3339.
+// The demo API's first answer is a 429, which makes the bucket pause.
+func TestStatsRoute(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := newDemoAPI(3, 3, time.Now)
+		runner, routes, err := newApp(appConfig{
+			APIURL: "http://tasks.invalid", Rate: 3, Burst: 3, Debounce: 5 * time.Second, MaxWait: 15 * time.Second, Workers: 1,
+			Base: hookhttp.InProcess{Handler: fake}, Logger: discard(),
+		})
+		require.NoError(t, err)
+		get := func() (map[string]map[string]any, string) {
+			rec := httptest.NewRecorder()
+			routes.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/stats", nil))
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+			var m map[string]map[string]any
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &m), rec.Body.String())
+			return m, rec.Body.String()
+		}
+		rec := httptest.NewRecorder()
+		routes.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(eventBody("task.updated", "a1", "alice"))))
+		require.Equal(t, http.StatusAccepted, rec.Code)
+
+		m, body := get()
+		require.Equal(t, 1.0, m["runner"]["received"], body)
+		require.Equal(t, 1.0, m["runner"]["pending"], body)
+		require.Equal(t, 5.0, m["runner"]["debounce_seconds"], body)
+		require.Equal(t, 0.0, m["runner"]["rate_limit_wait_seconds"], body)
+		require.Equal(t, 3.0, m["bucket"]["rate"], body)
+		require.NotContains(t, m["bucket"], "paused_until", "never paused: "+body)
+
+		require.NoError(t, runner.Shutdown(t.Context())) // runs alice: a 429, its pause, then her plan
+		m, body = get()
+		require.Equal(t, 1.0, m["runner"]["handled"], body)
+		require.Greater(t, m["runner"]["rate_limit_wait_seconds"], 0.0, body)
+		require.Equal(t, 1.0, m["bucket"]["pauses"], body)
+		require.Greater(t, m["bucket"]["wait_time_seconds"], 0.0, body)
+		until, err := time.Parse(time.RFC3339Nano, m["bucket"]["paused_until"].(string))
+		require.NoError(t, err, body)
+		require.Equal(t, time.UTC, until.Location(), body)
+
+		// The program's own Go types read it back.
+		var st struct {
+			Runner pacer.Stats
+			Bucket ratelimit.Stats
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &st))
+		want, err := runner.Stats(t.Context())
+		require.NoError(t, err)
+		require.Equal(t, want, st.Runner)
+		require.True(t, until.Equal(st.Bucket.PausedUntil))
+	})
 }
 
 func TestFakeAPIRateLimit(t *testing.T) {

@@ -94,7 +94,12 @@ func routes(runner *pacer.Runner[string, Event], hook *webhook, bucket apiLimite
 		if b, ok := bucket.(*ratelimit.Bucket); ok {
 			out["bucket"] = b.Stats()
 		}
-		writeJSON(w, http.StatusOK, out)
+		// Indented, for a person at a terminal; durations are in seconds
+		// and times in RFC 3339, as pacer's types marshal them.
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(out)
 	})
 	return mux
 }
