@@ -3,7 +3,10 @@ package pacer
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"reflect"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -135,6 +138,13 @@ type Config[K comparable, V any] struct {
 	// engine's own clock decides when bursts, retry delays and leases come
 	// due; this one times the lease renewals, the window and the Limiter.
 	Clock clock.Clock
+	// Instance names this Runner's process for operators. The default is
+	// the host's name and the process's ID, "hostname:pid". It may be any
+	// string; one that tells the instances of a queue apart serves best.
+	// With a Store, every lease the Runner takes carries it
+	// ([store.ClaimParams].Holder), so that inspecting the store shows
+	// which instance holds a key ([store.KeyInfo].Holder).
+	Instance string
 
 	// Store, when set, keeps the Runner's state in a [store.Store] engine
 	// ([store.Memory], redis/redisstore, pg/pgstore) under the queue Name,
@@ -153,6 +163,10 @@ type Config[K comparable, V any] struct {
 	//   - retries, held keys and dead letters live in the engine, and
 	//     Shutdown leaves what is stored there for the next Runner instead
 	//     of handing it to OnDrop;
+	//   - the handler's error goes to the engine with a batch it retries
+	//     or holds ([store.Outcome].Err), its first KiB, for an operator to
+	//     read ([store.KeyInfo].Err), and whole with a dropped batch, as
+	//     its dead letter's error;
 	//   - MaxValues bounds the queue for every instance together;
 	//   - with an engine that implements [store.FinishClaimer], a worker
 	//     that ends a batch leases its next one in the same call.
@@ -231,6 +245,16 @@ func (c Config[K, V]) storeOnly() string {
 	return ""
 }
 
+// defaultInstance is what Config.Instance "" means: "hostname:pid", read
+// once.
+var defaultInstance = sync.OnceValue(func() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	return host + ":" + strconv.Itoa(os.Getpid())
+})
+
 // defaultLeaseTTL is what Config.LeaseTTL 0 means.
 const defaultLeaseTTL = 30 * time.Second
 
@@ -262,6 +286,9 @@ func (c Config[K, V]) withDefaults() Config[K, V] {
 	}
 	if c.LeaseTTL == 0 {
 		c.LeaseTTL = defaultLeaseTTL
+	}
+	if c.Instance == "" {
+		c.Instance = defaultInstance()
 	}
 	if c.Store != nil {
 		if c.Codec == nil {

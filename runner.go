@@ -190,6 +190,7 @@ func (r *Runner[K, V]) newEngine() (engine.Engine[K, V], error) {
 			MaxWait:         cfg.MaxWait,
 			Adaptive:        r.adapt,
 			LeaseTTL:        cfg.LeaseTTL,
+			Holder:          cfg.Instance,
 			Pause:           cfg.Retry.Delay,
 			Clock:           cfg.Clock,
 			Logger:          cfg.Logger,

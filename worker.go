@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pacerkit/pacer/internal/callctx"
 	"github.com/pacerkit/pacer/internal/engine"
@@ -248,7 +249,7 @@ func (r *Runner[K, V]) finish(ctx context.Context, l engine.Lease[K, V], err err
 		r.c.retries.Add(1)
 		r.emitBlocking(EventRetry, l, after, took, err)
 		r.logf(slog.LevelWarn, "pacer: batch failed, will retry", l.Key, slog.Int("size", n), slog.Int("attempt", l.Attempt), slog.Duration("after", after), slog.Any("err", err))
-		r.end(ctx, l, store.Outcome{Kind: store.Retry, After: after})
+		r.end(ctx, l, store.Outcome{Kind: store.Retry, After: after, Err: errText(err)})
 	}
 }
 
@@ -267,13 +268,34 @@ func (r *Runner[K, V]) pauseAll(key K, d time.Duration) {
 // exhausted ends a batch that used up its attempts, per Config.Exhausted.
 func (r *Runner[K, V]) exhausted(ctx context.Context, l engine.Lease[K, V], err error, took time.Duration) {
 	if r.cfg.Exhausted == ExhaustedHold {
-		r.end(ctx, l, store.Outcome{Kind: store.Hold}) // first: OnEvent may Release the key
+		r.end(ctx, l, store.Outcome{Kind: store.Hold, Err: errText(err)}) // first: OnEvent may Release the key
 		r.emitBlocking(EventHeld, l, 0, took, err)
 		r.logf(slog.LevelWarn, "pacer: attempts used up, key held", l.Key, slog.Int("size", len(l.Values)), slog.Int("attempt", l.Attempt), slog.Any("err", err))
 		return
 	}
 	r.drop(l.Key, l.Values, l.Attempt, err, took)
 	r.dropped(ctx, l, err)
+}
+
+// maxErrText is the most bytes of a handler's error that go with a
+// retried or held batch to the engine (store.Outcome.Err), which keeps
+// them with the key until the batch ends: enough for an operator to read
+// why, bounded whatever the handler's error says.
+const maxErrText = 1 << 10
+
+// errText returns the text of err, cut to maxErrText bytes at a rune's
+// start and marked with an ellipsis when it is longer.
+func errText(err error) string {
+	s := err.Error()
+	if len(s) <= maxErrText {
+		return s
+	}
+	const more = "…"
+	cut := maxErrText - len(more)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + more
 }
 
 // dropped ends a lease whose batch went to OnDrop.

@@ -58,6 +58,9 @@ type Config[K comparable, V any] struct {
 	Adaptive          *adaptive.Wait
 	// LeaseTTL is how long a lease lasts without renewal.
 	LeaseTTL time.Duration
+	// Holder names the Runner's instance in every claim
+	// (store.ClaimParams.Holder), for an operator; it may be "".
+	Holder string
 	// Pause is how long the claim loop waits after failures calls to the
 	// store failed in a row; it is capped at LeaseTTL. nil waits LeaseTTL.
 	Pause func(failures int) time.Duration
@@ -87,6 +90,7 @@ type Engine[K comparable, V any] struct {
 	log      *slog.Logger
 	ttl      time.Duration
 	maxBatch int
+	holder   string                           // Config.Holder
 	pause    func(failures int) time.Duration // paces the claims while the store fails
 
 	debounce, maxWait time.Duration
@@ -135,6 +139,7 @@ func New[K comparable, V any](cfg Config[K, V]) *Engine[K, V] {
 		log:      cfg.Logger,
 		ttl:      cfg.LeaseTTL,
 		maxBatch: cfg.MaxBatch,
+		holder:   cfg.Holder,
 		pause:    cfg.Pause,
 		debounce: cfg.Debounce,
 		maxWait:  cfg.MaxWait,
