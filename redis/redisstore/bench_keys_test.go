@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func TestMeasureKeysPage(t *testing.T) {
 	st, err := s.Stats(ctx, q) // folds the Adds
 	require.NoError(t, err)
 	require.Equal(t, n, st.Keys)
-	fmt.Printf("%d keys added and folded in %v; server memory %s\n", st.Keys, time.Since(t0).Round(time.Millisecond), usedMemory(t, c))
+	fmt.Printf("%d keys added and folded in %v; server memory %d MB\n", st.Keys, time.Since(t0).Round(time.Millisecond), usedMemory(t, c)>>20)
 
 	page := func(kq store.KeyQuery) (store.KeyPage, time.Duration) {
 		t0 := time.Now()
@@ -98,7 +99,9 @@ func TestMeasureKeysPage(t *testing.T) {
 	}
 
 	// As after an upgrade from a version without the index.
+	before := usedMemory(t, c)
 	require.NoError(t, c.Del(ctx, redisname.KeyPrefix("keys", q)+"keys").Err())
+	fmt.Printf("the index holds %d bytes a key\n", (before-usedMemory(t, c))/n)
 	calls0, usec0 := fcallStats(t, c)
 	p, took := page(store.KeyQuery{Limit: 100})
 	require.Len(t, p.Keys, 100)
@@ -123,14 +126,17 @@ func fcallStats(t *testing.T, c *redis.Client) (int, float64) {
 	return 0, 0
 }
 
-// usedMemory returns the server's used_memory_human.
-func usedMemory(t *testing.T, c *redis.Client) string {
+// usedMemory returns the server's used_memory, in bytes.
+func usedMemory(t *testing.T, c *redis.Client) int {
 	info, err := c.Info(context.Background(), "memory").Result()
 	require.NoError(t, err)
 	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory_human:"); ok {
-			return v
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			n, err := strconv.Atoi(v)
+			require.NoError(t, err)
+			return n
 		}
 	}
-	return "?"
+	t.Fatal("no used_memory in INFO memory")
+	return 0
 }
