@@ -93,8 +93,8 @@
 // queues' names (see Inspection).
 //
 // A function declares in KEYS the names of its common path only (Add: the
-// inbox and the wake-up set; Extend and Release: the key's hash; the
-// others: a set of the queue) and builds the names of the others from the
+// inbox and the wake-up set; Extend, Release and Key: the key's hash;
+// Values: the key's list; the others: a set of the queue) and builds the names of the others from the
 // queue's prefix; Redis Cluster runs such calls because every name has the
 // queue's hash tag and so lives in the slot of the declared keys.
 //
@@ -177,7 +177,7 @@
 // without persistence) is completed first, by a SCAN of every master for
 // the queues' counters' hashes, 1,000 keys a step: once, O(keys of the
 // server) in all. Then Queues costs O(queues) calls of Stats' function,
-// which also gives the oldest value among the first 64 keys of the ready
+// which also reads the first value of the key at the front of the ready
 // order.
 //
 // Key, and each key of a page, read the key's state as it is at the

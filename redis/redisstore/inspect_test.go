@@ -183,7 +183,7 @@ func TestKeyDue(t *testing.T) {
 	info := key(t, s, q, "defer")
 	require.Equal(t, store.Deferred, info.State)
 	within(t, info.Until, t2.Add(short), t3.Add(short), "deferral's end")
-	require.Zero(t, info.Attempt, "a deferral is no attempt")
+	require.Equal(t, 1, info.Attempt, "the deferred lease's")
 	require.Equal(t, store.Leased, key(t, s, q, "lapse").State)
 
 	time.Sleep(2 * short) // until the server's clock passed every deadline
@@ -201,6 +201,16 @@ func TestKeyDue(t *testing.T) {
 	st, err := s.Stats(ctx, q)
 	require.NoError(t, err)
 	require.Equal(t, 3, st.Ready, "Key moved nothing, Stats did")
+
+	// A deferral is no attempt: the next lease takes its number.
+	ls, _, err = s.Claim(ctx, q, store.ClaimParams{Keys: 3, TTL: time.Hour})
+	require.NoError(t, err)
+	require.Len(t, ls, 3)
+	for _, l := range ls {
+		want := map[string]int{"burst": 1, "defer": 1, "lapse": 2}[l.Key]
+		require.Equal(t, want, l.Attempt, "key %q", l.Key)
+		require.Equal(t, want, key(t, s, q, l.Key).Attempt, "key %q", l.Key)
+	}
 }
 
 // TestValues: Values gives a key's values from its head, with when each

@@ -11,7 +11,7 @@ import (
 
 // The bounds of a page of Keys.
 const (
-	defaultPage = 100  // keys in a page of KeyQuery.Limit 0
+	defaultPage = 100  // keys in a page of KeyQuery.Limit 0 or less
 	mostPage    = 1000 // the most keys in a page
 	// filterRead is the most members of the index that a page with a
 	// state filter reads, if its Limit is lower: the filter may keep few.
@@ -45,9 +45,7 @@ func (s *Store) Keys(ctx context.Context, queue string, kq store.KeyQuery) (stor
 	}
 	limit := kq.Limit
 	switch {
-	case limit < 0:
-		return store.KeyPage{}, fmt.Errorf("redisstore: KeyQuery.Limit is %d, want 0 or more", limit)
-	case limit == 0:
+	case limit <= 0:
 		limit = defaultPage
 	case limit > mostPage:
 		limit = mostPage

@@ -47,15 +47,14 @@ func (s *Store) list(ctx context.Context, q *queue, op string) error {
 }
 
 // oldestAmong is how many keys, first in the ready order, Queues looks
-// at for QueueInfo.Oldest.
-const oldestAmong = 64
+// at for QueueInfo.Oldest: the one a Claim leases next.
+const oldestAmong = 1
 
 // Queues returns the queues of the Store's Prefix that hold values or
 // dead letters, with their counts, ordered by name; see store.Inspector.
 // It reads the registry, then runs Stats' function on each queue listed,
-// which also gives the oldest value among the first 64 keys of the ready
-// order as QueueInfo.Oldest (the oldest of all ready keys when at most 64
-// are ready). It costs O(queues) commands, each of Stats' cost, the first
+// which also reads the first value of the key at the front of the ready
+// order. It costs O(queues) commands, each of Stats' cost, and the first
 // time after the registry lost its listedAll, a scan of the server's keys
 // too.
 func (s *Store) Queues(ctx context.Context) ([]store.QueueInfo, error) {
@@ -89,6 +88,15 @@ func (s *Store) queueNames(ctx context.Context) ([]string, error) {
 	names, err := s.c.SMembers(ctx, s.registry).Result()
 	if err != nil {
 		return nil, wrap("queues", err)
+	}
+	if !slices.Contains(names, listedAll) {
+		// One scan at a time in a process: the calls that come meanwhile
+		// find it done.
+		s.scanMu.Lock()
+		defer s.scanMu.Unlock()
+		if names, err = s.c.SMembers(ctx, s.registry).Result(); err != nil {
+			return nil, wrap("queues", err)
+		}
 	}
 	if !slices.Contains(names, listedAll) {
 		found, err := s.scanQueues(ctx)

@@ -28,8 +28,9 @@ var (
 type Store struct {
 	c        redis.UniversalClient
 	cfg      Config
-	id       string // tells this Store's waiters from those of other processes
-	registry string // the SET of the queues' names (see queues.go)
+	id       string     // tells this Store's waiters from those of other processes
+	registry string     // the SET of the queues' names (see queues.go)
+	scanMu   sync.Mutex // held by the scan that completes the registry
 
 	queues sync.Map // queue name -> *queue
 

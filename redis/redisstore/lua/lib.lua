@@ -4,6 +4,7 @@
   whose "-- @include lib.lua" line calls begin. It names the queue's keys
   and holds the steps that several scripts share; the library runs it
   once, when it is loaded, so a call does not define its steps again.
+  lib_inspect.lua follows it, with the steps of the inspection functions.
 
   ARGV[1] of every function is the prefix of the queue's names,
   "{prefix:queue}:" with ":" and "%" escaped in prefix and queue (the name
@@ -52,7 +53,9 @@
         d deferred, h held
     f   fence of its last lease
     x   when that lease lapses
-    a   leases of its head batch that counted as attempts (absent: 0)
+    a   the attempt of its head batch's last lease (absent: 0)
+    u   1 if that lease was deferred, which is no attempt: the next lease
+        takes its number (absent: not deferred)
     n   size of its head batch once a lease fixed it (absent or 0: not
         fixed)
     c   when its last lease was taken
@@ -471,27 +474,24 @@ local function finish_lease(key, fence, kind, after, why, now, now_s)
     return 1
   end
 
-  -- Retry or defer: the same batch, due after the delay; a defer does not
-  -- count as an attempt.
-  local a = h[5]
-  if kind == 4 then
-    a = str(tonumber(a) - 1)
-  end
+  -- Retry or defer: the same batch, due after the delay. A defer does not
+  -- count as an attempt: u has the next lease take this one's number.
   local due = deadline(now, after)
+  local s = 'd'
   if due <= now then
-    if kind == 3 then
-      rcall('HSET', kk, 's', 'r', 'a', a, 'e', why)
-    else
-      rcall('HSET', kk, 's', 'r', 'a', a)
-    end
+    s = 'r'
+  elseif kind == 3 then
+    s = 't'
+  end
+  if kind == 3 then
+    rcall('HSET', kk, 's', s, 'e', why)
+  else
+    rcall('HSET', kk, 's', s, 'u', '1')
+  end
+  if due <= now then
     rcall('ZADD', K_READY, now_s, key)
     wake()
     return 1
-  end
-  if kind == 3 then
-    rcall('HSET', kk, 's', 't', 'a', a, 'e', why)
-  else
-    rcall('HSET', kk, 's', 'd', 'a', a)
   end
   wake_before(due)
   rcall('ZADD', K_DELAYED, str(due), key)
@@ -515,7 +515,7 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder)
     for i = 1, #got, 2 do
       local key = got[i]
       local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
-      local h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd')
+      local h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd', 'u')
       local n, b = tonumber(h[1]), tonumber(h[3]) or 0
       if b > 0 and tonumber(h[4]) <= now then
         close_burst(kk, key)
@@ -530,6 +530,11 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder)
       fence = fence + 1
       if n > 0 then
         local a = (tonumber(h[2]) or 0) + 1
+        if h[5] then
+          -- The last lease was deferred: this one takes its number.
+          a = a - 1
+          rcall('HDEL', kk, 'u')
+        end
         rcall('HSET', kk, 's', 'l', 'f', str(fence), 'x', exp, 'a', str(a), 'n', str(n), 'c', now_s, 'o', holder)
         zadd[#zadd + 1] = exp
         zadd[#zadd + 1] = key

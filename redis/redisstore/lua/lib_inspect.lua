@@ -18,12 +18,12 @@ local DEBOUNCING, READY, LEASED, RETRYING, HELD, DEFERRED = 1, 2, 3, 4, 5, 6
 
 -- key_state returns the state of key at now, with since and until (times
 -- as the scripts store them, or false), whether until is a MaxWait
--- deadline (1 or 0), the holder and the error it shows ('' if none), and
--- the fields a and f of its hash; nil if key is not in any state set (it
--- has no values).
+-- deadline (1 or 0), the holder of a lease that holds and the error of
+-- its head batch ('' if none), and the fields a and f of its hash; nil if
+-- key is not in any state set (it has no values).
 local function key_state(key, now)
   local h = rcall('HMGET', PFX .. 'k:' .. key, 's', 'x', 'bd', 'm', 'c', 'o', 'e', 'a', 'f')
-  local s, st, till, maxwait, holder, err = h[1], READY, false, 0, '', ''
+  local s, st, till, maxwait, holder = h[1], READY, false, 0, ''
   -- since, or until for the states that end by themselves: due.
   local due
   if not s or s == 'r' then
@@ -44,7 +44,7 @@ local function key_state(key, now)
   end
   local since = due
   if s == 'h' then
-    st, err = HELD, h[7] or ''
+    st = HELD
   elseif s and s ~= 'r' and tonumber(due) > now then
     since, till = false, due
     if s == 'p' then
@@ -55,12 +55,12 @@ local function key_state(key, now)
     elseif s == 'l' then
       st, since, holder = LEASED, h[5], h[6] or ''
     elseif s == 't' then
-      st, err = RETRYING, h[7] or ''
+      st = RETRYING
     else
       st = DEFERRED
     end
   end
-  return st, since, till, maxwait, holder, err, tonumber(h[8]) or 0, tonumber(h[9]) or 0
+  return st, since, till, maxwait, holder, h[7] or '', tonumber(h[8]) or 0, tonumber(h[9]) or 0
 end
 
 -- stamp returns the time a stored value was added, as stored.
