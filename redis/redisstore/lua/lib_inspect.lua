@@ -68,12 +68,41 @@ local function stamp(v)
   return string.match(v, '^%d+')
 end
 
+-- state_set returns the set that holds the keys in state, but for ready,
+-- whose keys are in every set: a key whose score in that set is past is
+-- ready.
+local function state_set(state)
+  if state == HELD then
+    return K_HELD
+  elseif state == LEASED then
+    return K_LEASED
+  elseif state == DEBOUNCING then
+    return K_PENDING
+  elseif state == RETRYING or state == DEFERRED then
+    return K_DELAYED
+  end
+end
+
+-- may_be reports whether key may be in state at now, at the cost of one
+-- command: false if its state's set does not hold it, or holds it due.
+local function may_be(key, now, state)
+  local set = state_set(state)
+  if not set then
+    return true
+  end
+  local due = rcall('ZSCORE', set, key)
+  return due and (state == HELD or tonumber(due) > now)
+end
+
 -- key_info returns what key is doing at now, if it has values and its
 -- state is state (0: any): {key, state, since, until, maxwait, attempt,
 -- fence, holder, error, values, oldest}, with '' for a time it does not
 -- have; nil otherwise, and then true if key has no values. It reads the
 -- time of the key's first value, not the value.
 local function key_info(key, now, state)
+  if state ~= 0 and not may_be(key, now, state) then
+    return nil
+  end
   local st, since, till, maxwait, holder, err, a, f = key_state(key, now)
   if not st then
     return nil, true
