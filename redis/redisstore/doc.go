@@ -157,9 +157,8 @@
 // over the queue or the keyspace: a prefix is a range of the index, and a
 // state filter reads at most 1,000 keys, or Limit if more, then ends the
 // page, short or even empty, with a cursor. Keys come in the order of
-// their bytes. The index costs a Claim or Finish nothing, and the fold one
-// command when a key gets its first value; the call that takes a key's
-// last value, one.
+// their bytes. The index costs one command when the fold gives a key its
+// first value, and one in the call that takes its last; nothing else.
 //
 // A queue filled by a version of this package without the index (or
 // while one ran beside this one) is indexed again by the first Keys that
