@@ -18,7 +18,9 @@ import (
 // broke after the script ran, that all were. The script counts the
 // queue's values as it appends them, in the queue's hash, so that
 // p.MaxValues is checked in the same step, against the values of every
-// process, at the cost of one more command per Add.
+// process, at the cost of one more command per Add. The first Add of a
+// queue in a process first puts its name in the Store's list of queues
+// (see Queues), in a command of its own.
 func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p store.AddParams) error {
 	q, err := s.queue(ctx, queue)
 	if err != nil {
@@ -29,6 +31,9 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 	}
 	if len(vals) == 0 {
 		return nil
+	}
+	if err := s.list(ctx, q, "add"); err != nil {
+		return err
 	}
 	args := make([]any, 3, 3+len(vals))
 	args[0], args[1], args[2] = "0", addParams(len(vals), p), key

@@ -11,7 +11,8 @@ import (
 
 // Claim leases up to p.Keys ready keys in one script, after folding the
 // Adds of the inbox and moving into the ready order the bursts, delayed
-// batches and lapsed leases that came due; see store.Store.
+// batches and lapsed leases that came due; see store.Store. Each key
+// keeps p.Holder and the time of its lease, for Key and Keys.
 func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
 	q, err := s.queue(ctx, queue)
 	if err != nil {
@@ -20,7 +21,7 @@ func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([
 	if err := checkClaim(p); err != nil {
 		return nil, 0, err
 	}
-	r, err := s.run(ctx, claimFn, q.ready, q.prefix, p.Keys, p.MaxBatch, micros(p.TTL)).Slice()
+	r, err := s.run(ctx, claimFn, q.ready, q.prefix, p.Keys, p.MaxBatch, micros(p.TTL), p.Holder).Slice()
 	if err != nil {
 		return nil, 0, wrap("claim", err)
 	}

@@ -80,6 +80,9 @@ func (s *Store) Redrive(ctx context.Context, queue string, id uint64) (bool, err
 	if err != nil {
 		return false, err
 	}
+	if err := s.list(ctx, q, "redrive"); err != nil {
+		return false, err
+	}
 	r, err := s.run(ctx, redriveFn, q.ready, q.prefix, strconv.FormatUint(id, 10)).Int()
 	if err != nil {
 		return false, wrap("redrive", err)

@@ -2,16 +2,17 @@
 // later), so that Runners in several processes share one debounce, one
 // ready order and one set of leases, and a crash of any of them loses
 // nothing that Add accepted. A Store implements store.Store,
-// store.DeadLetters and store.FinishClaimer, and passes the
-// store/storetest conformance suite.
+// store.DeadLetters, store.FinishClaimer and store.Inspector, and passes
+// the store/storetest conformance suite.
 //
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 //	s, err := redisstore.New(ctx, c, redisstore.Config{Prefix: "myapp"})
 //
 // # One function per operation
 //
-// Every operation (Add, Claim, Extend, Finish, Release, Stats, and
-// DeadLetters, Redrive and Purge) is one Lua function, called with FCALL,
+// Every operation (Add, Claim, Extend, Finish, Release, Stats,
+// DeadLetters, Redrive and Purge, and Keys, Key and Values) is one Lua
+// function, called with FCALL,
 // so one round trip that Redis runs atomically: the guarantees of package
 // store hold across processes because no two calls interleave. The
 // functions' code sits beside this file, in lua/, one script each with a
@@ -44,8 +45,9 @@
 // HINCRBY). The count covers the inbox, so that an Add with
 // store.AddParams.MaxValues checks its bound against every value stored,
 // with one HGET more, in the same function call. Every other function
-// that reads or changes the keys' values or state (Claim, Finish, FinishAndClaim,
-// Release, Stats, Redrive) first folds the inbox into the keys, each Add
+// that reads or changes the keys' values or state (Claim, Finish,
+// FinishAndClaim, Release, Stats, Redrive, Keys, Key, Values) first folds
+// the inbox into the keys, each Add
 // as it would have been applied at its own time: its values join its
 // key's list, each stamped with that time, and its key becomes ready, or
 // its burst is due, as of that time. So the order, the debounce and the
@@ -76,19 +78,23 @@
 // below, so that the hash tag puts them in one slot of Redis Cluster. A
 // queue has a few keys of its own: the inbox of Adds not folded yet,
 // sorted sets of its keys by when they became ready, when their burst,
-// retried batch or lease is due, and when they were held, a hash of
-// counters (the last fence, the values stored, the last dead letter), and
-// the wake-up set of Wait. Each key with values has a list of its values
-// (each prefixed with the time it was added) and a hash of its state (its
-// fence and lease expiry, attempts, head batch size and open burst); both
-// are deleted when the key's last value is acked or dropped, so that Redis
-// holds what is active, not what happened. Fences come from the queue's
-// counter, which outlives the keys. A dead letter is one list, kept until
-// Redrive or Purge.
+// retried batch or lease is due, and when they were held, the index of
+// its keys (a sorted set of every key with values, ordered by the key's
+// bytes), a hash of counters (the last fence, the values stored, the last
+// dead letter), and the wake-up set of Wait. Each key with values has a
+// list of its values (each prefixed with the time it was added) and a
+// hash of its state (its fence, lease expiry, holder and when it was
+// leased, attempts and the last failure's error, head batch size and open
+// burst); both, and its member of the index, are deleted when the key's
+// last value is acked or dropped, so that Redis holds what is active, not
+// what happened. Fences come from the queue's counter, which outlives the
+// keys. A dead letter is one list, kept until Redrive or Purge. Beside the
+// queues, a Store's Prefix has one set of its own, the registry of its
+// queues' names (see Inspection).
 //
 // A function declares in KEYS the names of its common path only (Add: the
-// inbox and the wake-up set; Extend and Release: the key's hash; the
-// others: a set of the queue) and builds the names of the others from the
+// inbox and the wake-up set; Extend, Release and Key: the key's hash;
+// Values: the key's list; the others: a set of the queue) and builds the names of the others from the
 // queue's prefix; Redis Cluster runs such calls because every name has the
 // queue's hash tag and so lives in the slot of the declared keys.
 //
@@ -107,9 +113,10 @@
 // which hold no ":" (ready, inbox, meta, ...), or a letter and ":" before
 // a key, a dead letter's id or a Wait's id (k:, v:, d:, w:), so the first
 // ":" after the braces tells which. The braces are the keys' hash tag.
-// The limits and locks of packages redisrate and redismutex write three
-// parts in their braces, the second "rate" or "lock", so none of their
-// keys is a Store's either.
+// The registry of queues is "{P}:queues", one part in its braces, so no
+// queue's key. The limits and locks of packages redisrate and redismutex
+// write three parts in their braces, the second "rate" or "lock", so none
+// of their keys is a Store's either.
 //
 // # Waiting
 //
@@ -141,6 +148,41 @@
 // Wait that ended on its timer holds it a round trip longer: size the pool
 // (go-redis' Options.PoolSize, 10 per CPU by default) for the workers of
 // every Runner on the client, plus the connections of the other calls.
+//
+// # Inspection
+//
+// Keys pages through the index of a queue's keys from its cursor (the last
+// key read) with ZRANGE BYLEX, so a page costs O(log n) in the n keys of
+// the queue plus O(1) per key it reads, whatever n is, and never a command
+// over the queue or the keyspace: a prefix is a range of the index, and a
+// state filter reads at most 1,000 keys, or Limit if more, then ends the
+// page, short or even empty, with a cursor. Keys come in the order of
+// their bytes. The index costs one command when the fold gives a key its
+// first value, and one in the call that takes its last; nothing else.
+//
+// A queue filled by a version of this package without the index (or
+// while one ran beside this one) is indexed again by the first Keys that
+// finds the index's count disagreeing with the queue's count of keys, an
+// O(1) check: it scans the queue's sorted sets and the index in calls of
+// bounded work, O(n) in all. Keys remove from the index the keys they
+// find without values as they go, so that a count that agrees by chance
+// (as many keys missing as left behind) soon disagrees.
+//
+// Queues reads the registry of the Prefix's queues, a set in a slot of its
+// own, which a queue's functions cannot write on Redis Cluster: a process
+// adds a queue's name to it, in a command of its own, before its first
+// Add or Redrive of that queue, and never again. A registry that does not
+// say it is complete (a new one, or one lost with a server that restarted
+// without persistence) is completed first, by a SCAN of every master for
+// the queues' counters' hashes, 1,000 keys a step: once, O(keys of the
+// server) in all. Then Queues costs O(queues) calls of Stats' function,
+// which also reads the first value of the key at the front of the ready
+// order.
+//
+// Key, and each key of a page, read the key's state as it is at the
+// call's instant: a burst, retry, deferral or lease that came due is
+// ready since it came due, before a Claim moved it. Values reads the
+// first values of the key's list.
 //
 // # Failures
 //
@@ -195,9 +237,12 @@
 // (O(1) when its key has values already and it is ready at once); Extend,
 // Finish and Release cost O(log n); Claim O(log n) per key it leases and
 // per due key it moves into the ready order; Stats O(log n) plus O(1) per
-// held or delayed key; Purge runs one call per 1,000 dead letters. Each
-// stored value carries 17 bytes of time; an Add waiting in the inbox, 4
-// elements more.
+// held or delayed key; Purge runs one call per 1,000 dead letters; Keys
+// O(log n) plus O(1) per key read; Key O(log n); Values O(limit); Queues
+// O(queues) calls of Stats; the first Add or Redrive of a queue in a
+// process, one command more. Each stored value carries 17 bytes of time;
+// an Add waiting in the inbox, 4 elements more; each key, a member of the
+// index.
 //
 // An Add is one round trip that runs three commands on the
 // server. Figures, each against a PING of the same run, and the commands

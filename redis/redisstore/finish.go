@@ -15,7 +15,9 @@ import (
 var _ store.FinishClaimer = (*Store)(nil)
 
 // Finish ends l as o says, in one script that checks its fence and expiry
-// first; see store.Store. A dropped batch becomes a dead letter. Finish
+// first; see store.Store. A dropped batch becomes a dead letter; the
+// error of a retried or held one stays with its key, for Key and Keys,
+// until its head batch is acked, dropped or released. Finish
 // calls on one queue may share a script with each other and with
 // FinishAndClaim calls (see FinishAndClaim).
 func (s *Store) Finish(ctx context.Context, l store.Lease, o store.Outcome) (bool, error) {
@@ -76,7 +78,7 @@ type finishCall struct {
 // fits reports whether c can share a script whose claim has params p
 // (Keys 0: no claim yet).
 func (c *finishCall) fits(p store.ClaimParams) bool {
-	return c.p.Keys == 0 || p.Keys == 0 || (c.p.MaxBatch == p.MaxBatch && c.p.TTL == p.TTL)
+	return c.p.Keys == 0 || p.Keys == 0 || (c.p.MaxBatch == p.MaxBatch && c.p.TTL == p.TTL && c.p.Holder == p.Holder)
 }
 
 // A combiner lets at most one finish script of a queue be on its way at a
@@ -190,8 +192,8 @@ func (s *Store) finishBatch(q *queue, batch []*finishCall) {
 		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
-	args := make([]any, 0, 3+6*len(live))
-	args = append(args, q.prefix, p.MaxBatch, micros(p.TTL))
+	args := make([]any, 0, 4+6*len(live))
+	args = append(args, q.prefix, p.MaxBatch, micros(p.TTL), p.Holder)
 	for _, c := range live {
 		args = append(args, c.l.Key, strconv.FormatUint(c.l.Fence, 10), int(c.o.Kind), micros(c.o.After), c.o.Err, c.p.Keys)
 	}

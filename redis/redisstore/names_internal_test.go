@@ -20,7 +20,7 @@ import (
 func suffixes(t *testing.T) (words, forms []string) {
 	t.Helper()
 	re := regexp.MustCompile(`PFX \.\. '([^']*)'`)
-	forms = []string{"k:", "w:"} // queue.hash, and Wait's own key (wait.go)
+	forms = []string{"k:", "v:", "w:"} // queue.hash and queue.values, and Wait's own key (wait.go)
 	files, err := fs.Glob(luaFiles, "lua/*.lua")
 	require.NoError(t, err)
 	for _, f := range files {
@@ -43,7 +43,8 @@ func suffixes(t *testing.T) (words, forms []string) {
 // words have none, and each form is a word and one ":". So the names of
 // a Store of any Prefix, queue and key (with ":", "%", the package's
 // words, empty or long, a key with braces too) are never another queue's
-// or key's, and those of one queue share one hash tag.
+// or key's, nor a Store's registry of queues, and those of one queue
+// share one hash tag.
 func TestNamesNeverCollide(t *testing.T) {
 	words, forms := suffixes(t)
 	require.Contains(t, words, "ready")
@@ -52,7 +53,7 @@ func TestNamesNeverCollide(t *testing.T) {
 		require.Regexp(t, `^[a-z]+:$`, f)
 	}
 	q := newQueue("P", "q")
-	for _, own := range [][]string{q.ready, q.dead, q.add, {q.wake}} {
+	for _, own := range [][]string{q.ready, q.dead, q.add, q.keys, {q.wake}} {
 		for _, n := range own {
 			require.Contains(t, words, strings.TrimPrefix(n, q.prefix), "a name the Go code gives")
 		}
@@ -63,13 +64,19 @@ func TestNamesNeverCollide(t *testing.T) {
 		t.Helper()
 		q := newQueue(prefix, name)
 		tag := redistest.HashTag(q.prefix)
+		if prefix != "" {
+			names.Add(registryName(prefix), prefix)
+		}
 		for _, w := range words {
 			names.Add(q.prefix+w, prefix, name, w)
 		}
 		for _, f := range forms {
 			n := q.prefix + f + key
-			if f == "k:" {
+			switch f {
+			case "k:":
 				n = q.hash(key)[0]
+			case "v:":
+				n = q.values(key)[0]
 			}
 			names.Add(n, prefix, name, f, key)
 			require.Equal(t, tag, redistest.HashTag(n))

@@ -19,15 +19,18 @@ import (
 var (
 	_ store.Store       = (*Store)(nil)
 	_ store.DeadLetters = (*Store)(nil)
+	_ store.Inspector   = (*Store)(nil)
 )
 
 // A Store keeps the state of pacer Runners in Redis, so that Runners in
 // several processes share it: see the package doc for how. Create one
 // with New. It is safe for concurrent use.
 type Store struct {
-	c   redis.UniversalClient
-	cfg Config
-	id  string // tells this Store's waiters from those of other processes
+	c        redis.UniversalClient
+	cfg      Config
+	id       string     // tells this Store's waiters from those of other processes
+	registry string     // the SET of the queues' names (see queues.go)
+	scanMu   sync.Mutex // held by the scan that completes the registry
 
 	queues sync.Map // queue name -> *queue
 
@@ -61,7 +64,8 @@ func New(ctx context.Context, c redis.UniversalClient, cfg Config) (*Store, erro
 	var id [6]byte
 	_, _ = rand.Read(id[:])
 	life, cancel := context.WithCancel(context.Background())
-	return &Store{c: c, cfg: cfg, id: hex.EncodeToString(id[:]), ctx: life, cancel: cancel}, nil
+	s := &Store{c: c, cfg: cfg, id: hex.EncodeToString(id[:]), registry: registryName(cfg.Prefix), ctx: life, cancel: cancel}
+	return s, nil
 }
 
 // Close ends the Waits in progress, waits for their blocking pops to end,
@@ -84,13 +88,21 @@ type queue struct {
 	ready  []string // KEYS of the scripts on the whole queue
 	dead   []string // KEYS of the dead-letter scripts
 	add    []string // KEYS of add.lua: the inbox, the wake and the meta
+	keys   []string // KEYS of the scripts that page through the keys
 	wake   string
 
 	finishes combiner
+
+	// listed is set once this process put the queue's name in the
+	// Store's registry (see queues.go).
+	listed atomic.Bool
 }
 
 // hash returns the KEYS of a script on key k: k's HASH.
 func (q *queue) hash(k string) []string { return []string{q.prefix + "k:" + k} }
+
+// values returns the KEYS of a script on the values of key k: k's LIST.
+func (q *queue) values(k string) []string { return []string{q.prefix + "v:" + k} }
 
 // queue returns the state of the queue named name, or an error once the
 // Store is closed or if ctx ended.
@@ -121,6 +133,7 @@ func newQueue(prefix, name string) *queue {
 		ready:  []string{p + "ready"},
 		dead:   []string{p + "dead"},
 		add:    []string{p + "inbox", p + "wake", p + "meta"},
+		keys:   []string{p + "keys"},
 		wake:   p + "wake",
 	}
 }

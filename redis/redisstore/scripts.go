@@ -29,16 +29,21 @@ var (
 	deadLettersFn = lib.Function("deadletters")
 	redriveFn     = lib.Function("redrive")
 	purgeFn       = lib.Function("purge")
+	keysFn        = lib.Function("keys")
+	keyFn         = lib.Function("key")
+	valuesFn      = lib.Function("values")
+	reindexFn     = lib.Function("reindex")
 )
 
 // lib is the library of the package's functions.
-var lib = newLibrary("add", "claim", "extend", "finish", "release", "stats", "deadletters", "redrive", "purge")
+var lib = newLibrary("add", "claim", "extend", "finish", "release", "stats", "deadletters", "redrive", "purge",
+	"keys", "key", "values", "reindex")
 
 // includeLib is the line of a script that uses lib.lua.
 const includeLib = "-- @include lib.lua\n"
 
-// newLibrary returns the library of lib.lua, which holds the steps the
-// scripts share, then one function per script, whose body is the
+// newLibrary returns the library of lib.lua and lib_inspect.lua, which
+// hold the steps the scripts share, then one function per script, whose body is the
 // script's code. A script's "-- @include lib.lua" line becomes a call of
 // lib.lua's begin. Its name is "pacer_" and a hash of its code.
 func newLibrary(scripts ...string) *redisfn.Library {
@@ -54,7 +59,7 @@ func newLibrary(scripts ...string) *redisfn.Library {
 		}
 		fns = append(fns, redisfn.Function{Name: name, Body: src})
 	}
-	return redisfn.New("pacer_", mustRead("lib.lua"), fns...)
+	return redisfn.New("pacer_", mustRead("lib.lua")+mustRead("lib_inspect.lua"), fns...)
 }
 
 func mustRead(name string) string {

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/pacerkit/pacer/store"
 )
@@ -15,12 +16,23 @@ func (s *Store) Stats(ctx context.Context, queue string) (store.Stats, error) {
 	if err != nil {
 		return store.Stats{}, err
 	}
-	r, err := s.run(ctx, statsFn, q.ready, q.prefix).Int64Slice()
+	st, _, err := s.stats(ctx, q, 0)
+	return st, err
+}
+
+// stats is Stats of q and, with oldest > 0, when the oldest value of the
+// first oldest keys of the ready order was added (zero if none is ready).
+func (s *Store) stats(ctx context.Context, q *queue, oldest int) (store.Stats, time.Time, error) {
+	r, err := s.run(ctx, statsFn, q.ready, q.prefix, oldest).Int64Slice()
 	if err != nil {
-		return store.Stats{}, wrap("stats", err)
+		return store.Stats{}, time.Time{}, wrap("stats", err)
 	}
-	if len(r) != 10 {
-		return store.Stats{}, wrap("stats", fmt.Errorf("reply of %d counts", len(r)))
+	want := 10
+	if oldest > 0 {
+		want++
+	}
+	if len(r) != want {
+		return store.Stats{}, time.Time{}, wrap("stats", fmt.Errorf("reply of %d counts", len(r)))
 	}
 	st := store.Stats{
 		Values:     int(r[0]),
@@ -34,5 +46,9 @@ func (s *Store) Stats(ctx context.Context, queue string) (store.Stats, error) {
 		HeldValues: int(r[8]),
 		Dead:       int(r[9]),
 	}
-	return st, nil
+	var at time.Time
+	if oldest > 0 && r[10] > 0 {
+		at = time.UnixMicro(r[10])
+	}
+	return st, at, nil
 }

@@ -15,18 +15,19 @@
 //   - an escaped part holds no ":", so the ":" between the braces split
 //     them back into the parts, and give their number: names of different
 //     numbers of parts differ too, which keeps the packages apart (a
-//     Store's are two parts, a rate limit's and a lock's three, the second
-//     "rate" or "lock");
+//     Store's queues are two parts and its list of queues one, a rate
+//     limit's and a lock's three, the second "rate" or "lock");
 //   - no part holds a brace, which the callers refuse, so the first "}"
 //     of a key ends the braces.
 //
-// So a key's start up to its first "}" gives back the parts, and what a
-// package appends after KeyPrefix (its own words, and a user's key after
-// a word and ":") is kept apart by the package's own rule, which its doc
-// states. The braces are the key's hash tag: Redis Cluster hashes only
+// So a key's start up to its first "}" gives back the parts (Parts), and
+// what a package appends after KeyPrefix (its own words, and a user's key
+// after a word and ":") is kept apart by the package's own rule, which its
+// doc states. The braces are the key's hash tag: Redis Cluster hashes only
 // what is between them, so every key of one name lives in one slot,
 // whatever follows. The tag is never empty ("{}" would make Cluster hash
-// the whole key): of two parts or more, it holds a ":".
+// the whole key): of two parts or more, it holds a ":", and a name of one
+// part must not be empty.
 package redisname
 
 import "strings"
@@ -43,13 +44,17 @@ func escape(part string) string {
 	return escaper.Replace(part)
 }
 
+// unescaper undoes escaper.
+var unescaper = strings.NewReplacer("%25", "%", "%3A", ":")
+
 // KeyPrefix returns the start of every Redis key of the name that parts
-// give: "{", the escaped parts joined by ":", then "}:". It takes two
-// parts or more, none with a brace, and panics otherwise: the callers
-// refuse a brace with an error that names their field.
+// give: "{", the escaped parts joined by ":", then "}:". It takes one part
+// that is not empty, or two parts or more, none with a brace, and panics
+// otherwise: the callers refuse a brace with an error that names their
+// field.
 func KeyPrefix(parts ...string) string {
-	if len(parts) < 2 {
-		panic("redisname: KeyPrefix needs two parts or more")
+	if len(parts) == 0 || len(parts) == 1 && parts[0] == "" {
+		panic("redisname: KeyPrefix needs one part that is not empty, or more")
 	}
 	var b strings.Builder
 	b.WriteByte('{')
@@ -64,4 +69,21 @@ func KeyPrefix(parts ...string) string {
 	}
 	b.WriteString("}:")
 	return b.String()
+}
+
+// Parts returns the parts of the name that key starts with, as KeyPrefix
+// took them, and what follows that start; ok is false if key does not
+// start as KeyPrefix writes.
+func Parts(key string) (parts []string, rest string, ok bool) {
+	end := strings.IndexByte(key, '}')
+	if !strings.HasPrefix(key, "{") || end < 0 || !strings.HasPrefix(key[end+1:], ":") {
+		return nil, "", false
+	}
+	for _, p := range strings.Split(key[1:end], ":") {
+		if strings.ContainsRune(strings.NewReplacer("%25", "", "%3A", "").Replace(p), '%') {
+			return nil, "", false // a "%" that escapes nothing
+		}
+		parts = append(parts, unescaper.Replace(p))
+	}
+	return parts, key[end+2:], true
 }

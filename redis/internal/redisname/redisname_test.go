@@ -66,6 +66,10 @@ func TestDecodes(t *testing.T) {
 		got, err := decode(key)
 		require.NoError(t, err, "%q", parts)
 		require.Equal(t, parts, got)
+		got, rest, ok := redisname.Parts(key)
+		require.True(t, ok, "%q", key)
+		require.Equal(t, parts, got)
+		require.Equal(t, key[len(p):], rest)
 		require.Equal(t, p[1:len(p)-2], redistest.HashTag(key))
 		require.NotEmpty(t, redistest.HashTag(key))
 	}
@@ -92,6 +96,9 @@ func TestDistinct(t *testing.T) {
 	}
 	for range 2000 {
 		add(randomParts(r)...)
+		if p := redistest.RandomPart(r, false); p != "" {
+			add(p)
+		}
 	}
 	add("P", "eu:orders")
 	add("P:eu", "orders")
@@ -110,9 +117,30 @@ func TestReadable(t *testing.T) {
 	require.Equal(t, "{"+strings.Repeat("%3A", 1<<20)+":x}:", redisname.KeyPrefix(long, "x"))
 }
 
-// A brace, or fewer than two parts, is a caller's bug.
+// A brace, no part, or one empty part (an empty hash tag) is a caller's
+// bug.
 func TestPanics(t *testing.T) {
 	require.Panics(t, func() { redisname.KeyPrefix("a{", "b") })
 	require.Panics(t, func() { redisname.KeyPrefix("a", "}") })
-	require.Panics(t, func() { redisname.KeyPrefix("a") })
+	require.Panics(t, func() { redisname.KeyPrefix("}") })
+	require.Panics(t, func() { redisname.KeyPrefix("") })
+	require.Panics(t, func() { redisname.KeyPrefix() })
+}
+
+// A name of one part is written and read back as the others are.
+func TestOnePart(t *testing.T) {
+	require.Equal(t, "{pacer}:", redisname.KeyPrefix("pacer"))
+	require.Equal(t, "{P%3Aeu}:", redisname.KeyPrefix("P:eu"))
+	parts, rest, ok := redisname.Parts("{P%3Aeu}:queues")
+	require.True(t, ok)
+	require.Equal(t, []string{"P:eu"}, parts)
+	require.Equal(t, "queues", rest)
+}
+
+// Parts refuses what KeyPrefix does not write.
+func TestPartsRefuses(t *testing.T) {
+	for _, key := range []string{"", "pacer:q", "{pacer:q", "{pacer:q}", "{pacer:q}x", "{a%2:b}:", "{a%:b}:", "x{a:b}:"} {
+		_, _, ok := redisname.Parts(key)
+		require.False(t, ok, "%q", key)
+	}
 }

@@ -7,6 +7,7 @@
   ARGV[2]     most keys to lease, at least 1
   ARGV[3]     most values in a lease, 0 for all that are ready
   ARGV[4]     TTL in microseconds, -1 for ever
+  ARGV[5]     the holder, kept with each lease (ClaimParams.Holder)
   Returns FOLDING if Adds are left to fold; otherwise {next, key, fence,
   attempt, count, value..., key, ...}: one group per lease, each value as
   stored ("<time added>:<value>"), after next, the microseconds until the
@@ -18,4 +19,4 @@ local now, now_s = clock()
 if not fold() then
   return FOLDING
 end
-return claim_ready(now, now_s, tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
+return claim_ready(now, now_s, tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5])

@@ -4,6 +4,7 @@
   whose "-- @include lib.lua" line calls begin. It names the queue's keys
   and holds the steps that several scripts share; the library runs it
   once, when it is loaded, so a call does not define its steps again.
+  lib_inspect.lua follows it, with the steps of the inspection functions.
 
   ARGV[1] of every function is the prefix of the queue's names,
   "{prefix:queue}:" with ":" and "%" escaped in prefix and queue (the name
@@ -19,6 +20,9 @@
     delayed   ZSET  key -> when its retried or deferred batch is due
     leased    ZSET  key -> when its lease lapses
     held      ZSET  key -> when it was held
+    keys      ZSET  every key with values, each scored 0, so ordered by its
+                    bytes: the index that the inspection functions page
+                    through (ZRANGE BYLEX)
     meta      HASH  f: last fence, v: values stored (those of the inbox
                     included: add.lua counts them), d: last dead letter id
     wake      ZSET  at most one member, popped by a waiting worker
@@ -40,18 +44,26 @@
 
   A key of the queue is in exactly one of ready, pending, delayed, leased
   and held while it has values (and in trailing too while an open burst
-  waits behind its head), or in the inbox only. It has two more names:
+  waits behind its head), or in the inbox only; and in keys, from the fold
+  that gives it its first value to the call that takes its last, so keys
+  counts as many members as the other five together. It has two more names:
   ARGV[1].."v:"..key, the LIST of its values, and ARGV[1].."k:"..key, a
   HASH with
     s   state: r (or absent) ready, p pending, l leased, t retrying,
         d deferred, h held
     f   fence of its last lease
     x   when that lease lapses
-    a   leases of its head batch that counted as attempts (absent: 0)
+    a   the attempt of its head batch's last lease (absent: 0)
+    u   1 if that lease was deferred, which is no attempt: the next lease
+        takes its number (absent: not deferred)
     n   size of its head batch once a lease fixed it (absent or 0: not
         fixed)
+    c   when its last lease was taken
+    o   the holder that took it (ClaimParams.Holder)
+    e   the error of the last retry or hold of its head batch (Outcome.Err)
     b   values at the tail in an open burst (absent: no open burst)
     bf  when that burst began, bd when it is due
+    m   1 if bd is the burst's MaxWait deadline, 0 if its quiet period's end
   Both go when the key has no values left; a key that was only ever ready
   has no HASH. A dead letter is the LIST ARGV[1].."d:"..id: key, error,
   attempt, time, then the values.
@@ -96,19 +108,20 @@ local function deadline(now, d)
 end
 
 -- burst_due is when a burst that began at first is due after an Add at now
--- with Wait wait and MaxWait maxwait (0: no bound).
+-- with Wait wait and MaxWait maxwait (0: no bound), and the field m: '1' if
+-- MaxWait sets it, '0' if the quiet period does.
 local function burst_due(now, first, wait, maxwait)
   local due = deadline(now, wait)
-  if maxwait > 0 then
-    due = math.min(due, first + maxwait)
+  if maxwait > 0 and first + maxwait < due then
+    return first + maxwait, '1'
   end
-  return due
+  return due, '0'
 end
 
 -- The names of the queue a call works on, and whether it woke a worker:
 -- set by begin, as Redis runs one call at a time.
 local PFX, K_READY, K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K_HELD
-local K_META, K_WAKE, K_DEAD, K_DEADAT, K_INBOX
+local K_KEYS, K_META, K_WAKE, K_DEAD, K_DEADAT, K_INBOX
 local woken
 
 -- begin starts a call on the queue whose names start with prefix.
@@ -117,6 +130,7 @@ local function begin(prefix)
   PFX = prefix
   K_READY, K_PENDING, K_TRAILING = PFX .. 'ready', PFX .. 'pending', PFX .. 'trailing'
   K_DELAYED, K_LEASED, K_HELD = PFX .. 'delayed', PFX .. 'leased', PFX .. 'held'
+  K_KEYS = PFX .. 'keys'
   K_META, K_WAKE, K_DEAD, K_DEADAT = PFX .. 'meta', PFX .. 'wake', PFX .. 'dead', PFX .. 'deadat'
   K_INBOX = PFX .. 'inbox'
   woken = false
@@ -161,7 +175,7 @@ end
 
 -- close_burst ends the open burst of key: its values are ready.
 local function close_burst(kk, key)
-  rcall('HDEL', kk, 'b', 'bf', 'bd')
+  rcall('HDEL', kk, 'b', 'bf', 'bd', 'm')
   rcall('ZREM', K_TRAILING, key)
 end
 
@@ -183,9 +197,12 @@ end
 
 -- settle places a key that is no longer leased, delayed or held and has
 -- left values, its next batch starting over (no attempts, size not
--- fixed): ready at now, or pending until its burst is due if all of them
--- are in the burst. b and bd are its hash's fields.
-local function settle(key, kk, left, now, now_s, b, bd)
+-- fixed, no error): ready at now, or pending until its burst is due if all
+-- of them are in the burst. b, bd and e are its hash's fields.
+local function settle(key, kk, left, now, now_s, b, bd, e)
+  if e then
+    rcall('HDEL', kk, 'e')
+  end
   b = tonumber(b) or 0
   if b > 0 and tonumber(bd) <= now then
     close_burst(kk, key)
@@ -232,14 +249,15 @@ local function place(key, kk, n, t, ts, wait, maxwait, h)
   end
   if b == 0 then
     -- A new burst behind values that are ready, leased, delayed or held.
-    local due = str(burst_due(t, t, wait, maxwait))
-    rcall('HSET', kk, 'b', str(n), 'bf', ts, 'bd', due)
+    local due, m = burst_due(t, t, wait, maxwait)
+    due = str(due)
+    rcall('HSET', kk, 'b', str(n), 'bf', ts, 'bd', due, 'm', m)
     rcall('ZADD', K_TRAILING, due, key)
     return
   end
-  local due = burst_due(t, tonumber(h[3]), wait, maxwait)
+  local due, m = burst_due(t, tonumber(h[3]), wait, maxwait)
   local due_s = str(due)
-  rcall('HSET', kk, 'b', str(b + n), 'bd', due_s)
+  rcall('HSET', kk, 'b', str(b + n), 'bd', due_s, 'm', m)
   if s ~= 'p' then
     rcall('ZADD', K_TRAILING, due_s, key)
     return
@@ -261,16 +279,19 @@ end
 
 -- add_at applies to key, once pushed, the n values of an Add at t (ts)
 -- with Wait wait and MaxWait maxwait, the key's LIST being len long with
--- them: a new key is ready, or pending, from t; an older one is placed.
+-- them: a new key joins keys and is ready, or pending, from t; an older
+-- one is placed.
 local function add_at(key, kk, n, len, t, ts, wait, maxwait)
   if len == n then
+    rcall('ZADD', K_KEYS, '0', key)
     if wait == 0 then
       -- A new key, ready; its state needs no hash.
       rcall('ZADD', K_READY, ts, key)
       return
     end
-    local due = str(burst_due(t, t, wait, maxwait))
-    rcall('HSET', kk, 's', 'p', 'b', str(n), 'bf', ts, 'bd', due)
+    local due, m = burst_due(t, t, wait, maxwait)
+    due = str(due)
+    rcall('HSET', kk, 's', 'p', 'b', str(n), 'bf', ts, 'bd', due, 'm', m)
     rcall('ZADD', K_PENDING, due, key)
     return
   end
@@ -389,7 +410,7 @@ local function promote(now_s, lim)
   r = due_by(K_PENDING, now_s, lim)
   for i = 1, #r, 2 do
     local kk = PFX .. 'k:' .. r[i]
-    rcall('HDEL', kk, 'b', 'bf', 'bd')
+    rcall('HDEL', kk, 'b', 'bf', 'bd', 'm')
     make_ready(r[i], kk, r[i + 1])
   end
 end
@@ -413,11 +434,13 @@ end
 -- finish_lease ends the lease of key with fence fence, if it still holds
 -- at now (now_s), as kind says (1 ack, 2 drop, 3 retry, 4 defer, 5 hold),
 -- after the delay after of a retry or defer (-1: for ever), with the error
--- why of a drop. It returns 1 if the key still has values, 0 if not, -1 if
--- the lease lapsed, ended or was superseded (and nothing changed).
+-- why of a drop (kept with the dead letter), a retry or a hold (kept in
+-- the key's e until its head batch ends or is released). It returns 1 if
+-- the key still has values, 0 if not, -1 if the lease lapsed, ended or was
+-- superseded (and nothing changed).
 local function finish_lease(key, fence, kind, after, why, now, now_s)
   local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
-  local h = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd')
+  local h = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e')
   if not h then
     return -1
   end
@@ -438,35 +461,37 @@ local function finish_lease(key, fence, kind, after, why, now, now_s)
     local left = rcall('LLEN', vk)
     if left == 0 then
       rcall('DEL', kk)
+      rcall('ZREM', K_KEYS, key)
       return 0
     end
-    settle(key, kk, left, now, now_s, h[6], h[7])
+    settle(key, kk, left, now, now_s, h[6], h[7], h[8])
     return 1
   end
 
   if kind == 5 then
-    rcall('HSET', kk, 's', 'h')
+    rcall('HSET', kk, 's', 'h', 'e', why)
     rcall('ZADD', K_HELD, now_s, key)
     return 1
   end
 
-  -- Retry or defer: the same batch, due after the delay; a defer does not
-  -- count as an attempt.
-  local a = h[5]
-  if kind == 4 then
-    a = str(tonumber(a) - 1)
-  end
+  -- Retry or defer: the same batch, due after the delay. A defer does not
+  -- count as an attempt: u has the next lease take this one's number.
   local due = deadline(now, after)
+  local s = 'd'
   if due <= now then
-    rcall('HSET', kk, 's', 'r', 'a', a)
+    s = 'r'
+  elseif kind == 3 then
+    s = 't'
+  end
+  if kind == 3 then
+    rcall('HSET', kk, 's', s, 'e', why)
+  else
+    rcall('HSET', kk, 's', s, 'u', '1')
+  end
+  if due <= now then
     rcall('ZADD', K_READY, now_s, key)
     wake()
     return 1
-  end
-  if kind == 3 then
-    rcall('HSET', kk, 's', 't', 'a', a)
-  else
-    rcall('HSET', kk, 's', 'd', 'a', a)
   end
   wake_before(due)
   rcall('ZADD', K_DELAYED, str(due), key)
@@ -475,10 +500,10 @@ end
 
 -- claim_ready leases up to want ready keys at now (now_s), oldest-ready
 -- first, with at most maxbatch values each (0: all that are ready) for ttl
--- (-1: for ever), after moving the keys that came due into the ready
--- order. It returns {next, key, fence, attempt, count, value..., key,
--- ...}.
-local function claim_ready(now, now_s, want, maxbatch, ttl)
+-- (-1: for ever), to holder, after moving the keys that came due into the
+-- ready order. It returns {next, key, fence, attempt, count, value...,
+-- key, ...}.
+local function claim_ready(now, now_s, want, maxbatch, ttl, holder)
   promote(now_s, want + 16)
   local got = rcall('ZPOPMIN', K_READY, str(want))
   local out = {0}
@@ -490,7 +515,7 @@ local function claim_ready(now, now_s, want, maxbatch, ttl)
     for i = 1, #got, 2 do
       local key = got[i]
       local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
-      local h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd')
+      local h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd', 'u')
       local n, b = tonumber(h[1]), tonumber(h[3]) or 0
       if b > 0 and tonumber(h[4]) <= now then
         close_burst(kk, key)
@@ -505,7 +530,12 @@ local function claim_ready(now, now_s, want, maxbatch, ttl)
       fence = fence + 1
       if n > 0 then
         local a = (tonumber(h[2]) or 0) + 1
-        rcall('HSET', kk, 's', 'l', 'f', str(fence), 'x', exp, 'a', str(a), 'n', str(n))
+        if h[5] then
+          -- The last lease was deferred: this one takes its number.
+          a = a - 1
+          rcall('HDEL', kk, 'u')
+        end
+        rcall('HSET', kk, 's', 'l', 'f', str(fence), 'x', exp, 'a', str(a), 'n', str(n), 'c', now_s, 'o', holder)
         zadd[#zadd + 1] = exp
         zadd[#zadd + 1] = key
         local vals = rcall('LRANGE', vk, '0', str(n - 1))
@@ -523,6 +553,7 @@ local function claim_ready(now, now_s, want, maxbatch, ttl)
         settle(key, kk, b, now, now_s, b, bd)
       else
         rcall('DEL', kk)
+        rcall('ZREM', K_KEYS, key)
       end
     end
     if #zadd > 0 then

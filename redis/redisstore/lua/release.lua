@@ -1,6 +1,6 @@
 --[[
   release.lua puts a held key back in the ready order, at the tail, with
-  its attempts started over: its next lease takes the held values and, up
+  its attempts started over and its error cleared: its next lease takes the held values and, up
   to the lease's MaxBatch, the ready values behind them.
 
   KEYS[1]     the key's HASH, ARGV[1].."k:"..key
@@ -15,10 +15,10 @@ if not fold() then
   return FOLDING
 end
 local key, kk = ARGV[2], KEYS[1]
-local h = rcall('HMGET', kk, 's', 'b', 'bd')
+local h = rcall('HMGET', kk, 's', 'b', 'bd', 'e')
 if h[1] ~= 'h' then
   return 0
 end
 rcall('ZREM', K_HELD, key)
-settle(key, kk, rcall('LLEN', PFX .. 'v:' .. key), now, now_s, h[2], h[3])
+settle(key, kk, rcall('LLEN', PFX .. 'v:' .. key), now, now_s, h[2], h[3], h[4])
 return 1

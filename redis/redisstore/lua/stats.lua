@@ -5,8 +5,12 @@
 
   KEYS[1]     the queue's ready (see lib.lua)
   ARGV[1]     prefix of the queue's names
+  ARGV[2]     how many keys, first in the ready order, to find the oldest
+              value among; 0 for none
   Returns FOLDING if Adds are left to fold; otherwise {values, keys, ready,
-  pending, leased, retrying, behind, held, held values, dead}.
+  pending, leased, retrying, behind, held, held values, dead}, then, if
+  ARGV[2] is not 0, when the oldest value of those keys was added, in
+  microseconds, 0 if none is ready.
 ]]
 -- @include lib.lua
 local now, now_s = clock()
@@ -34,7 +38,7 @@ end
 
 local ready, pending, leased = rcall('ZCARD', K_READY), rcall('ZCARD', K_PENDING), rcall('ZCARD', K_LEASED)
 local delayed = rcall('ZCARD', K_DELAYED)
-return {
+local out = {
   tonumber(rcall('HGET', K_META, 'v')) or 0,
   ready + pending + leased + delayed + #held,
   ready,
@@ -47,3 +51,8 @@ return {
   heldvalues,
   rcall('ZCARD', K_DEAD),
 }
+local lim = tonumber(ARGV[2]) or 0
+if lim > 0 then
+  out[#out + 1] = oldest(lim) or 0
+end
+return out

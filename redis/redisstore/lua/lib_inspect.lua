@@ -1,0 +1,145 @@
+--[[
+  lib_inspect.lua goes on from lib.lua, in the same library: the steps of
+  the functions that show a queue to an operator (keys.lua, key.lua,
+  values.lua, reindex.lua, and stats.lua's oldest). They read the keys'
+  state as it is at the call's instant, and change nothing that they show:
+  a batch, burst or lease that came due and was not moved into the ready
+  order yet reads as ready since it came due, as promote would make it.
+
+  A key is one of the states of store.KeyState, replied as its number:
+    1 debouncing  pending, its burst not due yet
+    2 ready       in ready, or in pending, delayed or leased and due
+    3 leased      in leased, its lease not lapsed yet
+    4 retrying    in delayed with s = t, not due yet
+    5 held        in held
+    6 deferred    in delayed with s = d, not due yet
+]]
+local DEBOUNCING, READY, LEASED, RETRYING, HELD, DEFERRED = 1, 2, 3, 4, 5, 6
+
+-- key_state returns the state of key at now, with since and until (times
+-- as the scripts store them, or false), whether until is a MaxWait
+-- deadline (1 or 0), the holder of a lease that holds and the error of
+-- its head batch ('' if none), and the fields a and f of its hash; nil if
+-- key is not in any state set (it has no values).
+local function key_state(key, now)
+  local h = rcall('HMGET', PFX .. 'k:' .. key, 's', 'x', 'bd', 'm', 'c', 'o', 'e', 'a', 'f')
+  local s, st, till, maxwait, holder = h[1], READY, false, 0, ''
+  -- since, or until for the states that end by themselves: due.
+  local due
+  if not s or s == 'r' then
+    due = rcall('ZSCORE', K_READY, key)
+  elseif s == 'p' then
+    due = h[3]
+  elseif s == 'l' then
+    -- A lease taken before x was kept has its lapse in leased only.
+    due = h[2] or rcall('ZSCORE', K_LEASED, key)
+  elseif s == 'h' then
+    due = rcall('ZSCORE', K_HELD, key)
+  else
+    due = rcall('ZSCORE', K_DELAYED, key)
+  end
+  if not due then
+    -- In no state set: the key has no values.
+    return nil
+  end
+  local since = due
+  if s == 'h' then
+    st = HELD
+  elseif s and s ~= 'r' and tonumber(due) > now then
+    since, till = false, due
+    if s == 'p' then
+      st = DEBOUNCING
+      if h[4] == '1' then
+        maxwait = 1
+      end
+    elseif s == 'l' then
+      st, since, holder = LEASED, h[5], h[6] or ''
+    elseif s == 't' then
+      st = RETRYING
+    else
+      st = DEFERRED
+    end
+  end
+  return st, since, till, maxwait, holder, h[7] or '', tonumber(h[8]) or 0, tonumber(h[9]) or 0
+end
+
+-- stamp returns the time a stored value was added, as stored.
+local function stamp(v)
+  return string.match(v, '^%d+')
+end
+
+-- state_set returns the set that holds the keys in state, but for ready,
+-- whose keys are in every set: a key whose score in that set is past is
+-- ready.
+local function state_set(state)
+  if state == HELD then
+    return K_HELD
+  elseif state == LEASED then
+    return K_LEASED
+  elseif state == DEBOUNCING then
+    return K_PENDING
+  elseif state == RETRYING or state == DEFERRED then
+    return K_DELAYED
+  end
+end
+
+-- may_be reports whether key may be in state at now, at the cost of one
+-- command: false if its state's set does not hold it, or holds it due.
+local function may_be(key, now, state)
+  local set = state_set(state)
+  if not set then
+    return true
+  end
+  local due = rcall('ZSCORE', set, key)
+  return due and (state == HELD or tonumber(due) > now)
+end
+
+-- key_info returns what key is doing at now, if it has values and its
+-- state is state (0: any): {key, state, since, until, maxwait, attempt,
+-- fence, holder, error, values, oldest}, with '' for a time it does not
+-- have; nil otherwise, and then true if key has no values. It reads the
+-- time of the key's first value, not the value.
+local function key_info(key, now, state)
+  if state ~= 0 and not may_be(key, now, state) then
+    return nil
+  end
+  local st, since, till, maxwait, holder, err, a, f = key_state(key, now)
+  if not st then
+    return nil, true
+  end
+  if state ~= 0 and st ~= state then
+    return nil
+  end
+  local vk = PFX .. 'v:' .. key
+  local n = rcall('LLEN', vk)
+  if n == 0 then
+    return nil, true
+  end
+  local head = rcall('LINDEX', vk, '0')
+  return {key, st, since or '', till or '', maxwait, a, f, holder, err, n, stamp(head) or ''}
+end
+
+-- indexed reports whether keys counts as many keys as the state sets,
+-- which it does unless keys were added or emptied by a version of the
+-- library without it: see reindex.lua.
+local function indexed()
+  local n = 0
+  for _, k in ipairs({K_READY, K_PENDING, K_DELAYED, K_LEASED, K_HELD}) do
+    n = n + rcall('ZCARD', k)
+  end
+  return n == rcall('ZCARD', K_KEYS)
+end
+
+-- oldest returns when the oldest value of the first lim keys of the ready
+-- order was added, in microseconds, or nil if none is ready.
+local function oldest(lim)
+  local m
+  for _, key in ipairs(rcall('ZRANGE', K_READY, '0', str(lim - 1))) do
+    local head = rcall('LINDEX', PFX .. 'v:' .. key, '0')
+    local t = head and tonumber(stamp(head))
+    if t and (m == nil or t < m) then
+      m = t
+    end
+  end
+  return m
+end
