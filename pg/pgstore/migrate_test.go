@@ -121,6 +121,17 @@ func TestMigrateKeepsState(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	require.Greater(t, len(migrated(t, pool, schema)), 1)
+	// The keys' oldest values, which later migrations keep in their rows.
+	for _, key := range []string{"a", "b"} {
+		info, ok, err := s.Key(ctx, "q", key)
+		require.NoError(t, err)
+		require.True(t, ok, key)
+		head, err := s.Values(ctx, "q", key, 1)
+		require.NoError(t, err)
+		require.Len(t, head, 1)
+		require.False(t, info.Oldest.IsZero(), key)
+		require.True(t, head[0].Added.Equal(info.Oldest), "key %s: oldest %v, head added %v", key, info.Oldest, head[0].Added)
+	}
 	require.NoError(t, s.Add(ctx, "q", "b", vals("b1"), store.AddParams{}))
 	b := make([]byte, 3000)
 	_, _ = rand.Read(b)

@@ -73,6 +73,7 @@ type queries struct {
 	finishAcks                                     string
 	release, upcoming, stats, notify               string
 	deadLetters, redrive, purge                    string
+	queues, queueInfo, keyInfo, values, keysPage   string // inspectsql.go
 }
 
 // newQueries fills schema, quoted already, into the statements.
@@ -97,6 +98,11 @@ func newQueries(schema string) queries {
 		deadLetters: r.Replace(deadLettersSQL),
 		redrive:     r.Replace(redriveSQL),
 		purge:       r.Replace(purgeSQL),
+		queues:      r.Replace(queuesSQL),
+		queueInfo:   r.Replace(queueInfoSQL),
+		keyInfo:     keyStates.Replace(r.Replace(keyInfoOneSQL)),
+		values:      r.Replace(valuesSQL),
+		keysPage:    keyStates.Replace(r.Replace(keysPageSQL)),
 	}
 }
 
@@ -176,8 +182,8 @@ const uncountSQL = `, uncounted AS (
 // $1 queue, $2 key, $3 values (bytea[]), $4 channel (NULL: none), $5
 // payload, $6 bound (NULL: none), $7 slot (NULL: the session's).
 const addReadySQL = countAddSQL + `, k AS (
-	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, ready_at)
-	SELECT $1, sha256($2), $2, cardinality($3::bytea[]), statement_timestamp() FROM counted
+	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, ready_at, first_at)
+	SELECT $1, sha256($2), $2, cardinality($3::bytea[]), statement_timestamp(), statement_timestamp() FROM counted
 	ON CONFLICT (queue, key_hash) DO UPDATE SET
 		tail = k.tail + EXCLUDED.tail,
 		burst = 0,
@@ -196,8 +202,8 @@ FROM (VALUES (1)) AS one(x)
 LEFT JOIN (k CROSS JOIN LATERAL (SELECT coalesce(k.ready_at = statement_timestamp(), false) AS woke) w) ON true`
 
 // addBurstSQL appends values to a key's open burst, or opens one: the burst
-// is due at min(now+wait, first+max_wait), and its values are ready from
-// then on. A key that is leased, held, waiting for a delay or ready already
+// is due at min(now+wait, first+max_wait) (burst_capped: the latter), and
+// its values are ready from then on. A key that is leased, held, waiting for a delay or ready already
 // keeps its place in the ready order; any other is ready when the burst is
 // due. It returns one row: whether the key became ready now or a burst
 // opened on an idle key, which may be due before what a Wait sleeps for,
@@ -210,22 +216,25 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT coalesce(k.ready_at = statement_timestam
 // max_wait (NULL: no bound), $6 channel (NULL: none), $7 payload, $8
 // bound (NULL: none), $9 slot (NULL: the session's).
 const addBurstSQL = countAddSQL + `, k AS (
-	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, burst, burst_first, burst_due, ready_at)
-	SELECT $1, sha256($2), $2, c.n, c.n, statement_timestamp(), c.due, c.due
+	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, burst, burst_first, burst_due, burst_capped, ready_at, first_at)
+	SELECT $1, sha256($2), $2, c.n, c.n, statement_timestamp(), c.due, c.capped, c.due, statement_timestamp()
 	FROM counted, (SELECT cardinality($3::bytea[]) AS n,
-		coalesce(least(statement_timestamp() + $4::interval, statement_timestamp() + $5::interval), 'infinity') AS due) c
-	ON CONFLICT (queue, key_hash) DO UPDATE SET (tail, burst, burst_first, burst_due, ready_at) = (
+		coalesce(least(statement_timestamp() + $4::interval, statement_timestamp() + $5::interval), 'infinity') AS due,
+		coalesce($5::interval < $4::interval, $5::interval IS NOT NULL) AS capped) c
+	ON CONFLICT (queue, key_hash) DO UPDATE SET (tail, burst, burst_first, burst_due, burst_capped, ready_at) = (
 		SELECT k.tail + EXCLUDED.tail,
 			CASE WHEN d.due <= statement_timestamp() THEN 0 ELSE o.open + EXCLUDED.tail END,
 			f.first,
 			d.due,
+			d.capped,
 			CASE WHEN k.leased_until IS NOT NULL OR k.held OR k.batch > 0 OR k.tail - k.head > o.open
 				THEN k.ready_at
 				WHEN d.due <= statement_timestamp() THEN statement_timestamp()
 				ELSE d.due END
 		FROM (SELECT CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END AS open) o,
 		LATERAL (SELECT CASE WHEN o.open = 0 THEN statement_timestamp() ELSE k.burst_first END AS first) f,
-		LATERAL (SELECT coalesce(least(statement_timestamp() + $4::interval, f.first + $5::interval), 'infinity') AS due) d
+		LATERAL (SELECT coalesce(least(statement_timestamp() + $4::interval, f.first + $5::interval), 'infinity') AS due,
+			coalesce(f.first + $5::interval < statement_timestamp() + $4::interval, $5::interval IS NOT NULL) AS capped) d
 	)
 	WHERE k.key = EXCLUDED.key
 	RETURNING k.key_hash, k.tail, k.ready_at, k.burst_first, k.leased_until, k.held, k.batch
@@ -262,7 +271,7 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AN
 // it left in the setting pgstore.leases (claimSharedTake); the others stay
 // as they were, locked until the commit.
 //
-// $1 queue, $2 max_batch (NULL: all), $3 ttl (NULL: never).
+// $1 queue, $2 max_batch (NULL: all), $3 ttl (NULL: never), $4 holder.
 const claimSQL = `
 WITH picked AS MATERIALIZED (
 	SELECT key_hash, ready_at
@@ -284,6 +293,8 @@ WITH picked AS MATERIALIZED (
 				seen.tail) - k.head, $2::bigint) END,
 		attempt = CASE WHEN k.leased_until IS NULL THEN k.attempt ELSE k.attempt + 1 END,
 		fence = nextval('{schema}.fences'),
+		leased_at = statement_timestamp(),
+		holder = $4::bytea,
 		leased_until = coalesce(statement_timestamp() + $3::interval, 'infinity'),
 		ready_at = coalesce(statement_timestamp() + $3::interval, 'infinity'),
 		retrying = false
@@ -358,8 +369,8 @@ WITH k AS MATERIALIZED (
 // removeBatchSQL ends the leases whose key rows k locked by removing their
 // batches (done, which returns the removed values), which it takes off the
 // queue's count (uncountSQL): a key with values left is ready now, behind
-// the keys already waiting, or when its open burst is due; a key with none
-// is removed. It ends inside its last CTE.
+// the keys already waiting, or when its open burst is due, and forgets the
+// batch's error; a key with none is removed. It ends inside its last CTE.
 //
 // It reaches the rows through k's columns, queue and key_hash, and not through
 // the queue parameter, which would let a plan read the whole queue: the
@@ -371,9 +382,13 @@ WITH k AS MATERIALIZED (
 const removeBatchSQL = uncountSQL + `, kept AS (
 	UPDATE {schema}.keys AS u SET
 		head = k.head + k.batch, batch = 0, attempt = 1, burst = k.open,
-		leased_until = NULL, retrying = false,
+		leased_until = NULL, retrying = false, error = NULL,
 		ready_at = CASE WHEN k.tail - k.head - k.batch > k.open
-			THEN statement_timestamp() ELSE k.burst_due END
+			THEN statement_timestamp() ELSE k.burst_due END,
+		-- The new head's, read by the primary key; a value added after
+		-- the statement's snapshot was added now.
+		first_at = coalesce((SELECT m.added_at FROM {schema}.messages AS m
+			WHERE m.queue = k.queue AND m.key_hash = k.key_hash AND m.seq = k.head + k.batch), statement_timestamp())
 	FROM k
 	WHERE u.queue = k.queue AND u.key_hash = k.key_hash AND k.tail > k.head + k.batch
 ), emptied AS (
@@ -443,35 +458,39 @@ WITH f AS (
 SELECT k.i, k.tail > k.head + k.batch FROM n LEFT JOIN k ON true`
 
 // finishRetrySQL ends a lease by keeping its batch at the head, ready
-// after a delay; a Retry counts an attempt, a Defer does not. It changes
-// no row when the lease is lost.
+// after a delay; a Retry counts an attempt and keeps its error, a Defer
+// does neither. It changes no row when the lease is lost.
 //
-// $1 queue, $2 key, $3 fence, $4 retry (bool), $5 delay (NULL: never).
+// $1 queue, $2 key, $3 fence, $4 retry (bool), $5 delay (NULL: never), $6
+// error.
 const finishRetrySQL = `
 UPDATE {schema}.keys SET
 	attempt = attempt + CASE WHEN $4::boolean THEN 1 ELSE 0 END,
 	retrying = $4::boolean,
+	error = CASE WHEN $4::boolean THEN $6::bytea ELSE error END,
 	leased_until = NULL,
 	ready_at = coalesce(statement_timestamp() + $5::interval, 'infinity')
 WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
 
 // finishHoldSQL ends a lease by holding the key: its batch stays at the
-// head, and the key leaves the ready order until released. It changes no
-// row when the lease is lost.
+// head, with the hold's error, and the key leaves the ready order until
+// released. It changes no row when the lease is lost.
 //
-// $1 queue, $2 key, $3 fence.
+// $1 queue, $2 key, $3 fence, $4 error.
 const finishHoldSQL = `
 UPDATE {schema}.keys SET
-	held = true, retrying = false, leased_until = NULL, ready_at = NULL
+	held = true, held_at = statement_timestamp(), error = $4::bytea,
+	retrying = false, leased_until = NULL, ready_at = NULL
 WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
 
 // releaseSQL puts a held key back in the ready order, at the tail, with its
-// attempts started over. It changes no row if the key was not held.
+// attempts started over and its error forgotten. It changes no row if the
+// key was not held.
 //
 // $1 queue, $2 key.
 const releaseSQL = `
 UPDATE {schema}.keys SET
-	held = false, attempt = 1, batch = 0, ready_at = statement_timestamp()
+	held = false, held_at = NULL, error = NULL, attempt = 1, batch = 0, ready_at = statement_timestamp()
 WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND held`
 
 // upcomingSQL returns, for each queue given, a row with the server's now,
@@ -493,7 +512,13 @@ FROM unnest($1::text[]) AS q(queue)`
 //
 // $1 queue.
 const statsSQL = `
-SELECT
+SELECT` + statsColumnsSQL + `
+FROM {schema}.keys
+WHERE queue = $1`
+
+// statsColumnsSQL are the columns of statsSQL, in store.Stats's order,
+// over the keys of queue $1.
+const statsColumnsSQL = `
 	coalesce(sum(tail - head), 0),
 	count(*),
 	count(*) FILTER (WHERE ready_at <= statement_timestamp()),
@@ -503,9 +528,7 @@ SELECT
 	coalesce(sum(tail - head - batch) FILTER (WHERE retrying AND leased_until IS NULL AND ready_at > statement_timestamp()), 0),
 	count(*) FILTER (WHERE held),
 	coalesce(sum(tail - head) FILTER (WHERE held), 0),
-	(SELECT count(*) FROM {schema}.dead_letters WHERE queue = $1)
-FROM {schema}.keys
-WHERE queue = $1`
+	(SELECT count(*) FROM {schema}.dead_letters WHERE queue = $1)`
 
 // deadLettersSQL lists a queue's dead letters by ID.
 //
@@ -538,8 +561,8 @@ WITH d AS MATERIALIZED (
 	ON CONFLICT (queue, slot) DO UPDATE SET n = c.n + EXCLUDED.n
 	RETURNING 1
 ), k AS (
-	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, ready_at)
-	SELECT $1, sha256(d.key), d.key, cardinality(d.vals), statement_timestamp() FROM d, counted
+	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, ready_at, first_at)
+	SELECT $1, sha256(d.key), d.key, cardinality(d.vals), statement_timestamp(), statement_timestamp() FROM d, counted
 	ON CONFLICT (queue, key_hash) DO UPDATE SET
 		tail = k.tail + EXCLUDED.tail,
 		burst = 0,
