@@ -67,6 +67,9 @@ WHERE k.queue = $1 AND k.key_hash = sha256($2) AND k.key = $2`
 // the last row read). The outer LIMIT stops the read at the limit's
 // match: a page without a filter reads no more rows than it returns.
 //
+// It says head < tail, which every row has, to use the indexes, whose
+// predicate it is (see migration 004).
+//
 // A key matches if it is in the state asked for (0: any), and starts with
 // the prefix. A prefix of up to nameBytes bytes is the range from its
 // start ($2 on the first page) to its end ({hi}); a longer one is the
@@ -85,7 +88,8 @@ FROM (
 		substring(k.key FROM 1 FOR {nameBytes}) AS name, k.key_hash,
 		` + keyInfoSQL + `
 	FROM {schema}.keys AS k CROSS JOIN LATERAL (SELECT ` + keyStateSQL + ` AS state) AS st
-	WHERE k.queue = $1 AND (substring(k.key FROM 1 FOR {nameBytes}), k.key_hash) > ($2::bytea, $3::bytea){hi}{partial}
+	WHERE k.queue = $1 AND k.head < k.tail
+		AND (substring(k.key FROM 1 FOR {nameBytes}), k.key_hash) > ($2::bytea, $3::bytea){hi}{partial}
 	ORDER BY substring(k.key FROM 1 FOR {nameBytes}), k.key_hash
 	LIMIT {scan}
 ) AS r

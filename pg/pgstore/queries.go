@@ -274,7 +274,7 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AN
 // $1 queue, $2 max_batch (NULL: all), $3 ttl (NULL: never), $4 holder.
 const claimSQL = `
 WITH picked AS MATERIALIZED (
-	SELECT key_hash, ready_at
+	SELECT queue, key_hash, ready_at
 	FROM {schema}.keys
 	WHERE queue = $1 AND ready_at <= statement_timestamp()
 	ORDER BY ready_at
@@ -283,7 +283,7 @@ WITH picked AS MATERIALIZED (
 ), seen AS MATERIALIZED (
 	-- A subquery per key, read by the primary key: as a join, PostgreSQL
 	-- may scan every key of the queue.
-	SELECT key_hash, (SELECT tail FROM {schema}.keys s WHERE s.queue = $1 AND s.key_hash = picked.key_hash) AS tail
+	SELECT queue, key_hash, (SELECT tail FROM {schema}.keys s WHERE s.queue = $1 AND s.key_hash = picked.key_hash) AS tail
 	FROM picked
 ), leased AS (
 	UPDATE {schema}.keys AS k SET
@@ -298,10 +298,13 @@ WITH picked AS MATERIALIZED (
 		leased_until = coalesce(statement_timestamp() + $3::interval, 'infinity'),
 		ready_at = coalesce(statement_timestamp() + $3::interval, 'infinity'),
 		retrying = false
-	FROM {take} JOIN seen USING (key_hash)
-	-- The ANY reads the picked keys by the primary key, where a join
-	-- alone may scan every key of the queue.
-	WHERE k.queue = $1 AND k.key_hash = picked.key_hash AND k.key_hash = ANY (ARRAY(SELECT key_hash FROM seen))
+	FROM {take} JOIN seen USING (queue, key_hash)
+	-- The rows are reached through the picked keys' columns, queue and
+	-- key_hash, not through the queue parameter: with queue = $1, a plan
+	-- may read every key of the queue by that alone, which costs no more
+	-- than reading them by key while the queue is small, and is kept as
+	-- it grows (see removeBatchSQL).
+	WHERE k.queue = picked.queue AND k.key_hash = picked.key_hash
 		AND (k.batch > 0 OR least(k.tail - CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
 			seen.tail) > k.head)
 	RETURNING k.key_hash, k.key, k.head, k.batch, k.attempt, k.fence, k.leased_until, picked.ready_at AS was_ready

@@ -33,11 +33,21 @@ WHERE k.first_at IS NULL AND m.queue = k.queue AND m.key_hash = k.key_hash AND m
 -- of it, then by the key's hash, which tells apart the keys that share
 -- them. A bounded prefix keeps every entry far below a btree entry's limit
 -- whatever the key's length (see 003).
-CREATE INDEX IF NOT EXISTS keys_by_name ON keys (queue, substring(key FROM 1 FOR 64), key_hash);
+--
+-- Its predicate, head < tail, holds for every row (a row has values), and
+-- only the statements that page say it: the planner may use an index for a
+-- statement only if the statement implies the index's predicate, and the
+-- store's other statements, whose plans are made once and kept, must not
+-- find a key through this index, by its queue alone, where the primary
+-- key finds it by its hash (see Plans in the package doc).
+CREATE INDEX IF NOT EXISTS keys_by_name ON keys (queue, substring(key FROM 1 FOR 64), key_hash)
+	WHERE head < tail;
 
 -- The same order for the held keys and the keys waiting for a Retry,
 -- which few keys are but an operator looks for: a page of them reads
 -- these entries only. Being partial, they take no entry from a claim, an
 -- Ack or a Defer, whose rows are neither held nor retrying.
-CREATE INDEX IF NOT EXISTS keys_held ON keys (queue, substring(key FROM 1 FOR 64), key_hash) WHERE held;
-CREATE INDEX IF NOT EXISTS keys_retrying ON keys (queue, substring(key FROM 1 FOR 64), key_hash) WHERE retrying;
+CREATE INDEX IF NOT EXISTS keys_held ON keys (queue, substring(key FROM 1 FOR 64), key_hash)
+	WHERE held AND head < tail;
+CREATE INDEX IF NOT EXISTS keys_retrying ON keys (queue, substring(key FROM 1 FOR 64), key_hash)
+	WHERE retrying AND head < tail;
