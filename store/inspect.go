@@ -29,11 +29,13 @@ type Inspector interface {
 	// Keys returns a page of queue's keys that q selects and the cursor
 	// of the next page ("" after the last).
 	Keys(ctx context.Context, queue string, q KeyQuery) (KeyPage, error)
-	// Key returns what one key of queue is doing; ok is false when the key
-	// holds no values.
+	// Key returns what one key of queue is doing; ok is false, and info
+	// zero, when the key holds no values.
 	Key(ctx context.Context, queue, key string) (info KeyInfo, ok bool, err error)
 	// Values returns up to limit of key's values from its head, in the
-	// order they will be leased, each with when it was added.
+	// order they will be leased (those out on a lease and those of an
+	// open burst included), each with when it was added. A limit below 1
+	// returns none.
 	Values(ctx context.Context, queue, key string, limit int) ([]StoredValue, error)
 }
 
@@ -41,8 +43,11 @@ type Inspector interface {
 type QueueInfo struct {
 	Name  string
 	Stats Stats
-	// Oldest is when the oldest value of the queue's ready keys was added
-	// (zero when none is ready): how long the queue's work has waited.
+	// Oldest is when the first value of the queue's first ready key, the
+	// one a Claim would lease next, was added (zero when no key is ready):
+	// how long the work at the front of the queue has waited. It is read
+	// from the front of the ready order, not from every ready key, so that
+	// it costs the same whatever the queue holds.
 	Oldest time.Time
 }
 
@@ -54,7 +59,8 @@ type KeyQuery struct {
 	Prefix string
 	// Cursor is the Next of the page before; "" starts at the first key.
 	Cursor string
-	// Limit is the most keys in the page: 100 when 0, at most 1000.
+	// Limit is the most keys in the page: 100 when 0 or less, at most
+	// 1000.
 	Limit int
 }
 
@@ -75,8 +81,11 @@ const (
 	// KeyInfo.Until (the quiet period's end or, if KeyInfo.MaxWait, the
 	// burst's max-wait deadline).
 	Debouncing KeyState = iota + 1
-	// Ready: waiting for a Claim, since KeyInfo.Since. A lease whose TTL
-	// passed counts as ready again.
+	// Ready: waiting for a Claim, since KeyInfo.Since, the instant it
+	// took its place in the ready order: the Add that made it ready, its
+	// burst's deadline, the end of its retry or deferral delay, the Finish
+	// or Release that put it back, or, for a lease whose TTL passed (which
+	// counts as ready again), the lease's expiry.
 	Ready
 	// Leased: out on a lease since KeyInfo.Since, until KeyInfo.Until
 	// unless renewed, with KeyInfo.Fence, Attempt and Holder.
@@ -124,19 +133,26 @@ type KeyInfo struct {
 	// and Held.
 	Until time.Time
 	// MaxWait reports, for a Debouncing key, that Until is the burst's
-	// max-wait deadline rather than the end of its quiet period.
+	// max-wait deadline rather than the end of its quiet period: that the
+	// max-wait deadline came first (when both fall at once, MaxWait is
+	// false).
 	MaxWait bool
-	// Attempt is the head batch's attempt: of the lease (Leased), of the
-	// last failure (Retrying, Held); 0 for a batch not leased yet.
+	// Attempt is the Lease.Attempt of the head batch's last lease: the
+	// current one (Leased), the one that failed (Retrying: the batch
+	// failed that many times), that held it (Held), that was deferred, or
+	// that lapsed. It is 0 while the head batch was not leased: a batch
+	// that was never leased, or whose attempts Release started over.
 	Attempt int
-	// Fence is the last fence the key was leased with (Leased: the
-	// current lease's).
+	// Fence is the fence of the key's last lease since it last held no
+	// values (Leased: the current lease's); 0 when there was none.
 	Fence uint64
 	// Holder names the holder of the lease (ClaimParams.Holder), for a
-	// Leased key; "" when the claim named none.
+	// Leased key; "" when the claim named none, and in the other states.
 	Holder string
-	// Err is the error of the last failure (Retrying) or of the hold
-	// (Held), as Outcome.Err gave it; "" when none was given.
+	// Err is the Outcome.Err of the head batch's last Retry or Hold, kept
+	// whatever the key does next (a lease, a lapse, a Defer) until the
+	// batch is acked, dropped or released; "" when there was none, or
+	// when that Retry or Hold gave none.
 	Err string
 	// Values counts the key's values, its open burst included.
 	Values int

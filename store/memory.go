@@ -14,6 +14,7 @@ import (
 var (
 	_ Store       = (*Memory)(nil)
 	_ DeadLetters = (*Memory)(nil)
+	_ Inspector   = (*Memory)(nil)
 )
 
 // MemoryConfig configures a Memory. The zero value is ready to use.
@@ -28,13 +29,15 @@ type MemoryConfig struct {
 // Memory is the Store that keeps its state in the process: the reference
 // engine, which keeps every guarantee of the package doc for the callers of
 // one process. Nothing survives the process, so it offers no durability.
-// It also keeps dead letters (DeadLetters), without limit until Purge.
+// It also keeps dead letters (DeadLetters), without limit until Purge, and
+// shows what it holds (Inspector).
 //
 // Memory starts no goroutine and holds no resource beyond memory, so it
 // has nothing to close: Wait uses one timer per call. One lock guards all
 // of its state; Add, Claim and Finish take logarithmic time, Stats visits
-// every key of the queue. Values are copied in and out, so callers may
-// reuse their buffers.
+// every key of the queue, and so do Queues (every key of every queue) and
+// each page of Keys; Key takes constant time and Values O(limit). Values
+// are copied in and out, so callers may reuse their buffers.
 //
 // Memory is safe for concurrent use. The zero value is not usable: create
 // one with NewMemory.
@@ -147,7 +150,7 @@ func (m *Memory) Release(ctx context.Context, queue, key string) (bool, error) {
 	}
 	now := m.nano.Now()
 	k.settle(now)
-	k.phase, k.attempt, k.batch = idle, 1, 0
+	k.phase, k.attempt, k.batch, k.err = idle, 1, 0, ""
 	q.schedule(k, now)
 	q.wake()
 	return true, nil

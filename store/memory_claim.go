@@ -53,6 +53,7 @@ func (m *Memory) lease(queue string, q *queue, k *key, p ClaimParams, now int64)
 	}
 	m.fence++
 	k.phase, k.batch, k.fence, k.retry = leased, n, m.fence, false
+	k.since, k.holder = now, p.Holder
 	q.schedule(k, timing.AddNanos(now, p.TTL))
 	vals := make([][]byte, n)
 	for i, v := range k.vals[:n] {

@@ -37,6 +37,16 @@ type key struct {
 	fence      uint64 // the current lease's, while leased
 	retry      bool   // idle after a Retry, not a Defer
 	ver        uint64 // the version of the key's live schedule entry; 0 before the first
+
+	// What an operator sees (Inspector): maxWait reports that the open
+	// burst's due is its max-wait deadline; since is when the current
+	// lease began, or when the key was held; holder is the current
+	// lease's ClaimParams.Holder; err is the head batch's last Retry's or
+	// Hold's Outcome.Err.
+	maxWait bool
+	since   int64
+	holder  string
+	err     string
 }
 
 // value is a stored value and when it was added.
@@ -70,9 +80,11 @@ func (k *key) add(q *queue, vals [][]byte, p AddParams, now int64) {
 			k.first = now
 		}
 		k.burst += len(vals)
-		k.due = timing.AddNanos(now, p.Wait)
+		k.due, k.maxWait = timing.AddNanos(now, p.Wait), false
 		if p.MaxWait > 0 {
-			k.due = min(k.due, timing.AddNanos(k.first, p.MaxWait))
+			if due := timing.AddNanos(k.first, p.MaxWait); due < k.due {
+				k.due, k.maxWait = due, true
+			}
 		}
 		k.settle(now)
 	}

@@ -52,7 +52,7 @@ func (m *Memory) Finish(ctx context.Context, l Lease, o Outcome) (bool, error) {
 		clear(k.vals[:k.batch])
 		k.vals = k.vals[k.batch:]
 		q.values -= k.batch
-		k.phase, k.batch, k.attempt = idle, 0, 1
+		k.phase, k.batch, k.attempt, k.err = idle, 0, 1, ""
 		if len(k.vals) == 0 {
 			q.forget(k)
 			more = false
@@ -66,11 +66,12 @@ func (m *Memory) Finish(ctx context.Context, l Lease, o Outcome) (bool, error) {
 	case Retry, Defer:
 		if o.Kind == Retry {
 			k.attempt++
+			k.err = o.Err
 		}
 		k.phase, k.retry = idle, o.Kind == Retry
 		q.schedule(k, timing.AddNanos(now, max(o.After, 0)))
 	case Hold:
-		k.phase = held
+		k.phase, k.since, k.err = held, now, o.Err
 		q.unschedule(k)
 	}
 	q.wake()

@@ -9,12 +9,16 @@ func (m *Memory) Stats(ctx context.Context, queue string) (Stats, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var s Stats
 	q := m.queue(queue, false)
 	if q == nil {
-		return s, nil
+		return Stats{}, nil
 	}
-	now := m.nano.Now()
+	return q.stats(m.nano.Now()), nil
+}
+
+// stats returns the counts of q at now. It visits every key of q.
+func (q *queue) stats(now int64) Stats {
+	var s Stats
 	for _, k := range q.keys {
 		k.settle(now)
 		s.Values += len(k.vals)
@@ -36,5 +40,5 @@ func (m *Memory) Stats(ctx context.Context, queue string) (Stats, error) {
 		}
 	}
 	s.Dead = len(q.dead)
-	return s, nil
+	return s
 }

@@ -10,7 +10,12 @@
 //   - [Run] needs stores: a fresh one per scenario and a second handle on
 //     the same state, as another process has ([Harness]). It runs the
 //     engine scenarios, one guarantee of the store contract each; the
-//     [store.TxAdder] scenario, where the engine implements it, with
+//     scenarios of [store.Inspector], where the engine implements it:
+//     every state a key can show and since or until when, values, queues,
+//     pages that show every key once, filters by state and by prefix of
+//     any bytes, and a model of the contract that random operations are
+//     checked against; the [store.TxAdder] scenario, where the engine
+//     implements it, with
 //     transactions that [Harness.BeginTx] begins; and the Runner scenarios:
 //     two Runners, one on each handle, share order, exclusivity, fences,
 //     debounce, the hand-over of a lease at shutdown, retries, dead letters

@@ -85,7 +85,7 @@ func TestRunScaled(t *testing.T) {
 func TestScenariosStretchForSlowEngine(t *testing.T) {
 	skip := []string{"RunnersShare", "ExclusiveConcurrent", "StaleHoldersRefused", "AddRacesClaim"}
 	stretch := []string{"DebounceWait", "DebounceQuietPeriodMoves", "DebounceMaxWait", "FairnessDelays",
-		"LeaseLapses", "ExtendKeepsLease", "StatsLapsedAndPending", "Retry", "Defer"}
+		"LeaseLapses", "ExtendKeepsLease", "StatsLapsedAndPending", "Retry", "Defer", "InspectReadySince"}
 	var stretched []string
 	for _, sc := range scenarios {
 		if slices.Contains(skip, sc.name) {

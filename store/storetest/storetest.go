@@ -17,9 +17,11 @@ const Late = time.Second
 type Harness struct {
 	// Store is the engine. If it implements store.DeadLetters, the dead
 	// letter scenarios run too; if it implements store.FinishClaimer, so
-	// does FinishAndClaim's; and if it implements store.TxAdder, so does
-	// TxAdder's, which needs BeginTx. Run never closes it; register that
-	// with t.Cleanup.
+	// does FinishAndClaim's; if it implements store.Inspector, so do the
+	// inspection scenarios, which read through Twin when Twin implements
+	// it too, as an operator's process would; and if it implements
+	// store.TxAdder, so does TxAdder's, which needs BeginTx. Run never
+	// closes it; register that with t.Cleanup.
 	Store store.Store
 	// Twin, when set, is a second engine value over the same state as
 	// Store, as another process would have (a second client of the same
@@ -113,6 +115,16 @@ var scenarios = []scenario{
 	{"DeadLetterPaging", testDeadLetterPaging},
 	{"DeadLetterRedrive", testDeadLetterRedrive},
 	{"DeadLetterPurge", testDeadLetterPurge},
+	{"InspectStates", testInspectStates},
+	{"InspectReadySince", testInspectReadySince},
+	{"InspectErr", testInspectErr},
+	{"InspectHolder", testInspectHolder},
+	{"InspectValues", testInspectValues},
+	{"InspectQueues", testInspectQueues},
+	{"InspectPaging", testInspectPaging},
+	{"InspectFilters", testInspectFilters},
+	{"InspectModel", testInspectModel},
+	{"InspectDoneContext", testInspectDoneContext},
 	{"LargeAndBinaryValues", testLargeAndBinaryValues},
 	{"UnusualKeys", testUnusualKeys},
 	{"LongKeys", testLongKeys},

@@ -1,0 +1,185 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Queues implements Inspector. It visits every key of every queue, as
+// Stats does.
+func (m *Memory) Queues(ctx context.Context) ([]QueueInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.nano.Now()
+	var out []QueueInfo
+	for name, q := range m.queues {
+		if len(q.keys) == 0 && len(q.dead) == 0 {
+			continue // a record kept for its Waits, holding nothing
+		}
+		info := QueueInfo{Name: name, Stats: q.stats(now)}
+		if k, at, ok := q.top(); ok && at <= now {
+			info.Oldest = m.nano.Time(k.vals[0].at)
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b QueueInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Keys implements Inspector. Pages are in the order of the keys' bytes,
+// and full: only the last page is short. A page visits every key of the
+// queue and sorts those after the cursor that pass the filter:
+// O(n log n) for a queue of n keys.
+func (m *Memory) Keys(ctx context.Context, queue string, q KeyQuery) (KeyPage, error) {
+	if err := ctx.Err(); err != nil {
+		return KeyPage{}, err
+	}
+	after, from, err := decodeCursor(q.Cursor)
+	if err != nil {
+		return KeyPage{}, err
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, 1000)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	qu := m.queue(queue, false)
+	if qu == nil {
+		return KeyPage{}, nil
+	}
+	now := m.nano.Now()
+	var names []string
+	for name, k := range qu.keys {
+		if (from && name <= after) || !strings.HasPrefix(name, q.Prefix) {
+			continue
+		}
+		if q.State != 0 && k.state(now) != q.State {
+			continue
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var page KeyPage
+	if len(names) > limit {
+		names = names[:limit]
+		page.Next = encodeCursor(names[limit-1])
+	}
+	page.Keys = make([]KeyInfo, len(names))
+	for i, name := range names {
+		page.Keys[i] = m.info(qu.keys[name], now)
+	}
+	return page, nil
+}
+
+// encodeCursor returns the cursor of the page after the one whose last
+// key is key: never "", which is the first page's, even for the empty key.
+func encodeCursor(key string) string {
+	return "k" + base64.RawURLEncoding.EncodeToString([]byte(key))
+}
+
+// decodeCursor returns the key that cursor is after, and whether there is
+// one ("" starts at the first key).
+func decodeCursor(cursor string) (string, bool, error) {
+	if cursor == "" {
+		return "", false, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(cursor, "k"))
+	if err != nil || cursor[0] != 'k' {
+		return "", false, fmt.Errorf("store: KeyQuery.Cursor %q is not a cursor of Memory", cursor)
+	}
+	return string(b), true, nil
+}
+
+// Key implements Inspector.
+func (m *Memory) Key(ctx context.Context, queue, key string) (KeyInfo, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return KeyInfo{}, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(queue, false)
+	if q == nil || q.keys[key] == nil {
+		return KeyInfo{}, false, nil
+	}
+	return m.info(q.keys[key], m.nano.Now()), true, nil
+}
+
+// Values implements Inspector.
+func (m *Memory) Values(ctx context.Context, queue, key string, limit int) ([]StoredValue, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(queue, false)
+	if q == nil || q.keys[key] == nil || limit < 1 {
+		return nil, nil
+	}
+	k := q.keys[key]
+	out := make([]StoredValue, min(limit, len(k.vals)))
+	for i := range out {
+		out[i] = StoredValue{Value: bytes.Clone(k.vals[i].b), Added: m.nano.Time(k.vals[i].at)}
+	}
+	return out, nil
+}
+
+// state returns what k, which has values, is doing at now.
+func (k *key) state(now int64) KeyState {
+	k.settle(now)
+	switch {
+	case k.phase == held:
+		return Held
+	case k.at <= now: // idle and due, or a lapsed lease
+		return Ready
+	case k.phase == leased:
+		return Leased
+	case k.batch > 0 && k.retry:
+		return Retrying
+	case k.batch > 0:
+		return Deferred
+	}
+	return Debouncing // idle with nothing but an open burst: k.at is its due
+}
+
+// info returns what k, which has values, is doing at now.
+func (m *Memory) info(k *key, now int64) KeyInfo {
+	i := KeyInfo{
+		Key:    k.name,
+		State:  k.state(now),
+		Fence:  k.fence,
+		Err:    k.err,
+		Values: len(k.vals),
+		Oldest: m.nano.Time(k.vals[0].at),
+	}
+	// k.attempt is the Attempt of the lease the head batch is out on, or
+	// of its next one: after a Retry that is one more than the last.
+	switch {
+	case k.batch == 0:
+	case k.phase == idle && k.retry:
+		i.Attempt = k.attempt - 1
+	default:
+		i.Attempt = k.attempt
+	}
+	switch i.State {
+	case Ready:
+		i.Since = m.nano.Time(k.at)
+	case Leased:
+		i.Since, i.Until, i.Holder = m.nano.Time(k.since), m.nano.Time(k.at), k.holder
+	case Held:
+		i.Since = m.nano.Time(k.since)
+	case Debouncing:
+		i.Until, i.MaxWait = m.nano.Time(k.due), k.maxWait
+	default: // Retrying, Deferred
+		i.Until = m.nano.Time(k.at)
+	}
+	return i
+}
