@@ -270,9 +270,9 @@ func fill(tb testing.TB, pool *pgxpool.Pool, schema, queue string, keys, per int
 	key := func(i int) []byte { return []byte(fmt.Sprintf("key-%07d", i)) }
 	hash := func(i int) []byte { h := sha256.Sum256(key(i)); return h[:] }
 	_, err := pool.CopyFrom(ctx, pgx.Identifier{schema, "keys"},
-		[]string{"queue", "key_hash", "key", "head", "tail", "ready_at", "first_at"},
+		[]string{"queue", "key_hash", "key", "head", "tail", "ready_at"},
 		pgx.CopyFromSlice(keys, func(i int) ([]any, error) {
-			return []any{queue, hash(i), key(i), int64(0), int64(per), base.Add(time.Duration(i) * time.Microsecond), base}, nil
+			return []any{queue, hash(i), key(i), int64(0), int64(per), base.Add(time.Duration(i) * time.Microsecond)}, nil
 		}))
 	require.NoError(tb, err)
 	_, err = pool.CopyFrom(ctx, pgx.Identifier{schema, "messages"},

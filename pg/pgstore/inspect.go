@@ -121,8 +121,8 @@ func (s *Store) Values(ctx context.Context, queue, key string, limit int) ([]sto
 	return out, nil
 }
 
-// scanKeyInfo reads the columns of keyInfoSQL from row, and the columns
-// before them into head.
+// scanKeyInfo reads the columns of keyInfoSQL and headAddedSQL from row,
+// and the columns before them into head (nil skips one).
 func scanKeyInfo(row pgx.Row, head ...any) (store.KeyInfo, error) {
 	var (
 		info                 store.KeyInfo

@@ -28,8 +28,8 @@ const keyStateSQL = `CASE
 	WHEN k.batch > 0 THEN {deferred}
 	ELSE {debouncing} END`
 
-// keyInfoSQL are the columns that make a store.KeyInfo (scanKeyInfo), from
-// a key's row k and its state st.state:
+// keyInfoSQL are the columns that make a store.KeyInfo (scanKeyInfo) but
+// its Oldest (headAddedSQL), from a key's row k and its state st.state:
 //
 //   - since: when it became ready, was leased or was held;
 //   - until: when its lease lapses, or when it is ready, for a key that
@@ -46,14 +46,18 @@ const keyInfoSQL = `k.key, st.state,
 	k.fence,
 	CASE WHEN st.state = {leased} THEN k.holder END,
 	k.error,
-	k.tail - k.head,
-	k.first_at`
+	k.tail - k.head`
+
+// headAddedSQL is when the first value of a key of row {row} was added,
+// read by the primary key: the column after keyInfoSQL's.
+const headAddedSQL = `(SELECT m.added_at FROM {schema}.messages AS m
+	WHERE m.queue = {row}.queue AND m.key_hash = {row}.key_hash AND m.seq = {row}.head)`
 
 // keyInfoOneSQL is what one key is doing.
 //
 // $1 queue, $2 key.
 const keyInfoOneSQL = `
-SELECT ` + keyInfoSQL + `
+SELECT ` + keyInfoSQL + `, {headAdded:k}
 FROM {schema}.keys AS k CROSS JOIN LATERAL (SELECT ` + keyStateSQL + ` AS state) AS st
 WHERE k.queue = $1 AND k.key_hash = sha256($2) AND k.key = $2`
 
@@ -65,7 +69,9 @@ WHERE k.queue = $1 AND k.key_hash = sha256($2) AND k.key = $2`
 // rows did (no more pages), because the limit did, or because {scan} did
 // (a page shorter than the limit, possibly empty, and more to read after
 // the last row read). The outer LIMIT stops the read at the limit's
-// match: a page without a filter reads no more rows than it returns.
+// match: a page without a filter reads no more rows than it returns. The
+// outer query reads the time of each key's first value, for the rows it
+// returns only.
 //
 // It says head < tail, which every row has, to use the indexes, whose
 // predicate it is (see migration 004).
@@ -81,11 +87,11 @@ WHERE k.queue = $1 AND k.key_hash = sha256($2) AND k.key = $2`
 // state (0: any), $5 the prefix, $6 the limit plus one, {hi} $7: the end
 // of the prefix's range.
 const keysPageSQL = `
-SELECT r.*
+SELECT r.*, {headAdded:r}
 FROM (
 	SELECT row_number() OVER (ORDER BY substring(k.key FROM 1 FOR {nameBytes}), k.key_hash) AS n,
 		($4::integer = 0 OR st.state = $4::integer) AND substring(k.key FROM 1 FOR length($5::bytea)) = $5::bytea AS match,
-		substring(k.key FROM 1 FOR {nameBytes}) AS name, k.key_hash,
+		substring(k.key FROM 1 FOR {nameBytes}) AS name, k.queue, k.key_hash, k.head,
 		` + keyInfoSQL + `
 	FROM {schema}.keys AS k CROSS JOIN LATERAL (SELECT ` + keyStateSQL + ` AS state) AS st
 	WHERE k.queue = $1 AND k.head < k.tail
@@ -127,13 +133,19 @@ WITH RECURSIVE kq(queue) AS (
 )
 SELECT queue FROM kq UNION SELECT queue FROM dq`
 
-// queueInfoSQL is statsSQL and when the oldest value of the queue's ready
-// keys was added. It visits every key of the queue.
+// queueInfoSQL is statsSQL and when the first value of the queue's first
+// ready key was added, the key read from the start of keys_ready. It
+// visits every key of the queue.
 //
 // $1 queue.
 const queueInfoSQL = `
-SELECT` + statsColumnsSQL + `,
-	min(first_at) FILTER (WHERE ready_at <= statement_timestamp())
+SELECT` + statsColumnsSQL + `, (
+	SELECT {headAdded:f} FROM (
+		SELECT queue, key_hash, head FROM {schema}.keys
+		WHERE queue = $1 AND ready_at <= statement_timestamp()
+		ORDER BY ready_at
+		LIMIT 1
+	) AS f)
 FROM {schema}.keys
 WHERE queue = $1`
 
@@ -146,4 +158,7 @@ var keyStates = strings.NewReplacer(
 	"{held}", strconv.Itoa(int(store.Held)),
 	"{deferred}", strconv.Itoa(int(store.Deferred)),
 	"{nameBytes}", strconv.Itoa(nameBytes),
+	"{headAdded:k}", strings.ReplaceAll(headAddedSQL, "{row}", "k"),
+	"{headAdded:r}", strings.ReplaceAll(headAddedSQL, "{row}", "r"),
+	"{headAdded:f}", strings.ReplaceAll(headAddedSQL, "{row}", "f"),
 )

@@ -46,14 +46,10 @@ func (s *Store) Keys(ctx context.Context, queue string, q store.KeyQuery) (store
 		return store.KeyPage{}, fmt.Errorf("pgstore: Keys: unknown KeyState %d", q.State)
 	}
 	limit := q.Limit
-	switch {
-	case limit < 0:
-		return store.KeyPage{}, fmt.Errorf("pgstore: Keys: negative Limit %d", limit)
-	case limit == 0:
+	if limit <= 0 {
 		limit = defaultLimit
-	case limit > maxLimit:
-		limit = maxLimit
 	}
+	limit = min(limit, maxLimit)
 	prefix := bytesOf(q.Prefix)
 	lo, hi := prefixRange(prefix)
 	name, hash, err := decodeCursor(q.Cursor)
@@ -81,7 +77,7 @@ func (s *Store) Keys(ctx context.Context, queue string, q store.KeyQuery) (store
 		cursorOf = func() []byte { return append(append([]byte{}, rowName...), rowHash...) }
 	)
 	for rows.Next() {
-		info, err := scanKeyInfo(rows, &n, &match, &rowName, &rowHash)
+		info, err := scanKeyInfo(rows, &n, &match, &rowName, nil, &rowHash, nil)
 		if err != nil {
 			return store.KeyPage{}, failed(ctx, "Keys", err)
 		}

@@ -93,8 +93,9 @@ func TestMigrateReleasesItsLock(t *testing.T) {
 
 // TestMigrateKeepsState: a schema that the first migration made, with
 // keys, values and a dead letter in it, keeps them through the later
-// migrations: the keys lease in their order with their values, and take
-// more; and it then takes keys too long for the first migration's index.
+// migrations: Key and Values show the keys' first values, the keys lease
+// in their order with their values, and take more; and it then takes keys
+// too long for the first migration's index.
 func TestMigrateKeepsState(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -121,7 +122,8 @@ func TestMigrateKeepsState(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	require.Greater(t, len(migrated(t, pool, schema)), 1)
-	// The keys' oldest values, which later migrations keep in their rows.
+	// What an operator sees of the keys that the first migration's schema
+	// held: their first values, and when those were added.
 	for _, key := range []string{"a", "b"} {
 		info, ok, err := s.Key(ctx, "q", key)
 		require.NoError(t, err)

@@ -99,10 +99,10 @@ func newQueries(schema string) queries {
 		redrive:     r.Replace(redriveSQL),
 		purge:       r.Replace(purgeSQL),
 		queues:      r.Replace(queuesSQL),
-		queueInfo:   r.Replace(queueInfoSQL),
-		keyInfo:     keyStates.Replace(r.Replace(keyInfoOneSQL)),
+		queueInfo:   r.Replace(keyStates.Replace(queueInfoSQL)),
+		keyInfo:     r.Replace(keyStates.Replace(keyInfoOneSQL)),
 		values:      r.Replace(valuesSQL),
-		keysPage:    keyStates.Replace(r.Replace(keysPageSQL)),
+		keysPage:    r.Replace(keyStates.Replace(keysPageSQL)),
 	}
 }
 
@@ -182,8 +182,8 @@ const uncountSQL = `, uncounted AS (
 // $1 queue, $2 key, $3 values (bytea[]), $4 channel (NULL: none), $5
 // payload, $6 bound (NULL: none), $7 slot (NULL: the session's).
 const addReadySQL = countAddSQL + `, k AS (
-	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, ready_at, first_at)
-	SELECT $1, sha256($2), $2, cardinality($3::bytea[]), statement_timestamp(), statement_timestamp() FROM counted
+	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, ready_at)
+	SELECT $1, sha256($2), $2, cardinality($3::bytea[]), statement_timestamp() FROM counted
 	ON CONFLICT (queue, key_hash) DO UPDATE SET
 		tail = k.tail + EXCLUDED.tail,
 		burst = 0,
@@ -216,8 +216,8 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT coalesce(k.ready_at = statement_timestam
 // max_wait (NULL: no bound), $6 channel (NULL: none), $7 payload, $8
 // bound (NULL: none), $9 slot (NULL: the session's).
 const addBurstSQL = countAddSQL + `, k AS (
-	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, burst, burst_first, burst_due, burst_capped, ready_at, first_at)
-	SELECT $1, sha256($2), $2, c.n, c.n, statement_timestamp(), c.due, c.capped, c.due, statement_timestamp()
+	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, burst, burst_first, burst_due, burst_capped, ready_at)
+	SELECT $1, sha256($2), $2, c.n, c.n, statement_timestamp(), c.due, c.capped, c.due
 	FROM counted, (SELECT cardinality($3::bytea[]) AS n,
 		coalesce(least(statement_timestamp() + $4::interval, statement_timestamp() + $5::interval), 'infinity') AS due,
 		coalesce($5::interval < $4::interval, $5::interval IS NOT NULL) AS capped) c
@@ -387,11 +387,7 @@ const removeBatchSQL = uncountSQL + `, kept AS (
 		head = k.head + k.batch, batch = 0, attempt = 1, burst = k.open,
 		leased_until = NULL, retrying = false, error = NULL,
 		ready_at = CASE WHEN k.tail - k.head - k.batch > k.open
-			THEN statement_timestamp() ELSE k.burst_due END,
-		-- The new head's, read by the primary key; a value added after
-		-- the statement's snapshot was added now.
-		first_at = coalesce((SELECT m.added_at FROM {schema}.messages AS m
-			WHERE m.queue = k.queue AND m.key_hash = k.key_hash AND m.seq = k.head + k.batch), statement_timestamp())
+			THEN statement_timestamp() ELSE k.burst_due END
 	FROM k
 	WHERE u.queue = k.queue AND u.key_hash = k.key_hash AND k.tail > k.head + k.batch
 ), emptied AS (
@@ -564,8 +560,8 @@ WITH d AS MATERIALIZED (
 	ON CONFLICT (queue, slot) DO UPDATE SET n = c.n + EXCLUDED.n
 	RETURNING 1
 ), k AS (
-	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, ready_at, first_at)
-	SELECT $1, sha256(d.key), d.key, cardinality(d.vals), statement_timestamp(), statement_timestamp() FROM d, counted
+	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, ready_at)
+	SELECT $1, sha256(d.key), d.key, cardinality(d.vals), statement_timestamp() FROM d, counted
 	ON CONFLICT (queue, key_hash) DO UPDATE SET
 		tail = k.tail + EXCLUDED.tail,
 		burst = 0,

@@ -5,7 +5,6 @@
 -- set to the store's schema; each step does nothing, or the same again,
 -- when run a second time.
 --
---   - first_at: when the key's head value was added (the oldest);
 --   - leased_at, holder: when the current or last lease began, and who
 --     claimed it (store.ClaimParams.Holder);
 --   - held_at: when the key was held;
@@ -17,16 +16,11 @@
 -- A new column with no default, or a constant one, costs no rewrite. Keys
 -- leased or held before this migration have no leased_at or held_at.
 ALTER TABLE keys
-	ADD COLUMN IF NOT EXISTS first_at     timestamptz,
 	ADD COLUMN IF NOT EXISTS leased_at    timestamptz,
 	ADD COLUMN IF NOT EXISTS holder       bytea,
 	ADD COLUMN IF NOT EXISTS held_at      timestamptz,
 	ADD COLUMN IF NOT EXISTS error        bytea,
 	ADD COLUMN IF NOT EXISTS burst_capped boolean NOT NULL DEFAULT false;
-
-UPDATE keys AS k SET first_at = m.added_at
-FROM messages AS m
-WHERE k.first_at IS NULL AND m.queue = k.queue AND m.key_hash = k.key_hash AND m.seq = k.head;
 
 -- keys_by_name is the order in which an operator pages a queue's keys: by
 -- the key's first 64 bytes, so that a prefix of up to 64 bytes is a range
