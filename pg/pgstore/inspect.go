@@ -13,11 +13,13 @@ import (
 
 var _ store.Inspector = (*Store)(nil)
 
-// The inspection statements are planned at each call (pgx's
-// QueryExecModeExec, which prepares no statement): they are rare, and a
-// plan that PostgreSQL kept from the time a queue was small could read a
-// large queue whole (see Plans in the package doc), where a plan made for
-// the call reads the queue's current size from the table.
+// The inspection statements that read a bounded number of rows are
+// planned at each call (pgx's QueryExecModeExec, which prepares no
+// statement): they are rare, and a plan that PostgreSQL kept from the time
+// a queue was small could read a large queue whole (see Plans in the
+// package doc), where a plan made for the call reads the queue's current
+// size from the table. Queues' counts, which visit every key of a queue
+// whatever their plan, are prepared as Stats's are.
 const inspectMode = pgx.QueryExecModeExec
 
 // Queues implements store.Inspector: one statement finds the queues with
