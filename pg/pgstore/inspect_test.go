@@ -505,3 +505,42 @@ func TestInspectClosed(t *testing.T) {
 	_, err = s.Values(t.Context(), "q", "k", 1)
 	require.ErrorIs(t, err, store.ErrClosed)
 }
+
+// TestAddToReadyKeyIsHOT: an Add to a key that is ready already changes
+// no indexed column of its row, the inspection indexes' included, so
+// PostgreSQL updates the row in place of its page (a HOT update) and
+// makes no index entry. The server counts HOT updates in its statistics,
+// which a session sends when it goes idle.
+func TestAddToReadyKeyIsHOT(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	connect(t, appName(t)) // skips without a server
+	cfg, err := pgxpool.ParseConfig(serverURL())
+	require.NoError(t, err)
+	cfg.MaxConns = 1 // one session, whose statistics it flushes
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	schema := freshSchema(t, pool)
+	s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema})
+	require.NoError(t, err)
+	defer s.Close()
+	const adds = 20
+	for range adds + 1 {
+		require.NoError(t, s.Add(ctx, "q", "k", vals("v"), store.AddParams{}))
+	}
+	_, err = pool.Exec(ctx, "SELECT pg_stat_force_next_flush()")
+	require.NoError(t, err)
+	other := connect(t, appName(t))
+	var updates, hot int64
+	for range 100 {
+		require.NoError(t, other.QueryRow(ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
+			WHERE schemaname = $1 AND relname = 'keys'`, schema).Scan(&updates, &hot))
+		if updates >= adds {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // the server's statistics, not a clock of ours
+	}
+	require.EqualValues(t, adds, updates, "the Adds to the key's row")
+	require.EqualValues(t, adds, hot, "HOT updates of the key's row")
+}

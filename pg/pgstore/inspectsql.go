@@ -73,8 +73,8 @@ WHERE k.queue = $1 AND k.key_hash = sha256($2) AND k.key = $2`
 // outer query reads the time of each key's first value, for the rows it
 // returns only.
 //
-// It says head < tail, which every row has, to use the indexes, whose
-// predicate it is (see migration 004).
+// It says octet_length(k.key) >= 0, which every row has, to use the
+// indexes, whose predicate it is (see migration 004).
 //
 // A key matches if it is in the state asked for (0: any), and starts with
 // the prefix. A prefix of up to nameBytes bytes is the range from its
@@ -94,7 +94,7 @@ FROM (
 		substring(k.key FROM 1 FOR {nameBytes}) AS name, k.queue, k.key_hash, k.head,
 		` + keyInfoSQL + `
 	FROM {schema}.keys AS k CROSS JOIN LATERAL (SELECT ` + keyStateSQL + ` AS state) AS st
-	WHERE k.queue = $1 AND k.head < k.tail
+	WHERE k.queue = $1 AND octet_length(k.key) >= 0
 		AND (substring(k.key FROM 1 FOR {nameBytes}), k.key_hash) > ($2::bytea, $3::bytea){hi}{partial}
 	ORDER BY substring(k.key FROM 1 FOR {nameBytes}), k.key_hash
 	LIMIT {scan}

@@ -202,15 +202,16 @@ FROM (VALUES (1)) AS one(x)
 LEFT JOIN (k CROSS JOIN LATERAL (SELECT coalesce(k.ready_at = statement_timestamp(), false) AS woke) w) ON true`
 
 // addBurstSQL appends values to a key's open burst, or opens one: the burst
-// is due at min(now+wait, first+max_wait) (burst_capped: the latter), and
-// its values are ready from then on. A key that is leased, held, waiting for a delay or ready already
-// keeps its place in the ready order; any other is ready when the burst is
-// due. It returns one row: whether the key became ready now or a burst
-// opened on an idle key, which may be due before what a Wait sleeps for,
-// and then notifies if given a channel; whether it added the values; and
-// whether it refused them because another key of the queue with the same
-// SHA-256 has values (refusedSQL). It counts the values first
-// (countAddSQL), and adds nothing if its bound refused them.
+// is due at min(now+wait, first+max_wait) (burst_capped: the latter, when
+// it comes first), and its values are ready from then on. A key that is
+// leased, held, waiting for a delay or ready already keeps its place in
+// the ready order; any other is ready when the burst is due. It returns
+// one row: whether the key became ready now or a burst opened on an idle
+// key, which may be due before what a Wait sleeps for, and then notifies
+// if given a channel; whether it added the values; and whether it refused
+// them because another key of the queue with the same SHA-256 has values
+// (refusedSQL). It counts the values first (countAddSQL), and adds nothing
+// if its bound refused them.
 //
 // $1 queue, $2 key, $3 values (bytea[]), $4 wait (> 0; NULL: never), $5
 // max_wait (NULL: no bound), $6 channel (NULL: none), $7 payload, $8

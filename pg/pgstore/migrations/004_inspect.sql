@@ -28,20 +28,25 @@ ALTER TABLE keys
 -- them. A bounded prefix keeps every entry far below a btree entry's limit
 -- whatever the key's length (see 003).
 --
--- Its predicate, head < tail, holds for every row (a row has values), and
--- only the statements that page say it: the planner may use an index for a
--- statement only if the statement implies the index's predicate, and the
--- store's other statements, whose plans are made once and kept, must not
--- find a key through this index, by its queue alone, where the primary
--- key finds it by its hash (see Plans in the package doc).
+-- Its predicate holds for every row, and only the statements that page
+-- say it: the planner may use an index for a statement only if the
+-- statement implies the index's predicate, and the store's other
+-- statements, whose plans are made once and kept, must not find a key
+-- through this index, by its queue alone, where the primary key finds it
+-- by its hash (see Plans in the package doc). It reads the key alone, as
+-- the index does, which no statement changes, so that an update that
+-- changes no column of keys_ready or the primary key stays a HOT update,
+-- which makes no index entry (an Add to a key that is ready already).
 CREATE INDEX IF NOT EXISTS keys_by_name ON keys (queue, substring(key FROM 1 FOR 64), key_hash)
-	WHERE head < tail;
+	WHERE octet_length(key) >= 0;
 
 -- The same order for the held keys and the keys waiting for a Retry,
 -- which few keys are but an operator looks for: a page of them reads
 -- these entries only. Being partial, they take no entry from a claim, an
--- Ack or a Defer, whose rows are neither held nor retrying.
+-- Ack or a Defer, whose rows are neither held nor retrying; and no update
+-- changes held or retrying without moving the key in keys_ready (an update
+-- that is not HOT already).
 CREATE INDEX IF NOT EXISTS keys_held ON keys (queue, substring(key FROM 1 FOR 64), key_hash)
-	WHERE held AND head < tail;
+	WHERE held AND octet_length(key) >= 0;
 CREATE INDEX IF NOT EXISTS keys_retrying ON keys (queue, substring(key FROM 1 FOR 64), key_hash)
-	WHERE retrying AND head < tail;
+	WHERE retrying AND octet_length(key) >= 0;
