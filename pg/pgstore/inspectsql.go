@@ -70,8 +70,8 @@ WHERE k.queue = $1 AND k.key_hash = sha256($2) AND k.key = $2`
 // (a page shorter than the limit, possibly empty, and more to read after
 // the last row read). The outer LIMIT stops the read at the limit's
 // match: a page without a filter reads no more rows than it returns. The
-// outer query reads the time of each key's first value, for the rows it
-// returns only.
+// outer query makes the columns of a KeyInfo, and reads the time of each
+// key's first value, for the rows it returns only.
 //
 // It says octet_length(k.key) >= 0, which every row has, to use the
 // indexes, whose predicate it is (see migration 004).
@@ -87,19 +87,19 @@ WHERE k.queue = $1 AND k.key_hash = sha256($2) AND k.key = $2`
 // state (0: any), $5 the prefix, $6 the limit plus one, {hi} $7: the end
 // of the prefix's range.
 const keysPageSQL = `
-SELECT r.*, {headAdded:r}
+SELECT k.n, k.match, k.name, k.key_hash, ` + keyInfoSQL + `, {headAdded:k}
 FROM (
-	SELECT row_number() OVER (ORDER BY substring(k.key FROM 1 FOR {nameBytes}), k.key_hash) AS n,
+	SELECT k.*, st.state,
+		row_number() OVER (ORDER BY substring(k.key FROM 1 FOR {nameBytes}), k.key_hash) AS n,
 		($4::integer = 0 OR st.state = $4::integer) AND substring(k.key FROM 1 FOR length($5::bytea)) = $5::bytea AS match,
-		substring(k.key FROM 1 FOR {nameBytes}) AS name, k.queue, k.key_hash, k.head,
-		` + keyInfoSQL + `
+		substring(k.key FROM 1 FOR {nameBytes}) AS name
 	FROM {schema}.keys AS k CROSS JOIN LATERAL (SELECT ` + keyStateSQL + ` AS state) AS st
 	WHERE k.queue = $1 AND octet_length(k.key) >= 0
 		AND (substring(k.key FROM 1 FOR {nameBytes}), k.key_hash) > ($2::bytea, $3::bytea){hi}{partial}
 	ORDER BY substring(k.key FROM 1 FOR {nameBytes}), k.key_hash
 	LIMIT {scan}
-) AS r
-WHERE r.match OR r.n = {scan}
+) AS k CROSS JOIN LATERAL (SELECT k.state) AS st
+WHERE k.match OR k.n = {scan}
 LIMIT $6`
 
 // valuesSQL returns up to a limit of a key's values from its head, with

@@ -77,7 +77,7 @@ func (s *Store) Keys(ctx context.Context, queue string, q store.KeyQuery) (store
 		cursorOf = func() []byte { return append(append([]byte{}, rowName...), rowHash...) }
 	)
 	for rows.Next() {
-		info, err := scanKeyInfo(rows, &n, &match, &rowName, nil, &rowHash, nil)
+		info, err := scanKeyInfo(rows, &n, &match, &rowName, &rowHash)
 		if err != nil {
 			return store.KeyPage{}, failed(ctx, "Keys", err)
 		}
