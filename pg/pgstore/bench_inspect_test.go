@@ -43,11 +43,11 @@ func TestMeasureKeysPage(t *testing.T) {
 	// modulo 1000: 1000 keys held, one per tenant (N from 7000 to 7999),
 	// 10 leased (N from 5000 to 5009), the rest ready, in the order of N.
 	_, err = pool.Exec(ctx, `
-		INSERT INTO `+q+`.keys (queue, key_hash, key, tail, ready_at, first_at, held, held_at, leased_at, leased_until, fence, holder)
+		INSERT INTO `+q+`.keys (queue, key_hash, key, tail, ready_at, held, held_at, leased_at, leased_until, fence, holder)
 		SELECT 'q', sha256(k.key), k.key, 1,
 			CASE WHEN i BETWEEN 7000 AND 7999 THEN NULL WHEN i BETWEEN 5000 AND 5009 THEN now() + interval '1 hour'
 				ELSE now() - interval '1 hour' + i * interval '1 microsecond' END,
-			now() - interval '1 hour', i BETWEEN 7000 AND 7999,
+			i BETWEEN 7000 AND 7999,
 			CASE WHEN i BETWEEN 7000 AND 7999 THEN now() END,
 			CASE WHEN i BETWEEN 5000 AND 5009 THEN now() END,
 			CASE WHEN i BETWEEN 5000 AND 5009 THEN now() + interval '1 hour' END,
@@ -58,7 +58,7 @@ func TestMeasureKeysPage(t *testing.T) {
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, `
 		INSERT INTO `+q+`.messages (queue, key_hash, seq, value, added_at)
-		SELECT 'q', key_hash, 0, '"0123456789abcd"', first_at FROM `+q+`.keys`)
+		SELECT 'q', key_hash, 0, '"0123456789abcd"', now() - interval '1 hour' FROM `+q+`.keys`)
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, "VACUUM ANALYZE "+q+".keys, "+q+".messages")
 	require.NoError(t, err)

@@ -151,19 +151,17 @@
 // changes nothing. Each call is one statement that reads a bounded number
 // of rows through an index, but Queues, which counts as Stats does:
 //
-//   - Keys pages a queue's keys in the order of their first 64 bytes (in
-//     byte order), then of their SHA-256, which an index of the key rows
-//     keeps (keys_by_name): the order of the keys themselves for keys that
-//     differ in their first 64 bytes, whatever their length. A cursor is a
-//     place in that order, so it stays valid while keys come and go, and a
-//     key that holds values all along is shown once. A page reads its
-//     entries in order from the cursor, and stops at Limit+1 that match:
-//     O(log n + Limit) for a queue of n keys without a filter, with a
-//     prefix of up to 64 bytes (a range of the order), and for the held and
-//     the retrying keys, which have indexes of their own in that order.
-//     With another state, or a longer prefix, a page stops after 5,000
-//     entries, and is then short, or empty, with a Next: O(log n) and at
-//     most 5,000 rows per page, however few keys match.
+//   - Keys pages a queue's keys in the order of the primary key, by their
+//     SHA-256: an order that the claims and finishes keep up already. A
+//     cursor is a hash, a place in that order, so it stays valid while
+//     keys come and go, and a key that holds values all along is shown
+//     once. A page reads the keys in order from the cursor, and stops at
+//     Limit+1 that match: O(log n + Limit) for a queue of n keys without a
+//     filter, and for the held and the retrying keys, which have indexes
+//     of their own in that order. With another state, or a prefix, a page
+//     stops after 5,000 keys read, and is then short, or empty, with a
+//     Next: O(log n) and at most 5,000 rows per page, however few keys
+//     match.
 //   - Key reads one key row by its primary key, Values a key's first
 //     values by theirs: O(log n) and O(log n + limit). A key's Oldest is
 //     its first value's time, read by the primary key too.
@@ -173,17 +171,19 @@
 //     round trip; a queue's Oldest is its first ready key's, read from the
 //     start of the ready order.
 //
+// Keys are not paged in their own order, as store.Memory pages them: an
+// index in that order would take an entry from every update that moves a
+// key in the ready order (a Claim, an Extend, a Finish that leaves
+// values), which PostgreSQL cannot make in place of the row's page, so
+// that every claim and finish would pay for the pages an operator reads
+// (BENCHMARKS.md has the figures). A prefix is thus a filter of the keys
+// read, not a range of an index. The indexes of the held and the retrying
+// keys take an entry from a Hold or a Retry only.
+//
 // The statements of Keys, Key, Values and Queues' list are planned at each
 // call, where the others are prepared and keep their plan (see Plans
 // above): a plan made while a queue was small could read a large one
-// whole. The inspection
-// indexes cover every key row, but their predicate is one that only the
-// statements that page state, so that no plan of another statement finds
-// a key through them. Besides its entry in keys_ready, every update that
-// moves a key in the ready order (a Claim, an Extend, a Finish that
-// leaves values) makes an entry in keys_by_name, whose key is the row's
-// unchanged one; the held and retrying indexes take an entry from a Hold
-// or a Retry only.
+// whole.
 //
 // The columns that say since when a key is leased or held came with
 // migration 004: a key leased or held before it shows no Since until its

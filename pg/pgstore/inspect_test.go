@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"sort"
 	"strings"
@@ -279,9 +280,9 @@ func TestInspectValues(t *testing.T) {
 }
 
 // TestInspectKeysPaging: paging a queue's keys shows each key once, in
-// the order of their first 64 bytes (byte order) and then their hashes,
-// and a prefix shows the keys that start with it, whether it is shorter
-// than 64 bytes, ends in 0xff bytes, or is longer than 64 bytes.
+// the order of their SHA-256, and a prefix shows the keys that start with
+// it, whether it is short, ends in 0xff bytes, or is longer than 64
+// bytes.
 func TestInspectKeysPaging(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -300,8 +301,8 @@ func TestInspectKeysPaging(t *testing.T) {
 	all := pageAll(t, s, store.KeyQuery{Limit: 50})
 	require.Len(t, all, len(keys))
 	for i := 1; i < len(all); i++ {
-		a, b := []byte(all[i-1]), []byte(all[i])
-		require.LessOrEqual(t, bytes.Compare(a[:min(len(a), 64)], b[:min(len(b), 64)]), 0, "order at %d: %q, %q", i, a, b)
+		a, b := sha256.Sum256([]byte(all[i-1])), sha256.Sum256([]byte(all[i]))
+		require.Negative(t, bytes.Compare(a[:], b[:]), "order at %d: %q, %q", i, all[i-1], all[i])
 	}
 	require.ElementsMatch(t, keys, all)
 
@@ -362,8 +363,8 @@ func pageAll(t *testing.T, s *pgstore.Store, q store.KeyQuery) []string {
 // TestInspectKeysByState: a state filter shows the keys in that state,
 // each once, the held and retrying ones from indexes of their own, in
 // full pages although they are 1 in 1000 keys; a filter that few of many
-// keys pass reads a bounded number of keys per page, and gives short
-// pages until the end.
+// keys pass, a prefix included, reads a bounded number of keys per page,
+// and gives short pages until the end.
 func TestInspectKeysByState(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -373,9 +374,9 @@ func TestInspectKeysByState(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	backlog(t, pool, schema, "q", 12_000, 1)
-	// The first keys to claim: 12 of each group of 1000 keys in their
-	// order, to hold, then 12 to retry, so that a page of 5000 keys
-	// holds 5 of either.
+	// The first keys to claim: 12 keys, 1 in 1000, to hold, then 12 to
+	// retry, so that 5,000 keys read in the order of their hashes hold
+	// fewer than 10 of either.
 	for _, spread := range []struct{ suffix, before string }{{"000", "1 day"}, {"500", "12 hours"}} {
 		_, err = pool.Exec(ctx, "UPDATE "+pgstore.SchemaOf(s)+".keys SET ready_at = ready_at - $2::interval WHERE key LIKE $1",
 			"%"+spread.suffix, spread.before)
@@ -418,10 +419,18 @@ func TestInspectKeysByState(t *testing.T) {
 		require.Len(t, page.Keys, 10, "a full page of %v keys", state)
 		require.ElementsMatch(t, byState[state], pageAll(t, s, store.KeyQuery{State: state, Limit: 10}), "%v", state)
 	}
-	for _, state := range []store.KeyState{store.Leased, store.Deferred, store.Debouncing} {
+	var prefixed []string // the keys from key-0000100 to key-0000199
+	for i := 100; i < 200; i++ {
+		prefixed = append(prefixed, fmt.Sprintf("key-%07d", i))
+	}
+	for _, q := range []store.KeyQuery{{State: store.Leased}, {State: store.Deferred}, {State: store.Debouncing}, {Prefix: "key-00001"}} {
+		want := byState[q.State]
+		if q.Prefix != "" {
+			want = prefixed
+		}
+		q.Limit = 10
 		pages := 0
 		var got []string
-		q := store.KeyQuery{State: state, Limit: 10}
 		for {
 			page, err := s.Keys(ctx, "q", q)
 			require.NoError(t, err)
@@ -434,8 +443,8 @@ func TestInspectKeysByState(t *testing.T) {
 			}
 			q.Cursor = page.Next
 		}
-		require.ElementsMatch(t, byState[state], got, "%v", state)
-		require.GreaterOrEqual(t, pages, (12_001+4999)/5000, "%v: a page reads at most 5,000 keys", state)
+		require.ElementsMatch(t, want, got, "%+v", q)
+		require.GreaterOrEqual(t, pages, (12_001+4999)/5000, "%+v: a page reads at most 5,000 keys", q)
 	}
 	sort.Strings(byState[store.Held])
 	// A prefix and a state at once.

@@ -11,11 +11,6 @@ import (
 // snapshot, and each reads a bounded number of rows through an index,
 // except queueInfoSQL, which visits every key of its queue as Stats does.
 
-// nameBytes is how many of a key's first bytes order the keys of a queue
-// for an operator (the index keys_by_name, migration 004): a prefix of up
-// to that many bytes is a range of the index.
-const nameBytes = 64
-
 // keyStateSQL is a key's store.KeyState, from its row k, at the
 // statement's time: held; else out on a lease that has not lapsed; else
 // ready (a lapsed lease included); else waiting for a Retry's delay, or a
@@ -61,46 +56,37 @@ SELECT ` + keyInfoSQL + `, {headAdded:k}
 FROM {schema}.keys AS k CROSS JOIN LATERAL (SELECT ` + keyStateSQL + ` AS state) AS st
 WHERE k.queue = $1 AND k.key_hash = sha256($2) AND k.key = $2`
 
-// keysPageSQL reads a page of a queue's keys in the order of keys_by_name
-// (their first nameBytes bytes, then their hash), from after a cursor. It
-// reads at most {scan} rows of the index, and returns those that match,
-// up to a limit, and the last row it read if it read {scan}: n numbers the
-// rows read, so that the caller can tell a page that ended because the
-// rows did (no more pages), because the limit did, or because {scan} did
-// (a page shorter than the limit, possibly empty, and more to read after
-// the last row read). The outer LIMIT stops the read at the limit's
-// match: a page without a filter reads no more rows than it returns. The
-// outer query makes the columns of a KeyInfo, and reads the time of each
-// key's first value, for the rows it returns only.
-//
-// It says octet_length(k.key) >= 0, which every row has, to use the
-// indexes, whose predicate it is (see migration 004).
+// keysPageSQL reads a page of a queue's keys in the order of the primary
+// key (by the keys' SHA-256), from after a cursor. It reads at most {scan}
+// rows, and returns those that match, up to a limit, and the last row it
+// read if it read {scan}: n numbers the rows read, so that the caller can
+// tell a page that ended because the rows did (no more pages), because
+// the limit did, or because {scan} did (a page shorter than the limit,
+// possibly empty, and more to read after the last row read). The outer
+// LIMIT stops the read at the limit's match: a page without a filter
+// reads no more rows than it returns. The outer query makes the columns
+// of a KeyInfo, and reads the time of each key's first value, for the
+// rows it returns only.
 //
 // A key matches if it is in the state asked for (0: any), and starts with
-// the prefix. A prefix of up to nameBytes bytes is the range from its
-// start ($2 on the first page) to its end ({hi}); a longer one is the
-// range of its first nameBytes bytes, and the keys read in it that do not
-// start with it are left out. {partial} names the index of the held keys
-// or of the retrying keys when the state asked for is one of those.
+// the prefix. {partial} names the index of the held keys or of the
+// retrying keys when the state asked for is one of those.
 //
-// $1 queue, $2 and $3 the name and hash the page starts after, $4 the
-// state (0: any), $5 the prefix, $6 the limit plus one, {hi} $7: the end
-// of the prefix's range.
+// $1 queue, $2 the hash the page starts after, $3 the state (0: any), $4
+// the prefix, $5 the limit plus one.
 const keysPageSQL = `
-SELECT k.n, k.match, k.name, k.key_hash, ` + keyInfoSQL + `, {headAdded:k}
+SELECT k.n, k.match, k.key_hash, ` + keyInfoSQL + `, {headAdded:k}
 FROM (
 	SELECT k.*, st.state,
-		row_number() OVER (ORDER BY substring(k.key FROM 1 FOR {nameBytes}), k.key_hash) AS n,
-		($4::integer = 0 OR st.state = $4::integer) AND substring(k.key FROM 1 FOR length($5::bytea)) = $5::bytea AS match,
-		substring(k.key FROM 1 FOR {nameBytes}) AS name
+		row_number() OVER (ORDER BY k.key_hash) AS n,
+		($3::integer = 0 OR st.state = $3::integer) AND substring(k.key FROM 1 FOR length($4::bytea)) = $4::bytea AS match
 	FROM {schema}.keys AS k CROSS JOIN LATERAL (SELECT ` + keyStateSQL + ` AS state) AS st
-	WHERE k.queue = $1 AND octet_length(k.key) >= 0
-		AND (substring(k.key FROM 1 FOR {nameBytes}), k.key_hash) > ($2::bytea, $3::bytea){hi}{partial}
-	ORDER BY substring(k.key FROM 1 FOR {nameBytes}), k.key_hash
+	WHERE k.queue = $1 AND k.key_hash > $2::bytea{partial}
+	ORDER BY k.key_hash
 	LIMIT {scan}
 ) AS k CROSS JOIN LATERAL (SELECT k.state) AS st
 WHERE k.match OR k.n = {scan}
-LIMIT $6`
+LIMIT $5`
 
 // valuesSQL returns up to a limit of a key's values from its head, with
 // when each was added, reading them by the primary key.
@@ -157,7 +143,6 @@ var keyStates = strings.NewReplacer(
 	"{retrying}", strconv.Itoa(int(store.Retrying)),
 	"{held}", strconv.Itoa(int(store.Held)),
 	"{deferred}", strconv.Itoa(int(store.Deferred)),
-	"{nameBytes}", strconv.Itoa(nameBytes),
 	"{headAdded:k}", strings.ReplaceAll(headAddedSQL, "{row}", "k"),
 	"{headAdded:r}", strings.ReplaceAll(headAddedSQL, "{row}", "r"),
 	"{headAdded:f}", strings.ReplaceAll(headAddedSQL, "{row}", "f"),

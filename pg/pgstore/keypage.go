@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -12,14 +11,12 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// The pages of a queue's keys (Keys) follow the index keys_by_name: by
-// the first nameBytes bytes of the key, in byte order, then by the key's
-// SHA-256. A cursor is the place of the last row a page read in that
-// order, its name and hash, so it stays valid while keys come and go.
+// The pages of a queue's keys (Keys) follow its primary key: by the keys'
+// SHA-256. A cursor is the hash of the last row a page read, so it stays
+// valid while keys come and go.
 
-// scanRows bounds the rows of the index that one page reads: a page whose
-// filter few keys pass stops there, short or empty, with a cursor to go
-// on from.
+// scanRows bounds the rows that one page reads: a page whose filter few
+// keys pass stops there, short or empty, with a cursor to go on from.
 const scanRows = 5000
 
 // Page limits of store.KeyQuery.
@@ -28,16 +25,15 @@ const (
 	maxLimit     = 1000
 )
 
-// Keys implements store.Inspector: one statement, which reads at most
-// Limit+1 entries of an index in order from the cursor, or, with a filter
-// that not every key passes, at most 5,000 (the page is then short, and
-// may be empty, with a Next): O(Limit log n) and O(log n) a row for a
-// queue of n keys. The order is that of the keys' first 64 bytes, then of
-// their SHA-256: by key, for keys that differ in their first 64 bytes.
-// A prefix of up to 64 bytes is a range of that order, so it reads only
-// the keys that start with it; a longer one reads the keys that share its
-// first 64 bytes. The held keys and the retrying keys have an index of
-// their own in that order, so that a page of either reads only them.
+// Keys implements store.Inspector: one statement, which reads the keys of
+// the queue in the order of their SHA-256 (the primary key's) from the
+// cursor until Limit+1 of them matched, and then each shown key's first
+// value: O(log n + Limit) for a queue of n keys without a filter. The held
+// keys and the retrying keys have an index of their own in that order, so
+// that a page of either reads only them. Another state, or a prefix, is
+// checked on the keys read, and a page reads at most 5,000 of them: it is
+// then short, possibly empty, with a Next, and a filter that few keys pass
+// takes n/5,000 pages to read through. (Key reads one key directly.)
 func (s *Store) Keys(ctx context.Context, queue string, q store.KeyQuery) (store.KeyPage, error) {
 	if err := s.begin(ctx, queue); err != nil {
 		return store.KeyPage{}, err
@@ -50,34 +46,27 @@ func (s *Store) Keys(ctx context.Context, queue string, q store.KeyQuery) (store
 		limit = defaultLimit
 	}
 	limit = min(limit, maxLimit)
-	prefix := bytesOf(q.Prefix)
-	lo, hi := prefixRange(prefix)
-	name, hash, err := decodeCursor(q.Cursor)
+	after, err := decodeCursor(q.Cursor)
 	if err != nil {
 		return store.KeyPage{}, err
 	}
-	if q.Cursor == "" || bytes.Compare(name, lo) < 0 {
-		name, hash = lo, []byte{} // before every key that starts with lo
-	}
-	sql, args := s.keysPage(queue, q.State, prefix, name, hash, hi, limit)
+	sql, args := s.keysPage(queue, q.State, bytesOf(q.Prefix), after, limit)
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return store.KeyPage{}, failed(ctx, "Keys", err)
 	}
 	defer rows.Close()
 	var (
-		page     store.KeyPage
-		last     []byte // the cursor of the last key in the page
-		full     bool   // a key matched past the page's limit
-		scanned  []byte // the cursor of the scanRows-th row read, if read
-		n        int64
-		match    bool
-		rowName  []byte
-		rowHash  []byte
-		cursorOf = func() []byte { return append(append([]byte{}, rowName...), rowHash...) }
+		page    store.KeyPage
+		last    []byte // the hash of the last key in the page
+		full    bool   // a key matched past the page's limit
+		scanned []byte // the hash of the scanRows-th row read, if read
+		n       int64
+		match   bool
+		hash    []byte
 	)
 	for rows.Next() {
-		info, err := scanKeyInfo(rows, &n, &match, &rowName, &rowHash)
+		info, err := scanKeyInfo(rows, &n, &match, &hash)
 		if err != nil {
 			return store.KeyPage{}, failed(ctx, "Keys", err)
 		}
@@ -86,12 +75,13 @@ func (s *Store) Keys(ctx context.Context, queue string, q store.KeyQuery) (store
 				full = true
 			} else {
 				page.Keys = append(page.Keys, info)
-				last = cursorOf()
+				last = hash
 			}
 		}
 		if n == scanRows {
-			scanned = cursorOf()
+			scanned = hash
 		}
+		hash = nil // a new slice for the next row's
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -107,56 +97,36 @@ func (s *Store) Keys(ctx context.Context, queue string, q store.KeyQuery) (store
 }
 
 // keysPage returns the statement of a page and its arguments.
-func (s *Store) keysPage(queue string, state store.KeyState, prefix, name, hash, hi []byte, limit int) (string, []any) {
-	args := []any{inspectMode, queue, name, hash, int32(state), prefix, int64(limit) + 1}
-	var bound, partial string
-	if hi != nil {
-		bound = " AND substring(k.key FROM 1 FOR " + fmt.Sprint(nameBytes) + ") < $7::bytea"
-		args = append(args, hi)
-	}
+func (s *Store) keysPage(queue string, state store.KeyState, prefix, after []byte, limit int) (string, []any) {
+	var partial string
 	switch state {
 	case store.Held:
 		partial = " AND k.held"
 	case store.Retrying:
 		partial = " AND k.retrying"
 	}
-	r := strings.NewReplacer("{hi}", bound, "{partial}", partial, "{scan}", fmt.Sprint(scanRows))
-	return r.Replace(s.q.keysPage), args
+	r := strings.NewReplacer("{partial}", partial, "{scan}", fmt.Sprint(scanRows))
+	return r.Replace(s.q.keysPage), []any{inspectMode, queue, after, int32(state), prefix, int64(limit) + 1}
 }
 
-// prefixRange returns the range of names (first nameBytes bytes) of the
-// keys that start with prefix: from lo, inclusive, to hi, exclusive, or
-// to the end when hi is nil.
-func prefixRange(prefix []byte) (lo, hi []byte) {
-	lo = prefix[:min(len(prefix), nameBytes):min(len(prefix), nameBytes)]
-	hi = bytes.Clone(lo)
-	for len(hi) > 0 && hi[len(hi)-1] == 0xff {
-		hi = hi[:len(hi)-1]
-	}
-	if len(hi) == 0 {
-		return lo, nil // every name from lo on starts with lo
-	}
-	hi[len(hi)-1]++
-	return lo, hi
+// encodeCursor returns the cursor of the page after the key whose
+// SHA-256 is hash.
+func encodeCursor(hash []byte) string {
+	return base64.RawURLEncoding.EncodeToString(hash)
 }
 
-// encodeCursor returns the cursor of a place: a name and a hash.
-func encodeCursor(place []byte) string {
-	return base64.RawURLEncoding.EncodeToString(place)
-}
-
-// decodeCursor returns the name and hash of a cursor; none for "".
-func decodeCursor(c string) (name, hash []byte, err error) {
+// decodeCursor returns the hash that a cursor starts after: none, which
+// is before every hash, for "".
+func decodeCursor(c string) ([]byte, error) {
 	if c == "" {
-		return nil, nil, nil
+		return []byte{}, nil
 	}
 	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err == nil && (len(b) < sha256.Size || len(b) > nameBytes+sha256.Size) {
+	if err == nil && len(b) != sha256.Size {
 		err = errors.New("wrong length")
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("pgstore: Keys: cursor %q is not one of pgstore's: %w", c, err)
+		return nil, fmt.Errorf("pgstore: Keys: cursor %q is not one of pgstore's: %w", c, err)
 	}
-	n := len(b) - sha256.Size
-	return b[:n:n], b[n:], nil
+	return b, nil
 }
