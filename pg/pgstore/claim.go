@@ -56,7 +56,7 @@ func (s *Store) claimStatement(queue string, p store.ClaimParams) (string, []any
 	if p.MaxBatch > 0 {
 		maxBatch = int64(p.MaxBatch)
 	}
-	return s.claimSQL(claimForm{keys: p.Keys}), []any{queue, maxBatch, interval(p.TTL)}
+	return s.claimSQL(claimForm{keys: p.Keys}), []any{queue, maxBatch, interval(p.TTL), bytesOf(p.Holder)}
 }
 
 // scanClaim reads the leases and the next of Claim's statement from rows.

@@ -4,8 +4,8 @@
 // already runs, shared by all of its processes, and enqueueing can take
 // part in the service's own transactions (AddTx, which a pacer Runner's
 // AddTx calls). A Store implements store.Store, store.DeadLetters,
-// store.FinishClaimer and store.TxAdder, and passes the same conformance
-// suite as store.Memory (store/storetest).
+// store.FinishClaimer, store.TxAdder and store.Inspector, and passes the
+// same conformance suite as store.Memory (store/storetest).
 //
 // # Schema
 //
@@ -33,9 +33,12 @@
 //
 //   - keys: a row per (queue, key) that has values, found by the key's
 //     SHA-256 (see Names), with the key's place in the ready order
-//     (ready_at), its lease (fence, leased_until), its head batch (kept
-//     whole across a retry, a deferral or a lapse), attempt, open burst
-//     (first value, deadline) and whether it is held;
+//     (ready_at), its lease (fence, leased_until, and, for an operator,
+//     when it began and its holder), its head batch (kept whole across a
+//     retry, a deferral or a lapse), attempt, open burst (first value,
+//     deadline, and whether that is its max-wait deadline), whether it is
+//     held and since when, and the error of its head batch's last Retry or
+//     Hold;
 //   - messages: the values, a row each, in (queue, key's SHA-256, seq)
 //     order;
 //   - fences: the sequence that numbers every lease, so that a key's fences
@@ -141,6 +144,50 @@
 // same run, end-to-end throughput with and without
 // pacer.Config.AckInBackground, and the commands that reproduce them:
 // BENCHMARKS.md at the repository root.
+//
+// # Inspection
+//
+// What an operator reads (store.Inspector) comes from the same rows, and
+// changes nothing. Each call is one statement that reads a bounded number
+// of rows through an index, but Queues, which counts as Stats does:
+//
+//   - Keys pages a queue's keys in the order of the primary key, by their
+//     SHA-256: an order that the claims and finishes keep up already. A
+//     cursor is a hash, a place in that order, so it stays valid while
+//     keys come and go, and a key that holds values all along is shown
+//     once. A page reads the keys in order from the cursor, and stops at
+//     Limit+1 that match: O(log n + Limit) for a queue of n keys without a
+//     filter, and for the held and the retrying keys, which have indexes
+//     of their own in that order. With another state, or a prefix, a page
+//     stops after 5,000 keys read, and is then short, or empty, with a
+//     Next: O(log n) and at most 5,000 rows per page, however few keys
+//     match.
+//   - Key reads one key row by its primary key, Values a key's first
+//     values by theirs: O(log n) and O(log n + limit). A key's Oldest is
+//     its first value's time, read by the primary key too.
+//   - Queues finds the queues with keys or dead letters by one read of an
+//     index per queue, O(q log n) for q queues, then counts each queue as
+//     Stats does, visiting every key of it, in statements sent in one
+//     round trip; a queue's Oldest is its first ready key's, read from the
+//     start of the ready order.
+//
+// Keys are not paged in their own order, as store.Memory pages them: an
+// index in that order would take an entry from every update that moves a
+// key in the ready order (a Claim, an Extend, a Finish that leaves
+// values), which PostgreSQL cannot make in place of the row's page, so
+// that every claim and finish would pay for the pages an operator reads
+// (BENCHMARKS.md has the figures). A prefix is thus a filter of the keys
+// read, not a range of an index. The indexes of the held and the retrying
+// keys take an entry from a Hold or a Retry only.
+//
+// The statements of Keys, Key, Values and Queues' list are planned at each
+// call, where the others are prepared and keep their plan (see Plans
+// above): a plan made while a queue was small could read a large one
+// whole.
+//
+// The columns that say since when a key is leased or held came with
+// migration 004: a key leased or held before it shows no Since until its
+// next lease or hold.
 //
 // # Wake-ups
 //

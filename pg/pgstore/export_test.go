@@ -1,5 +1,7 @@
 package pgstore
 
+import "github.com/jackc/pgx/v5"
+
 // AcksWaiting returns how many Acks of queue wait for a flight, and how
 // many fly.
 func AcksWaiting(s *Store, queue string) (waiting, flying int) {
@@ -30,3 +32,6 @@ func Waiting(s *Store, queue string) (n int, listening bool) {
 	}
 	return n, l.listening
 }
+
+// SchemaOf returns the schema of s, quoted.
+func SchemaOf(s *Store) string { return pgx.Identifier{s.cfg.Schema}.Sanitize() }

@@ -110,9 +110,9 @@ func (s *Store) finishStatement(l store.Lease, o store.Outcome) finishStatement 
 	case store.Drop:
 		return finishStatement{s.q.finishDrop, []any{l.Queue, key, fence, bytesOf(o.Err)}, true}
 	case store.Retry, store.Defer:
-		return finishStatement{s.q.finishRetry, []any{l.Queue, key, fence, o.Kind == store.Retry, interval(o.After)}, false}
+		return finishStatement{s.q.finishRetry, []any{l.Queue, key, fence, o.Kind == store.Retry, interval(o.After), bytesOf(o.Err)}, false}
 	default: // store.Hold
-		return finishStatement{s.q.finishHold, []any{l.Queue, key, fence}, false}
+		return finishStatement{s.q.finishHold, []any{l.Queue, key, fence, bytesOf(o.Err)}, false}
 	}
 }
 

@@ -93,8 +93,9 @@ func TestMigrateReleasesItsLock(t *testing.T) {
 
 // TestMigrateKeepsState: a schema that the first migration made, with
 // keys, values and a dead letter in it, keeps them through the later
-// migrations: the keys lease in their order with their values, and take
-// more; and it then takes keys too long for the first migration's index.
+// migrations: Key and Values show the keys' first values, the keys lease
+// in their order with their values, and take more; and it then takes keys
+// too long for the first migration's index.
 func TestMigrateKeepsState(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -121,6 +122,18 @@ func TestMigrateKeepsState(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	require.Greater(t, len(migrated(t, pool, schema)), 1)
+	// What an operator sees of the keys that the first migration's schema
+	// held: their first values, and when those were added.
+	for _, key := range []string{"a", "b"} {
+		info, ok, err := s.Key(ctx, "q", key)
+		require.NoError(t, err)
+		require.True(t, ok, key)
+		head, err := s.Values(ctx, "q", key, 1)
+		require.NoError(t, err)
+		require.Len(t, head, 1)
+		require.False(t, info.Oldest.IsZero(), key)
+		require.True(t, head[0].Added.Equal(info.Oldest), "key %s: oldest %v, head added %v", key, info.Oldest, head[0].Added)
+	}
 	require.NoError(t, s.Add(ctx, "q", "b", vals("b1"), store.AddParams{}))
 	b := make([]byte, 3000)
 	_, _ = rand.Read(b)

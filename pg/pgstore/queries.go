@@ -73,6 +73,7 @@ type queries struct {
 	finishAcks                                     string
 	release, upcoming, stats, notify               string
 	deadLetters, redrive, purge                    string
+	queues, queueInfo, keyInfo, values, keysPage   string // inspectsql.go
 }
 
 // newQueries fills schema, quoted already, into the statements.
@@ -97,6 +98,11 @@ func newQueries(schema string) queries {
 		deadLetters: r.Replace(deadLettersSQL),
 		redrive:     r.Replace(redriveSQL),
 		purge:       r.Replace(purgeSQL),
+		queues:      r.Replace(queuesSQL),
+		queueInfo:   r.Replace(keyStates.Replace(queueInfoSQL)),
+		keyInfo:     r.Replace(keyStates.Replace(keyInfoOneSQL)),
+		values:      r.Replace(valuesSQL),
+		keysPage:    r.Replace(keyStates.Replace(keysPageSQL)),
 	}
 }
 
@@ -196,36 +202,40 @@ FROM (VALUES (1)) AS one(x)
 LEFT JOIN (k CROSS JOIN LATERAL (SELECT coalesce(k.ready_at = statement_timestamp(), false) AS woke) w) ON true`
 
 // addBurstSQL appends values to a key's open burst, or opens one: the burst
-// is due at min(now+wait, first+max_wait), and its values are ready from
-// then on. A key that is leased, held, waiting for a delay or ready already
-// keeps its place in the ready order; any other is ready when the burst is
-// due. It returns one row: whether the key became ready now or a burst
-// opened on an idle key, which may be due before what a Wait sleeps for,
-// and then notifies if given a channel; whether it added the values; and
-// whether it refused them because another key of the queue with the same
-// SHA-256 has values (refusedSQL). It counts the values first
-// (countAddSQL), and adds nothing if its bound refused them.
+// is due at min(now+wait, first+max_wait) (burst_capped: the latter, when
+// it comes first), and its values are ready from then on. A key that is
+// leased, held, waiting for a delay or ready already keeps its place in
+// the ready order; any other is ready when the burst is due. It returns
+// one row: whether the key became ready now or a burst opened on an idle
+// key, which may be due before what a Wait sleeps for, and then notifies
+// if given a channel; whether it added the values; and whether it refused
+// them because another key of the queue with the same SHA-256 has values
+// (refusedSQL). It counts the values first (countAddSQL), and adds nothing
+// if its bound refused them.
 //
 // $1 queue, $2 key, $3 values (bytea[]), $4 wait (> 0; NULL: never), $5
 // max_wait (NULL: no bound), $6 channel (NULL: none), $7 payload, $8
 // bound (NULL: none), $9 slot (NULL: the session's).
 const addBurstSQL = countAddSQL + `, k AS (
-	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, burst, burst_first, burst_due, ready_at)
-	SELECT $1, sha256($2), $2, c.n, c.n, statement_timestamp(), c.due, c.due
+	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, burst, burst_first, burst_due, burst_capped, ready_at)
+	SELECT $1, sha256($2), $2, c.n, c.n, statement_timestamp(), c.due, c.capped, c.due
 	FROM counted, (SELECT cardinality($3::bytea[]) AS n,
-		coalesce(least(statement_timestamp() + $4::interval, statement_timestamp() + $5::interval), 'infinity') AS due) c
-	ON CONFLICT (queue, key_hash) DO UPDATE SET (tail, burst, burst_first, burst_due, ready_at) = (
+		coalesce(least(statement_timestamp() + $4::interval, statement_timestamp() + $5::interval), 'infinity') AS due,
+		coalesce($5::interval < $4::interval, $5::interval IS NOT NULL) AS capped) c
+	ON CONFLICT (queue, key_hash) DO UPDATE SET (tail, burst, burst_first, burst_due, burst_capped, ready_at) = (
 		SELECT k.tail + EXCLUDED.tail,
 			CASE WHEN d.due <= statement_timestamp() THEN 0 ELSE o.open + EXCLUDED.tail END,
 			f.first,
 			d.due,
+			d.capped,
 			CASE WHEN k.leased_until IS NOT NULL OR k.held OR k.batch > 0 OR k.tail - k.head > o.open
 				THEN k.ready_at
 				WHEN d.due <= statement_timestamp() THEN statement_timestamp()
 				ELSE d.due END
 		FROM (SELECT CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END AS open) o,
 		LATERAL (SELECT CASE WHEN o.open = 0 THEN statement_timestamp() ELSE k.burst_first END AS first) f,
-		LATERAL (SELECT coalesce(least(statement_timestamp() + $4::interval, f.first + $5::interval), 'infinity') AS due) d
+		LATERAL (SELECT coalesce(least(statement_timestamp() + $4::interval, f.first + $5::interval), 'infinity') AS due,
+			coalesce(f.first + $5::interval < statement_timestamp() + $4::interval, $5::interval IS NOT NULL) AS capped) d
 	)
 	WHERE k.key = EXCLUDED.key
 	RETURNING k.key_hash, k.tail, k.ready_at, k.burst_first, k.leased_until, k.held, k.batch
@@ -262,10 +272,10 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AN
 // it left in the setting pgstore.leases (claimSharedTake); the others stay
 // as they were, locked until the commit.
 //
-// $1 queue, $2 max_batch (NULL: all), $3 ttl (NULL: never).
+// $1 queue, $2 max_batch (NULL: all), $3 ttl (NULL: never), $4 holder.
 const claimSQL = `
 WITH picked AS MATERIALIZED (
-	SELECT key_hash, ready_at
+	SELECT queue, key_hash, ready_at
 	FROM {schema}.keys
 	WHERE queue = $1 AND ready_at <= statement_timestamp()
 	ORDER BY ready_at
@@ -274,7 +284,7 @@ WITH picked AS MATERIALIZED (
 ), seen AS MATERIALIZED (
 	-- A subquery per key, read by the primary key: as a join, PostgreSQL
 	-- may scan every key of the queue.
-	SELECT key_hash, (SELECT tail FROM {schema}.keys s WHERE s.queue = $1 AND s.key_hash = picked.key_hash) AS tail
+	SELECT queue, key_hash, (SELECT tail FROM {schema}.keys s WHERE s.queue = $1 AND s.key_hash = picked.key_hash) AS tail
 	FROM picked
 ), leased AS (
 	UPDATE {schema}.keys AS k SET
@@ -284,13 +294,18 @@ WITH picked AS MATERIALIZED (
 				seen.tail) - k.head, $2::bigint) END,
 		attempt = CASE WHEN k.leased_until IS NULL THEN k.attempt ELSE k.attempt + 1 END,
 		fence = nextval('{schema}.fences'),
+		leased_at = statement_timestamp(),
+		holder = $4::bytea,
 		leased_until = coalesce(statement_timestamp() + $3::interval, 'infinity'),
 		ready_at = coalesce(statement_timestamp() + $3::interval, 'infinity'),
 		retrying = false
-	FROM {take} JOIN seen USING (key_hash)
-	-- The ANY reads the picked keys by the primary key, where a join
-	-- alone may scan every key of the queue.
-	WHERE k.queue = $1 AND k.key_hash = picked.key_hash AND k.key_hash = ANY (ARRAY(SELECT key_hash FROM seen))
+	FROM {take} JOIN seen USING (queue, key_hash)
+	-- The rows are reached through the picked keys' columns, queue and
+	-- key_hash, not through the queue parameter: with queue = $1, a plan
+	-- may read every key of the queue by that alone, which costs no more
+	-- than reading them by key while the queue is small, and is kept as
+	-- it grows (see removeBatchSQL).
+	WHERE k.queue = picked.queue AND k.key_hash = picked.key_hash
 		AND (k.batch > 0 OR least(k.tail - CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
 			seen.tail) > k.head)
 	RETURNING k.key_hash, k.key, k.head, k.batch, k.attempt, k.fence, k.leased_until, picked.ready_at AS was_ready
@@ -358,8 +373,8 @@ WITH k AS MATERIALIZED (
 // removeBatchSQL ends the leases whose key rows k locked by removing their
 // batches (done, which returns the removed values), which it takes off the
 // queue's count (uncountSQL): a key with values left is ready now, behind
-// the keys already waiting, or when its open burst is due; a key with none
-// is removed. It ends inside its last CTE.
+// the keys already waiting, or when its open burst is due, and forgets the
+// batch's error; a key with none is removed. It ends inside its last CTE.
 //
 // It reaches the rows through k's columns, queue and key_hash, and not through
 // the queue parameter, which would let a plan read the whole queue: the
@@ -371,7 +386,7 @@ WITH k AS MATERIALIZED (
 const removeBatchSQL = uncountSQL + `, kept AS (
 	UPDATE {schema}.keys AS u SET
 		head = k.head + k.batch, batch = 0, attempt = 1, burst = k.open,
-		leased_until = NULL, retrying = false,
+		leased_until = NULL, retrying = false, error = NULL,
 		ready_at = CASE WHEN k.tail - k.head - k.batch > k.open
 			THEN statement_timestamp() ELSE k.burst_due END
 	FROM k
@@ -443,35 +458,39 @@ WITH f AS (
 SELECT k.i, k.tail > k.head + k.batch FROM n LEFT JOIN k ON true`
 
 // finishRetrySQL ends a lease by keeping its batch at the head, ready
-// after a delay; a Retry counts an attempt, a Defer does not. It changes
-// no row when the lease is lost.
+// after a delay; a Retry counts an attempt and keeps its error, a Defer
+// does neither. It changes no row when the lease is lost.
 //
-// $1 queue, $2 key, $3 fence, $4 retry (bool), $5 delay (NULL: never).
+// $1 queue, $2 key, $3 fence, $4 retry (bool), $5 delay (NULL: never), $6
+// error.
 const finishRetrySQL = `
 UPDATE {schema}.keys SET
 	attempt = attempt + CASE WHEN $4::boolean THEN 1 ELSE 0 END,
 	retrying = $4::boolean,
+	error = CASE WHEN $4::boolean THEN $6::bytea ELSE error END,
 	leased_until = NULL,
 	ready_at = coalesce(statement_timestamp() + $5::interval, 'infinity')
 WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
 
 // finishHoldSQL ends a lease by holding the key: its batch stays at the
-// head, and the key leaves the ready order until released. It changes no
-// row when the lease is lost.
+// head, with the hold's error, and the key leaves the ready order until
+// released. It changes no row when the lease is lost.
 //
-// $1 queue, $2 key, $3 fence.
+// $1 queue, $2 key, $3 fence, $4 error.
 const finishHoldSQL = `
 UPDATE {schema}.keys SET
-	held = true, retrying = false, leased_until = NULL, ready_at = NULL
+	held = true, held_at = statement_timestamp(), error = $4::bytea,
+	retrying = false, leased_until = NULL, ready_at = NULL
 WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()`
 
 // releaseSQL puts a held key back in the ready order, at the tail, with its
-// attempts started over. It changes no row if the key was not held.
+// attempts started over and its error forgotten. It changes no row if the
+// key was not held.
 //
 // $1 queue, $2 key.
 const releaseSQL = `
 UPDATE {schema}.keys SET
-	held = false, attempt = 1, batch = 0, ready_at = statement_timestamp()
+	held = false, held_at = NULL, error = NULL, attempt = 1, batch = 0, ready_at = statement_timestamp()
 WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND held`
 
 // upcomingSQL returns, for each queue given, a row with the server's now,
@@ -493,7 +512,13 @@ FROM unnest($1::text[]) AS q(queue)`
 //
 // $1 queue.
 const statsSQL = `
-SELECT
+SELECT` + statsColumnsSQL + `
+FROM {schema}.keys
+WHERE queue = $1`
+
+// statsColumnsSQL are the columns of statsSQL, in store.Stats's order,
+// over the keys of queue $1.
+const statsColumnsSQL = `
 	coalesce(sum(tail - head), 0),
 	count(*),
 	count(*) FILTER (WHERE ready_at <= statement_timestamp()),
@@ -503,9 +528,7 @@ SELECT
 	coalesce(sum(tail - head - batch) FILTER (WHERE retrying AND leased_until IS NULL AND ready_at > statement_timestamp()), 0),
 	count(*) FILTER (WHERE held),
 	coalesce(sum(tail - head) FILTER (WHERE held), 0),
-	(SELECT count(*) FROM {schema}.dead_letters WHERE queue = $1)
-FROM {schema}.keys
-WHERE queue = $1`
+	(SELECT count(*) FROM {schema}.dead_letters WHERE queue = $1)`
 
 // deadLettersSQL lists a queue's dead letters by ID.
 //

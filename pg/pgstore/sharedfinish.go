@@ -72,11 +72,13 @@ type sharedAck struct {
 }
 
 // ackGroup names the Acks that may share a flight: the claim that follows
-// them is one statement, for one queue and one kind of lease.
+// them is one statement, for one queue and one kind of lease, by one
+// holder.
 type ackGroup struct {
 	queue    string
 	maxBatch int
 	ttl      time.Duration
+	holder   string
 }
 
 // claims reports whether g's Acks come from FinishAndClaim, which needs a
@@ -118,7 +120,7 @@ func (s *Store) ack(ctx context.Context, l store.Lease, want int, p store.ClaimP
 func (s *Store) board(ctx context.Context, l store.Lease, want int, p store.ClaimParams) *sharedAck {
 	a := &sharedAck{l: l, want: want, turn: make(chan struct{}, 1)}
 	a.dl, _ = ctx.Deadline()
-	g := ackGroup{queue: l.Queue, maxBatch: p.MaxBatch, ttl: p.TTL}
+	g := ackGroup{queue: l.Queue, maxBatch: p.MaxBatch, ttl: p.TTL, holder: p.Holder}
 	s.acks.Lock()
 	q := s.ackQueue(g)
 	lead := !q.flying
@@ -287,7 +289,7 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 		if g.maxBatch > 0 {
 			maxBatch = int64(g.maxBatch)
 		}
-		b.Queue(s.claimSQL(claimForm{keys: want, shared: true}), g.queue, maxBatch, interval(g.ttl)).Query(func(rows pgx.Rows) error {
+		b.Queue(s.claimSQL(claimForm{keys: want, shared: true}), g.queue, maxBatch, interval(g.ttl), bytesOf(g.holder)).Query(func(rows pgx.Rows) error {
 			var err error
 			leases, next, err = scanClaim(g.queue, rows)
 			return err

@@ -1,0 +1,149 @@
+package pgstore
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/pacerkit/pacer/store"
+)
+
+// The statements of store.Inspector. They only read, each in one
+// snapshot, and each reads a bounded number of rows through an index,
+// except queueInfoSQL, which visits every key of its queue as Stats does.
+
+// keyStateSQL is a key's store.KeyState, from its row k, at the
+// statement's time: held; else out on a lease that has not lapsed; else
+// ready (a lapsed lease included); else waiting for a Retry's delay, or a
+// Defer's, or for its open burst, which is then all it has.
+const keyStateSQL = `CASE
+	WHEN k.held THEN {held}
+	WHEN k.leased_until > statement_timestamp() THEN {leased}
+	WHEN k.ready_at <= statement_timestamp() THEN {ready}
+	WHEN k.retrying THEN {retrying}
+	WHEN k.batch > 0 THEN {deferred}
+	ELSE {debouncing} END`
+
+// keyInfoSQL are the columns that make a store.KeyInfo (scanKeyInfo) but
+// its Oldest (headAddedSQL), from a key's row k and its state st.state:
+//
+//   - since: when it became ready, was leased or was held;
+//   - until: when its lease lapses, or when it is ready, for a key that
+//     waits (ready_at, which is its burst's deadline while it debounces);
+//   - the attempt: the lease's (leased), the hold's (held), else that of
+//     the head batch's last lease, one less than the next while retrying,
+//     and 0 for a head batch not leased yet (batch 0).
+const keyInfoSQL = `k.key, st.state,
+	CASE st.state WHEN {ready} THEN k.ready_at WHEN {leased} THEN k.leased_at WHEN {held} THEN k.held_at END,
+	CASE WHEN st.state IN ({leased}, {retrying}, {deferred}, {debouncing}) THEN k.ready_at END,
+	st.state = {debouncing} AND k.burst_capped,
+	CASE WHEN st.state IN ({leased}, {held}) THEN k.attempt WHEN k.batch = 0 THEN 0
+		WHEN k.retrying THEN k.attempt - 1 ELSE k.attempt END,
+	k.fence,
+	CASE WHEN st.state = {leased} THEN k.holder END,
+	k.error,
+	k.tail - k.head`
+
+// headAddedSQL is when the first value of a key of row {row} was added,
+// read by the primary key: the column after keyInfoSQL's.
+const headAddedSQL = `(SELECT m.added_at FROM {schema}.messages AS m
+	WHERE m.queue = {row}.queue AND m.key_hash = {row}.key_hash AND m.seq = {row}.head)`
+
+// keyInfoOneSQL is what one key is doing.
+//
+// $1 queue, $2 key.
+const keyInfoOneSQL = `
+SELECT ` + keyInfoSQL + `, {headAdded:k}
+FROM {schema}.keys AS k CROSS JOIN LATERAL (SELECT ` + keyStateSQL + ` AS state) AS st
+WHERE k.queue = $1 AND k.key_hash = sha256($2) AND k.key = $2`
+
+// keysPageSQL reads a page of a queue's keys in the order of the primary
+// key (by the keys' SHA-256), from after a cursor. It reads at most {scan}
+// rows, and returns those that match, up to a limit, and the last row it
+// read if it read {scan}: n numbers the rows read, so that the caller can
+// tell a page that ended because the rows did (no more pages), because
+// the limit did, or because {scan} did (a page shorter than the limit,
+// possibly empty, and more to read after the last row read). The outer
+// LIMIT stops the read at the limit's match: a page without a filter
+// reads no more rows than it returns. The outer query makes the columns
+// of a KeyInfo, and reads the time of each key's first value, for the
+// rows it returns only.
+//
+// A key matches if it is in the state asked for (0: any), and starts with
+// the prefix. {partial} names the index of the held keys or of the
+// retrying keys when the state asked for is one of those.
+//
+// $1 queue, $2 the hash the page starts after, $3 the state (0: any), $4
+// the prefix, $5 the limit plus one.
+const keysPageSQL = `
+SELECT k.n, k.match, k.key_hash, ` + keyInfoSQL + `, {headAdded:k}
+FROM (
+	SELECT k.*, st.state,
+		row_number() OVER (ORDER BY k.key_hash) AS n,
+		($3::integer = 0 OR st.state = $3::integer) AND substring(k.key FROM 1 FOR length($4::bytea)) = $4::bytea AS match
+	FROM {schema}.keys AS k CROSS JOIN LATERAL (SELECT ` + keyStateSQL + ` AS state) AS st
+	WHERE k.queue = $1 AND k.key_hash > $2::bytea{partial}
+	ORDER BY k.key_hash
+	LIMIT {scan}
+) AS k CROSS JOIN LATERAL (SELECT k.state) AS st
+WHERE k.match OR k.n = {scan}
+LIMIT $5`
+
+// valuesSQL returns up to a limit of a key's values from its head, with
+// when each was added, reading them by the primary key.
+//
+// $1 queue, $2 key, $3 limit.
+const valuesSQL = `
+SELECT m.value, m.added_at
+FROM {schema}.keys AS k CROSS JOIN LATERAL (
+	SELECT m.value, m.added_at FROM {schema}.messages AS m
+	WHERE m.queue = k.queue AND m.key_hash = k.key_hash AND m.seq >= k.head AND m.seq < k.tail
+	ORDER BY m.seq
+	LIMIT $3
+) AS m
+WHERE k.queue = $1 AND k.key_hash = sha256($2) AND k.key = $2`
+
+// queuesSQL returns the queues that have keys or dead letters, each
+// found by one read of an index from the one before (a loose index scan),
+// so O(q log n) for q queues: NULL ends each list, and may come twice.
+const queuesSQL = `
+WITH RECURSIVE kq(queue) AS (
+	(SELECT queue FROM {schema}.keys ORDER BY queue LIMIT 1)
+	UNION ALL
+	SELECT (SELECT k.queue FROM {schema}.keys AS k WHERE k.queue > kq.queue ORDER BY k.queue LIMIT 1)
+	FROM kq WHERE kq.queue IS NOT NULL
+), dq(queue) AS (
+	(SELECT queue FROM {schema}.dead_letters ORDER BY queue LIMIT 1)
+	UNION ALL
+	SELECT (SELECT d.queue FROM {schema}.dead_letters AS d WHERE d.queue > dq.queue ORDER BY d.queue LIMIT 1)
+	FROM dq WHERE dq.queue IS NOT NULL
+)
+SELECT queue FROM kq UNION SELECT queue FROM dq`
+
+// queueInfoSQL is statsSQL and when the first value of the queue's first
+// ready key was added, the key read from the start of keys_ready. It
+// visits every key of the queue.
+//
+// $1 queue.
+const queueInfoSQL = `
+SELECT` + statsColumnsSQL + `, (
+	SELECT {headAdded:f} FROM (
+		SELECT queue, key_hash, head FROM {schema}.keys
+		WHERE queue = $1 AND ready_at <= statement_timestamp()
+		ORDER BY ready_at
+		LIMIT 1
+	) AS f)
+FROM {schema}.keys
+WHERE queue = $1`
+
+// keyStates fills the store's KeyState numbers into a statement.
+var keyStates = strings.NewReplacer(
+	"{debouncing}", strconv.Itoa(int(store.Debouncing)),
+	"{ready}", strconv.Itoa(int(store.Ready)),
+	"{leased}", strconv.Itoa(int(store.Leased)),
+	"{retrying}", strconv.Itoa(int(store.Retrying)),
+	"{held}", strconv.Itoa(int(store.Held)),
+	"{deferred}", strconv.Itoa(int(store.Deferred)),
+	"{headAdded:k}", strings.ReplaceAll(headAddedSQL, "{row}", "k"),
+	"{headAdded:r}", strings.ReplaceAll(headAddedSQL, "{row}", "r"),
+	"{headAdded:f}", strings.ReplaceAll(headAddedSQL, "{row}", "f"),
+)
