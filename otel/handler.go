@@ -1,0 +1,90 @@
+package pacerotel
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/pacerkit/pacer"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// errPanicked is recorded on the span of a call whose handler panicked:
+// the Runner recovers the panic, after the span ended.
+var errPanicked = errors.New("pacer: handler panicked")
+
+// Handler returns h wrapped so that each call runs in a span and is timed
+// in pacer.batch.duration (see the package doc). The span is the child of
+// the handler's ctx and h gets its ctx; it ends when h returns, or panics
+// (the panic goes on to the Runner, which recovers it).
+//
+// When the providers are no-ops for good (otel's noop packages) Handler
+// returns h itself; with otel's global providers before an SDK is
+// installed, a call checks that nothing records and calls h.
+func (t *Telemetry[K, V]) Handler(h pacer.Handler[K, V]) pacer.Handler[K, V] {
+	if t.tracing.off() && t.meterOff {
+		return h
+	}
+	return func(ctx context.Context, key K, batch []V) (err error) {
+		tr := t.tracing.tracer()
+		metered := t.duration.Enabled(ctx)
+		if tr == nil && !metered && !t.leasesLost.Enabled(ctx) {
+			return h(ctx, key, batch)
+		}
+		start := time.Now()
+		attempt := pacer.Attempt(ctx)
+		hctx, span := ctx, trace.Span(nil)
+		if tr != nil {
+			hctx, span = tr.Start(ctx, t.tracing.name, trace.WithSpanKind(trace.SpanKindConsumer), trace.WithTimestamp(start))
+			if span.IsRecording() {
+				span.SetAttributes(t.spanAttrs(ctx, key, attempt, len(batch))...)
+			} else {
+				span.End()
+				span = nil
+			}
+		}
+		returned := false
+		defer func() {
+			end := time.Now()
+			o, failure := OutcomeRetry, err
+			if returned {
+				o = t.outcome(ctx, attempt, err)
+			} else {
+				o, failure = t.outcome(ctx, attempt, errPanicked), errPanicked
+			}
+			if span != nil {
+				span.SetAttributes(attribute.String("pacer.outcome", o.String()))
+				if failure != nil {
+					span.RecordError(failure)
+					span.SetStatus(codes.Error, failure.Error())
+				}
+				span.End(trace.WithTimestamp(end))
+			}
+			if metered {
+				t.duration.Record(hctx, end.Sub(start).Seconds(), t.outcomes[o])
+			}
+			if o == OutcomeLeaseLost {
+				t.leasesLost.Add(hctx, 1, t.addQueue...)
+			}
+		}()
+		err = h(hctx, key, batch)
+		returned = true
+		return err
+	}
+}
+
+// spanAttrs returns the attributes a call's span starts with.
+func (t *Telemetry[K, V]) spanAttrs(ctx context.Context, key K, attempt, size int) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 5)
+	attrs = append(attrs, t.queueAttrs...)
+	attrs = append(attrs, attribute.Int("pacer.attempt", attempt), attribute.Int("pacer.size", size))
+	if fence, ok := pacer.Fence(ctx); ok {
+		attrs = append(attrs, attribute.Int64("pacer.fence", int64(min(fence, 1<<63-1))))
+	}
+	if t.key {
+		attrs = append(attrs, attribute.String("pacer.key", keyString(key)))
+	}
+	return attrs
+}
