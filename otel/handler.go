@@ -34,13 +34,10 @@ func (t *Telemetry[K, V]) Handler(h pacer.Handler[K, V]) pacer.Handler[K, V] {
 			return h(ctx, key, batch)
 		}
 		start := time.Now()
-		attempt := pacer.Attempt(ctx)
 		hctx, span := ctx, trace.Span(nil)
 		if tr != nil {
 			hctx, span = tr.Start(ctx, t.tracing.name, trace.WithSpanKind(trace.SpanKindConsumer), trace.WithTimestamp(start))
-			if span.IsRecording() {
-				span.SetAttributes(t.spanAttrs(ctx, key, attempt, len(batch))...)
-			} else {
+			if !span.IsRecording() {
 				span.End()
 				span = nil
 			}
@@ -48,25 +45,27 @@ func (t *Telemetry[K, V]) Handler(h pacer.Handler[K, V]) pacer.Handler[K, V] {
 		returned := false
 		defer func() {
 			end := time.Now()
-			o, failure := OutcomeRetry, err
-			if returned {
-				o = t.outcome(ctx, attempt, err)
-			} else {
-				o, failure = t.outcome(ctx, attempt, errPanicked), errPanicked
+			attempt, failure := pacer.Attempt(ctx), err
+			if !returned {
+				failure = errPanicked
 			}
+			o := t.outcome(ctx, attempt, failure)
 			if span != nil {
-				span.SetAttributes(attribute.String("pacer.outcome", o.String()))
+				// One call with every attribute: the SDK copies them once.
+				span.SetAttributes(t.spanAttrs(ctx, key, attempt, len(batch), o)...)
 				if failure != nil {
 					span.RecordError(failure)
 					span.SetStatus(codes.Error, failure.Error())
 				}
 				span.End(trace.WithTimestamp(end))
 			}
+			// ctx, not hctx: a measurement in a sampled span's ctx would
+			// also offer an exemplar, which costs as much again.
 			if metered {
-				t.duration.Record(hctx, end.Sub(start).Seconds(), t.outcomes[o])
+				t.duration.Record(ctx, end.Sub(start).Seconds(), t.outcomes[o])
 			}
 			if o == OutcomeLeaseLost {
-				t.leasesLost.Add(hctx, 1, t.addQueue...)
+				t.leasesLost.Add(ctx, 1, t.addQueue...)
 			}
 		}()
 		err = h(hctx, key, batch)
@@ -75,11 +74,12 @@ func (t *Telemetry[K, V]) Handler(h pacer.Handler[K, V]) pacer.Handler[K, V] {
 	}
 }
 
-// spanAttrs returns the attributes a call's span starts with.
-func (t *Telemetry[K, V]) spanAttrs(ctx context.Context, key K, attempt, size int) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 5)
+// spanAttrs returns the attributes of a call's span.
+func (t *Telemetry[K, V]) spanAttrs(ctx context.Context, key K, attempt, size int, o Outcome) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 6)
 	attrs = append(attrs, t.queueAttrs...)
-	attrs = append(attrs, attribute.Int("pacer.attempt", attempt), attribute.Int("pacer.size", size))
+	attrs = append(attrs, attribute.Int("pacer.attempt", attempt), attribute.Int("pacer.size", size),
+		attribute.String("pacer.outcome", o.String()))
 	if fence, ok := pacer.Fence(ctx); ok {
 		attrs = append(attrs, attribute.Int64("pacer.fence", int64(min(fence, 1<<63-1))))
 	}
