@@ -27,7 +27,7 @@ func (discard) Aggregation(k sdkmetric.InstrumentKind) sdkmetric.Aggregation {
 	return sdkmetric.DefaultAggregationSelector(k)
 }
 func (discard) Export(context.Context, *metricdata.ResourceMetrics) error { return nil }
-func (discard) ForceFlush(context.Context) error                        { return nil }
+func (discard) ForceFlush(context.Context) error                          { return nil }
 
 // discarding returns a Config whose providers are the SDK's, with a batch
 // span processor and a periodic reader as a service would set them up,
