@@ -62,10 +62,11 @@
 // # Cost
 //
 // Nothing is measured or traced while the providers record nothing:
-// [Telemetry.Handler] returns the handler itself for providers that are
-// no-ops ([noop.NewTracerProvider], [metricnoop.NewMeterProvider]), and
-// with the global providers of package otel before an SDK is installed a
-// call checks two atomic values and goes straight to the handler.
+// [Telemetry.Handler] returns the handler itself for otel's no-op
+// providers ([go.opentelemetry.io/otel/trace/noop.NewTracerProvider],
+// [go.opentelemetry.io/otel/metric/noop.NewMeterProvider]), and with the
+// global providers of package otel before an SDK is installed a call checks
+// two atomic values and goes straight to the handler.
 // [Telemetry.OnEvent] makes the Runner time every step it reports, which
 // costs it a few clock readings per value: it returns the next function
 // unchanged when the meter records nothing when it is called, so install
