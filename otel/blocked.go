@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pacerkit/pacer"
@@ -14,12 +15,13 @@ import (
 // 100 bytes a key plus the key).
 const trackLimit = 10_000
 
-// blocked follows, from a Runner's events, the keys whose batch failed and
-// waits at the head of the key: retrying (EventRetry) or held (EventHeld),
-// until the key's batch succeeds (EventFinished) or is given up
-// (EventDropped). It keeps at most limit keys: a key that starts blocking
-// while it is full is not followed, so those it follows stay the ones
-// blocked longest. It is safe for concurrent use.
+// blocked follows the keys whose batch failed and waits at the head of the
+// key, retrying or held, until the key's batch succeeds or is given up: the
+// handler wrapper tells it of each call, and a Runner's events, when
+// wired, of the values behind a failed batch and when it is retried. It
+// keeps at most limit keys: a key that starts blocking while it is full is
+// not followed, so those it follows stay the ones blocked longest. It is
+// safe for concurrent use.
 //
 // With a Store, another instance may run a key that failed here, and this
 // one hears nothing of it: a retrying key is forgotten once its retry has
@@ -30,6 +32,7 @@ type blocked[K comparable] struct {
 	limit int
 	grace time.Duration
 
+	n    atomic.Int64 // len(keys), read without mu
 	mu   sync.Mutex
 	keys map[K]*blockedKey
 	seq  uint64
@@ -56,40 +59,70 @@ func newBlocked[K comparable](limit int, grace time.Duration) *blocked[K] {
 	return &blocked[K]{limit: limit, grace: grace, keys: make(map[K]*blockedKey)}
 }
 
-// event takes in one of a Runner's events.
-func (b *blocked[K]) event(e pacer.Event[K]) {
-	switch e.Kind {
-	case pacer.EventRetry, pacer.EventHeld:
-	case pacer.EventFinished, pacer.EventDropped:
-		b.mu.Lock()
-		delete(b.keys, e.Key)
-		b.mu.Unlock()
-		return
-	default:
-		return
-	}
+// failed records that key's batch failed at at, on its attempt, with
+// values waiting (the batch, and those behind it when known), and that the
+// key is now held, or retried at due.
+func (b *blocked[K]) failed(key K, at time.Time, attempt, values int, held bool, due time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	k, ok := b.keys[e.Key]
+	k, ok := b.keys[key]
 	if !ok {
-		if cutShort(e.Err) || len(b.keys) >= b.limit {
-			// A call the window's close cut short does not fail its batch.
+		if len(b.keys) >= b.limit {
 			return
 		}
 		b.seq++
-		k = &blockedKey{since: e.Time, seq: b.seq}
-		b.keys[e.Key] = k
+		k = &blockedKey{since: at, seq: b.seq}
+		b.keys[key] = k
+		b.n.Store(int64(len(b.keys)))
 	}
-	k.seen = e.Time
-	k.held = e.Kind == pacer.EventHeld
-	k.due = time.Time{}
-	if !k.held {
-		k.due = e.Time.Add(e.Delay)
+	k.seen, k.held, k.due = at, held, due
+	if held {
+		k.due = time.Time{}
 	}
-	if e.Attempt > 0 {
-		k.attempt = e.Attempt
+	if attempt > 0 {
+		k.attempt = attempt
 	}
-	k.values = e.Size + e.Behind
+	k.values = values
+}
+
+// ended records that key's batch succeeded or was given up: O(1), and
+// without a lock while no key is blocked.
+func (b *blocked[K]) ended(key K) {
+	if b.n.Load() == 0 {
+		return // the usual case: a batch ends and no key is blocked
+	}
+	b.mu.Lock()
+	delete(b.keys, key)
+	b.n.Store(int64(len(b.keys)))
+	b.mu.Unlock()
+}
+
+// event takes in one of a Runner's events, which tell the values behind a
+// failed batch and when it is retried.
+func (b *blocked[K]) event(e pacer.Event[K]) {
+	switch e.Kind {
+	case pacer.EventRetry:
+		if cutShort(e.Err) && !b.has(e.Key) {
+			// A call the window's close cut short does not fail its batch.
+			return
+		}
+		b.failed(e.Key, e.Time, e.Attempt, e.Size+e.Behind, false, e.Time.Add(e.Delay))
+	case pacer.EventHeld:
+		b.failed(e.Key, e.Time, e.Attempt, e.Size+e.Behind, true, time.Time{})
+	case pacer.EventFinished, pacer.EventDropped:
+		b.ended(e.Key)
+	}
+}
+
+// has reports whether key is followed.
+func (b *blocked[K]) has(key K) bool {
+	if b.n.Load() == 0 {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.keys[key]
+	return ok
 }
 
 // cutShort reports whether err is that of a call the Runner's window cut
@@ -113,6 +146,7 @@ func (b *blocked[K]) snapshotAt(now time.Time, n, engineBlocked int) (oldest blo
 				delete(b.keys, key)
 			}
 		}
+		b.n.Store(int64(len(b.keys)))
 	}
 	top = make([]blockedView[K], 0, max(n, 1))
 	for key, k := range b.keys {

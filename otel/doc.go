@@ -7,7 +7,7 @@
 //
 //	tel, err := pacerotel.New(cfg, pacerotel.Config{})
 //	if err != nil { ... }
-//	cfg.OnEvent = tel.OnEvent(cfg.OnEvent) // the blocked keys; optional
+//	cfg.OnEvent = tel.OnEvent(cfg.OnEvent) // optional: the values behind blocked keys
 //	r, err := pacer.New(cfg, tel.Handler(handle))
 //	if err != nil { ... }
 //	reg, err := tel.Observe(r) // the gauges and counters of Runner.Stats
@@ -45,15 +45,15 @@
 //	pacer.debounce                                        gauge, s
 //
 // From the handler wrapper: pacer.batch.duration (histogram, s, with
-// pacer.outcome) and pacer.leases.lost (counter). From the events
-// ([Telemetry.OnEvent]), the keys blocked by a failing batch (retrying or
-// held), as Hook0 watches its FIFO subscriptions:
+// pacer.outcome), pacer.leases.lost (counter), and the keys blocked by a
+// failing batch (retrying or held), as Hook0 watches its FIFO
+// subscriptions:
 //
 //	pacer.blocked.oldest.age       gauge, s: how long the longest-blocked key has been blocked
 //	pacer.blocked.oldest.attempt   gauge: the attempt of its last failed call
 //	pacer.key.blocked.age          gauge, s, per key (pacer.key, pacer.state)
 //	pacer.key.blocked.attempt      gauge, per key
-//	pacer.key.blocked.values       gauge {value}, per key: the batch and the values behind it
+//	pacer.key.blocked.values       gauge {value}, per key: the batch, and with OnEvent the values behind it
 //
 // The per-key series exist only for the Config.BlockedKeys longest-blocked
 // keys (5 by default), so the number of series stays bounded whatever the
@@ -68,7 +68,8 @@
 // global providers of package otel before an SDK is installed a call checks
 // two atomic values and goes straight to the handler.
 // [Telemetry.OnEvent] makes the Runner time every step it reports, which
-// costs it a few clock readings per value: it returns the next function
-// unchanged when the meter records nothing when it is called, so install
-// the SDK first. Figures: BENCHMARKS.md at the repository root.
+// costs it more than the rest of the Telemetry: wire it only for the values
+// behind the blocked keys. It returns the next function unchanged when the
+// meter records nothing when it is called, so install the SDK first.
+// Figures: BENCHMARKS.md at the repository root.
 package pacerotel

@@ -50,6 +50,10 @@ func (t *Telemetry[K, V]) Handler(h pacer.Handler[K, V]) pacer.Handler[K, V] {
 				failure = errPanicked
 			}
 			o := t.outcome(ctx, attempt, failure)
+			if o == OutcomeLeaseLost && failure == nil {
+				// The call succeeded, but its batch runs again elsewhere.
+				failure = context.Cause(ctx)
+			}
 			if span != nil {
 				// One call with every attribute: the SDK copies them once.
 				span.SetAttributes(t.spanAttrs(ctx, key, attempt, len(batch), o)...)
@@ -63,6 +67,7 @@ func (t *Telemetry[K, V]) Handler(h pacer.Handler[K, V]) pacer.Handler[K, V] {
 			// also offer an exemplar, which costs as much again.
 			if metered {
 				t.duration.Record(ctx, end.Sub(start).Seconds(), t.outcomes[o])
+				t.follow(key, o, attempt, len(batch))
 			}
 			if o == OutcomeLeaseLost {
 				t.leasesLost.Add(ctx, 1, t.addQueue...)
@@ -71,6 +76,17 @@ func (t *Telemetry[K, V]) Handler(h pacer.Handler[K, V]) pacer.Handler[K, V] {
 		err = h(hctx, key, batch)
 		returned = true
 		return err
+	}
+}
+
+// follow tells the blocked keys what the call's outcome o does to key.
+func (t *Telemetry[K, V]) follow(key K, o Outcome, attempt, size int) {
+	switch o {
+	case OutcomeOK, OutcomeDropped:
+		t.blocked.ended(key)
+	case OutcomeRetry, OutcomeHeld:
+		now := t.now()
+		t.blocked.failed(key, now, attempt, size, o == OutcomeHeld, now.Add(t.retry.Delay(attempt)))
 	}
 }
 

@@ -106,7 +106,7 @@ func (t *Telemetry[K, V]) Observe(r Stater) (metric.Registration, error) {
 }
 
 func (t *Telemetry[K, V]) observeStats(o metric.Observer, st pacer.Stats) {
-	s, q := &t.stats, metric.WithAttributeSet(attribute.NewSet(t.queueAttrs...))
+	s, q := &t.stats, t.observeQueue
 	o.ObserveInt64(s.received, int64(st.Received), q)
 	o.ObserveInt64(s.handled, int64(st.Handled), q)
 	o.ObserveInt64(s.dropped, int64(st.Dropped), q)
@@ -128,7 +128,7 @@ func (t *Telemetry[K, V]) observeStats(o metric.Observer, st pacer.Stats) {
 }
 
 func (t *Telemetry[K, V]) observeBlocked(o metric.Observer, st pacer.Stats) {
-	s, q := &t.stats, metric.WithAttributeSet(attribute.NewSet(t.queueAttrs...))
+	s, q := &t.stats, t.observeQueue
 	now := t.now()
 	oldest, ok, top := t.blocked.snapshotAt(now, t.topN, st.Retrying+st.Held)
 	if !ok {

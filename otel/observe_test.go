@@ -83,8 +83,14 @@ func TestStatsMetrics(t *testing.T) {
 // TestBlockedKeys follows Hook0's FIFO subscriptions: keys whose batch
 // fails block the values behind them; the gauges say how many, how long
 // the oldest has been blocked and its attempt, and give series of their
-// own to the BlockedKeys keys blocked longest only.
+// own to the BlockedKeys keys blocked longest only. The handler wrapper
+// tells which keys block; OnEvent adds the values behind them.
 func TestBlockedKeys(t *testing.T) {
+	t.Run("events", func(t *testing.T) { testBlockedKeys(t, true) })
+	t.Run("handler", func(t *testing.T) { testBlockedKeys(t, false) })
+}
+
+func testBlockedKeys(t *testing.T, events bool) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSDK(t)
 		cfg := pacer.Config[string, int]{
@@ -98,11 +104,13 @@ func TestBlockedKeys(t *testing.T) {
 		tel, err := pacerotel.New(cfg, tc)
 		require.NoError(t, err)
 		var heldEvents atomic.Int32
-		cfg.OnEvent = tel.OnEvent(func(e pacer.Event[string]) {
-			if e.Kind == pacer.EventHeld {
-				heldEvents.Add(1)
-			}
-		})
+		if events {
+			cfg.OnEvent = tel.OnEvent(func(e pacer.Event[string]) {
+				if e.Kind == pacer.EventHeld {
+					heldEvents.Add(1)
+				}
+			})
+		}
 		var healed sync.Map
 		r, err := pacer.New(cfg, tel.Handler(func(_ context.Context, key string, _ []int) error {
 			if _, ok := healed.Load(key); key != "ok" && !ok {
@@ -143,7 +151,11 @@ func TestBlockedKeys(t *testing.T) {
 			require.True(t, ok, key)
 			require.Equal(t, want, got, key)
 			n, _ := point[int64](t, m["pacer.key.blocked.values"], a...)
-			require.Equal(t, int64(2), n, "%s: the failing value and the one behind it", key)
+			if events {
+				require.Equal(t, int64(2), n, "%s: the failing value and the one behind it", key)
+			} else {
+				require.Equal(t, int64(1), n, "%s: the failing batch", key)
+			}
 		}
 
 		// Two minutes on, every key used up its 3 attempts and is held.
@@ -175,7 +187,9 @@ func TestBlockedKeys(t *testing.T) {
 		stop()
 		require.ErrorIs(t, <-done, context.Canceled)
 		require.NoError(t, r.Shutdown(context.Background()))
-		require.Equal(t, int32(3), heldEvents.Load(), "the user's own OnEvent still runs")
+		if events {
+			require.Equal(t, int32(3), heldEvents.Load(), "the user's own OnEvent still runs")
+		}
 	})
 }
 

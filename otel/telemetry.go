@@ -54,21 +54,23 @@ type Telemetry[K comparable, V any] struct {
 	queue     string
 	tracing   tracing
 	key       bool
-	attempts  int  // the Runner's Retry.Attempts, pacer.Unlimited for none
-	hold      bool // Exhausted is ExhaustedHold
+	attempts  int           // the Runner's Retry.Attempts, pacer.Unlimited for none
+	retry     pacer.Backoff // the Runner's, without jitter: the longest wait
+	hold      bool          // Exhausted is ExhaustedHold
 	withStore bool
 	now       func() time.Time
 
-	queueAttrs []attribute.KeyValue
-	outcomes   [outcomeCount]metric.RecordOption // pacer.queue and pacer.outcome
-	addQueue   []metric.AddOption
-	meter      metric.Meter
-	meterOff   bool // the MeterProvider is otel's no-op for good
-	duration   metric.Float64Histogram
-	leasesLost metric.Int64Counter
-	stats      statsInstruments
-	blocked    *blocked[K]
-	topN       int
+	queueAttrs   []attribute.KeyValue
+	outcomes     [outcomeCount]metric.RecordOption // pacer.queue and pacer.outcome
+	addQueue     []metric.AddOption
+	observeQueue metric.ObserveOption
+	meter        metric.Meter
+	meterOff     bool // the MeterProvider is otel's no-op for good
+	duration     metric.Float64Histogram
+	leasesLost   metric.Int64Counter
+	stats        statsInstruments
+	blocked      *blocked[K]
+	topN         int
 }
 
 // New returns the Telemetry of the Runner that cfg configures, with what
@@ -84,6 +86,7 @@ func New[K comparable, V any](cfg pacer.Config[K, V], tc Config) (*Telemetry[K, 
 		queue:     tc.Queue,
 		key:       tc.Key,
 		attempts:  cfg.Retry.Attempts,
+		retry:     cfg.Retry,
 		hold:      cfg.Exhausted == pacer.ExhaustedHold,
 		withStore: cfg.Store != nil,
 		now:       time.Now,
@@ -92,6 +95,7 @@ func New[K comparable, V any](cfg pacer.Config[K, V], tc Config) (*Telemetry[K, 
 	if t.queue == "" {
 		t.queue = cfg.Name
 	}
+	t.retry.Jitter = 0
 	if t.attempts == 0 {
 		t.attempts = defaultAttempts
 	}
@@ -122,6 +126,7 @@ func New[K comparable, V any](cfg pacer.Config[K, V], tc Config) (*Telemetry[K, 
 	}
 	set := attribute.NewSet(t.queueAttrs...)
 	t.addQueue = []metric.AddOption{metric.WithAttributeSet(set)}
+	t.observeQueue = metric.WithAttributeSet(set)
 	for o := range Outcome(outcomeCount) {
 		attrs := append(append([]attribute.KeyValue(nil), t.queueAttrs...), attribute.String("pacer.outcome", o.String()))
 		t.outcomes[o] = metric.WithAttributeSet(attribute.NewSet(attrs...))
