@@ -3,6 +3,7 @@ package pacerotel_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,9 +32,14 @@ func (discard) ForceFlush(context.Context) error                          { retu
 
 // discarding returns a Config whose providers are the SDK's, with a batch
 // span processor and a periodic reader as a service would set them up,
-// over exporters that discard everything.
-func discarding(b *testing.B) pacerotel.Config {
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}))
+// over exporters that discard everything. Every span is sampled, unless
+// wiring ends in "-1pct": then one trace in a hundred is.
+func discarding(b *testing.B, wiring string) pacerotel.Config {
+	sampler := sdktrace.AlwaysSample()
+	if strings.HasSuffix(wiring, "-1pct") {
+		sampler = sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01))
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}), sdktrace.WithSampler(sampler))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(discard{}, sdkmetric.WithInterval(10*time.Second))))
 	b.Cleanup(func() {
 		if err := tp.Shutdown(context.Background()); err != nil {
@@ -56,8 +62,9 @@ func discarding(b *testing.B) pacerotel.Config {
 //   - noop: Handler, OnEvent and Observe wired to otel's global providers,
 //     no SDK installed;
 //   - sdk: Handler and Observe wired to the SDK, over exporters that
-//     discard everything;
-//   - sdk-events: the same and OnEvent, for the blocked keys.
+//     discard everything, every span sampled;
+//   - sdk-1pct: the same, one trace in a hundred sampled;
+//   - sdk-events: sdk and OnEvent, for the values behind blocked keys.
 func BenchmarkRunner(b *testing.B) {
 	keys := make([]string, 10_000)
 	for i := range keys {
@@ -67,7 +74,7 @@ func BenchmarkRunner(b *testing.B) {
 		name     string
 		maxBatch int
 	}{{"coalesce", 0}, {"strict", 1}} {
-		for _, wiring := range []string{"bare", "noop", "sdk", "sdk-events"} {
+		for _, wiring := range []string{"bare", "noop", "sdk", "sdk-1pct", "sdk-events"} {
 			b.Run(mode.name+"/"+wiring, func(b *testing.B) {
 				ctx := context.Background()
 				running := make(chan struct{})
@@ -81,13 +88,13 @@ func BenchmarkRunner(b *testing.B) {
 				if wiring != "bare" {
 					tc := pacerotel.Config{}
 					if wiring != "noop" {
-						tc = discarding(b)
+						tc = discarding(b, wiring)
 					}
 					var err error
 					if tel, err = pacerotel.New(cfg, tc); err != nil {
 						b.Fatal(err)
 					}
-					if wiring != "sdk" {
+					if wiring == "noop" || wiring == "sdk-events" {
 						cfg.OnEvent = tel.OnEvent(cfg.OnEvent)
 					}
 					h = tel.Handler(h)
@@ -142,15 +149,16 @@ func BenchmarkRunner(b *testing.B) {
 // BenchmarkHandler measures what the wrapper adds to one handler call,
 // with no Runner around it: bare is the handler alone, span the handler in
 // a span of the SDK without attributes (the floor of any tracing wrapper),
-// noop and sdk the wrapper as BenchmarkRunner wires it.
+// noop and sdk the wrapper as BenchmarkRunner wires it. cpu-ns/op counts
+// the span processor's goroutine and the GC too.
 func BenchmarkHandler(b *testing.B) {
 	h := pacer.Handler[string, int](func(context.Context, string, []int) error { return nil })
 	batch := []int{1}
-	for _, wiring := range []string{"bare", "noop", "span", "sdk"} {
+	for _, wiring := range []string{"bare", "noop", "span", "sdk", "sdk-1pct"} {
 		b.Run(wiring, func(b *testing.B) {
 			w := h
 			if wiring == "span" {
-				tr := discarding(b).TracerProvider.Tracer("span")
+				tr := discarding(b, wiring).TracerProvider.Tracer("span")
 				w = func(ctx context.Context, key string, batch []int) error {
 					ctx, span := tr.Start(ctx, "process")
 					defer span.End()
@@ -158,8 +166,8 @@ func BenchmarkHandler(b *testing.B) {
 				}
 			} else if wiring != "bare" {
 				tc := pacerotel.Config{}
-				if wiring == "sdk" {
-					tc = discarding(b)
+				if wiring != "noop" {
+					tc = discarding(b, wiring)
 				}
 				tel, err := pacerotel.New(pacer.Config[string, int]{}, tc)
 				if err != nil {
@@ -169,11 +177,13 @@ func BenchmarkHandler(b *testing.B) {
 			}
 			ctx := context.Background()
 			b.ReportAllocs()
+			cpu := cpuTime()
 			for b.Loop() {
 				if err := w(ctx, "key", batch); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

@@ -90,13 +90,21 @@ func (t *Telemetry[K, V]) follow(key K, o Outcome, attempt, size int) {
 	}
 }
 
-// spanAttrs returns the attributes of a call's span.
+// spanAttrs returns the attributes of a call's span, in a slice of their
+// number: the SDK copies them, and a span costs as much as its attributes.
 func (t *Telemetry[K, V]) spanAttrs(ctx context.Context, key K, attempt, size int, o Outcome) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 6)
+	fence, fenced := pacer.Fence(ctx)
+	n := len(t.queueAttrs) + 3
+	if fenced {
+		n++
+	}
+	if t.key {
+		n++
+	}
+	attrs := make([]attribute.KeyValue, 0, n)
 	attrs = append(attrs, t.queueAttrs...)
-	attrs = append(attrs, attribute.Int("pacer.attempt", attempt), attribute.Int("pacer.size", size),
-		attribute.String("pacer.outcome", o.String()))
-	if fence, ok := pacer.Fence(ctx); ok {
+	attrs = append(attrs, attribute.Int("pacer.attempt", attempt), attribute.Int("pacer.size", size), outcomeAttrs[o])
+	if fenced {
 		attrs = append(attrs, attribute.Int64("pacer.fence", int64(min(fence, 1<<63-1))))
 	}
 	if t.key {
@@ -104,3 +112,11 @@ func (t *Telemetry[K, V]) spanAttrs(ctx context.Context, key K, attempt, size in
 	}
 	return attrs
 }
+
+// outcomeAttrs are the pacer.outcome attributes, made once.
+var outcomeAttrs = func() (a [outcomeCount]attribute.KeyValue) {
+	for o := range Outcome(outcomeCount) {
+		a[o] = attribute.String("pacer.outcome", o.String())
+	}
+	return a
+}()
