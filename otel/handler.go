@@ -66,7 +66,7 @@ func (t *Telemetry[K, V]) Handler(h pacer.Handler[K, V]) pacer.Handler[K, V] {
 			// ctx, not hctx: a measurement in a sampled span's ctx would
 			// also offer an exemplar, which costs as much again.
 			if metered {
-				t.duration.Record(ctx, end.Sub(start).Seconds(), t.outcomes[o])
+				t.duration.Record(ctx, end.Sub(start).Seconds(), t.outcomes[o]...)
 				t.follow(key, o, attempt, len(batch))
 			}
 			if o == OutcomeLeaseLost {

@@ -61,7 +61,7 @@ type Telemetry[K comparable, V any] struct {
 	now       func() time.Time
 
 	queueAttrs   []attribute.KeyValue
-	outcomes     [outcomeCount]metric.RecordOption // pacer.queue and pacer.outcome
+	outcomes     [outcomeCount][]metric.RecordOption // pacer.queue and pacer.outcome, made once: a call allocates none
 	addQueue     []metric.AddOption
 	observeQueue metric.ObserveOption
 	meter        metric.Meter
@@ -129,7 +129,7 @@ func New[K comparable, V any](cfg pacer.Config[K, V], tc Config) (*Telemetry[K, 
 	t.observeQueue = metric.WithAttributeSet(set)
 	for o := range Outcome(outcomeCount) {
 		attrs := append(append([]attribute.KeyValue(nil), t.queueAttrs...), attribute.String("pacer.outcome", o.String()))
-		t.outcomes[o] = metric.WithAttributeSet(attribute.NewSet(attrs...))
+		t.outcomes[o] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
 	}
 	var err error
 	t.duration, err = t.meter.Float64Histogram("pacer.batch.duration",
