@@ -28,7 +28,9 @@
 //	pacer.key      the key, only with Config.Key
 //
 // A call that fails records its error on the span (an exception event) and
-// sets the span's status to Error, as the OTel conventions ask.
+// sets the span's status to Error, as the OTel conventions ask. With
+// [Telemetry.Carry] as the Runner's Config.Carry, the span links the spans
+// of the Adds whose values its batch holds.
 //
 // # Metrics
 //

@@ -36,7 +36,16 @@ func (t *Telemetry[K, V]) Handler(h pacer.Handler[K, V]) pacer.Handler[K, V] {
 		start := time.Now()
 		hctx, span := ctx, trace.Span(nil)
 		if tr != nil {
-			hctx, span = tr.Start(ctx, t.tracing.name, trace.WithSpanKind(trace.SpanKindConsumer), trace.WithTimestamp(start))
+			opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithTimestamp(start)}
+			ls, dropped := links(ctx)
+			if ls != nil {
+				// Given at the start, where a sampler sees them.
+				opts = append(opts, trace.WithLinks(ls...))
+			}
+			hctx, span = tr.Start(ctx, t.tracing.name, opts...)
+			if dropped > 0 {
+				span.SetAttributes(attribute.Int("pacer.links.dropped", dropped))
+			}
 			if !span.IsRecording() {
 				span.End()
 				span = nil
