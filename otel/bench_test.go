@@ -11,6 +11,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pacerkit/pacer"
 	pacerotel "github.com/pacerkit/pacer/otel"
@@ -64,7 +65,9 @@ func discarding(b *testing.B, wiring string) pacerotel.Config {
 //   - sdk: Handler and Observe wired to the SDK, over exporters that
 //     discard everything, every span sampled;
 //   - sdk-1pct: the same, one trace in a hundred sampled;
-//   - sdk-events: sdk and OnEvent, for the values behind blocked keys.
+//   - sdk-events: sdk and OnEvent, for the values behind blocked keys;
+//   - sdk-carry: sdk and Carry, each Add's ctx carrying a span context, so
+//     that each call's span links the Adds of its batch.
 func BenchmarkRunner(b *testing.B) {
 	keys := make([]string, 10_000)
 	for i := range keys {
@@ -74,7 +77,7 @@ func BenchmarkRunner(b *testing.B) {
 		name     string
 		maxBatch int
 	}{{"coalesce", 0}, {"strict", 1}} {
-		for _, wiring := range []string{"bare", "noop", "sdk", "sdk-1pct", "sdk-events"} {
+		for _, wiring := range []string{"bare", "noop", "sdk", "sdk-1pct", "sdk-events", "sdk-carry"} {
 			b.Run(mode.name+"/"+wiring, func(b *testing.B) {
 				ctx := context.Background()
 				running := make(chan struct{})
@@ -97,6 +100,9 @@ func BenchmarkRunner(b *testing.B) {
 					if wiring == "noop" || wiring == "sdk-events" {
 						cfg.OnEvent = tel.OnEvent(cfg.OnEvent)
 					}
+					if wiring == "noop" || wiring == "sdk-carry" {
+						cfg.Carry = tel.Carry()
+					}
 					h = tel.Handler(h)
 				}
 				r, err := pacer.New(cfg, h)
@@ -112,6 +118,10 @@ func BenchmarkRunner(b *testing.B) {
 				}
 				done := make(chan error, 1)
 				go func() { done <- r.Run(ctx) }()
+				// The Adds' ctx: a request's span context, as a service's
+				// webhook handler would pass on.
+				addCtx := trace.ContextWithSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+					TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}, TraceFlags: trace.FlagsSampled}))
 				// Wait until Run runs, so the workers handle values while they are added.
 				if err := r.Add(ctx, "warm-up", -1); err != nil {
 					b.Fatal(err)
@@ -121,7 +131,7 @@ func BenchmarkRunner(b *testing.B) {
 				b.ResetTimer()
 				cpu := cpuTime()
 				for i := range b.N {
-					if err := r.Add(ctx, keys[i%len(keys)], i); err != nil {
+					if err := r.Add(addCtx, keys[i%len(keys)], i); err != nil {
 						b.Fatal(err)
 					}
 				}

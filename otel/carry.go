@@ -15,18 +15,29 @@ const carriedLen = 1 + 16 + 8 + 1
 // limits do: a batch that carries more distinct Adds links the first.
 const maxLinks = 128
 
-// Carry is a pacer.Config.Carry that takes the span context of each Add's
-// ctx to the span of the handler call that gets the value, as a link:
+// Carry returns a pacer.Config.Carry that takes the span context of each
+// Add's ctx to the span of the handler call that gets the value, as a
+// link:
 //
-//	cfg.Carry = tel.Carry
+//	cfg.Carry = tel.Carry()
 //
-// A value then carries 26 bytes; one added with a ctx that has no span
-// context, or while no span would record, carries nothing. A call's span
-// links each distinct Add of its batch, the first 128 of them, and counts
-// the others in the attribute pacer.links.dropped.
-func (t *Telemetry[K, V]) Carry(ctx context.Context) []byte {
+// A value then carries 26 bytes, or nothing when its Add's ctx has no
+// span context. A call's span links each distinct Add of its batch, the
+// first 128 of them, and counts the others in the attribute
+// pacer.links.dropped. Carry returns nil while no span would record (a
+// no-op TracerProvider, or otel's global one before an SDK is installed),
+// so that the Runner carries nothing: install the SDK before.
+func (t *Telemetry[K, V]) Carry() func(context.Context) []byte {
+	if t.tracing.tracer() == nil {
+		return nil
+	}
+	return carry
+}
+
+// carry encodes the span context of ctx, if any.
+func carry(ctx context.Context) []byte {
 	sc := trace.SpanContextFromContext(ctx)
-	if !sc.IsValid() || t.tracing.tracer() == nil {
+	if !sc.IsValid() {
 		return nil
 	}
 	b := make([]byte, carriedLen)

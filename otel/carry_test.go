@@ -23,7 +23,7 @@ func TestLinksToAdds(t *testing.T) {
 		cfg := pacer.Config[string, int]{Debounce: time.Second}
 		tel, err := pacerotel.New(cfg, s.config)
 		require.NoError(t, err)
-		cfg.Carry = tel.Carry
+		cfg.Carry = tel.Carry()
 		r, err := pacer.New(cfg, tel.Handler(func(context.Context, string, []int) error { return nil }))
 		require.NoError(t, err)
 
@@ -62,7 +62,7 @@ func TestLinksBounded(t *testing.T) {
 		cfg := pacer.Config[string, int]{}
 		tel, err := pacerotel.New(cfg, s.config)
 		require.NoError(t, err)
-		cfg.Carry = tel.Carry
+		cfg.Carry = tel.Carry()
 		r, err := pacer.New(cfg, tel.Handler(func(context.Context, string, []int) error { return nil }))
 		require.NoError(t, err)
 		tr := s.config.TracerProvider.Tracer("web")
@@ -84,18 +84,19 @@ func TestLinksBounded(t *testing.T) {
 	})
 }
 
-// Carry carries nothing while no span would record, nor for a ctx without
-// a span context.
+// Carry carries nothing for a ctx without a span context, and is nil while
+// no span would record.
 func TestCarryNothing(t *testing.T) {
 	s := newSDK(t)
 	tel, err := pacerotel.New(pacer.Config[string, int]{}, s.config)
 	require.NoError(t, err)
-	require.Nil(t, tel.Carry(context.Background()))
+	carry := tel.Carry()
+	require.Nil(t, carry(context.Background()))
 	ctx, span := s.config.TracerProvider.Tracer("web").Start(context.Background(), "req")
 	defer span.End()
-	require.Len(t, tel.Carry(ctx), 26, "the stored cost of a trace context")
+	require.Len(t, carry(ctx), 26, "the stored cost of a trace context")
 
 	off, err := pacerotel.New(pacer.Config[string, int]{}, pacerotel.Config{TracerProvider: tracenoop.NewTracerProvider()})
 	require.NoError(t, err)
-	require.Nil(t, off.Carry(ctx))
+	require.Nil(t, off.Carry(), "the Runner carries nothing")
 }

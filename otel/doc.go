@@ -29,7 +29,7 @@
 //
 // A call that fails records its error on the span (an exception event) and
 // sets the span's status to Error, as the OTel conventions ask. With
-// [Telemetry.Carry] as the Runner's Config.Carry, the span links the spans
+// [Telemetry.Carry] giving the Runner's Config.Carry, the span links the spans
 // of the Adds whose values its batch holds.
 //
 // # Metrics

@@ -38,6 +38,7 @@ func TestGlobalProviders(t *testing.T) {
 	next := func(pacer.Event[string]) {}
 	require.Equal(t, reflect.ValueOf(next).Pointer(), reflect.ValueOf(tel.OnEvent(next)).Pointer(),
 		"no SDK yet: OnEvent leaves the Runner untimed")
+	require.Nil(t, tel.Carry(), "no SDK yet: the Runner carries nothing")
 	require.NoError(t, h(context.Background(), "k", nil))
 	require.Equal(t, 1, calls)
 
@@ -59,4 +60,5 @@ func TestGlobalProviders(t *testing.T) {
 	require.Len(t, rm.ScopeMetrics, 1)
 	require.Equal(t, "pacer.batch.duration", rm.ScopeMetrics[0].Metrics[0].Name, "and the metrics")
 	require.NotEqual(t, reflect.ValueOf(next).Pointer(), reflect.ValueOf(tel.OnEvent(next)).Pointer())
+	require.NotNil(t, tel.Carry())
 }
