@@ -27,65 +27,72 @@ func (t *Telemetry[K, V]) Handler(h pacer.Handler[K, V]) pacer.Handler[K, V] {
 	if t.tracing.off() && t.meterOff {
 		return h
 	}
-	return func(ctx context.Context, key K, batch []V) (err error) {
+	return func(ctx context.Context, key K, batch []V) error {
 		tr := t.tracing.tracer()
 		metered := t.duration.Enabled(ctx)
-		if tr == nil && !metered && !t.leasesLost.Enabled(ctx) {
+		if tr == nil && !metered {
 			return h(ctx, key, batch)
 		}
-		start := time.Now()
-		hctx, span := ctx, trace.Span(nil)
-		if tr != nil {
-			opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithTimestamp(start)}
-			ls, dropped := links(ctx)
-			if ls != nil {
-				// Given at the start, where a sampler sees them.
-				opts = append(opts, trace.WithLinks(ls...))
-			}
-			hctx, span = tr.Start(ctx, t.tracing.name, opts...)
-			if dropped > 0 {
-				span.SetAttributes(attribute.Int("pacer.links.dropped", dropped))
-			}
-			if !span.IsRecording() {
-				span.End()
-				span = nil
-			}
+		return t.call(ctx, tr, metered, h, key, batch)
+	}
+}
+
+// call runs h in a span of tr, when not nil, and measures it when metered.
+// The lease lost and the blocked keys count with the duration: a View
+// that drops pacer.batch.duration stops them too.
+func (t *Telemetry[K, V]) call(ctx context.Context, tr trace.Tracer, metered bool, h pacer.Handler[K, V], key K, batch []V) (err error) {
+	start := time.Now()
+	hctx, span := ctx, trace.Span(nil)
+	if tr != nil {
+		opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithTimestamp(start)}
+		ls, dropped := links(ctx)
+		if ls != nil {
+			// Given at the start, where a sampler sees them.
+			opts = append(opts, trace.WithLinks(ls...))
 		}
-		returned := false
-		defer func() {
-			end := time.Now()
-			attempt, failure := pacer.Attempt(ctx), err
-			if !returned {
-				failure = errPanicked
+		hctx, span = tr.Start(ctx, t.tracing.name, opts...)
+		if dropped > 0 {
+			span.SetAttributes(attribute.Int("pacer.links.dropped", dropped))
+		}
+		if !span.IsRecording() {
+			span.End()
+			span = nil
+		}
+	}
+	returned := false
+	defer func() {
+		end := time.Now()
+		attempt, failure := pacer.Attempt(ctx), err
+		if !returned {
+			failure = errPanicked
+		}
+		o := t.outcome(ctx, attempt, failure)
+		if o == OutcomeLeaseLost && failure == nil {
+			// The call succeeded, but its batch runs again elsewhere.
+			failure = context.Cause(ctx)
+		}
+		if span != nil {
+			// One call with every attribute: the SDK copies them once.
+			span.SetAttributes(t.spanAttrs(ctx, key, attempt, len(batch), o)...)
+			if failure != nil {
+				span.RecordError(failure)
+				span.SetStatus(codes.Error, failure.Error())
 			}
-			o := t.outcome(ctx, attempt, failure)
-			if o == OutcomeLeaseLost && failure == nil {
-				// The call succeeded, but its batch runs again elsewhere.
-				failure = context.Cause(ctx)
-			}
-			if span != nil {
-				// One call with every attribute: the SDK copies them once.
-				span.SetAttributes(t.spanAttrs(ctx, key, attempt, len(batch), o)...)
-				if failure != nil {
-					span.RecordError(failure)
-					span.SetStatus(codes.Error, failure.Error())
-				}
-				span.End(trace.WithTimestamp(end))
-			}
-			// ctx, not hctx: a measurement in a sampled span's ctx would
-			// also offer an exemplar, which costs as much again.
-			if metered {
-				t.duration.Record(ctx, end.Sub(start).Seconds(), t.outcomes[o]...)
-				t.follow(key, o, attempt, len(batch))
-			}
+			span.End(trace.WithTimestamp(end))
+		}
+		// ctx, not hctx: a measurement in a sampled span's ctx would
+		// also offer an exemplar, which costs as much again.
+		if metered {
+			t.duration.Record(ctx, end.Sub(start).Seconds(), t.outcomes[o]...)
+			t.follow(key, o, attempt, len(batch))
 			if o == OutcomeLeaseLost {
 				t.leasesLost.Add(ctx, 1, t.addQueue...)
 			}
-		}()
-		err = h(hctx, key, batch)
-		returned = true
-		return err
-	}
+		}
+	}()
+	err = h(hctx, key, batch)
+	returned = true
+	return err
 }
 
 // follow tells the blocked keys what the call's outcome o does to key.
