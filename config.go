@@ -1,6 +1,7 @@
 package pacer
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -25,8 +26,8 @@ import (
 // with an error that names it, never ignored:
 //   - without [Config.Store]: Name, Codec, KeyCodec, LeaseTTL and
 //     AckInBackground;
-//   - with a Store: DropPendingOnShutdown; and AckInBackground unless the
-//     Store implements [store.FinishClaimer];
+//   - with a Store: DropPendingOnShutdown and Carry; and AckInBackground
+//     unless the Store implements [store.FinishClaimer];
 //   - without Debounce: MaxWait, Adaptive and DropPendingOnShutdown;
 //   - without Adaptive.Max: Adaptive.Backlog and Adaptive.HalfLife;
 //   - with Retry.Attempts [Unlimited]: Exhausted [ExhaustedHold], since no
@@ -133,6 +134,15 @@ type Config[K comparable, V any] struct {
 	// puts back at its key's tail and [Runner.Purge] removes, from any
 	// instance and after a restart.
 	OnDrop func(key K, batch []V, err error)
+	// Carry, when set, is called by Add with its ctx, and the bytes it
+	// returns travel with the value to the handler, which reads those of
+	// its batch with [Carried]: the trace context of each Add, for a span
+	// of the handler linked to the spans of the Adds (the otel module's
+	// Telemetry.Carry). nil carries nothing. Carry runs on Add's
+	// goroutine, so it must be fast, and the Runner keeps the bytes it
+	// returns: it must not modify them afterwards. New refuses it with a
+	// Store.
+	Carry func(ctx context.Context) []byte
 	// Clock is the time source. The default is clock.New(), the real clock,
 	// which also works inside testing/synctest bubbles. With a Store, the
 	// engine's own clock decides when bursts, retry delays and leases come
@@ -329,6 +339,8 @@ func (c Config[K, V]) validate() error {
 		return fmt.Errorf("pacer: Config.Name must be set with Config.Store: it names the Runner's queue in the store")
 	case c.Store != nil && c.KeyCodec == nil && keyCodec[K]() == nil:
 		return fmt.Errorf("pacer: Config.KeyCodec must be set with Config.Store for keys of type %v: only string and integer keys have a default encoding", reflect.TypeFor[K]())
+	case c.Store != nil && c.Carry != nil:
+		return fmt.Errorf("pacer: Config.Carry does not apply with Config.Store: only the Runner's own engine carries the bytes")
 	case c.Store != nil && c.DropPendingOnShutdown:
 		return fmt.Errorf("pacer: Config.DropPendingOnShutdown does not apply with Config.Store: bursts debounce in the store, and Shutdown leaves them there")
 	case c.DropPendingOnShutdown && c.Debounce == 0:

@@ -211,6 +211,15 @@ func (r *Runner[K, V]) newEngine() (engine.Engine[K, V], error) {
 	if cfg.DropPendingOnShutdown {
 		lc.DropPending = r.dropPending
 	}
+	if cfg.Carry != nil {
+		// An engine of values and their bytes, so that without Carry a
+		// value costs no more.
+		e, err := local.NewCarrying(lc, cfg.Carry)
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
 	e, err := local.New(lc)
 	if err != nil {
 		return nil, err

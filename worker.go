@@ -66,6 +66,9 @@ func (r *Runner[K, V]) process(ctx context.Context, l engine.Lease[K, V]) {
 	// The handler's ctx tells a ratelimit.Transport where to count its
 	// waits and which token this call already paid.
 	hctx := context.Context(&callctx.Call{Context: lctx, Paid: r.cfg.Limiter, Waited: &r.c.rateWait, Attempt: callctx.Attempt32(l.Attempt)})
+	if l.Carried != nil {
+		hctx = callctx.WithCarried(hctx, l.Carried)
+	}
 	cancel := context.CancelFunc(func() {})
 	if r.window != nil {
 		hctx, cancel = r.window.Context(hctx)

@@ -104,3 +104,18 @@ func (c *Call) TakePaid(l any) bool {
 func same(a, b any) bool {
 	return reflect.TypeOf(a) == reflect.TypeOf(b) && reflect.ValueOf(a).Comparable() && a == b
 }
+
+type carriedKey struct{}
+
+// WithCarried returns ctx carrying the bytes that each value of a
+// handler's batch carried from its Add, for Carried.
+func WithCarried(ctx context.Context, carried [][]byte) context.Context {
+	return context.WithValue(ctx, carriedKey{}, carried)
+}
+
+// Carried returns the bytes that ctx carries for the values of a batch,
+// or nil.
+func Carried(ctx context.Context) [][]byte {
+	c, _ := ctx.Value(carriedKey{}).([][]byte)
+	return c
+}

@@ -18,6 +18,9 @@ type Lease[K comparable, V any] struct {
 	Key     K
 	Values  []V
 	Attempt int // 1 for the first handling of these values
+	// Carried holds, for each of Values, the bytes it carries from its
+	// Put (the Runner's Config.Carry); nil when the engine carries none.
+	Carried [][]byte
 
 	// Local is the lease of the engine in the process; zero otherwise.
 	Local fifo.Lease[K, V]
