@@ -3,11 +3,12 @@
 // OTel meter, and the keys blocked by a failing batch, the longest-blocked
 // with series of their own.
 //
-// Wire it in three places, from one [Telemetry] per Runner:
+// Wire it from one [Telemetry] per Runner:
 //
 //	tel, err := pacerotel.New(cfg, pacerotel.Config{})
 //	if err != nil { ... }
 //	cfg.OnEvent = tel.OnEvent(cfg.OnEvent) // optional: the values behind blocked keys
+//	cfg.Carry = tel.Carry()                // optional: links to the Adds' spans
 //	r, err := pacer.New(cfg, tel.Handler(handle))
 //	if err != nil { ... }
 //	reg, err := tel.Observe(r) // the gauges and counters of Runner.Stats

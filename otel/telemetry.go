@@ -47,9 +47,10 @@ const defaultBlockedKeys = 5
 
 // A Telemetry reports what one Runner does through OpenTelemetry: see the
 // package doc for the spans and the instruments. Make it with [New] from
-// the Runner's config, then wire its [Telemetry.Handler], its
-// [Telemetry.OnEvent] and its [Telemetry.Observe]. A Telemetry is safe for
-// concurrent use; it serves one Runner.
+// the Runner's config, then wire its [Telemetry.Handler] and its
+// [Telemetry.Observe], and if you like its [Telemetry.OnEvent] and its
+// [Telemetry.Carry]. A Telemetry is safe for concurrent use; it serves
+// one Runner.
 type Telemetry[K comparable, V any] struct {
 	queue     string
 	tracing   tracing

@@ -13,7 +13,7 @@ import (
 // global provider's as it is at the call, and nil when the provider is a
 // no-op, so that a call pays for no span that nobody records.
 type tracing struct {
-	fixed  bool // Config.TracerProvider was set: cur never changes
+	fixed  bool // Config.TracerProvider was set: cached never changes
 	name   string
 	cached atomic.Pointer[tracerOf]
 }
