@@ -31,7 +31,18 @@ func TestMultiProcessStoppedAfterClaim(t *testing.T) {
 	f := startFleet(t, ctx, childConfig{URL: serverURL(), Prefix: prefix, Name: "stopped", Workers: 1, MaxBatch: 1, LeaseTTL: ttl}, 1)
 	stopped := f.pick(0)
 	require.NoError(t, stopped.send("stop-after-claim"))
-	require.NoError(t, stopped.add("k", 1))
+	// The other instance adds k, before it runs: the stopped one may not
+	// answer an add of its own, since a garbage collection in it waits
+	// for its stopped thread.
+	ran := make(chan uint64, 2)
+	other, err := pacer.New(pacer.Config[string, int]{Store: s, Name: "stopped", LeaseTTL: ttl},
+		func(ctx context.Context, _ string, _ []int) error {
+			f, _ := pacer.Fence(ctx)
+			ran <- f
+			return nil
+		})
+	require.NoError(t, err)
+	require.NoError(t, other.Add(ctx, "k", 1))
 	var claimed string
 	select {
 	case claimed = <-stopped.claimed:
@@ -41,14 +52,6 @@ func TestMultiProcessStoppedAfterClaim(t *testing.T) {
 	fence, err := strconv.ParseUint(strings.Fields(claimed)[2], 10, 64)
 	require.NoError(t, err)
 
-	ran := make(chan uint64, 2)
-	other, err := pacer.New(pacer.Config[string, int]{Store: s, Name: "stopped", LeaseTTL: ttl},
-		func(ctx context.Context, _ string, _ []int) error {
-			f, _ := pacer.Fence(ctx)
-			ran <- f
-			return nil
-		})
-	require.NoError(t, err)
 	storetest.StartRunner(t, other)
 	select {
 	case f := <-ran:
