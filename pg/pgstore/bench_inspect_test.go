@@ -19,10 +19,12 @@ import (
 // (PACER_INSPECT_KEYS sets another number): without a filter, with a
 // state filter that most keys pass (ready), that 1 key in 1000 passes
 // (held, which has an index of its own), and that 10 keys pass (leased,
-// which reads 5,000 keys a page), with a prefix that 1 key in 1000
-// starts with, and with that prefix and a state. It walks 20 pages of
-// each from the queue's start, and prints the median and the slowest.
-// The queue is filled with one INSERT ... SELECT in a schema of its own.
+// which reads 2,000 keys a page), with a prefix that 1 key in 1000
+// starts with (2,000 keys read a page too), and with that prefix and a
+// state. It walks 20 pages of each from the queue's start, and prints the
+// median and the slowest, and times Key, Values and Queues, beside the
+// SELECT 1 floor of the same run. The queue is filled with one INSERT ...
+// SELECT in a schema of its own.
 func TestMeasureKeysPage(t *testing.T) {
 	if os.Getenv("PACER_BENCH") != "1" {
 		t.Skip("a measurement: set PACER_BENCH=1 to run it")
@@ -62,7 +64,9 @@ func TestMeasureKeysPage(t *testing.T) {
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, "VACUUM ANALYZE "+q+".keys, "+q+".messages")
 	require.NoError(t, err)
-	fmt.Printf("keys page: filled %d keys in %v\n", n, time.Since(t0).Round(time.Second))
+	serial, _ := select1Floor(t, pool)
+	fmt.Printf("keys page: filled %d keys in %v; SELECT 1 floor %.0f/s serial (%v each)\n",
+		n, time.Since(t0).Round(time.Second), serial, time.Duration(float64(time.Second)/serial).Round(time.Microsecond))
 
 	for _, c := range []struct {
 		name string

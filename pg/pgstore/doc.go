@@ -159,8 +159,8 @@
 //     Limit+1 that match: O(log n + Limit) for a queue of n keys without a
 //     filter, and for the held and the retrying keys, which have indexes
 //     of their own in that order. With another state, or a prefix, a page
-//     stops after 5,000 keys read, and is then short, or empty, with a
-//     Next: O(log n) and at most 5,000 rows per page, however few keys
+//     stops after 2,000 keys read, and is then short, or empty, with a
+//     Next: O(log n) and at most 2,000 rows per page, however few keys
 //     match.
 //   - Key reads one key row by its primary key, Values a key's first
 //     values by theirs: O(log n) and O(log n + limit). A key's Oldest is

@@ -17,7 +17,7 @@ import (
 
 // scanRows bounds the rows that one page reads: a page whose filter few
 // keys pass stops there, short or empty, with a cursor to go on from.
-const scanRows = 5000
+const scanRows = 2000
 
 // Page limits of store.KeyQuery.
 const (
@@ -31,9 +31,9 @@ const (
 // value: O(log n + Limit) for a queue of n keys without a filter. The held
 // keys and the retrying keys have an index of their own in that order, so
 // that a page of either reads only them. Another state, or a prefix, is
-// checked on the keys read, and a page reads at most 5,000 of them: it is
+// checked on the keys read, and a page reads at most 2,000 of them: it is
 // then short, possibly empty, with a Next, and a filter that few keys pass
-// takes n/5,000 pages to read through. (Key reads one key directly.)
+// takes n/2,000 pages to read through. (Key reads one key directly.)
 func (s *Store) Keys(ctx context.Context, queue string, q store.KeyQuery) (store.KeyPage, error) {
 	if err := s.begin(ctx, queue); err != nil {
 		return store.KeyPage{}, err
