@@ -30,7 +30,8 @@ type Inspector interface {
 	// of the next page ("" after the last).
 	Keys(ctx context.Context, queue string, q KeyQuery) (KeyPage, error)
 	// Key returns what one key of queue is doing; ok is false, and info
-	// zero, when the key holds no values.
+	// zero, when the key holds no values and is not paused. A paused key
+	// without values has State 0 ("empty") and Paused.
 	Key(ctx context.Context, queue, key string) (info KeyInfo, ok bool, err error)
 	// Values returns up to limit of key's values from its head, in the
 	// order they will be leased (those out on a lease and those of an
@@ -50,6 +51,10 @@ type QueueInfo struct {
 	// it costs the same whatever the queue holds.
 	Oldest time.Time `json:"oldest,omitzero"`
 }
+
+// MaxAhead bounds KeyInfo.Ahead, so that reading it costs at most
+// O(MaxAhead) whatever the queue holds.
+const MaxAhead = 10000
 
 // KeyQuery selects a page of a queue's keys.
 type KeyQuery struct {
@@ -116,6 +121,8 @@ func (s KeyState) String() string {
 		return "held"
 	case Deferred:
 		return "deferred"
+	case 0:
+		return "empty"
 	}
 	return "unknown"
 }
@@ -158,6 +165,13 @@ type KeyInfo struct {
 	Values int `json:"values"`
 	// Oldest is when its oldest value was added.
 	Oldest time.Time `json:"oldest,omitzero"`
+	// Ahead is, for a Ready key read by Key (not in a page of Keys), how
+	// many ready keys a Claim would lease before it, counted up to
+	// MaxAhead (a key with more ahead shows MaxAhead); 0 otherwise.
+	Ahead int `json:"ahead,omitempty"`
+	// Paused reports that an Operator paused the key: it is not leased
+	// until ResumeKey, whatever State says its values are doing.
+	Paused bool `json:"paused,omitempty"`
 }
 
 // StoredValue is a value as an engine keeps it.

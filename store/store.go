@@ -261,6 +261,14 @@ type Stats struct {
 	Held       int `json:"held"`        // held keys
 	HeldValues int `json:"held_values"` // values of held keys
 	Dead       int `json:"dead"`        // dead letters kept
+	// PausedKeys counts the keys an Operator paused, with values or
+	// without. A paused key's values count in Values, and the key in Keys,
+	// Pending, Leased and Held as they are, but not in Ready or Retrying:
+	// it waits for ResumeKey. A paused key whose values came due while it
+	// was paused may count in Ready until the next Claim sets it aside.
+	PausedKeys int `json:"paused_keys"`
+	// Paused reports that an Operator paused the queue (PauseQueue).
+	Paused bool `json:"paused,omitempty"`
 }
 
 // FinishClaimer is implemented by engines that can end a lease and claim
