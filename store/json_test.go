@@ -84,14 +84,14 @@ func toUTC(v reflect.Value) {
 }
 
 var (
-	fullStats = store.Stats{Values: 1, Keys: 2, Ready: 3, Pending: 4, Leased: 5, Retrying: 6, Behind: 7, Held: 8, HeldValues: 9, Dead: 10}
-	statsJSON = `{"values":1,"keys":2,"ready":3,"pending":4,"leased":5,"retrying":6,"behind":7,"held":8,"held_values":9,"dead":10}`
+	fullStats = store.Stats{Values: 1, Keys: 2, Ready: 3, Pending: 4, Leased: 5, Retrying: 6, Behind: 7, Held: 8, HeldValues: 9, Dead: 10, PausedKeys: 11, Paused: true}
+	statsJSON = `{"values":1,"keys":2,"ready":3,"pending":4,"leased":5,"retrying":6,"behind":7,"held":8,"held_values":9,"dead":10,"paused_keys":11,"paused":true}`
 )
 
 func TestStatsJSON(t *testing.T) {
 	t.Parallel()
 	checkJSON(t, []jsonCase{
-		{"zero", store.Stats{}, `{"values":0,"keys":0,"ready":0,"pending":0,"leased":0,"retrying":0,"behind":0,"held":0,"held_values":0,"dead":0}`},
+		{"zero", store.Stats{}, `{"values":0,"keys":0,"ready":0,"pending":0,"leased":0,"retrying":0,"behind":0,"held":0,"held_values":0,"dead":0,"paused_keys":0}`},
 		{"full", fullStats, statsJSON},
 	})
 }
@@ -100,7 +100,7 @@ func TestQueueInfoJSON(t *testing.T) {
 	t.Parallel()
 	checkJSON(t, []jsonCase{
 		{"nothing ready", store.QueueInfo{Name: "mail", Stats: store.Stats{Dead: 2}},
-			`{"name":"mail","stats":{"values":0,"keys":0,"ready":0,"pending":0,"leased":0,"retrying":0,"behind":0,"held":0,"held_values":0,"dead":2}}`},
+			`{"name":"mail","stats":{"values":0,"keys":0,"ready":0,"pending":0,"leased":0,"retrying":0,"behind":0,"held":0,"held_values":0,"dead":2,"paused_keys":0}}`},
 		{"full", store.QueueInfo{Name: "mail", Stats: fullStats, Oldest: at(250)},
 			`{"name":"mail","stats":` + statsJSON + `,"oldest":"2025-03-01T12:00:05.25Z"}`},
 	})
