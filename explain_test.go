@@ -29,7 +29,9 @@ func (e explainEnv) at(d time.Duration) time.Time { return e.t0.Add(d) }
 // say of key "u1" then.
 type explainCase struct {
 	name string
-	cfg  pacer.Config[string, int]
+	// memoryOnly skips the engine in the process, which cannot be paused.
+	memoryOnly bool
+	cfg        pacer.Config[string, int]
 	// handler, when set, is the Runner's, which then runs.
 	handler pacer.Handler[string, int]
 	// setup adds values and lets time pass.
@@ -120,22 +122,45 @@ func explainCases(t *testing.T) []explainCase {
 			name: "ready behind other keys, the window closed",
 			cfg:  pacer.Config[string, int]{Window: mustDaily(t, "09:00", "17:00")},
 			setup: func(t *testing.T, r *pacer.Runner[string, int], env explainEnv) {
-				if env.mem == nil { // Memory counts no keys ahead yet
-					add(t, r, "a", 1)
-					add(t, r, "b", 1)
-				}
+				add(t, r, "a", 1)
+				add(t, r, "b", 1)
 				time.Sleep(time.Second)
 				add(t, r, "u1", 1)
 				add(t, r, "u1", 2)
 			},
 			want: func(env explainEnv) (pacer.Explanation, string) {
-				x := pacer.Explanation{State: store.Ready, Values: 2, MaxAttempts: 25, WindowClosedUntil: env.at(9 * time.Hour)}
+				x := pacer.Explanation{State: store.Ready, Values: 2, Ahead: 2, MaxAttempts: 25, WindowClosedUntil: env.at(9 * time.Hour)}
 				if env.mem != nil {
 					x.Since = env.at(time.Second)
-					return x, `key "u1" is ready since 00:00:01Z, next in line, and the window is closed until 09:00:00Z`
+					return x, `key "u1" is ready since 00:00:01Z with 2 keys ahead of it, and the window is closed until 09:00:00Z`
 				}
-				x.Ahead = 2
 				return x, `key "u1" is ready with 2 keys ahead of it, and the window is closed until 09:00:00Z`
+			},
+		},
+		{
+			name:       "the key and the queue paused by an operator",
+			memoryOnly: true,
+			setup: func(t *testing.T, r *pacer.Runner[string, int], env explainEnv) {
+				add(t, r, "u1", 1)
+				_, err := env.mem.PauseKey(context.Background(), "q", "u1")
+				require.NoError(t, err)
+				_, err = env.mem.PauseQueue(context.Background(), "q")
+				require.NoError(t, err)
+			},
+			want: func(env explainEnv) (pacer.Explanation, string) {
+				return pacer.Explanation{State: store.Ready, Since: env.at(0), Values: 1, MaxAttempts: 25, KeyPaused: true, QueuePaused: true},
+					`key "u1" is ready since 00:00:00Z, next in line, the key is paused by an operator, and the queue is paused by an operator`
+			},
+		},
+		{
+			name:       "a key without values paused by an operator",
+			memoryOnly: true,
+			setup: func(t *testing.T, r *pacer.Runner[string, int], env explainEnv) {
+				_, err := env.mem.PauseKey(context.Background(), "q", "u1")
+				require.NoError(t, err)
+			},
+			want: func(env explainEnv) (pacer.Explanation, string) {
+				return pacer.Explanation{KeyPaused: true}, `key "u1" holds no values, and the key is paused by an operator`
 			},
 		},
 		{
@@ -291,8 +316,11 @@ func mustBucket(t *testing.T, cfg ratelimit.BucketConfig) *ratelimit.Bucket {
 func TestExplain(t *testing.T) {
 	for _, engine := range []string{"in process", "memory"} {
 		t.Run(engine, func(t *testing.T) {
-			for i := range explainCases(t) {
-				t.Run(explainCases(t)[i].name, func(t *testing.T) {
+			for i, c := range explainCases(t) {
+				if c.memoryOnly && engine != "memory" {
+					continue
+				}
+				t.Run(c.name, func(t *testing.T) {
 					synctest.Test(t, func(t *testing.T) {
 						// Made inside the bubble: its limiters and windows
 						// read the bubble's clock.
