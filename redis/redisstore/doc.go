@@ -97,8 +97,10 @@
 // queues' names (see Inspection).
 //
 // A function declares in KEYS the names of its common path only (Add: the
-// inbox and the wake-up set; Extend, Release and Key: the key's hash;
-// Values: the key's list; the others: a set of the queue) and builds the names of the others from the
+// inbox and the wake-up set; Extend, Release, Key, RetryNow and DropKey:
+// the key's hash; Values: the key's list; PauseQueue and ResumeQueue: the
+// queue's pause flag; PauseKey and ResumeKey: the set of paused keys; the
+// others: a set of the queue) and builds the names of the others from the
 // queue's prefix; Redis Cluster runs such calls because every name has the
 // queue's hash tag and so lives in the slot of the declared keys.
 //
