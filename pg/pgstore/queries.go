@@ -75,7 +75,7 @@ type queries struct {
 	deadLetters, redrive, purge                    string
 	queues, queueInfo, keyInfo, values, keysPage   string // inspectsql.go
 	pauseQueue, resumeQueue, pauseKey, resumeKey   string // operatesql.go
-	retryNow, dropKey                              string
+	retryNow, lockKey, dropKey                     string
 }
 
 // newQueries fills schema, quoted already, into the statements.
@@ -114,6 +114,7 @@ func newQueries(schema string) queries {
 		pauseKey:    r.Replace(pauseKeySQL),
 		resumeKey:   r.Replace(resumeKeySQL),
 		retryNow:    r.Replace(retryNowSQL),
+		lockKey:     r.Replace(lockKeySQL),
 		dropKey:     r.Replace(dropKeySQL),
 	}
 }
