@@ -20,17 +20,14 @@ type note struct {
 	held time.Time // zero unless held
 }
 
-// noteThen records key's note for outcome o and then runs end, which
-// ends the lease in the Groups, under the notes' lock: a Key that reads
-// the note sees the Groups' state that goes with it, and a lease of the
-// key that comes after end, and may be acked at once, finds the note in
-// place to remove.
-func (e *Engine[K, V]) noteThen(key K, o store.Outcome, end func()) {
+// note records key's note for outcome o, before the caller ends the
+// lease in the Groups: a lease of the key that comes after that, and may
+// be acked at once, then finds the note in place to remove. The lease is
+// ended outside the notes' lock, for a Groups that was closed hands its
+// values to a callback of the Runner's there.
+func (e *Engine[K, V]) note(key K, o store.Outcome) {
 	e.notesMu.Lock()
 	defer e.notesMu.Unlock()
-	if e.notes == nil {
-		e.notes = make(map[K]note)
-	}
 	n, had := e.notes[key]
 	switch o.Kind {
 	case store.Retry:
@@ -39,13 +36,14 @@ func (e *Engine[K, V]) noteThen(key K, o store.Outcome, end func()) {
 		n.err, n.held = o.Err, e.clk.Now()
 	case store.Defer:
 		if !had { // nothing to keep: the attempt did not count
-			end()
 			return
 		}
 	}
+	if e.notes == nil {
+		e.notes = make(map[K]note)
+	}
 	e.notes[key] = n
 	e.noted.Store(int64(len(e.notes)))
-	end()
 }
 
 // unnote forgets key's note: its head batch was acked or dropped, by the

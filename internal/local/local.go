@@ -143,11 +143,14 @@ func (e *Engine[K, V]) Finish(_ context.Context, l engine.Lease[K, V], o store.O
 		e.release(len(l.Values))
 		return more, nil
 	case store.Retry:
-		e.noteThen(l.Key, o, func() { e.g.Retry(l.Local, o.After) })
+		e.note(l.Key, o)
+		e.g.Retry(l.Local, o.After)
 	case store.Defer:
-		e.noteThen(l.Key, o, func() { e.g.Defer(l.Local, o.After) })
+		e.note(l.Key, o)
+		e.g.Defer(l.Local, o.After)
 	case store.Hold:
-		e.noteThen(l.Key, o, func() { e.g.Hold(l.Local) })
+		e.note(l.Key, o)
+		e.g.Hold(l.Local)
 	default:
 		panic(fmt.Sprintf("local: Finish with an unknown outcome %d", o.Kind))
 	}
