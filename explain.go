@@ -25,8 +25,8 @@ import (
 // whose zero means "none" (a time, an error, a holder, a false) is left
 // out, the counts (values, attempt) are always there:
 //
-//	{"key":"u1","stored_key":"u1","at":"2025-03-01T14:03:00Z","state":"retrying","values":2,
-//	 "until":"2025-03-01T14:03:05Z","attempt":2,"max_attempts":5,"error":"503 from api",
+//	{"key":"u1","stored_key":"u1","state":"retrying","values":2,"attempt":2,"max_attempts":5,
+//	 "error":"503 from api","at":"2025-03-01T14:03:00Z","until":"2025-03-01T14:03:05Z",
 //	 "window_closed_until":"2025-03-02T09:00:00Z"}
 type Explanation struct {
 	// Key is the key as a person reads it: a Runner's K formatted as
@@ -83,7 +83,7 @@ type Explanation struct {
 	LimiterNextToken time.Time `json:"limiter_next_token,omitzero"`
 	// RateLimited reports that the Limiter holds batches back now: it is
 	// set with either time above, and alone for a Limiter that cannot say
-	// until when while a batch waits for it.
+	// until when, while a batch of the Runner is in its Wait.
 	RateLimited bool `json:"rate_limited,omitempty"`
 }
 
