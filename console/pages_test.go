@@ -236,7 +236,7 @@ func TestKeyPage(t *testing.T) {
 	assert.Contains(t, body, "<pre>plain text</pre>")
 	assert.Contains(t, body, "hex · 10 B")
 	assert.Contains(t, body, "00 01 fe 20 62 69 6e 61", "binary shown in hex")
-	assert.Regexp(t, `<section class="explain"[^>]*>\s*\S`, body, "an explanation")
+	assert.Regexp(t, `<section class="explain" aria-label="Explanation">\s*key &#34;order-42&#34; is retrying [^<]*payment service: 503`, body, "pacer.ExplainStored's sentence")
 	assert.True(t, hasButton(body, "retry-now"))
 	assert.True(t, hasButton(body, "drop-key"))
 	assert.False(t, hasButton(body, "release"), "only a held key is released")
