@@ -61,7 +61,7 @@ func TestRunnerViewFormats(t *testing.T) {
 	f.add("raw", "bob", "plain")
 
 	over := f.page("/")
-	assert.Contains(t, row(t, over, ">idle<"), `<td class="num">0</td>`, "a Runner's queue is listed while it holds nothing")
+	assert.Equal(t, []string{"idle runner", "0", "0", "0", "0", "0", "0", "0", "0", "0", "—"}, cells(row(t, over, ">idle<")), "a Runner's queue is listed while it holds nothing")
 	assert.Contains(t, row(t, over, ">orders<"), ">runner<")
 	assert.NotContains(t, row(t, over, ">raw<"), ">runner<")
 

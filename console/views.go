@@ -63,6 +63,14 @@ func parseViews() (*views, error) {
 // funcs are the template functions that need no request.
 var funcs = template.FuncMap{
 	"verb": func(k ActionKind) string { return k.verb() },
+	// count pairs a count with the class that colours it when not zero.
+	"count": func(n int, class string) counted { return counted{n, class} },
+}
+
+// counted is a count as a table cell shows it.
+type counted struct {
+	N     int
+	Class string
 }
 
 // serveStatic serves an embedded asset; its URL carries the assets'

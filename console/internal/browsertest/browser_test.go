@@ -2,7 +2,6 @@ package browsertest
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -162,7 +161,7 @@ func (s *site) add(queue, key string, step time.Duration, vals ...string) {
 // lease claims the next ready key of queue for holder.
 func (s *site) lease(queue, holder string) store.Lease {
 	s.t.Helper()
-	ls, _, err := s.mem.Claim(context.Background(), queue, store.ClaimParams{Keys: 1, TTL: 5 * time.Minute, Holder: holder})
+	ls, _, err := s.mem.Claim(context.Background(), queue, store.ClaimParams{Keys: 1, TTL: time.Hour, Holder: holder})
 	require.NoError(s.t, err)
 	require.Len(s.t, ls, 1)
 	return ls[0]
@@ -188,7 +187,7 @@ func (s *site) seed() {
 	s.finish(s.lease("emails", "mailer-1/pid-4411"), store.Outcome{Kind: store.Retry, After: 10 * time.Minute, Err: "smtp: 451 4.7.1 try again later"})
 	s.finish(s.lease("emails", "mailer-1/pid-4411"), store.Outcome{Kind: store.Hold, Err: "template \"invoice\" has no translation for locale \"pt-BR\""})
 	s.lease("emails", "mailer-2/pid-907")
-	require.NoError(s.t, s.mem.Add(ctx, "emails", "tenant-17/reminder", [][]byte{[]byte(`{"template":"reminder"}`)}, store.AddParams{Wait: 5 * time.Minute}))
+	require.NoError(s.t, s.mem.Add(ctx, "emails", "tenant-17/reminder", [][]byte{[]byte(`{"template":"reminder"}`)}, store.AddParams{Wait: time.Hour}))
 	for i := range 40 {
 		s.add("emails", "tenant-40/newsletter-"+string(rune('a'+i%26))+string(rune('a'+i/26)), time.Second, `{"template":"newsletter"}`)
 	}
@@ -202,14 +201,19 @@ func (s *site) seed() {
 	s.add("reports", "monthly/2026-02", time.Minute, `{"kind":"monthly","month":"2026-02","rows":18230}`)
 }
 
-// wait waits for cond to hold in the page, reading it again and again.
+// wait waits for the JavaScript expression js to be true in the page,
+// reading it again every 100 ms (a page that is loading may not answer).
 func (s *site) wait(js string) {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(s.ctx, 20*time.Second)
-	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(100*time.Millisecond)))
-	if errors.Is(err, context.DeadlineExceeded) {
-		s.t.Fatalf("the page never showed %s", js)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok, err := chromedp.Run(s.ctx, chromedp.Evaluate[bool](js))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the page never showed %s (last error: %v)", js, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	require.NoError(s.t, err)
 }

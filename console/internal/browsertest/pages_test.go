@@ -51,7 +51,7 @@ func TestFilterKeysAndOpenAKey(t *testing.T) {
 	s.run(chromedp.SetValue(chromedp.CSS(`select[name="state"]`), ""),
 		chromedp.SendKeys(chromedp.CSS(`input[name="prefix"]`), "tenant-17/"),
 		chromedp.Submit(chromedp.CSS(`input[name="prefix"]`)))
-	s.wait(`location.search.includes('prefix=') && document.readyState === 'complete'`)
+	s.wait(`location.search.includes('prefix=tenant-17') && document.readyState === 'complete'`)
 	assert.Equal(t, []string{"tenant-17/invoice-2041", "tenant-17/invoice-2042", "tenant-17/reminder"}, s.texts("table.keys td.key"))
 	assert.Equal(t, []string{"retrying", "held", "debouncing"}, s.texts("table.keys td.state"))
 	s.shot("queue-filtered")
