@@ -35,7 +35,10 @@
 //     another instance takes the key, and the key is not lost.
 //   - [RunProcesses] needs a test of the engine's own that calls [Child],
 //     and a string that tells it where the data is: Runners in several OS
-//     processes share one Config.MaxValues bound exactly.
+//     processes share one Config.MaxValues bound exactly; and, where the
+//     engine implements [store.Operator], a queue paused from another
+//     process starts no batch in any of them until it is resumed, and
+//     loses nothing.
 //
 // An engine whose state lives in the process (Memory) runs Run alone.
 // Every entry point runs its scenarios as subtests of the engine's test,

@@ -65,8 +65,8 @@ func (k *ikey) enter(state store.KeyState, b, a time.Time) {
 // field, Key's Ahead and times included (exactly where the engine's own
 // times fix them, within Late where the engine's clock must be compared
 // with the wall clock's, and unmoved while the key does not change);
-// Values gives the key's
-// values; Stats and Queues agree; Claim leases the keys the model says.
+// Values gives the key's values; Stats and Queues agree; Claim leases the
+// keys the model says.
 // Delays are 0 or an hour, so that time passing changes nothing.
 func testInspectModel(f *fixture) {
 	in := f.inspector()
