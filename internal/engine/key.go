@@ -11,7 +11,7 @@ type KeyState struct {
 	// in the process, which stores keys as they are.
 	Info store.KeyInfo
 	// Found reports that the key holds values or is paused; Info is zero
-	// otherwise.
+	// otherwise, but for Info.Key.
 	Found bool
 	// QueuePaused reports that an operator paused the engine's queue
 	// (store.Stats.Paused); false for an engine whose queue cannot be

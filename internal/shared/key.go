@@ -29,5 +29,6 @@ func (s *Engine[K, V]) Key(ctx context.Context, key K) (engine.KeyState, error) 
 	if err != nil {
 		return engine.KeyState{}, err
 	}
+	info.Key = string(k) // also when not found
 	return engine.KeyState{Info: info, Found: found, QueuePaused: st.Paused}, nil
 }
