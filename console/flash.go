@@ -16,8 +16,14 @@ type flash struct {
 	Text string
 }
 
+// maxFlash bounds the text of a flash message, which a cookie carries.
+const maxFlash = 600
+
 // setFlash keeps f for the next page.
 func (q *request) setFlash(f flash) {
+	if t, cut := cutBytes(f.Text, maxFlash); cut {
+		f.Text = t + "…"
+	}
 	http.SetCookie(q.w, &http.Cookie{
 		Name:     flashCookie,
 		Value:    base64.RawURLEncoding.EncodeToString([]byte(f.Kind + ":" + f.Text)),

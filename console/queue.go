@@ -65,6 +65,11 @@ func (q *request) queue() {
 		q.fail(http.StatusBadRequest, "Which queue? The address lacks its queue parameter.")
 		return
 	}
+	state, ok := parseState(form.Get("state"))
+	if !ok {
+		q.fail(http.StatusBadRequest, "No key is in state "+strconv.Quote(form.Get("state"))+".")
+		return
+	}
 	stats, err := q.c.st.Stats(ctx, name)
 	if err != nil {
 		q.storeFailed("Stats", err)
@@ -80,11 +85,6 @@ func (q *request) queue() {
 		body.Actions = q.buttons(Action{Kind: PauseQueue, Queue: name})
 	}
 
-	state, ok := parseState(form.Get("state"))
-	if !ok {
-		q.fail(http.StatusBadRequest, "No key is in state "+strconv.Quote(form.Get("state"))+".")
-		return
-	}
 	body.States = append(body.States, stateOption{Value: "", Selected: state == 0})
 	for _, s := range states {
 		body.States = append(body.States, stateOption{Value: s.String(), Selected: s == state})

@@ -167,7 +167,6 @@ type message struct {
 	Status int
 	Title  string
 	Text   string
-	Back   string
 }
 
 // capabilityNote says what a store without an optional interface cannot show.
