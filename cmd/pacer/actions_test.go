@@ -16,7 +16,7 @@ import (
 // so on stderr and exited 1.
 func nothingChanged(t *testing.T, args ...string) outcome {
 	t.Helper()
-	o := pacer(t, args...)
+	o := runBin(t, args...)
 	require.Equal(t, 1, o.code, "pacer %q: %+v", args, o)
 	require.True(t, strings.HasSuffix(o.stderr, "; nothing changed\n"), o.stderr)
 	return o
@@ -75,7 +75,7 @@ func TestOperate(t *testing.T) {
 	onEngines(t, func(t *testing.T, e engine) {
 		seed(t, e)
 		if _, isOperator := e.st.(store.Operator); !isOperator {
-			o := pacer(t, e.with("pause", mailQueue)...)
+			o := runBin(t, e.with("pause", mailQueue)...)
 			assert.Equal(t, 1, o.code)
 			assert.Equal(t, "pacer: this store does not support pause\n", o.stderr)
 			return

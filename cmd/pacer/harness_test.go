@@ -29,9 +29,9 @@ type outcome struct {
 	code           int
 }
 
-// pacer runs the binary with args and returns what it wrote and its exit
+// runBin runs the binary with args and returns what it wrote and its exit
 // status.
-func pacer(t *testing.T, args ...string) outcome {
+func runBin(t *testing.T, args ...string) outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -50,7 +50,7 @@ func pacer(t *testing.T, args ...string) outcome {
 // and returns its stdout.
 func ok(t *testing.T, args ...string) string {
 	t.Helper()
-	o := pacer(t, args...)
+	o := runBin(t, args...)
 	require.Equal(t, 0, o.code, "pacer %q: stderr %s", args, o.stderr)
 	require.Empty(t, o.stderr, "pacer %q", args)
 	return o.stdout

@@ -62,7 +62,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"queues", "-redis", "http://a/"}, "-redis: "},
 		{[]string{"queues", "-postgres", "::"}, "-postgres: "},
 	} {
-		o := pacer(t, c.args...)
+		o := runBin(t, c.args...)
 		assert.Equal(t, 2, o.code, "pacer %q: %+v", c.args, o)
 		assert.Contains(t, o.stderr, c.says, "pacer %q", c.args)
 		assert.True(t, strings.HasPrefix(o.stderr, "pacer: "), "pacer %q: %s", c.args, o.stderr)
@@ -83,7 +83,7 @@ func TestFailures(t *testing.T) {
 		{[]string{"queues", "-postgres", enginetest.PostgresURL(), "-schema", "bad schema"}, `no schema "bad schema"`},
 		{[]string{"queues", "-redis", enginetest.RedisURL(), "-redis-prefix", "a{b}"}, "Config.Prefix"},
 	} {
-		o := pacer(t, c.args...)
+		o := runBin(t, c.args...)
 		assert.Equal(t, 1, o.code, "pacer %q: %+v", c.args, o)
 		assert.Contains(t, o.stderr, c.says, "pacer %q", c.args)
 		assert.Empty(t, o.stdout, "pacer %q", c.args)
