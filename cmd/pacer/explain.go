@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+
+	"github.com/pacerkit/pacer"
 )
 
 func explainCommand() command {
@@ -11,9 +13,11 @@ func explainCommand() command {
 		name:    "explain",
 		args:    "QUEUE KEY",
 		summary: "say why a key is or is not running",
-		doc: `Says, in one sentence, what KEY of QUEUE is doing and why, from the
-store's state: paused, waiting for a burst to end, ready behind other
-keys, leased, retrying, held.`,
+		doc: `Says, in one sentence, what KEY of QUEUE is doing and what holds it back,
+from the store's state (pacer.ExplainStored): a pause of the key or of the
+queue, a burst that has not ended, the keys ready ahead of it, a lease, a
+retry delay, a hold. A Runner's own window and limiter are not in the store,
+and so not in the sentence.`,
 		example: "pacer explain -redis redis://localhost:6379/0 emails user-42",
 		minArgs: 2, maxArgs: 2,
 		bind: func(*flag.FlagSet) action {
@@ -22,20 +26,15 @@ keys, leased, retrying, held.`,
 				if err != nil {
 					return err
 				}
-				info, ok, err := in.Key(ctx, c.args[0], c.args[1])
+				x, err := pacer.ExplainStored(ctx, in, c.args[0], c.args[1])
 				if err != nil {
 					return err
 				}
 				if c.json {
-					return c.writeJSON(info)
+					return c.writeJSON(x)
 				}
-				if !ok {
-					_, err = fmt.Fprintf(c.out, "key %s of queue %s holds no values\n", showKey(c.args[1]), showKey(c.args[0]))
-					return err
-				}
-				t := c.table("KEY", "STATE", "VALUES", "ATTEMPT", "SINCE", "UNTIL", "OLDEST", "NOTES")
-				t.row(keyRow(c, info)...)
-				return t.flush()
+				_, err = fmt.Fprintln(c.out, x)
+				return err
 			}
 		},
 	}
