@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer/store"
@@ -74,12 +73,7 @@ func TestRedriveAndPurge(t *testing.T) {
 func TestOperate(t *testing.T) {
 	onEngines(t, func(t *testing.T, e engine) {
 		seed(t, e)
-		if _, isOperator := e.st.(store.Operator); !isOperator {
-			o := runBin(t, e.with("pause", mailQueue)...)
-			assert.Equal(t, 1, o.code)
-			assert.Equal(t, "pacer: this store does not support pause\n", o.stderr)
-			return
-		}
+		require.Implements(t, (*store.Operator)(nil), e.st)
 		in := e.st.(store.Inspector)
 		stats := func() store.Stats {
 			s, err := e.st.Stats(t.Context(), mailQueue)
@@ -131,4 +125,18 @@ func TestOperate(t *testing.T) {
 		require.Equal(t, "pacer: key values of queue mail holds no values; nothing changed\n", o.stderr)
 		require.Equal(t, "moved 1 values of key \"tab\\tkey\" of queue mail to a dead letter\n", ok(t, e.with("drop", mailQueue, `"tab\tkey"`)...))
 	})
+}
+
+// TestUnsupported runs the commands on a store that implements none of
+// the optional interfaces: each says what the store does not support.
+func TestUnsupported(t *testing.T) {
+	c := &call{name: "pause", st: struct{ store.Store }{}}
+	_, err := c.operator()
+	require.EqualError(t, err, "this store does not support pause")
+	require.Equal(t, 1, errExit(err))
+	c.name = "keys"
+	_, err = c.inspector()
+	require.EqualError(t, err, "this store does not support keys")
+	_, err = c.deadLetters()
+	require.EqualError(t, err, "this store does not support dead letters")
 }
