@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -66,17 +69,24 @@ func (s *Store) RetryNow(ctx context.Context, queue, key string) (bool, error) {
 	return s.operate(ctx, "RetryNow", queue, s.q.retryNow, true, queue, bytesOf(key))
 }
 
-// DropKey implements store.Operator: one statement, which locks the key's
-// row, so that it waits for a Claim or Finish of the key in flight, moves
-// its values to a dead letter and takes them off the queue's count, and
-// removes the row, or empties it if the key is paused: the lease that was
-// out, if any, is gone with it. O(log n + values).
+// DropKey implements store.Operator: two statements in one transaction,
+// sent in one round trip. The first locks the key's row, so that it waits
+// for an Add, Claim or Finish of the key in flight; the second, whose
+// snapshot is taken after that lock, and so sees every value of the key,
+// moves its values to a dead letter, takes them off the queue's count,
+// and removes the row, or empties it if the key is paused: the lease that
+// was out, if any, is gone with it. O(log n + values).
 func (s *Store) DropKey(ctx context.Context, queue, key, reason string) (int, error) {
 	if err := s.begin(ctx, queue); err != nil {
 		return 0, err
 	}
-	var n int64
-	if _, err := row(ctx, s.pool, s.q.dropKey, []any{queue, bytesOf(key), bytesOf(reason)}, &n); err != nil {
+	var (
+		b pgx.Batch
+		n int64
+	)
+	b.Queue(s.q.lockKey, queue, bytesOf(key)).Exec(func(pgconn.CommandTag) error { return nil })
+	b.Queue(s.q.dropKey, queue, bytesOf(key), bytesOf(reason)).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
+	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return 0, failed(ctx, "DropKey", err)
 	}
 	return int(n), nil

@@ -289,6 +289,52 @@ func TestOperateDropKey(t *testing.T) {
 	require.ErrorIs(t, s.Add(ctx, "q", "k", vals("6"), store.AddParams{MaxValues: 2}), store.ErrFull)
 }
 
+// TestOperateDropKeyWaitsForAddTx: an open transaction that added to a
+// key holds the key's row; DropKey waits for it, and then moves its values
+// too, leaving none of them behind: the key takes values again from its
+// first.
+func TestOperateDropKeyWaitsForAddTx(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := connect(t, appName(t))
+	s := newStore(t, pool)
+	require.NoError(t, s.Add(ctx, "q", "k", vals("1"), store.AddParams{}))
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx) //nolint:errcheck // after Commit, a no-op
+	require.NoError(t, s.AddTx(ctx, tx, "q", "k", vals("2", "3"), store.AddParams{}))
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := s.DropKey(ctx, "q", "k", "x")
+		done <- result{n, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("DropKey did not wait for the transaction: %+v", r)
+	case <-time.After(50 * time.Millisecond):
+	}
+	require.NoError(t, tx.Commit(ctx))
+	r := <-done
+	require.NoError(t, r.err)
+	require.Equal(t, 3, r.n)
+	ds, err := s.DeadLetters(ctx, "q", 0, 10)
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
+	require.Equal(t, vals("1", "2", "3"), ds[0].Values)
+	require.NoError(t, s.Add(ctx, "q", "k", vals("4"), store.AddParams{}))
+	st, err := s.Stats(ctx, "q")
+	require.NoError(t, err)
+	require.Equal(t, store.Stats{Values: 1, Keys: 1, Ready: 1, Dead: 1}, st)
+	ls, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 1, TTL: ttl})
+	require.NoError(t, err)
+	require.Len(t, ls, 1)
+	require.Equal(t, vals("4"), ls[0].Values)
+}
+
 // TestOperateRetryNow: RetryNow makes a retrying key ready now, behind the
 // keys ready already, with its batch and attempt, and wakes the Waits of
 // another Store; a key that is not waiting for a delay stays as it is.

@@ -72,6 +72,17 @@ UPDATE {schema}.keys SET ready_at = statement_timestamp()
 WHERE queue = $1 AND key_hash = sha256($2) AND key = $2
 	AND batch > 0 AND leased_until IS NULL AND NOT held AND ready_at > statement_timestamp()`
 
+// lockKeySQL locks a key's row, for the statement after it in its
+// transaction (dropKeySQL) to read a snapshot taken once it holds the
+// lock: one that sees every value of the key. A statement that locked the
+// row itself would read the values of its own snapshot, taken before it
+// waited for the lock, which may miss those of an Add that committed
+// meanwhile; and it would leave their rows behind.
+//
+// $1 queue, $2 key.
+const lockKeySQL = `
+SELECT FROM {schema}.keys WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 FOR UPDATE`
+
 // dropKeySQL moves all of a key's values to one dead letter, in order, as
 // removeBatchSQL removes a batch: its batch is all of them (an open burst
 // included, none left open), and its attempt is the head batch's as
@@ -79,7 +90,7 @@ WHERE queue = $1 AND key_hash = sha256($2) AND key = $2
 // stays empty (parkedSQL), either way with no lease: the holder's Extend
 // and Finish find no lease of their fence. It returns one row, with the
 // number of values moved; a key without values has no row in k, and so
-// gets no dead letter.
+// gets no dead letter. It follows lockKeySQL in a transaction.
 //
 // $1 queue, $2 key, $3 error.
 const dropKeySQL = `

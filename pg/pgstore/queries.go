@@ -75,7 +75,7 @@ type queries struct {
 	deadLetters, redrive, purge                    string
 	queues, queueInfo, keyInfo, values, keysPage   string // inspectsql.go
 	pauseQueue, resumeQueue, pauseKey, resumeKey   string // operatesql.go
-	retryNow, dropKey                              string
+	retryNow, lockKey, dropKey                     string
 }
 
 // newQueries fills schema, quoted already, into the statements.
@@ -114,6 +114,7 @@ func newQueries(schema string) queries {
 		pauseKey:    r.Replace(pauseKeySQL),
 		resumeKey:   r.Replace(resumeKeySQL),
 		retryNow:    r.Replace(retryNowSQL),
+		lockKey:     r.Replace(lockKeySQL),
 		dropKey:     r.Replace(dropKeySQL),
 	}
 }
@@ -267,7 +268,8 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AN
 // locks key rows only, skipping those another transaction holds, and
 // commits at once: no transaction stays open while a lease is out. It
 // leases no paused key, which keys_ready leaves out, and nothing of a
-// paused queue ({running}), and then says NULL, never, for the next. A lease
+// paused queue (running, read once), and then says NULL, never, for the
+// next. A lease
 // takes the head batch kept from before, or the ready values up to
 // max_batch; a lease that lapsed is leased again at the next attempt. The
 // values it takes stop at the tail that the statement's snapshot sees
@@ -288,10 +290,12 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AN
 //
 // $1 queue, $2 max_batch (NULL: all), $3 ttl (NULL: never), $4 holder.
 const claimSQL = `
-WITH picked AS MATERIALIZED (
+WITH running AS MATERIALIZED (
+	SELECT {running} AS running
+), picked AS MATERIALIZED (
 	SELECT queue, key_hash, ready_at
 	FROM {schema}.keys
-	WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND {running}
+	WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)
 	ORDER BY ready_at
 	LIMIT {keys}
 	FOR UPDATE SKIP LOCKED
@@ -333,7 +337,7 @@ WITH picked AS MATERIALIZED (
 ), upcoming AS (
 	-- A ready key not leased here, else the first key due: each the
 	-- first of a range of keys_ready, so that no plan reads the queue.
-	SELECT CASE WHEN {running} THEN coalesce((
+	SELECT CASE WHEN (SELECT running FROM running) THEN coalesce((
 		SELECT ready_at FROM {schema}.keys
 		WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused
 			AND key_hash <> ALL (ARRAY(SELECT key_hash FROM leased))
