@@ -35,8 +35,7 @@
 // ("3m12s ago (2026-05-01T10:00:00Z)"), keys that are not printable
 // Go-quoted, values as JSON, text or hex. -json writes what the store
 // holds, for scripts, in the JSON of the store package; values there are
-// base64. Values are shown without the trace-context frame an engine may
-// keep in front of them.
+// base64.
 //
 // A key on the command line is taken as it is, or, Go-quoted ("a\tb"),
 // unquoted: a table's quoted key is an argument as it shows. After "--"
