@@ -70,7 +70,8 @@ func newApp(cfg appConfig) (*pacer.Runner[string, Event], http.Handler, error) {
 		return nil, nil, fmt.Errorf("nextup: %w", err)
 	}
 	hook := &webhook{secret: cfg.Secret, enqueue: runner.Add, now: time.Now, log: cfg.Logger}
-	return runner, routes(runner, hook, bucket), nil
+	h, err := routes(runner, hook, bucket)
+	return runner, h, err
 }
 
 // serve runs the service until ctx ends, then stops taking webhooks and
