@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
+	"github.com/pacerkit/pacer/examples/internal/opconsole"
 )
 
 // usage is the head of -h: the program's three modes. The flags follow.
@@ -119,7 +120,11 @@ func serve(ctx context.Context, cfg dispatcherConfig, addr string, stdout io.Wri
 	if err != nil {
 		return err
 	}
-	srv, err := hookhttp.Listen(addr, routes(d))
+	h, err := routes(d)
+	if err != nil {
+		return errors.Join(err, d.shutdown(ctx))
+	}
+	srv, err := hookhttp.Listen(addr, h)
 	if err != nil {
 		return err
 	}
@@ -160,8 +165,9 @@ const maxEventBody = 1 << 20
 
 // routes serves the dispatcher's HTTP API: POST /events with {"type": ...,
 // "payload": ...} (and an optional "id") publishes an event and answers
-// 202 with the number of deliveries; GET /stats shows the figures.
-func routes(d *dispatcher) http.Handler {
+// 202 with the number of deliveries; GET /stats shows the figures; with a
+// Store, /pacer/ is the console, whose actions it takes from this machine.
+func routes(d *dispatcher) (http.Handler, error) {
 	var ids atomic.Uint64
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /events", func(w http.ResponseWriter, r *http.Request) {
@@ -200,5 +206,8 @@ func routes(d *dispatcher) http.Handler {
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		newReport(d, nil, 0, -1).print(w)
 	})
-	return mux
+	if d.cfg.Store != nil {
+		return mux, opconsole.Mount(mux, d.cfg.Store, true, d.fifo.View(), d.concurrent.View())
+	}
+	return mux, nil
 }

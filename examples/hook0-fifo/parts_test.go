@@ -180,7 +180,8 @@ func TestRoutes(t *testing.T) {
 			Secret: secret, Transport: hookhttp.InProcess{Handler: rc},
 		})
 		require.NoError(t, err)
-		h := routes(d)
+		h, err := routes(d)
+		require.NoError(t, err)
 		post := func(body string) *httptest.ResponseRecorder {
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/events", strings.NewReader(body)))

@@ -62,4 +62,3 @@ func get(h http.Handler, path string) (int, string) {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 	return rec.Code, html.UnescapeString(rec.Body.String())
 }
-

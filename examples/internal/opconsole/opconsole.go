@@ -32,7 +32,7 @@ func Mount(mux *http.ServeMux, st store.Store, actions bool, runners ...pacer.Ru
 // fromLoopback allows an action whose client is on this machine.
 func fromLoopback(r *http.Request, _ console.Action) error {
 	host, _, _ := net.SplitHostPort(r.RemoteAddr)
-	if ip, err := netip.ParseAddr(host); err != nil || !ip.IsLoopback() {
+	if ip, err := netip.ParseAddr(host); err != nil || !ip.Unmap().IsLoopback() {
 		return errors.New("this example allows actions only from this machine")
 	}
 	return nil
