@@ -142,4 +142,3 @@ func (f fromAddr) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.RemoteAddr, r.RequestURI = f.addr, r.URL.RequestURI()
 	return hookhttp.InProcess{Handler: f.h}.RoundTrip(r)
 }
-
