@@ -120,11 +120,7 @@ func serve(ctx context.Context, cfg dispatcherConfig, addr string, stdout io.Wri
 	if err != nil {
 		return err
 	}
-	h, err := routes(d)
-	if err != nil {
-		return errors.Join(err, d.shutdown(ctx))
-	}
-	srv, err := hookhttp.Listen(addr, h)
+	srv, err := hookhttp.Listen(addr, routes(d))
 	if err != nil {
 		return err
 	}
@@ -167,7 +163,7 @@ const maxEventBody = 1 << 20
 // "payload": ...} (and an optional "id") publishes an event and answers
 // 202 with the number of deliveries; GET /stats shows the figures; with a
 // Store, /pacer/ is the console, whose actions it takes from this machine.
-func routes(d *dispatcher) (http.Handler, error) {
+func routes(d *dispatcher) http.Handler {
 	var ids atomic.Uint64
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /events", func(w http.ResponseWriter, r *http.Request) {
@@ -207,7 +203,7 @@ func routes(d *dispatcher) (http.Handler, error) {
 		newReport(d, nil, 0, -1).print(w)
 	})
 	if d.cfg.Store != nil {
-		return mux, opconsole.Mount(mux, d.cfg.Store, true, d.fifo.View(), d.concurrent.View())
+		opconsole.MustMount(mux, d.cfg.Store, true, d.fifo.View(), d.concurrent.View())
 	}
-	return mux, nil
+	return mux
 }

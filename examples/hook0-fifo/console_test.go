@@ -35,8 +35,7 @@ func TestConsole(t *testing.T) {
 			Store:     store.NewMemory(store.MemoryConfig{}),
 		})
 		require.NoError(t, err)
-		h, err := routes(d)
-		require.NoError(t, err)
+		h := routes(d)
 		local, remote := operator(t, h, "127.0.0.1:50000"), operator(t, h, "192.0.2.1:50000")
 		n, err := d.publish(t.Context(), Event{ID: "e1", Type: "order.paid"})
 		require.NoError(t, err)

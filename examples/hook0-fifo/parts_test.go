@@ -180,8 +180,7 @@ func TestRoutes(t *testing.T) {
 			Secret: secret, Transport: hookhttp.InProcess{Handler: rc},
 		})
 		require.NoError(t, err)
-		h, err := routes(d)
-		require.NoError(t, err)
+		h := routes(d)
 		post := func(body string) *httptest.ResponseRecorder {
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/events", strings.NewReader(body)))

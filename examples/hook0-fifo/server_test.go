@@ -57,10 +57,8 @@ func checkEventsBody(t *testing.T, body string, want int) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, d.shutdown(t.Context())) }()
 
-	h, err := routes(d)
-	require.NoError(t, err)
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/events", strings.NewReader(body)))
+	routes(d).ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/events", strings.NewReader(body)))
 	require.Equal(t, want, w.Code, "answer: %s", w.Body)
 	published := 0
 	if want == http.StatusAccepted {

@@ -70,8 +70,7 @@ func newApp(cfg appConfig) (*pacer.Runner[string, Event], http.Handler, error) {
 		return nil, nil, fmt.Errorf("nextup: %w", err)
 	}
 	hook := &webhook{secret: cfg.Secret, enqueue: runner.Add, now: time.Now, log: cfg.Logger}
-	h, err := routes(runner, hook, bucket)
-	return runner, h, err
+	return runner, routes(runner, hook, bucket), nil
 }
 
 // serve runs the service until ctx ends, then stops taking webhooks and

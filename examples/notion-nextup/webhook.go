@@ -81,7 +81,7 @@ func (h *webhook) serve(w http.ResponseWriter, r *http.Request) (status int, msg
 
 // routes is the program's HTTP surface: the webhook, GET /stats and, when
 // the Runner keeps its state in a store (-redis), the console at /pacer/.
-func routes(runner *pacer.Runner[string, Event], hook *webhook, bucket apiLimiter) (http.Handler, error) {
+func routes(runner *pacer.Runner[string, Event], hook *webhook, bucket apiLimiter) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/webhook", hook)
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
@@ -104,7 +104,7 @@ func routes(runner *pacer.Runner[string, Event], hook *webhook, bucket apiLimite
 		_ = enc.Encode(out)
 	})
 	if st := runner.View().Store(); st != nil { // read-only: no Authorize
-		return mux, opconsole.Mount(mux, st, false, runner.View())
+		opconsole.MustMount(mux, st, false, runner.View())
 	}
-	return mux, nil
+	return mux
 }

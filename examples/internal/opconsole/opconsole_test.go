@@ -25,14 +25,14 @@ func TestFromLoopback(t *testing.T) {
 	}
 }
 
-// Mount serves the console at /pacer/, and only there.
+// MustMount serves the console at /pacer/, and only there.
 func TestMount(t *testing.T) {
 	mux := http.NewServeMux()
-	require.NoError(t, Mount(mux, store.NewMemory(store.MemoryConfig{}), false))
+	MustMount(mux, store.NewMemory(store.MemoryConfig{}), false)
 	for path, want := range map[string]int{"/pacer/": http.StatusOK, "/": http.StatusNotFound} {
 		rec := httptest.NewRecorder()
 		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 		require.Equal(t, want, rec.Code, path)
 	}
-	require.Error(t, Mount(http.NewServeMux(), nil, false), "no store")
+	require.PanicsWithError(t, "console: Config.Store is nil", func() { MustMount(http.NewServeMux(), nil, false) })
 }
