@@ -46,7 +46,7 @@ func newQueries(schema string) *queries {
 		// The WHERE reads the clock before the SET does, never after, so
 		// the delay granted is at most the one the WHERE accepted.
 		take: `INSERT INTO ` + t + ` AS b (name, keyed, key, tat, paused_until, seen)
-SELECT $1::bytea, $2::boolean, $3::bytea, c.now + $4::interval, '-infinity', c.now
+SELECT $1::bytea, $2::boolean, $3::bytea, c.now + $4::interval, c.now, c.now
 FROM (SELECT clock_timestamp() AS now) c
 ON CONFLICT (name, keyed, key) DO UPDATE
 SET (tat, seen) = (
@@ -162,6 +162,16 @@ func (r *remote) release(ctx context.Context, tat time.Time) error {
 
 // pauseFor runs queries.pause; see server.
 func (r *remote) pauseFor(ctx context.Context, d time.Duration) error {
-	_, err := r.pool.Exec(ctx, r.s.q.pause, r.s.nameArg, r.s.keyed, r.key, d, r.s.span)
+	_, _, err := r.pause(ctx, d)
 	return err
+}
+
+// pause runs queries.pause and returns the server's clock that it read
+// and the end of the pause it set, both zero if it changed nothing.
+func (r *remote) pause(ctx context.Context, d time.Duration) (now, until time.Time, err error) {
+	err = r.pool.QueryRow(ctx, r.s.q.pause, r.s.nameArg, r.s.keyed, r.key, d, r.s.span).Scan(&now, &until)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, time.Time{}, nil
+	}
+	return now, until, err
 }
