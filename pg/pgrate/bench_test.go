@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer/pg/pgrate"
 )
@@ -90,12 +89,11 @@ func select1(pool *pgxpool.Pool) error {
 // of rounds of op's round time over SELECT 1's (x-select1-med), which a
 // burst of load on a shared machine sways less. Only op's rounds are
 // timed.
-func versusSelect1(b *testing.B, pool *pgxpool.Pool, op func(i int64) error) { versusSelect1Named(b, "", pool, op) }
-func versusSelect1Named(b *testing.B, prefix string, pool *pgxpool.Pool, op func(i int64) error) {
+func versusSelect1(b *testing.B, pool *pgxpool.Pool, op func(i int64) error) {
 	for _, width := range []int{1, inFlight} {
-		name := prefix + "serial"
+		name := "serial"
 		if width > 1 {
-			name = prefix + "parallel" + strconv.Itoa(width)
+			name = "parallel" + strconv.Itoa(width)
 		}
 		b.Run(name, func(b *testing.B) {
 			// Warm every connection, so that no round pays a dial or a
@@ -163,5 +161,3 @@ func timeRound(b *testing.B, width, n int, seq *atomic.Int64, op func(i int64) e
 	wg.Wait()
 	return time.Since(start)
 }
-
-var _ = require.NoError
