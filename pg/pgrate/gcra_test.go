@@ -151,3 +151,53 @@ func TestWaitDelaysMatchModel(t *testing.T) {
 	require.Positive(t, delayed)
 	require.Positive(t, refused)
 }
+
+// TestTakesMatchModel: rate_takes, which the calls of one value that come
+// at once share, takes each event as GCRA takes them one after another at
+// the server's clock of its reply, refusing those whose delay is more
+// than they accept; a bucket with no row is full.
+func TestTakesMatchModel(t *testing.T) {
+	t.Parallel()
+	pool := connect(t)
+	ctx := context.Background()
+	l := newBucket(t, pool, pgrate.BucketConfig{Rate: 1000, Burst: 3, Name: "model", Schema: freshSchema(t, pool)})
+	g := &gcra{interval: pgrate.Interval(l), span: pgrate.Span(l)}
+
+	r := rand.New(rand.NewPCG(5, 6))
+	taken, refused := 0, 0
+	for i := range 100 {
+		most := make([]time.Duration, 1+r.IntN(8))
+		for j := range most {
+			switch r.IntN(3) {
+			case 0:
+				most[j] = 0
+			case 1:
+				most[j] = time.Duration(r.IntN(4000)) * time.Microsecond
+			default:
+				most[j] = -1
+			}
+		}
+		no, delay, now, tat, err := pgrate.Takes(ctx, l, most)
+		require.NoError(t, err)
+		require.Len(t, no, len(most))
+		for j := range most {
+			require.Equal(t, now[0], now[j], "step %d: one clock for the flight", i)
+			at := g.at(now[j])
+			if m := most[j]; m >= 0 && at.Sub(now[j]) > m {
+				require.True(t, no[j], "step %d, event %d: taken with a delay of %v, more than %v", i, j, at.Sub(now[j]), m)
+				refused++
+				continue
+			}
+			require.False(t, no[j], "step %d, event %d: refused", i, j)
+			require.Equal(t, at.Sub(now[j]), delay[j], "step %d, event %d: delay", i, j)
+			g.take(at)
+			require.Equal(t, g.tat, tat[j], "step %d, event %d: tat", i, j)
+			taken++
+		}
+		if i%20 == 19 { // let the bucket fill again, on the server's clock
+			time.Sleep(g.tat.Sub(now[0]))
+		}
+	}
+	t.Logf("taken %d, refused %d", taken, refused)
+	require.Positive(t, refused)
+}

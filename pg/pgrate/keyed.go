@@ -97,6 +97,7 @@ func (k *Keyed) Sweep(ctx context.Context) (int, error) {
 func (k *Keyed) For(key string) *KeyLimiter {
 	kl := &KeyLimiter{}
 	k.init(&kl.b, key)
+	kl.b.srv = newFlights(kl.b.srv.(*remote), k.s.clk.Now) // a KeyLimiter's calls share flights, as a Bucket's do
 	return kl
 }
 

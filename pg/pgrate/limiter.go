@@ -50,7 +50,7 @@ func NewBucket(ctx context.Context, pool *pgxpool.Pool, cfg BucketConfig) (*Buck
 	}
 	l := &Bucket{}
 	l.b.s = s
-	l.b.srv = &remote{pool: pool, s: s, key: []byte{}}
+	l.b.srv = newFlights(&remote{pool: pool, s: s, key: []byte{}}, s.clk.Now)
 	return l, nil
 }
 

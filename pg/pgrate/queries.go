@@ -3,9 +3,11 @@ package pgrate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -15,7 +17,7 @@ import (
 // clock_timestamp(), read once per statement part, after the bucket's row
 // is locked; durations are intervals of whole microseconds.
 type queries struct {
-	take, pause, release, sweep string
+	take, takes, pause, release, sweep string
 }
 
 // newQueries returns the statements on the tables of schema, quoted.
@@ -55,6 +57,11 @@ SET (tat, seen) = (
 WHERE $6::interval IS NULL
    OR greatest(b.paused_until, b.tat + $4::interval - $5::interval) - clock_timestamp() <= $6::interval
 RETURNING b.seen, greatest(b.seen, b.paused_until, b.tat - $5::interval), b.tat`,
+
+		// takes calls rate_takes (migration 002): take for several events
+		// at once, the calls of one value that came at the same time
+		// (flight.go). $6: the longest delay each accepts, NULL for any.
+		takes: `SELECT seen, at, tat FROM ` + schema + `.rate_takes($1::bytea, $2::boolean, $3::bytea, $4::interval, $5::interval, $6::interval[])`,
 
 		// pause pauses the bucket for $4 from now, unless it is paused
 		// until then or later already: a pause is only ever extended. A
@@ -152,6 +159,37 @@ func (r *remote) take(ctx context.Context, most time.Duration) (turn, error) {
 	}
 	t.delay = max(at.Sub(t.now), 0)
 	return t, nil
+}
+
+// takes runs queries.takes for one event per element of most (< 0: any
+// delay), in that order, and returns each one's turn as take does.
+func (r *remote) takes(ctx context.Context, most []time.Duration) ([]turn, error) {
+	arg := make([]pgtype.Interval, len(most))
+	for i, m := range most {
+		arg[i] = pgtype.Interval{Microseconds: m.Microseconds(), Valid: m >= 0}
+	}
+	rows, err := r.pool.Query(ctx, r.s.q.takes, r.s.nameArg, r.s.keyed, r.key, r.s.interval, r.s.span, arg)
+	if err != nil {
+		return nil, err
+	}
+	turns := make([]turn, 0, len(most))
+	var now time.Time
+	var at, tat pgtype.Timestamptz
+	_, err = pgx.ForEachRow(rows, []any{&now, &at, &tat}, func() error {
+		t := turn{refused: !at.Valid, now: now}
+		if at.Valid {
+			t.delay, t.tat = max(at.Time.Sub(now), 0), tat.Time
+		}
+		turns = append(turns, t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(turns) != len(most) {
+		return nil, fmt.Errorf("rate_takes returned %d rows for %d events", len(turns), len(most))
+	}
+	return turns, nil
 }
 
 // release runs queries.release; see server.

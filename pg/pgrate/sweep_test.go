@@ -51,7 +51,8 @@ func TestSweepDeletesIdleRowsInBatches(t *testing.T) {
 }
 
 // TestSweepRunsInCalls: with SweepEvery set, a call made once it passed
-// sweeps, and the rows of keys that filled up again go.
+// sweeps, and the rows of keys that filled up again go; a paused key's
+// stays.
 func TestSweepRunsInCalls(t *testing.T) {
 	t.Parallel()
 	pool := connect(t)
@@ -60,11 +61,12 @@ func TestSweepRunsInCalls(t *testing.T) {
 	for _, key := range []string{"a", "b", "c"} {
 		require.Equal(t, 1, keyAllowN(t, k, key, 1))
 	}
-	require.Equal(t, 3, rows(t, pool, schema))
+	require.NoError(t, k.PauseKey(context.Background(), "d", time.Minute))
+	require.Equal(t, 4, rows(t, pool, schema))
 	// A's bucket is full 10 ms later, on the server's clock, and the
 	// sweep is due 100 ms after NewKeyed, on the local one: the real ones,
 	// which no fake clock moves.
 	time.Sleep(150 * time.Millisecond)
-	require.Equal(t, 1, keyAllowN(t, k, "d", 1))
-	require.Equal(t, 1, rows(t, pool, schema), "the sweep left idle rows, or deleted d's")
+	require.Zero(t, keyAllowN(t, k, "d", 1), "d is paused")
+	require.Equal(t, 1, rows(t, pool, schema), "the sweep left idle rows, or deleted the paused key's")
 }

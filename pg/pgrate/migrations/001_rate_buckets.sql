@@ -6,11 +6,11 @@
 -- bucket full again, every pause ended); see the package doc.
 --
 -- tat, the theoretical arrival time of GCRA: the bucket is full again at
--- tat. paused_until: no event before it (a time past if none). seen: the server's clock
--- (clock_timestamp()) that the last take read, which its reply returns.
--- fillfactor leaves room on each page for the new version of a row that
--- every take writes, so that the update stays on its page (HOT) and the
--- primary key is not touched.
+-- tat. paused_until: no event before it (a time past if none). seen: the
+-- server's clock (clock_timestamp()) that the last take read, which its
+-- reply returns. fillfactor leaves room on each page for the new version
+-- of a row that every take writes, so that the update stays on its page
+-- (HOT) and the primary key is not touched.
 CREATE UNLOGGED TABLE IF NOT EXISTS rate_buckets (
     name         bytea       NOT NULL,
     keyed        boolean     NOT NULL,
