@@ -35,6 +35,18 @@
 // Pause runs a statement of the same shape; a Wait whose ctx ends gives
 // its turn back with an UPDATE.
 //
+// The calls of one Bucket (or KeyLimiter) value share round trips when
+// several come at once: one flies at a time, alone, as above; the calls
+// that come meanwhile wait for it to land, and then go together in one
+// call of the function rate_takes (migration 002), which locks the row
+// once, takes their events in the order they came, each as the statement
+// would, at one reading of the clock, and writes the row once (flight.go).
+// Every call of a bucket locks its one row, so calls in flight at once
+// would only queue for that lock on the server; a flight carries them in
+// one round trip, one lock and one write. A caller alone costs what it
+// did. Keyed.Allow and Keyed.Wait, which build the key's bucket anew on
+// each call, do not share; a KeyLimiter from Keyed.For does.
+//
 // # Guarantees
 //
 //   - Rate: every process on the same database, Schema and Name shares
@@ -57,8 +69,9 @@
 //     even if the server cannot be told.
 //   - Contexts: Allow and Wait check ctx first. A Wait whose turn would
 //     come after ctx's deadline returns ratelimit.ErrWouldExceedDeadline
-//     after one round trip, having taken nothing. A Wait whose ctx ends
-//     while it sleeps returns ctx.Err() after one more round trip (at most
+//     after one round trip, having taken nothing; one whose ctx ends while
+//     it waits to share a round trip (see above) returns ctx.Err() without
+//     one. A Wait whose ctx ends while it sleeps returns ctx.Err() after one more round trip (at most
 //     one second, whatever ctx) that gives its turn back, moving tat back
 //     by one interval, if the tat is still the one it wrote and no pause
 //     is in effect; otherwise, or if the server cannot be reached, the
@@ -134,9 +147,11 @@
 // the bucket's row: a transaction with a transaction ID, an update that
 // stays on the row's page (HOT, fillfactor 50) and a commit that waits for
 // no disk. That write is most of the cost: a bare one-column UPDATE of the
-// same row costs about what Allow does. Figures, as multiples of a SELECT 1
-// on the same pool, serially and with 8 calls in flight, and the command
-// that reproduces them: BENCHMARKS.md at the repository root.
+// same row costs about what Allow does (BenchmarkWriteFloor). With several
+// calls in flight, a flight of them shares one round trip and one write.
+// Figures, as multiples of a SELECT 1 on the same pool, serially and with
+// 8 calls in flight, and the command that reproduces them: BENCHMARKS.md
+// at the repository root.
 //
 // Every call of one bucket, in every process, updates one row, so the
 // calls take turns on its lock, and the row leaves a dead version per

@@ -17,7 +17,8 @@ import (
 // round trip, one lock and one write for several events.
 
 // maxFlying is how many calls of one value fly at once before takes share
-// them.
+// them. One: a second in flight would only wait for the row's lock on the
+// server; of 1, 2 and 4 with 8 callers, 1 did best (BENCHMARKS.md).
 const maxFlying = 1
 
 // takeServer is what flights need of the bucket: *remote.
