@@ -104,10 +104,9 @@ func (r *Runner[K, V]) limited(x *Explanation) {
 // whether the key is paused, and whether the queue is paused: one more
 // call, store.Operator's QueuePaused when s implements it, else, when s
 // implements store.Store, its Stats (which may visit every key of the
-// queue). Key is the
-// stored key, as is the Explanation's Key; MaxAttempts is 0 (unknown) and
-// nothing is said of a Runner's window or limiter. At is the process's
-// clock. It returns ctx.Err() if ctx is done, and the store's error.
+// queue). Key is the stored key, as is the Explanation's Key; MaxAttempts
+// is 0 (unknown) and nothing is said of a Runner's window or limiter. At
+// is the process's clock. It returns ctx.Err() if ctx is done, and the store's error.
 func ExplainStored(ctx context.Context, s store.Inspector, queue, key string) (Explanation, error) {
 	if s == nil {
 		return Explanation{}, errors.New("pacer: ExplainStored needs a store.Inspector, got nil")
