@@ -12,7 +12,9 @@ import (
 // O(queues) plus a Stats per queue, a page of Keys reads O(Limit) entries
 // of the engine's indexes whatever the queue holds (never a command over
 // the whole keyspace), Values O(limit). Memory, which holds its keys in
-// the process, may visit all of a queue's keys per page.
+// the process, visits all of a queue's keys per call but Values: a page
+// of Keys costs O(n log Limit) for n keys (it keeps no sorted index, which
+// every new key would pay for), Key of a ready key O(n) for its Ahead.
 //
 // Paging walks a queue's keys in an order of the engine's choosing that
 // stays the same from page to page (by key for Memory and redisstore).

@@ -21,6 +21,12 @@ ON CONFLICT (queue) DO NOTHING`
 const resumeQueueSQL = `
 DELETE FROM {schema}.paused_queues WHERE queue = $1`
 
+// queuePausedSQL reports whether a queue is paused: one read of
+// paused_queues by its primary key.
+//
+// $1 queue.
+const queuePausedSQL = `SELECT NOT {running}`
+
 // pauseKeySQL pauses a key, making its row, empty, if it has none. It
 // returns one row: whether it paused the key, which it does unless the
 // key was paused already, and whether the key's row is another key's, one

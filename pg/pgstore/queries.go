@@ -75,6 +75,7 @@ type queries struct {
 	deadLetters, redrive, purge                    string
 	queues, queueInfo, keyInfo, values, keysPage   string // inspectsql.go
 	pauseQueue, resumeQueue, pauseKey, resumeKey   string // operatesql.go
+	queuePaused                                    string
 	retryNow, lockKey, dropKey                     string
 }
 
@@ -111,6 +112,7 @@ func newQueries(schema string) queries {
 		keysPage:    r.Replace(keyStates.Replace(keysPageSQL)),
 		pauseQueue:  r.Replace(pauseQueueSQL),
 		resumeQueue: r.Replace(resumeQueueSQL),
+		queuePaused: r.Replace(running(queuePausedSQL, "$1")),
 		pauseKey:    r.Replace(pauseKeySQL),
 		resumeKey:   r.Replace(resumeKeySQL),
 		retryNow:    r.Replace(retryNowSQL),
