@@ -11,6 +11,16 @@ import (
 // delay returns the AddParams of values due d after the Add.
 func delay(d time.Duration) store.AddParams { return store.AddParams{Delay: d} }
 
+// before ends the try as too slow (see fixture.slow) when b+d, a
+// deadline set by a call made after b, passed: what was done since, which
+// must come before it, proves nothing.
+func (f *fixture) before(b time.Time, d time.Duration, what string) {
+	f.t.Helper()
+	if since := time.Since(b); since >= d {
+		f.slow(since, d, what+" came after the deadline it had to come before")
+	}
+}
+
 // testDelayNotBefore: a value added with a Delay is not leased before the
 // delay passed, and is leased once it did; Claim's next counts down to it,
 // and a delay of Never never comes due.
@@ -53,6 +63,7 @@ func testDelayOrderKept(f *fixture) {
 	f.add("other", "o1")
 
 	ls, _ := f.claim(store.ClaimParams{Keys: 3, TTL: ttl})
+	f.before(b, d, "the first Claim")
 	require.ElementsMatch(f.t, []string{"k", "other"}, keysOf(ls), "the keys with a due first value")
 	for _, l := range ls {
 		if l.Key == "k" {
@@ -68,9 +79,7 @@ func testDelayOrderKept(f *fixture) {
 	l := f.await(store.ClaimParams{Keys: 1, MaxBatch: 5, TTL: ttl}, b.Add(d))
 	f.values(l, "k", "d1", "r3")
 	f.ack(l, false)
-	if since := time.Since(b); since >= 2*d {
-		f.slow(since, 2*d, "the first delay's batch came after the second delay")
-	}
+	f.before(b, 2*d, "the first delay's batch")
 	f.noneBefore(b, 2*d)
 	l = f.await(one(), b.Add(2*d))
 	f.values(l, "late", "l1", "l2")
@@ -88,14 +97,13 @@ func testDelayBatchStops(f *fixture) {
 	f.add("k", "1")
 	f.addP("k", delay(d), "2")
 	l := f.claimOne(one())
+	f.before(b, d, "the first Claim")
 	f.values(l, "k", "1")
 	f.finish(l, store.Outcome{Kind: store.Retry, After: 0})
 	l = f.claimOne(one())
 	f.values(l, "k", "1")
+	f.before(b, d, "the second Claim")
 	require.Equal(f.t, 2, l.Attempt)
-	if since := time.Since(b); since >= d {
-		f.slow(since, d, "a Claim, a Retry and a Claim took longer than the delay")
-	}
 	f.pauseUntil(b.Add(d))
 	f.add("w", "w1") // waiting when k's batch ends
 	f.ack(l, true)
@@ -122,6 +130,7 @@ func testDelayEndsBurst(f *fixture) {
 	b := time.Now()
 	f.addP("k", delay(d), "d1")
 	l := f.claimOne(one())
+	f.before(b, d, "the Claim")
 	f.values(l, "k", "b1")
 	f.ack(l, true)
 	f.noneBefore(b, d)
@@ -143,13 +152,11 @@ func testDelayInspect(f *fixture) {
 	f.addP("k", delay(d), "1", "2")
 	f.add("r", "r1")
 	f.addP("r", delay(time.Minute), "r2")
-	info := f.expectKey(in, "k", store.KeyInfo{State: store.Scheduled, Until: b, Values: 2})
+	info, r, s := f.keyInfo(in, "k"), f.keyInfo(in, "r"), f.stats()
+	f.before(b, d, "reading the keys")
+	f.sameBut(store.KeyInfo{Key: "k", State: store.Scheduled, Until: b, Values: 2}, info, "a scheduled key")
 	sameTime(f, f.storedValues(in, f.q, "k", 1)[0].Added.Add(d), info.Until, "Until of a scheduled key: its value's Add plus the delay")
-	f.expectKey(in, "r", store.KeyInfo{State: store.Ready, Since: b, Values: 2})
-	s := f.stats()
-	if since := time.Since(b); since >= d {
-		f.slow(since, d, "the delay may have passed before the key was read")
-	}
+	f.sameBut(store.KeyInfo{Key: "r", State: store.Ready, Since: b, Values: 2}, r, "a ready key with a delayed value")
 	require.Equal(f.t, store.Stats{Values: 4, Keys: 2, Ready: 1}, s, "Stats with a scheduled key")
 	page, err := in.Keys(f.ctx, f.q, store.KeyQuery{State: store.Scheduled})
 	require.NoError(f.t, err)
