@@ -37,10 +37,10 @@ type key struct {
 	// time, and a lease need not look for one.
 	gate  int64
 	phase phase
-	at         int64  // idle: when the key is or was ready; leased: when the lease lapses
-	fence      uint64 // the current lease's, while leased
-	retry      bool   // idle after a Retry, not a Defer
-	ver        uint64 // the version of the key's live schedule entry; 0 before the first
+	at    int64  // idle: when the key is or was ready; leased: when the lease lapses
+	fence uint64 // the current lease's, while leased
+	retry bool   // idle after a Retry, not a Defer
+	ver   uint64 // the version of the key's live schedule entry; 0 before the first
 	// order is when, among the schedulings of the queue, the key was
 	// last scheduled: what breaks a tie between keys ready at the same
 	// instant, as the schedule does (see KeyInfo.Ahead).
