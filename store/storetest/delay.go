@@ -22,16 +22,19 @@ func (f *fixture) before(b time.Time, d time.Duration, what string) {
 }
 
 // testDelayNotBefore: a value added with a Delay is not leased before the
-// delay passed, and is leased once it did; Claim's next counts down to it,
-// and a delay of Never never comes due.
+// delay passed, nor are the values added behind it, ready or in a burst,
+// and all are leased once it did; Claim's next counts down to it, and a
+// delay of Never never comes due.
 func testDelayNotBefore(f *fixture) {
 	d := 4 * f.tick
 	b := time.Now()
 	f.addP("k", delay(d), "1", "2")
+	f.add("k", "3")
+	f.addP("k", store.AddParams{Wait: f.tick}, "4")
 	next := f.noneBefore(b, d)
 	require.LessOrEqual(f.t, next, d, "Claim's next with a delayed value")
 	l := f.await(one(), b.Add(d))
-	f.values(l, "k", "1", "2")
+	f.values(l, "k", "1", "2", "3", "4")
 	f.ack(l, false)
 
 	// Claim's next is the delay's, at the precision of the other
@@ -96,6 +99,7 @@ func testDelayBatchStops(f *fixture) {
 	b := time.Now()
 	f.add("k", "1")
 	f.addP("k", delay(d), "2")
+	added := time.Now()
 	l := f.claimOne(one())
 	f.before(b, d, "the first Claim")
 	f.values(l, "k", "1")
@@ -104,7 +108,7 @@ func testDelayBatchStops(f *fixture) {
 	f.values(l, "k", "1")
 	f.before(b, d, "the second Claim")
 	require.Equal(f.t, 2, l.Attempt)
-	f.pauseUntil(b.Add(d))
+	f.pauseUntil(added.Add(d + f.tick)) // past the value's time: its Add returned before added
 	f.add("w", "w1") // waiting when k's batch ends
 	f.ack(l, true)
 	ls, _ := f.claim(store.ClaimParams{Keys: 2, TTL: ttl})
@@ -153,15 +157,14 @@ func testDelayInspect(f *fixture) {
 	f.add("r", "r1")
 	f.addP("r", delay(time.Minute), "r2")
 	info, r, s := f.keyInfo(in, "k"), f.keyInfo(in, "r"), f.stats()
+	scheduled := f.walk(in, f.q, store.KeyQuery{State: store.Scheduled}, 10, nil)
 	f.before(b, d, "reading the keys")
 	f.sameBut(store.KeyInfo{Key: "k", State: store.Scheduled, Until: b, Values: 2}, info, "a scheduled key")
 	sameTime(f, f.storedValues(in, f.q, "k", 1)[0].Added.Add(d), info.Until, "Until of a scheduled key: its value's Add plus the delay")
 	f.sameBut(store.KeyInfo{Key: "r", State: store.Ready, Since: b, Values: 2}, r, "a ready key with a delayed value")
 	require.Equal(f.t, store.Stats{Values: 4, Keys: 2, Ready: 1}, s, "Stats with a scheduled key")
-	page, err := in.Keys(f.ctx, f.q, store.KeyQuery{State: store.Scheduled})
-	require.NoError(f.t, err)
-	require.Len(f.t, page.Keys, 1, "the scheduled keys")
-	require.Equal(f.t, "k", page.Keys[0].Key)
+	require.Len(f.t, scheduled, 1, "the scheduled keys")
+	require.Equal(f.t, "k", scheduled[0].Key)
 
 	ready := f.awaitState(in, "k", store.Ready, b.Add(d))
 	sameTime(f, info.Until, ready.Since, "a scheduled key is ready since its value's time")
