@@ -109,7 +109,7 @@ func testDelayBatchStops(f *fixture) {
 	f.before(b, d, "the second Claim")
 	require.Equal(f.t, 2, l.Attempt)
 	f.pauseUntil(added.Add(d + f.tick)) // past the value's time: its Add returned before added
-	f.add("w", "w1") // waiting when k's batch ends
+	f.add("w", "w1")                    // waiting when k's batch ends
 	f.ack(l, true)
 	ls, _ := f.claim(store.ClaimParams{Keys: 2, TTL: ttl})
 	require.Equal(f.t, []string{"w", "k"}, keysOf(ls), "k, due during its lease, goes behind the keys waiting")
