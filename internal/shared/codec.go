@@ -53,7 +53,7 @@ func (s *Engine[K, V]) decodeBatch(key string, vals [][]byte, of string) (K, []V
 	vs := make([]V, 0, len(vals))
 	bad, at0, err0 := 0, 0, error(nil)
 	for i, b := range vals {
-		v, err := s.codec.Decode(b)
+		v, err := s.DecodeValue(b)
 		if err != nil {
 			if bad++; bad == 1 {
 				at0, err0 = i, err
@@ -62,7 +62,7 @@ func (s *Engine[K, V]) decodeBatch(key string, vals [][]byte, of string) (K, []V
 		}
 		vs = append(vs, v)
 	}
-	k, err := s.keys.Decode([]byte(key))
+	k, err := s.DecodeKey(key)
 	switch {
 	case err != nil:
 		return k, vs, fmt.Errorf("%w: key %q: %w", engine.ErrUndecodable, key, err)
@@ -70,4 +70,16 @@ func (s *Engine[K, V]) decodeBatch(key string, vals [][]byte, of string) (K, []V
 		return k, vs, fmt.Errorf("%w: %d of %d %s, the first at index %d: %w", engine.ErrUndecodable, bad, len(vals), of, at0, err0)
 	}
 	return k, vs, nil
+}
+
+// DecodeKey decodes a key as stored, with the Runner's key codec.
+func (s *Engine[K, V]) DecodeKey(stored string) (K, error) {
+	return s.keys.Decode([]byte(stored))
+}
+
+// DecodeValue decodes a value as stored, with the Runner's codec: what a
+// tool that shows a stored value calls, so that it reads the bytes as the
+// Runner's leases do.
+func (s *Engine[K, V]) DecodeValue(stored []byte) (V, error) {
+	return s.codec.Decode(stored)
 }
