@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/store"
 )
 
 // A delayed value runs at its time, not before; the values of its key
@@ -32,6 +33,12 @@ func TestAddAfter(t *testing.T) {
 		st := stats(t, r)
 		require.Equal(t, 4, st.Queued, "delayed values are queued")
 		require.Equal(t, 4, st.Values)
+		x, err := r.Explain(ctx, "k")
+		require.NoError(t, err)
+		require.Equal(t, store.Scheduled, x.State, "k waits for its value 2")
+		require.Equal(t, 3, x.Values)
+		require.True(t, x.Until.Equal(rc.t0.Add(10*time.Second)), "until %v", x.Until.Sub(rc.t0))
+		require.Contains(t, x.String(), "is scheduled")
 
 		time.Sleep(10*time.Second - time.Nanosecond)
 		synctest.Wait()

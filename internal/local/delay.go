@@ -154,6 +154,21 @@ func (e *Engine[K, V]) moveDue(now time.Time) (time.Time, bool) {
 	}
 }
 
+// lineOf returns how many values of key wait in its line, and when the
+// first is due; ok is false if key has no line.
+func (e *Engine[K, V]) lineOf(key K) (n int, due time.Time, ok bool) {
+	if e.delays.count.Load() == 0 {
+		return 0, time.Time{}, false
+	}
+	e.delays.mu.Lock()
+	defer e.delays.mu.Unlock()
+	l := e.delays.lines[key]
+	if l == nil {
+		return 0, time.Time{}, false
+	}
+	return len(l.vals), time.Unix(0, l.due[0]), true
+}
+
 // delayed returns the values waiting in lines.
 func (e *Engine[K, V]) delayed() int {
 	e.delays.mu.Lock()
