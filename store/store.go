@@ -276,8 +276,8 @@ type Outcome struct {
 
 // Stats are the counts of a queue, read at one instant. A key with values
 // is counted in at most one of Ready, Leased, Retrying and Held, by what
-// its head is doing (a key waiting for a Defer delay, or whose only values
-// are an open burst, in none); Pending counts every key with an open burst,
+// its head is doing (a key waiting for a Defer delay or for its first
+// value's time, or whose only values are an open burst, in none); Pending counts every key with an open burst,
 // whatever its head does. A lease whose TTL passed counts as Ready.
 type Stats struct {
 	Values     int `json:"values"`      // values stored: ready, debouncing, leased, delayed or held
