@@ -178,6 +178,8 @@ func (k *key) state(now int64) KeyState {
 		return Retrying
 	case k.batch > 0:
 		return Deferred
+	case k.ready() > 0:
+		return Scheduled // idle and not due: k.at is when its first value is
 	}
 	return Debouncing // idle with nothing but an open burst: k.at is its due
 }
@@ -212,7 +214,7 @@ func (m *Memory) info(q *queue, k *key, now int64) KeyInfo {
 		i.Since = m.nano.Time(k.since)
 	case Debouncing:
 		i.Until, i.MaxWait = m.nano.Time(k.due), k.maxWait
-	default: // Retrying, Deferred
+	default: // Retrying, Deferred, Scheduled
 		i.Until = m.nano.Time(k.at)
 	}
 	return i

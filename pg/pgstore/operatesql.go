@@ -101,7 +101,7 @@ SELECT FROM {schema}.keys WHERE queue = $1 AND key_hash = sha256($2) AND key = $
 // $1 queue, $2 key, $3 error.
 const dropKeySQL = `
 WITH k AS MATERIALIZED (
-	SELECT queue, key_hash, key, head, tail, tail - head AS batch, burst_due, paused, 0 AS open,
+	SELECT queue, key_hash, key, head, tail, tail - head AS batch, burst_due, gate, paused, 0 AS open,
 		CASE WHEN held OR leased_until > statement_timestamp() THEN attempt WHEN batch = 0 THEN 0
 			WHEN retrying THEN attempt - 1 ELSE attempt END AS attempt
 	FROM {schema}.keys
