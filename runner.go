@@ -341,6 +341,8 @@ func (r *Runner[K, V]) Stats(ctx context.Context) (Stats, error) {
 		Dropped:       r.c.dropped.Load(),
 		Refused:       r.c.refused.Load(),
 		RateLimitWait: time.Duration(r.c.rateWait.Load()),
+		KeyLimited:    r.c.keyLimited.Load(),
+		KeyWindowed:   r.c.keyWindowed.Load(),
 	}
 	// The counters are read one by one, and a value is counted received
 	// only once Add put it in, so it may end first: clamp at 0.

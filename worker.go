@@ -39,6 +39,10 @@ func (r *Runner[K, V]) process(ctx context.Context, l engine.Lease[K, V]) {
 		r.finish(ctx, l, err, 0, false) // without a call
 		return
 	}
+	kw, pass := r.keyGate(ctx, l)
+	if !pass {
+		return
+	}
 	// Reading the clock is a good part of the cost of a batch: only do it
 	// when someone looks at the durations.
 	timed := r.cfg.OnEvent != nil || r.log.Enabled(ctx, slog.LevelWarn)
@@ -72,6 +76,12 @@ func (r *Runner[K, V]) process(ctx context.Context, l engine.Lease[K, V]) {
 	cancel := context.CancelFunc(func() {})
 	if r.window != nil {
 		hctx, cancel = r.window.Context(hctx)
+	}
+	if kw != nil {
+		var cancelKey context.CancelFunc
+		hctx, cancelKey = kw.Context(hctx)
+		cancelWindow := cancel
+		cancel = func() { cancelKey(); cancelWindow() }
 	}
 	if r.lapsed(l) { // the last look, right before the handler
 		cancel()
@@ -228,12 +238,14 @@ func (r *Runner[K, V]) finish(ctx context.Context, l engine.Lease[K, V], err err
 	if pause {
 		// The remote asked everyone to wait, whatever becomes of this batch.
 		r.pauseAll(l.Key, after)
+	} else if hasAfter {
+		// This key's remote asked it to wait: so do the key's other users.
+		r.pauseKey(ctx, l.Key, after)
 	}
 	if windowClosed && !permanent {
-		// Cut short by the window: it runs again when the window opens, and
-		// the attempt does not count.
-		now := r.clk.Now()
-		opens := r.window.NextOpen(now).Sub(now)
+		// Cut short by a window (the Runner's or the key's): it runs again
+		// when the window opens, and the attempt does not count.
+		opens := r.reopens(l.Key, r.clk.Now())
 		r.emitBlocking(EventRetry, l, opens, took, err)
 		r.logf(slog.LevelInfo, "pacer: window closed during batch", l.Key, slog.Int("size", n), slog.Any("err", err))
 		r.end(ctx, l, store.Outcome{Kind: store.Defer, After: opens})
