@@ -11,62 +11,106 @@ import (
 	"github.com/pacerkit/pacer/window"
 )
 
-// keyGate decides whether l may start now as far as its key's own window
-// (Config.KeyWindow) and limit (Config.KeyLimit) go. If not, it defers l,
-// without using an attempt, until they may let it, and reports false: the
-// worker goes on to another key instead of waiting. Otherwise it returns
-// the key's window, on the Runner's clock, for the handler's ctx to end at
-// its close (nil if the key has none), having taken the key's token.
-//
-// The window comes first: a key outside it takes no token.
-func (r *Runner[K, V]) keyGate(ctx context.Context, l engine.Lease[K, V]) (*window.Schedule, bool) {
-	var kw *window.Schedule
-	if r.cfg.KeyWindow != nil {
-		if s := r.cfg.KeyWindow(l.Key); s != nil {
-			now := r.clk.Now()
-			switch {
-			case s.IsZero():
-				r.logf(slog.LevelError, "pacer: Config.KeyWindow gave the zero Schedule, which never opens: batch deferred", l.Key, slog.Duration("for", r.cfg.Retry.Max))
-				r.deferKey(ctx, l, r.cfg.Retry.Max)
-				return nil, false
-			case !s.Contains(now):
-				r.c.keyWindowed.Add(1)
-				opens := s.NextOpen(now)
-				r.logf(slog.LevelDebug, "pacer: key outside its window, batch deferred", l.Key, slog.Time("opens", opens))
-				r.deferKey(ctx, l, opens.Sub(now))
-				return nil, false
-			}
-			w := s.WithClock(r.cfg.Clock)
-			kw = &w
+// The key's gate: its own window (Config.KeyWindow) and limit
+// (Config.KeyLimit). A batch that either turns away is deferred, without
+// using an attempt, until they may let it, and the worker goes on to
+// another key instead of waiting. The window is looked at first, as soon
+// as the batch is leased; the key's token is taken last, once the
+// Runner's Window and Limiter let the batch start, so that no token is
+// counted earlier than the call it pays for.
+
+// keyWindowGate defers l if its key is outside its own window, and
+// reports false then. Otherwise it returns the key's window on the
+// Runner's clock, for the handler's ctx to end at its close (nil if the
+// key has none).
+func (r *Runner[K, V]) keyWindowGate(ctx context.Context, l engine.Lease[K, V]) (*window.Schedule, bool) {
+	if r.cfg.KeyWindow == nil {
+		return nil, true
+	}
+	s := r.cfg.KeyWindow(l.Key)
+	if s == nil {
+		return nil, true
+	}
+	if after, open := r.keyWindowOpen(l, s); !open {
+		r.deferKey(ctx, l, after)
+		return nil, false
+	}
+	w := s.WithClock(r.cfg.Clock)
+	return &w, true
+}
+
+// keyWindowOpen reports whether s, key's window, is open now, or else how
+// long until it opens, and counts a deferral.
+func (r *Runner[K, V]) keyWindowOpen(l engine.Lease[K, V], s *window.Schedule) (time.Duration, bool) {
+	now := r.clk.Now()
+	switch {
+	case s.IsZero():
+		r.logf(slog.LevelError, "pacer: Config.KeyWindow gave the zero Schedule, which never opens: batch deferred", l.Key, slog.Duration("for", r.cfg.Retry.Max))
+		return r.cfg.Retry.Max, false
+	case !s.Contains(now):
+		r.c.keyWindowed.Add(1)
+		opens := s.NextOpen(now)
+		r.logf(slog.LevelDebug, "pacer: key outside its window, batch deferred", l.Key, slog.Time("opens", opens))
+		return opens.Sub(now), false
+	}
+	return 0, true
+}
+
+// keyAdmit is the last step before the handler: the key's window, on the
+// Runner's clock (kw, nil for none), must still be open, and the key's
+// limit must give its token. Otherwise it returns how long to defer the
+// batch, with ok false.
+func (r *Runner[K, V]) keyAdmit(ctx context.Context, l engine.Lease[K, V], kw *window.Schedule) (after time.Duration, ok bool) {
+	if kw != nil {
+		// It may have closed while the batch waited for the Runner's
+		// Window or Limiter.
+		if after, open := r.keyWindowOpen(l, kw); !open {
+			return after, false
 		}
 	}
-	if r.cfg.KeyLimit != nil {
-		wait, err := r.cfg.KeyLimit.TakeKey(ctx, l.Key)
-		switch {
-		case err != nil && ctx.Err() != nil:
-			// The Runner is stopping: the batch goes back as it came.
-			r.end(ctx, l, store.Outcome{Kind: store.Defer})
-			return nil, false
-		case err != nil:
-			r.logf(slog.LevelWarn, "pacer: Config.KeyLimit failed, batch deferred", l.Key, slog.Duration("for", r.cfg.Retry.Initial), slog.Any("err", err))
-			r.deferKey(ctx, l, r.cfg.Retry.Initial)
-			return nil, false
-		case wait > 0:
-			r.c.keyLimited.Add(1)
-			if r.log.Enabled(ctx, slog.LevelDebug) {
-				r.logf(slog.LevelDebug, "pacer: key has no token, batch deferred", l.Key, slog.Duration("for", wait))
-			}
-			r.deferKey(ctx, l, wait)
-			return nil, false
-		}
+	if r.cfg.KeyLimit == nil {
+		return 0, true
 	}
-	return kw, true
+	wait, err := r.cfg.KeyLimit.TakeKey(ctx, l.Key)
+	return r.keyWait(ctx, l, wait, err)
+}
+
+// keyHasToken reports whether the key's limit has a token for l's key
+// now, taking nothing; true without a KeyLimit, or when it cannot tell
+// (keyAdmit then decides).
+func (r *Runner[K, V]) keyHasToken(ctx context.Context, l engine.Lease[K, V]) bool {
+	if r.cfg.KeyLimit == nil {
+		return true
+	}
+	wait, err := r.cfg.KeyLimit.PeekKey(ctx, l.Key)
+	return err != nil || wait <= 0
+}
+
+// keyWait turns the answer of the key's limit into keyAdmit's.
+func (r *Runner[K, V]) keyWait(ctx context.Context, l engine.Lease[K, V], wait time.Duration, err error) (time.Duration, bool) {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return 0, false // the Runner is stopping: the batch goes back as it came
+	case err != nil:
+		r.logf(slog.LevelWarn, "pacer: Config.KeyLimit failed, batch deferred", l.Key, slog.Duration("for", r.cfg.Retry.Initial), slog.Any("err", err))
+		return r.cfg.Retry.Initial, false
+	case wait > 0:
+		r.c.keyLimited.Add(1)
+		if r.log.Enabled(ctx, slog.LevelDebug) {
+			r.logf(slog.LevelDebug, "pacer: key has no token, batch deferred", l.Key, slog.Duration("for", wait))
+		}
+		return wait, false
+	}
+	return 0, true
 }
 
 // deferKey ends l's lease with a Defer of d: its batch stays at the head
-// of its key, which is ready again d from now, at the tail.
+// of its key, which is ready again d from now, at the tail. A deferral
+// for later than now is reported as EventSkipped.
 func (r *Runner[K, V]) deferKey(ctx context.Context, l engine.Lease[K, V], d time.Duration) {
-	r.emit(EventSkipped, l.Key, l.Attempt, len(l.Values), d, 0, nil)
+	if d > 0 {
+		r.emit(EventSkipped, l.Key, l.Attempt, len(l.Values), d, 0, nil)
+	}
 	r.end(ctx, l, store.Outcome{Kind: store.Defer, After: d})
 }
 

@@ -39,7 +39,7 @@ func (r *Runner[K, V]) process(ctx context.Context, l engine.Lease[K, V]) {
 		r.finish(ctx, l, err, 0, false) // without a call
 		return
 	}
-	kw, pass := r.keyGate(ctx, l)
+	kw, pass := r.keyWindowGate(ctx, l)
 	if !pass {
 		return
 	}
@@ -51,11 +51,11 @@ func (r *Runner[K, V]) process(ctx context.Context, l engine.Lease[K, V]) {
 		leased = r.clk.Now()
 	}
 	lctx, kept := r.engine.Keep(ctx, l)
-	if !r.admit(lctx, l) {
-		// The Runner is stopping, or lost the lease: nothing ran, so no
-		// attempt was used.
+	if after, ok := r.admit(lctx, l, kw); !ok {
+		// The Runner is stopping, or lost the lease, or the key's window or
+		// limit says later: nothing ran, so no attempt was used.
 		if kept() == nil {
-			r.end(ctx, l, store.Outcome{Kind: store.Defer})
+			r.deferKey(ctx, l, after)
 		}
 		return
 	}
@@ -156,11 +156,23 @@ func (r *Runner[K, V]) acked(l engine.Lease[K, V], more bool, err error) {
 }
 
 // admit waits until the batch may start: the window is open and the
-// Limiter gave a token. It reports false if ctx ended first, or if l's
-// lease lapsed during a wait. A batch takes at most one token: if the
-// window closes while the Limiter makes it wait, it keeps the token and
-// waits for the window to open again.
-func (r *Runner[K, V]) admit(ctx context.Context, l engine.Lease[K, V]) bool {
+// Limiter gave a token; then the key's gate (keyAdmit) lets it through. It
+// reports false if ctx ended first, or if l's lease lapsed during a wait,
+// or, with how long to defer the batch, if the key's gate said not yet. A
+// batch takes at most one token: if the window closes while the Limiter
+// makes it wait, it keeps the token and waits for the window to open
+// again.
+func (r *Runner[K, V]) admit(ctx context.Context, l engine.Lease[K, V], kw *window.Schedule) (after time.Duration, ok bool) {
+	if !r.admitRunner(ctx, l) {
+		return 0, false
+	}
+	return r.keyAdmit(ctx, l, kw)
+}
+
+// admitRunner waits for the Runner's own window and Limiter; see admit.
+// With a KeyLimit it first looks whether the key has a token, so as not
+// to take the Limiter's for a batch that is deferred at once.
+func (r *Runner[K, V]) admitRunner(ctx context.Context, l engine.Lease[K, V]) bool {
 	paid := r.cfg.Limiter == nil
 	for {
 		if r.window != nil {
@@ -171,6 +183,9 @@ func (r *Runner[K, V]) admit(ctx context.Context, l engine.Lease[K, V]) bool {
 					return false
 				}
 			}
+		}
+		if !paid && !r.keyHasToken(ctx, l) {
+			return true // keyAdmit defers it
 		}
 		if !paid {
 			t := r.clk.Now()
