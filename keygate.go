@@ -108,10 +108,10 @@ func (r *Runner[K, V]) keyWait(ctx context.Context, l engine.Lease[K, V], wait t
 // of its key, which is ready again d from now, at the tail. A deferral
 // for later than now is reported as EventSkipped.
 func (r *Runner[K, V]) deferKey(ctx context.Context, l engine.Lease[K, V], d time.Duration) {
-	if d > 0 {
+	r.end(ctx, l, store.Outcome{Kind: store.Defer, After: d})
+	if d > 0 { // after the engine has the delay, which an observer may then play out
 		r.emit(EventSkipped, l.Key, l.Attempt, len(l.Values), d, 0, nil)
 	}
-	r.end(ctx, l, store.Outcome{Kind: store.Defer, After: d})
 }
 
 // reopens returns how long from now until both the Runner's window and
