@@ -76,14 +76,17 @@ func (r *Runner[K, V]) keyAdmit(ctx context.Context, l engine.Lease[K, V], kw *w
 }
 
 // keyHasToken reports whether the key's limit has a token for l's key
-// now, taking nothing; true without a KeyLimit, or when it cannot tell
-// (keyAdmit then decides).
-func (r *Runner[K, V]) keyHasToken(ctx context.Context, l engine.Lease[K, V]) bool {
+// now, taking nothing, or else how long until it has; true without a
+// KeyLimit, or when it cannot tell (keyAdmit then decides).
+func (r *Runner[K, V]) keyHasToken(ctx context.Context, l engine.Lease[K, V]) (time.Duration, bool) {
 	if r.cfg.KeyLimit == nil {
-		return true
+		return 0, true
 	}
 	wait, err := r.cfg.KeyLimit.PeekKey(ctx, l.Key)
-	return err != nil || wait <= 0
+	if err != nil || wait <= 0 {
+		return 0, true
+	}
+	return r.keyWait(ctx, l, wait, nil)
 }
 
 // keyWait turns the answer of the key's limit into keyAdmit's.

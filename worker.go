@@ -163,16 +163,17 @@ func (r *Runner[K, V]) acked(l engine.Lease[K, V], more bool, err error) {
 // makes it wait, it keeps the token and waits for the window to open
 // again.
 func (r *Runner[K, V]) admit(ctx context.Context, l engine.Lease[K, V], kw *window.Schedule) (after time.Duration, ok bool) {
-	if !r.admitRunner(ctx, l) {
-		return 0, false
+	if after, ok := r.admitRunner(ctx, l); !ok {
+		return after, false
 	}
 	return r.keyAdmit(ctx, l, kw)
 }
 
 // admitRunner waits for the Runner's own window and Limiter; see admit.
 // With a KeyLimit it first looks whether the key has a token, so as not
-// to take the Limiter's for a batch that is deferred at once.
-func (r *Runner[K, V]) admitRunner(ctx context.Context, l engine.Lease[K, V]) bool {
+// to take the Limiter's for a batch that is deferred at once: it then
+// returns how long to defer it, with ok false.
+func (r *Runner[K, V]) admitRunner(ctx context.Context, l engine.Lease[K, V]) (after time.Duration, ok bool) {
 	paid := r.cfg.Limiter == nil
 	for {
 		if r.window != nil {
@@ -180,38 +181,38 @@ func (r *Runner[K, V]) admitRunner(ctx context.Context, l engine.Lease[K, V]) bo
 				r.emit(EventSkipped, l.Key, l.Attempt, len(l.Values), r.window.NextOpen(now).Sub(now), 0, nil)
 				r.logf(slog.LevelDebug, "pacer: window closed, batch waits", l.Key, slog.Time("opens", r.window.NextOpen(now)))
 				if r.window.Wait(ctx) != nil || r.lapsed(l) {
-					return false
+					return 0, false
 				}
 			}
 		}
-		if !paid && !r.keyHasToken(ctx, l) {
-			return true // keyAdmit defers it
-		}
 		if !paid {
+			if wait, has := r.keyHasToken(ctx, l); !has {
+				return wait, false
+			}
 			t := r.clk.Now()
 			r.limiterWaits.Add(1)
 			err := r.cfg.Limiter.Wait(ctx)
 			r.limiterWaits.Add(-1)
 			r.c.rateWait.Add(int64(r.clk.Now().Sub(t)))
 			if r.lapsed(l) {
-				return false
+				return 0, false
 			}
 			if err != nil {
 				if ctx.Err() != nil {
-					return false
+					return 0, false
 				}
 				// The Limiter cannot serve in time (e.g. before ctx's
 				// deadline): back off rather than spin, then ask again.
 				r.logf(slog.LevelWarn, "pacer: limiter refused", l.Key, slog.Any("err", err))
 				if !timing.Sleep(r.clk, r.cfg.Retry.Initial, ctx.Done()) || r.lapsed(l) {
-					return false
+					return 0, false
 				}
 				continue
 			}
 			paid = true
 		}
 		if r.window == nil || r.window.Contains(r.clk.Now()) {
-			return true
+			return 0, true
 		}
 	}
 }
