@@ -78,6 +78,44 @@ type Config[K comparable, V any] struct {
 	// the window on Clock. It must not be the zero [window.Schedule], which
 	// never opens.
 	Window *window.Schedule
+	// KeyLimit, when set, is a rate limit per key, checked before every
+	// handler call of the key, retries included: [ratelimit.Keyed] in the
+	// process, redis/redisrate's Keyed (string keys) shared by every
+	// instance. A key whose bucket has no token is not waited on: its
+	// batch is deferred, without using an attempt, until the token is due
+	// ([ratelimit.KeyGate].TakeKey's wait), and the worker takes the next
+	// ready key, so a slow key never holds the workers of the others.
+	//   - A [RetryAfter] error pauses the key's bucket for its delay, on
+	//     top of retrying the key after it, so that every user of the
+	//     KeyLimit (other Runners, instances, a [ratelimit.Transport]
+	//     over Keyed.For) waits too; other keys go on.
+	//   - Limiter still applies beside it: a batch needs its key's token,
+	//     taken first, then the Limiter's, waited for.
+	//   - A KeyLimit that fails (Redis unreachable) defers the batch by
+	//     Retry.Initial, with a warning, and asks again then.
+	//   - [Stats].KeyLimited counts the deferrals, [Runner.Explain] tells
+	//     when the key's next token comes.
+	//
+	// See the package doc, "Limits and windows per key".
+	KeyLimit ratelimit.KeyGate[K]
+	// KeyWindow, when set, gives each key its own delivery window (a
+	// reminder's hours in its user's time zone), read on Clock: nil for a
+	// key without one. It is called once before every handler call of the
+	// key, so it must be fast and safe for concurrent use; the Runner
+	// keeps nothing of what it returns.
+	//   - A key outside its window is deferred until the window next
+	//     opens, without using an attempt or holding a worker.
+	//   - A running handler's ctx is cancelled when the key's window
+	//     closes, with cause [window.ErrOutside], and its batch is
+	//     deferred until the window opens again, as the close of Window
+	//     does (see [EventRetry]).
+	//   - It composes with Window: a batch runs when both are open.
+	//   - A zero Schedule never opens: the key's batch is deferred by
+	//     Retry.Max, with an error in the log, until KeyWindow says
+	//     otherwise.
+	//   - [Stats].KeyWindowed counts the deferrals and the cuts,
+	//     [Runner.Explain] tells until when the key is outside its window.
+	KeyWindow func(key K) *window.Schedule
 	// Adaptive, when its Max is set, lengthens the quiet period under load.
 	Adaptive Adaptive
 	// MaxValues bounds the values held at once: debouncing, queued, waiting
@@ -333,6 +371,8 @@ func (c Config[K, V]) validate() error {
 	case c.Window != nil && c.Window.IsZero():
 		// Nothing would ever start, and a graceful Shutdown would never end.
 		return fmt.Errorf("pacer: Config.Window must not be the zero Schedule, which never opens")
+	case isNilPointer(c.KeyLimit):
+		return fmt.Errorf("pacer: Config.KeyLimit is a nil %T: set a limiter made by its constructor, or leave the field nil", c.KeyLimit)
 	case c.LeaseTTL != 0 && c.LeaseTTL < minLeaseTTL:
 		return fmt.Errorf("pacer: Config.LeaseTTL must be 0 (30 s) or at least %v, got %v", minLeaseTTL, c.LeaseTTL)
 	case c.Store != nil && c.Name == "":

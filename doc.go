@@ -16,6 +16,7 @@
 //	one holder per file, across processes          mutex.LockFile
 //	a token bucket that obeys Retry-After          ratelimit.Bucket, ratelimit.Keyed, ratelimit.Transport
 //	only inside working hours of a time zone       window.Schedule
+//	a rate limit or a window per key in a Runner   pacer.Config.KeyLimit, pacer.Config.KeyWindow
 //	all of the above around one handler            pacer.Runner
 //	the Runner's state shared by several processes  pacer.Config.Store, package store
 //
@@ -32,6 +33,31 @@
 //
 // Values are encoded with a [Codec], [JSON] by default; string and integer
 // keys need no configuration.
+//
+// # Limits and windows per key
+//
+// Besides one [Config.Limiter] and one [Config.Window] for every key, a
+// Runner takes a limit and a window of each key's own, which put a key
+// aside rather than make a worker wait for it, so that one slow key never
+// holds the workers of the others:
+//   - [Config.KeyLimit], a [ratelimit.KeyGate]: [ratelimit.Keyed] in the
+//     process, redis/redisrate's Keyed shared by every instance. A key
+//     whose bucket has no token is deferred until its token is due; a
+//     [RetryAfter] from its handler pauses that key's bucket alone.
+//   - [Config.KeyWindow], a function from key to [window.Schedule] (a
+//     reminder's hours in its user's time zone; nil for none). A key
+//     outside its window is deferred until it opens; a running call's ctx
+//     ends at its close, and the batch is deferred to the next opening.
+//
+// A deferred batch uses no attempt, keeps its place at the head of its
+// key (strict order holds), and goes back to the tail of the ready keys
+// when its delay ends; with a Store the delay lives in the engine, so any
+// instance may run it then. A batch runs once the Runner's Window and
+// Limiter and the key's window and limit all let it: the key's window is
+// looked at as soon as the batch is leased, the key's token is taken last,
+// right before the call, so that no token is counted before the call it
+// pays for. [Runner.Explain] tells until when a key waits for its token or
+// its window, and [Stats].KeyLimited and KeyWindowed count the deferrals.
 //
 // Conventions:
 //   - Every type that owns goroutines has a constructor and an idempotent

@@ -49,6 +49,8 @@ func (e *permanentError) Unwrap() error { return e.err }
 // before its batch is retried, instead of the Backoff's delay, while other
 // keys go on. It concerns this key only and never pauses the Limiter: use
 // it for a receiver that is down or a retry schedule of the handler's own.
+// With a Config.KeyLimit, it also pauses the key's bucket there for d, so
+// that every user of that limit holds the key.
 // When the remote limits every caller (a 429 or 503 from a shared API),
 // return PauseAll, or the error of ratelimit.CheckResponse, instead. The
 // call counts as a failed attempt. RetryAfter(nil, d) is nil.

@@ -39,7 +39,10 @@ const (
 	// waiting for it.
 	EventHeld
 	// EventSkipped: a batch did not start because the window was closed; the
-	// key waits for the window to open (Delay until it opens).
+	// key waits for the window to open (Delay until it opens). It is also
+	// reported for a batch deferred by its key's own window or limit
+	// (Config.KeyWindow, Config.KeyLimit), with Delay until it is ready
+	// again.
 	EventSkipped
 )
 

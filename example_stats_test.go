@@ -39,6 +39,8 @@ func ExampleStats_json() {
 	//   "retries": 2,
 	//   "dropped": 0,
 	//   "refused": 0,
+	//   "key_limited": 0,
+	//   "key_windowed": 0,
 	//   "debounce_seconds": 5,
 	//   "rate_limit_wait_seconds": 5.202027777
 	// }

@@ -15,12 +15,14 @@ import (
 // doing in the engine (its State, with the times, the attempt and the
 // error that go with it) and what else holds it back: an operator's pause
 // of the key or of the queue, and, from a Runner, its Config.Window and
-// Config.Limiter. Several reasons may hold at once, and it keeps them
+// Config.Limiter, and the key's own window and limit (Config.KeyWindow,
+// Config.KeyLimit). Several reasons may hold at once, and it keeps them
 // all. [Runner.Explain] and [ExplainStored] make one; String says it in
 // one sentence.
 //
 // The times are those of the engine (the state's) and of the Runner's
-// clock (the window's and the limiter's). In JSON the names are as the
+// clock (the windows' and the limiter's; the key's limit tells a wait,
+// which is added to At). In JSON the names are as the
 // tags say, the state by name, the times in RFC 3339 in UTC; a field
 // whose zero means "none" (a time, an error, a holder, a false) is left
 // out, the counts (values, attempt) are always there:
@@ -85,6 +87,14 @@ type Explanation struct {
 	// set with either time above, and alone for a Limiter that cannot say
 	// until when, while a batch of the Runner is in its Wait.
 	RateLimited bool `json:"rate_limited,omitempty"`
+	// KeyWindowClosedUntil is, when the key is outside its own window
+	// (the Runner's Config.KeyWindow), when that window opens next.
+	KeyWindowClosedUntil time.Time `json:"key_window_closed_until,omitzero"`
+	// KeyTokenAt is, when the key's own limit (the Runner's
+	// Config.KeyLimit) has no token for it now, when it has one, if no
+	// one else takes the key's tokens meanwhile (after a pause of the key,
+	// which it includes).
+	KeyTokenAt time.Time `json:"key_token_at,omitzero"`
 }
 
 // String says x in one English sentence, for example:
@@ -226,6 +236,12 @@ func (x Explanation) reasons() []string {
 	if !x.LimiterNextToken.IsZero() {
 		ts = append(ts, timed{x.LimiterNextToken, "the limiter gives its next token at " + x.clock(x.LimiterNextToken)})
 	}
+	if !x.KeyWindowClosedUntil.IsZero() {
+		ts = append(ts, timed{x.KeyWindowClosedUntil, "it is outside its window until " + x.clock(x.KeyWindowClosedUntil)})
+	}
+	if !x.KeyTokenAt.IsZero() {
+		ts = append(ts, timed{x.KeyTokenAt, "it is waiting for its key's token until " + x.clock(x.KeyTokenAt)})
+	}
 	slices.SortStableFunc(ts, func(a, b timed) int { return b.at.Compare(a.at) })
 	for _, t := range ts {
 		out = append(out, t.text)
@@ -252,18 +268,21 @@ type (
 
 	explanationJSON struct {
 		*explanationFields
-		At                 jsonfield.Time `json:"at,omitzero"`
-		Since              jsonfield.Time `json:"since,omitzero"`
-		Until              jsonfield.Time `json:"until,omitzero"`
-		WindowClosedUntil  jsonfield.Time `json:"window_closed_until,omitzero"`
-		LimiterPausedUntil jsonfield.Time `json:"limiter_paused_until,omitzero"`
-		LimiterNextToken   jsonfield.Time `json:"limiter_next_token,omitzero"`
+		At                   jsonfield.Time `json:"at,omitzero"`
+		Since                jsonfield.Time `json:"since,omitzero"`
+		Until                jsonfield.Time `json:"until,omitzero"`
+		WindowClosedUntil    jsonfield.Time `json:"window_closed_until,omitzero"`
+		LimiterPausedUntil   jsonfield.Time `json:"limiter_paused_until,omitzero"`
+		LimiterNextToken     jsonfield.Time `json:"limiter_next_token,omitzero"`
+		KeyWindowClosedUntil jsonfield.Time `json:"key_window_closed_until,omitzero"`
+		KeyTokenAt           jsonfield.Time `json:"key_token_at,omitzero"`
 	}
 )
 
 func (x *Explanation) json() explanationJSON {
 	return explanationJSON{(*explanationFields)(x), jsonfield.Time(x.At), jsonfield.Time(x.Since), jsonfield.Time(x.Until),
-		jsonfield.Time(x.WindowClosedUntil), jsonfield.Time(x.LimiterPausedUntil), jsonfield.Time(x.LimiterNextToken)}
+		jsonfield.Time(x.WindowClosedUntil), jsonfield.Time(x.LimiterPausedUntil), jsonfield.Time(x.LimiterNextToken),
+		jsonfield.Time(x.KeyWindowClosedUntil), jsonfield.Time(x.KeyTokenAt)}
 }
 
 // MarshalJSON writes x as the Explanation doc shows.
@@ -277,6 +296,7 @@ func (x *Explanation) UnmarshalJSON(b []byte) error {
 	}
 	x.At, x.Since, x.Until = time.Time(j.At), time.Time(j.Since), time.Time(j.Until)
 	x.WindowClosedUntil, x.LimiterPausedUntil, x.LimiterNextToken = time.Time(j.WindowClosedUntil), time.Time(j.LimiterPausedUntil), time.Time(j.LimiterNextToken)
+	x.KeyWindowClosedUntil, x.KeyTokenAt = time.Time(j.KeyWindowClosedUntil), time.Time(j.KeyTokenAt)
 	return nil
 }
 

@@ -26,9 +26,11 @@ var ErrNoInspector = errors.New("pacer: the Runner's store cannot be inspected (
 // ErrNoInspector. In the process it reads the Runner's own state, in
 // O(log n) plus, for a ready key, up to store.MaxAhead steps; there it
 // knows no Since for a ready or a leased key, and a leased key's Holder
-// is Config.Instance. The window's and the limiter's reasons are given
+// is Config.Instance. The windows' and the limits' reasons are given
 // for every key that holds values, whatever its state: whether a leased
-// key's batch already passed them is not known.
+// key's batch already passed them is not known. With Config.KeyLimit it
+// asks the key's limit when its next token comes (PeekKey, which takes
+// nothing: one round trip for redisrate), and returns its error.
 func (r *Runner[K, V]) Explain(ctx context.Context, key K) (Explanation, error) {
 	if err := ctx.Err(); err != nil {
 		return Explanation{}, err
@@ -54,6 +56,9 @@ func (r *Runner[K, V]) Explain(ctx context.Context, key K) (Explanation, error) 
 		x.WindowClosedUntil = r.window.NextOpen(x.At)
 	}
 	r.limited(&x)
+	if err := r.keyGated(ctx, key, &x); err != nil {
+		return Explanation{}, err
+	}
 	return x, nil
 }
 

@@ -46,6 +46,12 @@ func TestExplanationString(t *testing.T) {
 			WindowClosedUntil: later(time.Hour), QueuePaused: true, KeyPaused: true},
 			`key "u1" is ready with 3 keys ahead of it, the key is paused by an operator, the queue is paused by an operator, ` +
 				`the window is closed until 15:03:00Z, the limiter gives its next token at 14:03:02Z, and the limiter is paused until 14:03:01Z (Retry-After)`},
+		{pacer.Explanation{Key: "u1", At: at, State: store.Deferred, Until: later(time.Minute), KeyTokenAt: later(time.Minute)},
+			`key "u1" is deferred until 14:04:00Z, and it is waiting for its key's token until 14:04:00Z`},
+		{pacer.Explanation{Key: "u1", At: at, State: store.Deferred, Until: later(time.Hour), KeyWindowClosedUntil: later(time.Hour),
+			WindowClosedUntil: later(2 * time.Hour), KeyTokenAt: later(time.Second)},
+			`key "u1" is deferred until 15:03:00Z, the window is closed until 16:03:00Z, it is outside its window until 15:03:00Z, ` +
+				`and it is waiting for its key's token until 14:03:01Z`},
 		{pacer.Explanation{Key: "u1", At: at, State: store.Ready, RateLimited: true},
 			`key "u1" is ready, next in line, and it is rate-limited`},
 		{pacer.Explanation{Key: "u1", At: at, QueuePaused: true},
@@ -60,10 +66,12 @@ var fullExplanation = pacer.Explanation{
 	State: store.Retrying, Values: 3, Since: time.Date(2025, 3, 1, 14, 2, 0, 0, time.UTC), Until: time.Date(2025, 3, 1, 14, 3, 5, 500_000_000, time.UTC),
 	MaxWait: true, Ahead: 4, Holder: "host:1", Attempt: 2, MaxAttempts: pacer.Unlimited, Err: "503 from api",
 	KeyPaused: true, QueuePaused: true,
-	WindowClosedUntil:  time.Date(2025, 3, 2, 9, 0, 0, 0, time.UTC),
-	LimiterPausedUntil: time.Date(2025, 3, 1, 14, 4, 0, 0, time.UTC),
-	LimiterNextToken:   time.Date(2025, 3, 1, 14, 4, 1, 0, time.UTC),
-	RateLimited:        true,
+	WindowClosedUntil:    time.Date(2025, 3, 2, 9, 0, 0, 0, time.UTC),
+	LimiterPausedUntil:   time.Date(2025, 3, 1, 14, 4, 0, 0, time.UTC),
+	LimiterNextToken:     time.Date(2025, 3, 1, 14, 4, 1, 0, time.UTC),
+	RateLimited:          true,
+	KeyWindowClosedUntil: time.Date(2025, 3, 1, 18, 0, 0, 0, time.UTC),
+	KeyTokenAt:           time.Date(2025, 3, 1, 14, 5, 0, 0, time.UTC),
 }
 
 func TestExplanationJSON(t *testing.T) {
@@ -79,7 +87,8 @@ func TestExplanationJSON(t *testing.T) {
 			`{"key":"u1","stored_key":"u1\u0000","state":"retrying","values":3,"max_wait":true,"ahead":4,"holder":"host:1",` +
 				`"attempt":2,"max_attempts":-1,"error":"503 from api","key_paused":true,"queue_paused":true,"rate_limited":true,` +
 				`"at":"2025-03-01T14:03:00Z","since":"2025-03-01T14:02:00Z","until":"2025-03-01T14:03:05.5Z",` +
-				`"window_closed_until":"2025-03-02T09:00:00Z","limiter_paused_until":"2025-03-01T14:04:00Z","limiter_next_token":"2025-03-01T14:04:01Z"}`},
+				`"window_closed_until":"2025-03-02T09:00:00Z","limiter_paused_until":"2025-03-01T14:04:00Z","limiter_next_token":"2025-03-01T14:04:01Z",` +
+				`"key_window_closed_until":"2025-03-01T18:00:00Z","key_token_at":"2025-03-01T14:05:00Z"}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := json.Marshal(c.x)

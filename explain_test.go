@@ -374,7 +374,7 @@ func TestExplain(t *testing.T) {
 // inUTC returns x with its times in UTC and without monotonic readings,
 // so that equal instants compare equal.
 func inUTC(x pacer.Explanation) pacer.Explanation {
-	for _, t := range []*time.Time{&x.At, &x.Since, &x.Until, &x.WindowClosedUntil, &x.LimiterPausedUntil, &x.LimiterNextToken} {
+	for _, t := range []*time.Time{&x.At, &x.Since, &x.Until, &x.WindowClosedUntil, &x.LimiterPausedUntil, &x.LimiterNextToken, &x.KeyWindowClosedUntil, &x.KeyTokenAt} {
 		*t = t.Round(0).UTC()
 	}
 	return x

@@ -22,7 +22,7 @@ var fullStats = pacer.Stats{
 	Values: 1, Queued: 2, InFlight: 3, Pending: 4, Held: 5, Retrying: 6, Blocked: 7, Dead: 8,
 	Debounce: 1500 * time.Millisecond,
 	Received: 9, Handled: 10, Batches: 11, Reruns: 12, Retries: 13, Dropped: 14, Refused: 15,
-	RateLimitWait: 5202027777,
+	RateLimitWait: 5202027777, KeyLimited: 16, KeyWindowed: 17,
 }
 
 func TestStatsJSON(t *testing.T) {
@@ -35,15 +35,15 @@ func TestStatsJSON(t *testing.T) {
 	}{
 		{"zero", pacer.Stats{},
 			`{"values":0,"queued":0,"in_flight":0,"pending":0,"held":0,"retrying":0,"blocked":0,"dead":0,` +
-				`"received":0,"handled":0,"batches":0,"reruns":0,"retries":0,"dropped":0,"refused":0,` +
+				`"received":0,"handled":0,"batches":0,"reruns":0,"retries":0,"dropped":0,"refused":0,"key_limited":0,"key_windowed":0,` +
 				`"debounce_seconds":0,"rate_limit_wait_seconds":0}`},
 		{"full", fullStats,
 			`{"values":1,"queued":2,"in_flight":3,"pending":4,"held":5,"retrying":6,"blocked":7,"dead":8,` +
-				`"received":9,"handled":10,"batches":11,"reruns":12,"retries":13,"dropped":14,"refused":15,` +
+				`"received":9,"handled":10,"batches":11,"reruns":12,"retries":13,"dropped":14,"refused":15,"key_limited":16,"key_windowed":17,` +
 				`"debounce_seconds":1.5,"rate_limit_wait_seconds":5.202027777}`},
 		{"whole seconds and a nanosecond", pacer.Stats{Debounce: time.Minute, RateLimitWait: time.Nanosecond},
 			`{"values":0,"queued":0,"in_flight":0,"pending":0,"held":0,"retrying":0,"blocked":0,"dead":0,` +
-				`"received":0,"handled":0,"batches":0,"reruns":0,"retries":0,"dropped":0,"refused":0,` +
+				`"received":0,"handled":0,"batches":0,"reruns":0,"retries":0,"dropped":0,"refused":0,"key_limited":0,"key_windowed":0,` +
 				`"debounce_seconds":60,"rate_limit_wait_seconds":0.000000001}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -32,7 +32,8 @@ import (
 //   - any other error retries it after the backoff of [Config.Retry].
 //
 // ctx ends, with the cause given by [context.Cause], when:
-//   - [Config.Window] closes: [window.ErrOutside];
+//   - [Config.Window], or the key's [Config.KeyWindow], closes:
+//     [window.ErrOutside];
 //   - Run's ctx ends: its cause; the batch goes back to its key without
 //     using an attempt;
 //   - a [Runner.Shutdown]'s ctx expires: [ErrClosed] (a graceful Shutdown
@@ -49,7 +50,8 @@ type Handler[K comparable, V any] func(ctx context.Context, key K, batch []V) er
 // A Runner paces work per key: it debounces the values added for a key,
 // queues the key's bursts in order, and runs the [Handler] on batches of
 // them with [Config.Workers] workers, under an optional [Config.Limiter]
-// and [Config.Window], retrying failures with the backoff of
+// and [Config.Window] and a limit and window per key ([Config.KeyLimit],
+// [Config.KeyWindow]), retrying failures with the backoff of
 // [Config.Retry].
 //
 // Its state lives in the process, or, with [Config.Store], in a
@@ -341,6 +343,8 @@ func (r *Runner[K, V]) Stats(ctx context.Context) (Stats, error) {
 		Dropped:       r.c.dropped.Load(),
 		Refused:       r.c.refused.Load(),
 		RateLimitWait: time.Duration(r.c.rateWait.Load()),
+		KeyLimited:    r.c.keyLimited.Load(),
+		KeyWindowed:   r.c.keyWindowed.Load(),
 	}
 	// The counters are read one by one, and a value is counted received
 	// only once Add put it in, so it may end first: clamp at 0.

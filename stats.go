@@ -42,6 +42,8 @@ type Stats struct {
 	Dropped       uint64        `json:"dropped"`                 // values given up (OnDrop)
 	Refused       uint64        `json:"refused"`                 // values Add refused with ErrFull (Config.MaxValues)
 	RateLimitWait time.Duration `json:"rate_limit_wait_seconds"` // total time waited for rate limits: for Config.Limiter before calls, for a ratelimit.Transport's Limiter or Retry-After in them
+	KeyLimited    uint64        `json:"key_limited"`             // batches deferred because their key had no token (Config.KeyLimit)
+	KeyWindowed   uint64        `json:"key_windowed"`            // batches deferred, or cut short, because their key was outside its window (Config.KeyWindow)
 }
 
 // statsFields has the fields and tags of Stats but not its JSON methods.
@@ -77,5 +79,6 @@ type counters struct {
 	received, handled, batches atomic.Uint64
 	reruns, retries, dropped   atomic.Uint64
 	refused                    atomic.Uint64
+	keyLimited, keyWindowed    atomic.Uint64
 	rateWait                   atomic.Int64 // nanoseconds
 }

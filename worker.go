@@ -39,6 +39,10 @@ func (r *Runner[K, V]) process(ctx context.Context, l engine.Lease[K, V]) {
 		r.finish(ctx, l, err, 0, false) // without a call
 		return
 	}
+	kw, pass := r.keyWindowGate(ctx, l)
+	if !pass {
+		return
+	}
 	// Reading the clock is a good part of the cost of a batch: only do it
 	// when someone looks at the durations.
 	timed := r.cfg.OnEvent != nil || r.log.Enabled(ctx, slog.LevelWarn)
@@ -47,11 +51,11 @@ func (r *Runner[K, V]) process(ctx context.Context, l engine.Lease[K, V]) {
 		leased = r.clk.Now()
 	}
 	lctx, kept := r.engine.Keep(ctx, l)
-	if !r.admit(lctx, l) {
-		// The Runner is stopping, or lost the lease: nothing ran, so no
-		// attempt was used.
+	if after, ok := r.admit(lctx, l, kw); !ok {
+		// The Runner is stopping, or lost the lease, or the key's window or
+		// limit says later: nothing ran, so no attempt was used.
 		if kept() == nil {
-			r.end(ctx, l, store.Outcome{Kind: store.Defer})
+			r.deferKey(ctx, l, after)
 		}
 		return
 	}
@@ -72,6 +76,12 @@ func (r *Runner[K, V]) process(ctx context.Context, l engine.Lease[K, V]) {
 	cancel := context.CancelFunc(func() {})
 	if r.window != nil {
 		hctx, cancel = r.window.Context(hctx)
+	}
+	if kw != nil {
+		var cancelKey context.CancelFunc
+		hctx, cancelKey = kw.Context(hctx)
+		cancelWindow := cancel
+		cancel = func() { cancelKey(); cancelWindow() }
 	}
 	if r.lapsed(l) { // the last look, right before the handler
 		cancel()
@@ -146,11 +156,24 @@ func (r *Runner[K, V]) acked(l engine.Lease[K, V], more bool, err error) {
 }
 
 // admit waits until the batch may start: the window is open and the
-// Limiter gave a token. It reports false if ctx ended first, or if l's
-// lease lapsed during a wait. A batch takes at most one token: if the
-// window closes while the Limiter makes it wait, it keeps the token and
-// waits for the window to open again.
-func (r *Runner[K, V]) admit(ctx context.Context, l engine.Lease[K, V]) bool {
+// Limiter gave a token; then the key's gate (keyAdmit) lets it through. It
+// reports false if ctx ended first, or if l's lease lapsed during a wait,
+// or, with how long to defer the batch, if the key's gate said not yet. A
+// batch takes at most one token: if the window closes while the Limiter
+// makes it wait, it keeps the token and waits for the window to open
+// again.
+func (r *Runner[K, V]) admit(ctx context.Context, l engine.Lease[K, V], kw *window.Schedule) (after time.Duration, ok bool) {
+	if after, ok := r.admitRunner(ctx, l); !ok {
+		return after, false
+	}
+	return r.keyAdmit(ctx, l, kw)
+}
+
+// admitRunner waits for the Runner's own window and Limiter; see admit.
+// With a KeyLimit it first looks whether the key has a token, so as not
+// to take the Limiter's for a batch that is deferred at once: it then
+// returns how long to defer it, with ok false.
+func (r *Runner[K, V]) admitRunner(ctx context.Context, l engine.Lease[K, V]) (after time.Duration, ok bool) {
 	paid := r.cfg.Limiter == nil
 	for {
 		if r.window != nil {
@@ -158,35 +181,38 @@ func (r *Runner[K, V]) admit(ctx context.Context, l engine.Lease[K, V]) bool {
 				r.emit(EventSkipped, l.Key, l.Attempt, len(l.Values), r.window.NextOpen(now).Sub(now), 0, nil)
 				r.logf(slog.LevelDebug, "pacer: window closed, batch waits", l.Key, slog.Time("opens", r.window.NextOpen(now)))
 				if r.window.Wait(ctx) != nil || r.lapsed(l) {
-					return false
+					return 0, false
 				}
 			}
 		}
 		if !paid {
+			if wait, has := r.keyHasToken(ctx, l); !has {
+				return wait, false
+			}
 			t := r.clk.Now()
 			r.limiterWaits.Add(1)
 			err := r.cfg.Limiter.Wait(ctx)
 			r.limiterWaits.Add(-1)
 			r.c.rateWait.Add(int64(r.clk.Now().Sub(t)))
 			if r.lapsed(l) {
-				return false
+				return 0, false
 			}
 			if err != nil {
 				if ctx.Err() != nil {
-					return false
+					return 0, false
 				}
 				// The Limiter cannot serve in time (e.g. before ctx's
 				// deadline): back off rather than spin, then ask again.
 				r.logf(slog.LevelWarn, "pacer: limiter refused", l.Key, slog.Any("err", err))
 				if !timing.Sleep(r.clk, r.cfg.Retry.Initial, ctx.Done()) || r.lapsed(l) {
-					return false
+					return 0, false
 				}
 				continue
 			}
 			paid = true
 		}
 		if r.window == nil || r.window.Contains(r.clk.Now()) {
-			return true
+			return 0, true
 		}
 	}
 }
@@ -228,12 +254,14 @@ func (r *Runner[K, V]) finish(ctx context.Context, l engine.Lease[K, V], err err
 	if pause {
 		// The remote asked everyone to wait, whatever becomes of this batch.
 		r.pauseAll(l.Key, after)
+	} else if hasAfter {
+		// This key's remote asked it to wait: so do the key's other users.
+		r.pauseKey(ctx, l.Key, after)
 	}
 	if windowClosed && !permanent {
-		// Cut short by the window: it runs again when the window opens, and
-		// the attempt does not count.
-		now := r.clk.Now()
-		opens := r.window.NextOpen(now).Sub(now)
+		// Cut short by a window (the Runner's or the key's): it runs again
+		// when the window opens, and the attempt does not count.
+		opens := r.reopens(l.Key, r.clk.Now())
 		r.emitBlocking(EventRetry, l, opens, took, err)
 		r.logf(slog.LevelInfo, "pacer: window closed during batch", l.Key, slog.Int("size", n), slog.Any("err", err))
 		r.end(ctx, l, store.Outcome{Kind: store.Defer, After: opens})

@@ -15,16 +15,17 @@ var luaFiles embed.FS
 
 // lib is the Redis function library of the package (see package
 // redis/internal/redisfn), "pacer_rate_" and a hash of its code: take.lua,
-// takes.lua, pause.lua and release.lua, each a function called with FCALL
+// takes.lua, try.lua, pause.lua and release.lua, each a function called with FCALL
 // in one round trip, after bucket.lua, the local functions they share.
 // Their headers, in lua/, list their KEYS, ARGV and replies.
 var lib = redisfn.New("pacer_rate_", function("bucket").Body,
-	function("take"), function("takes"), function("pause"), function("release"))
+	function("take"), function("takes"), function("try"), function("pause"), function("release"))
 
 // The full names of the functions, which FCALL takes.
 var (
 	takeFn    = lib.Function("take")
 	takesFn   = lib.Function("takes")
+	tryFn     = lib.Function("try")
 	pauseFn   = lib.Function("pause")
 	releaseFn = lib.Function("release")
 )
@@ -145,6 +146,17 @@ func (r *remote) takes(ctx context.Context, most []int64) ([]turn, error) {
 // A turn is what take or takes gave one event: its delay in microseconds,
 // -1 if nothing was taken, and the tat that release needs.
 type turn struct{ delay, tat int64 }
+
+// try runs try.lua: it takes an event if take is set and one conforms
+// now, and returns 0 then, or else the delay until one does, in
+// microseconds, with nothing taken.
+func (r *remote) try(ctx context.Context, take bool) (int64, error) {
+	flag := "0"
+	if take {
+		flag = "1"
+	}
+	return lib.Do(ctx, r.c, command(tryFn, r.tat, r.pause, r.s.intervalArg, r.s.spanArg, flag)...).Int64()
+}
 
 // release runs release.lua; see server.
 func (r *remote) release(ctx context.Context, tat int64) error {
