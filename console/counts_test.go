@@ -24,7 +24,7 @@ func TestQueuePageLoadsItsCountsAfterIt(t *testing.T) {
 	assert.Contains(t, shell, `<div id="counts" class="counts" data-src="/pacer/counts?queue=jobs" aria-busy="true" aria-live="polite">`)
 	assert.Contains(t, shell, `<dl class="stats loading" aria-label="Loading the counts">`)
 	assert.Contains(t, shell, `<div><dt>Keys</dt><dd><span class="wait">…</span></dd></div>`, "the cards are there, waiting")
-	assert.Contains(t, shell, `<noscript><p class="counts-note">The counts read every key of the queue: <a href="/pacer/queue?counts=inline&amp;prefix=b&amp;queue=jobs&amp;state=ready">count them</a>.</p></noscript>`,
+	assert.Contains(t, shell, `<noscript><p class="counts-note">Counting may read every key of the queue: <a href="/pacer/queue?counts=inline&amp;prefix=b&amp;queue=jobs&amp;state=ready">count them</a>.</p></noscript>`,
 		"a browser without scripts is offered the same page with its counts")
 	assert.Contains(t, shell, ">bob<", "the page of keys is there at once")
 
