@@ -31,7 +31,7 @@ func TestActionPauseAndResumeQueue(t *testing.T) {
 	ls, _, err := f.mem.Claim(ctx, "jobs", store.ClaimParams{Keys: 1, TTL: time.Minute})
 	require.NoError(t, err)
 	assert.Empty(t, ls, "a paused queue leases nothing")
-	assert.Contains(t, row(t, f.page("/"), ">jobs<"), "s-paused", "the overview shows the pause")
+	assert.Contains(t, row(t, f.page("/queues"), ">jobs<"), "s-paused", "the overview shows the pause")
 	assert.Empty(t, flash(f.page("/")), "a flash shows once")
 
 	body = f.do(button(t, body, console.ResumeQueue), nil)

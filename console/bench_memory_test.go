@@ -53,9 +53,10 @@ func bigStore(tb testing.TB) *store.Memory {
 	return bigMem
 }
 
-// BenchmarkPagesMemory renders each page over a queue of 10^6 keys: the time
-// is the store's calls (Memory's Queues, Stats and Keys visit every key)
-// plus the console's rendering of bounded pages.
+// BenchmarkPagesMemory renders each page over a queue of 10^6 keys, and
+// the fragments of counts that the overview and a queue's page load
+// after they show: the time is the store's calls (Memory's Queues, Stats
+// and Keys visit every key) plus the console's rendering of bounded pages.
 func BenchmarkPagesMemory(b *testing.B) {
 	mem := bigStore(b)
 	h, err := console.New(console.Config{Store: mem, Authorize: func(*http.Request, console.Action) error { return nil }})
@@ -68,6 +69,8 @@ func BenchmarkPagesMemory(b *testing.B) {
 		"/queue?queue=big&prefix=tenant-042/",
 		"/key?queue=big&key=tenant-042/key-0000042",
 		"/dead?queue=big",
+		"/queues",
+		"/counts?queue=big",
 	} {
 		b.Run(path, func(b *testing.B) {
 			for b.Loop() {

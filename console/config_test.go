@@ -60,7 +60,7 @@ func TestRunnerViewFormats(t *testing.T) {
 	f.add("orders", "alice", "first order")
 	f.add("raw", "bob", "plain")
 
-	over := f.page("/")
+	over := f.page("/queues")
 	assert.Equal(t, []string{"idle runner", "0", "0", "0", "0", "0", "0", "0", "0", "0", "—"}, cells(row(t, over, ">idle<")), "a Runner's queue is listed while it holds nothing")
 	assert.Contains(t, row(t, over, ">orders<"), ">runner<")
 	assert.NotContains(t, row(t, over, ">raw<"), ">runner<")
@@ -87,7 +87,7 @@ func TestStoreWithoutOptionalInterfaces(t *testing.T) {
 	f.add("orders", "alice", "a1")
 	f.add("hidden", "bob", "b1")
 
-	over := f.page("/")
+	over := f.page("/?counts=inline")
 	assert.Contains(t, over, "This store does not implement store.Inspector: only the queues of the console&#39;s Runners are listed.")
 	assert.Equal(t, []string{"orders runner", "1", "1", "1", "0", "0", "0", "0", "0", "0", "—"}, cells(row(t, over, ">orders<")), "from Stats")
 	assert.NotContains(t, over, ">hidden<")
@@ -141,6 +141,11 @@ func (c *counting) Stats(ctx context.Context, q string) (store.Stats, error) {
 	return c.Memory.Stats(ctx, q)
 }
 
+func (c *counting) QueuePaused(ctx context.Context, q string) (bool, error) {
+	c.record("QueuePaused")
+	return c.Memory.QueuePaused(ctx, q)
+}
+
 func (c *counting) Keys(ctx context.Context, q string, kq store.KeyQuery) (store.KeyPage, error) {
 	c.record(fmt.Sprintf("Keys(%d)", kq.Limit))
 	return c.Memory.Keys(ctx, q, kq)
@@ -175,11 +180,14 @@ func TestPagesReadBoundedPages(t *testing.T) {
 		path string
 		want []string
 	}{
-		{"/", []string{"Queues"}},
+		{"/", nil},
 		{"/queues", []string{"Queues"}},
-		{"/queue?queue=jobs", []string{"Stats", "Keys(50)"}},
-		{"/queue?queue=jobs&limit=1000", []string{"Stats", "Keys(100)"}},
-		{"/queue?queue=jobs&limit=10", []string{"Stats", "Keys(10)"}},
+		{"/?counts=inline", []string{"Queues"}},
+		{"/queue?queue=jobs", []string{"QueuePaused", "Keys(50)"}},
+		{"/queue?queue=jobs&limit=1000", []string{"QueuePaused", "Keys(100)"}},
+		{"/queue?queue=jobs&limit=10", []string{"QueuePaused", "Keys(10)"}},
+		{"/queue?queue=jobs&counts=inline", []string{"QueuePaused", "Stats", "Keys(50)"}},
+		{"/counts?queue=jobs", []string{"Stats"}},
 		{"/dead?queue=jobs", []string{"DeadLetters(50)"}},
 		{"/confirm?do=pause-queue&queue=jobs", nil},
 	} {

@@ -108,6 +108,8 @@ func (c *console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		req.overviewRows()
 	case "queue":
 		req.queue()
+	case "counts":
+		req.queueCounts()
 	case "key":
 		req.key()
 	case "dead":

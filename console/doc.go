@@ -12,15 +12,25 @@
 //
 // # Pages
 //
-// Each page reads a bounded part of the store, whatever the store holds:
+// Each page reads a bounded part of the store, whatever the store holds.
+// The exact counts of a queue may visit every key of it (see below), so
+// the pages that show counts are sent without them, and the console's
+// script loads them from a fragment at once, into a place kept for them:
 //
-//   - Queues (the overview, at the prefix): one store.Inspector.Queues,
-//     plus a Store.Stats for each Runner's queue that Queues does not list.
-//     Its table refreshes every 3 seconds while the tab is visible, from
-//     the rows alone ("queues", the same calls).
-//   - A queue ("queue?queue=Q"): one Store.Stats and one Inspector.Keys of
-//     at most 100 keys (50 unless the address asks), filtered by state and
-//     key prefix, paged by the engine's cursor.
+//   - Queues (the overview, at the prefix): no store call; its table of
+//     queues is the fragment "queues": one store.Inspector.Queues, plus a
+//     Store.Stats for each Runner's queue that Queues does not list. The
+//     script loads it on load, then every 3 seconds while the tab is
+//     visible. A browser without scripts is sent on (a <noscript>
+//     refresh) to "?counts=inline", the overview with its table read
+//     before it is sent, which refreshes itself every 10 seconds.
+//   - A queue ("queue?queue=Q"): store.Operator's QueuePaused, for its
+//     pause badge and button, and one Inspector.Keys of at most 100 keys
+//     (50 unless the address asks), filtered by state and key prefix,
+//     paged by the engine's cursor. Its panel of counts is the fragment
+//     "counts?queue=Q", one Store.Stats, loaded once; without scripts the
+//     panel links to the same page with "counts=inline", which reads the
+//     Stats before it is sent.
 //   - A key ("key?queue=Q&key=K"): Inspector.Key, Inspector.Values of the
 //     first 20 values, and the explanation: the Runner's RunnerView.Explain
 //     for a Runner's queue, pacer.ExplainStored for any other; both read
@@ -30,13 +40,24 @@
 //     after the ID in the address; each shows its first 3 values.
 //   - A confirmation ("confirm?do=…"): no store call.
 //
-// The cost of these calls is the engine's: the shared engines read O(the
-// page) entries of their indexes for Keys, Key, Values and DeadLetters;
-// redisstore counts a queue (Stats, and Queues for each queue) in O(log n)
-// of its keys, while pgstore's and store.Memory's counts visit every key
-// of the queue, as do Memory's Keys (O(n log Limit)) and Key (O(n)). The
-// console's own work is O(the page). BENCHMARKS.md times every page over
-// each engine holding a queue of 10^6 keys.
+// The cost of these calls is the engine's; over a queue of n keys, for
+// a page of L entries:
+//
+//	call                  redisstore      pgstore               store.Memory
+//	Stats, Queues (each)  O(log n) *      O(n)                  O(n)
+//	QueuePaused           O(1)            O(1)                  O(1)
+//	Keys                  O(log n + L)    O(log n + L)          O(n log L)
+//	Key                   O(log n) *      O(log n + MaxAhead)   O(n) for a ready key
+//	Values, DeadLetters   O(log n + L)    O(log n + L)          O(L)
+//
+// (* Stats plus O(1) per held, delayed or paused key; Key, for a ready
+// key's Ahead, plus O(1) per paused key.) So on redisstore and
+// pgstore every page is sent after O(log n + the page) of reads, and
+// Memory's after one pass of Keys or Key; on pgstore and Memory the
+// counts that the overview and a queue's page load then visit every key
+// of the queue. The console's own work is O(the page). BENCHMARKS.md
+// times every page and every fragment of counts over each engine
+// holding a queue of 10^6 keys.
 //
 // Keys and queue names are any bytes: they travel in query parameters,
 // escaped, never in path segments, and show as they are when they are

@@ -10,8 +10,9 @@ import (
 
 // overviewBody is the overview: a row per queue.
 type overviewBody struct {
-	Rows []queueRow
-	Err  string // why the rows could not be read
+	Loading bool // the rows are not read yet: the page's script loads them
+	Rows    []queueRow
+	Err     string // why the rows could not be read
 }
 
 // queueRow is one queue of the overview.
@@ -24,14 +25,23 @@ type queueRow struct {
 	Oldest moment
 }
 
-// overview serves the list of queues.
+// overview serves the list of queues. Its rows count every queue, which
+// may visit every key the store holds, so the page is sent without them
+// and its script loads them at once from the rows' address; a browser
+// without scripts is sent on to "?counts=inline", which reads the rows
+// before it answers.
 func (q *request) overview() {
 	p := q.newPage("Queues")
 	p.Live = q.link("queues", nil)
 	if q.c.insp == nil {
 		p.Notes = append(p.Notes, capabilityNote("Inspector", "only the queues of the console's Runners are listed"))
 	}
-	p.Body = q.overviewBody(p)
+	if q.r.URL.Query().Get("counts") == countsInline {
+		p.Inline = true
+		p.Body = q.overviewBody(p)
+	} else {
+		p.Body = overviewBody{Loading: true}
+	}
 	q.render(http.StatusOK, "overview", p)
 }
 

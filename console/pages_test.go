@@ -50,7 +50,13 @@ func TestOverviewListsQueuesWithCounts(t *testing.T) {
 	f.finish(l, store.Outcome{Kind: store.Drop, Err: "bounced"})
 	f.add("sms", "dave", "d1")
 
-	body := f.page("/")
+	shell := f.page("/")
+	assert.NotContains(t, shell, ">emails<", "the page is sent before the counts are read")
+	assert.Contains(t, shell, `<tbody id="queue-rows" aria-busy="true"><tr><td colspan="11" class="empty loading">Loading counts…</td></tr>`)
+	assert.Contains(t, shell, `<noscript><meta http-equiv="refresh" content="0; url=?counts=inline"></noscript>`, "a browser without scripts asks for the counts inline")
+
+	body := f.page("/?counts=inline")
+	assert.Contains(t, body, `<noscript><meta http-equiv="refresh" content="10"></noscript>`, "and refreshes them")
 	emails := cells(row(t, body, ">emails<"))
 	// Queue, keys, values, ready, leased, retrying, held, debouncing, paused keys, dead, oldest
 	assert.Equal(t, []string{"emails", "2", "3", "2", "0", "0", "0", "0", "0", "0", "3m ago"}, emails)
@@ -62,12 +68,12 @@ func TestOverviewListsQueuesWithCounts(t *testing.T) {
 	rows := f.page("/queues")
 	assert.NotContains(t, rows, "<html", "the live fragment holds rows alone")
 	assert.Equal(t, emails, cells(row(t, rows, ">emails<")))
-	assert.Contains(t, body, `data-src="/pacer/queues"`, "the page refreshes from its fragment")
+	assert.Contains(t, shell, `data-src="/pacer/queues"`, "the page loads and refreshes its rows from the fragment")
 }
 
 func TestOverviewEmpty(t *testing.T) {
 	f := setup(t)
-	assert.Contains(t, f.page("/"), "No queue holds values or dead letters.")
+	assert.Contains(t, f.page("/queues"), "No queue holds values or dead letters.")
 }
 
 func TestMountPrefix(t *testing.T) {
@@ -82,10 +88,12 @@ func TestMountPrefix(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := setup(t, tc.opts...)
 			f.add("emails", "alice", "a1")
-			body := f.page("/")
-			for _, m := range regexp.MustCompile(`(?:href|src|action|data-src)="([^"]*)"`).FindAllStringSubmatch(body, -1) {
-				assert.True(t, strings.HasPrefix(m[1], tc.prefix), "link %q keeps the prefix %q", m[1], tc.prefix)
+			for _, path := range []string{"/", "/?counts=inline", "/queues", "/queue?queue=emails", "/counts?queue=emails"} {
+				for _, m := range regexp.MustCompile(`\s(?:href|src|action|data-src)="([^"]*)"`).FindAllStringSubmatch(f.page(path), -1) {
+					assert.True(t, strings.HasPrefix(m[1], tc.prefix), "link %q of %s keeps the prefix %q", m[1], path, tc.prefix)
+				}
 			}
+			body := f.page("/?counts=inline")
 			assert.Contains(t, body, `href="`+tc.prefix+`queue?queue=emails"`)
 			assert.Contains(t, body, tc.prefix+`static/style.css?v=`)
 
@@ -132,7 +140,8 @@ func TestQueuePageFiltersByState(t *testing.T) {
 	assert.Equal(t, []string{"k1", "retrying", "1", "now", "—", "in 1h", "1", "—", "503 from upstream"}, cells(row(t, body, ">k1<")))
 	assert.Equal(t, []string{"k2", "leased", "1", "now", "now", "in 1m", "1", "worker-7", ""}, cells(row(t, body, ">k2<")))
 	assert.Contains(t, row(t, body, ">z-burst<"), `class="badge s-debouncing"`)
-	assert.Contains(t, body, `<dt>Held</dt><dd class="c-held">1</dd>`)
+	assert.NotContains(t, body, `<dt>Held</dt><dd class="c-held">1</dd>`, "the counts load after the page")
+	assert.Contains(t, f.page("/counts?queue=jobs"), `<dt>Held</dt><dd class="c-held">1</dd>`)
 
 	held := f.page("/queue?queue=jobs&state=held")
 	assert.Contains(t, held, ">k0<")

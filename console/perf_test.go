@@ -106,7 +106,10 @@ func (virtual) Purge(context.Context, string, time.Time) (int, error) { return 0
 var pagesOfBig = []string{
 	"/",
 	"/queues",
+	"/?counts=inline",
 	"/queue?queue=big&limit=100",
+	"/counts?queue=big",
+	"/queue?queue=big&limit=100&counts=inline",
 	"/queue?queue=big&limit=100&cursor=500000",
 	"/key?queue=big&key=tenant-042/key-0000042",
 	"/dead?queue=big",

@@ -23,7 +23,8 @@ var states = []store.KeyState{store.Scheduled, store.Debouncing, store.Ready, st
 type queueBody struct {
 	Queue   string
 	Runner  bool
-	Stats   store.Stats
+	Paused  bool // the queue is paused (store.Operator.QueuePaused)
+	Counts  countsPanel
 	Actions []button
 	// Filter
 	States []stateOption
@@ -56,7 +57,10 @@ type keyRow struct {
 	ErrText string
 }
 
-// queue serves a queue's page: Store.Stats and one Inspector.Keys.
+// queue serves a queue's page: Operator.QueuePaused and one
+// Inspector.Keys, with a panel that the page's script fills with the
+// queue's counts from the counts address (see queueCounts); or, with
+// "counts=inline" in the address, the counts read before it answers.
 func (q *request) queue() {
 	ctx := q.r.Context()
 	form := q.r.URL.Query()
@@ -70,16 +74,32 @@ func (q *request) queue() {
 		q.fail(http.StatusBadRequest, "No key is in state "+strconv.Quote(form.Get("state"))+".")
 		return
 	}
-	stats, err := q.c.st.Stats(ctx, name)
-	if err != nil {
-		q.storeFailed("Stats", err)
-		return
-	}
 	p := q.newPage(name, crumb{Text: "Queues", Href: q.base}, crumb{Text: name})
 	_, runner := q.c.runners[name]
-	body := queueBody{Queue: name, Runner: runner, Stats: stats, Inspect: q.c.insp != nil,
+	body := queueBody{Queue: name, Runner: runner, Inspect: q.c.insp != nil,
 		Dead: q.link("dead", url.Values{"queue": {name}})}
-	if stats.Paused {
+	if q.c.op != nil {
+		// A store that is no Operator cannot be paused.
+		paused, err := q.c.op.QueuePaused(ctx, name)
+		if err != nil {
+			q.storeFailed("QueuePaused", err)
+			return
+		}
+		body.Paused = paused
+	}
+	if form.Get("counts") == countsInline {
+		stats, err := q.c.st.Stats(ctx, name)
+		if err != nil {
+			q.storeFailed("Stats", err)
+			return
+		}
+		body.Counts = countsPanel{Stats: &stats, Dead: body.Dead}
+	} else {
+		inline := q.r.URL.Query()
+		inline.Set("counts", countsInline)
+		body.Counts = countsPanel{Src: q.link("counts", url.Values{"queue": {name}}), Inline: q.link("queue", inline), Dead: body.Dead}
+	}
+	if body.Paused {
 		body.Actions = q.buttons(Action{Kind: ResumeQueue, Queue: name})
 	} else {
 		body.Actions = q.buttons(Action{Kind: PauseQueue, Queue: name})

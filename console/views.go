@@ -103,6 +103,7 @@ type page struct {
 	Flash    *flash
 	ReadOnly bool
 	Live     string // the address the page's table refreshes from, if any
+	Inline   bool   // a live page whose counts were read before it was sent
 	Notes    []string
 	Now      time.Time
 	Body     any

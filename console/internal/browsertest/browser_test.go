@@ -51,6 +51,7 @@ type site struct {
 	shots string
 	mu    sync.Mutex
 	acts  []console.Action
+	gate  chan struct{} // while not nil, the counts wait for it to close
 }
 
 // open starts the site and a headless browser.
@@ -72,7 +73,7 @@ func open(t *testing.T) *site {
 	})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
-	mux.Handle("/pacer/", http.StripPrefix("/pacer", h))
+	mux.Handle("/pacer/", http.StripPrefix("/pacer", s.gated(h)))
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.srv.Close)
 
@@ -105,6 +106,42 @@ func open(t *testing.T) *site {
 	require.NoError(t, chromedp.Do(ctx), "start Chromium")
 	s.ctx = ctx
 	return s
+}
+
+// gated holds the requests for counts (the overview's rows and a queue's
+// panel) while holdCounts holds them, so that the page shows as it does
+// before they come.
+func (s *site) gated(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/queues" || r.URL.Path == "/counts" {
+			s.mu.Lock()
+			gate := s.gate
+			s.mu.Unlock()
+			if gate != nil {
+				select {
+				case <-gate:
+				case <-r.Context().Done():
+					return
+				}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// holdCounts holds every request for counts until the returned function
+// is called.
+func (s *site) holdCounts() (release func()) {
+	gate := make(chan struct{})
+	s.mu.Lock()
+	s.gate = gate
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.gate = nil
+		s.mu.Unlock()
+		close(gate)
+	}
 }
 
 // url is the address of a console page.
@@ -200,6 +237,13 @@ func (s *site) seed() {
 
 	s.add("reports", "monthly/2026-02", time.Minute, `{"kind":"monthly","month":"2026-02","rows":18230}`)
 }
+
+// The loaded states of the parts that a page loads after it shows: the
+// overview's rows and a queue's panel of counts.
+const (
+	rowsLoaded   = `#queue-rows[aria-busy="false"] td.name`
+	countsLoaded = `#counts[aria-busy="false"] dl.stats:not(.loading)`
+)
 
 // wait waits for the JavaScript expression js to be true in the page,
 // reading it again every 100 ms (a page that is loading may not answer).

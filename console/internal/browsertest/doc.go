@@ -1,7 +1,9 @@
 // Package browsertest drives the console (package
 // github.com/pacerkit/pacer/console) in headless Chromium: it loads each
 // page, filters a queue's keys, opens a key, pauses and resumes a queue,
-// redrives a dead letter, and checks what the pages then show.
+// redrives a dead letter, and checks what the pages then show: the counts
+// that the overview and a queue's page load after they show, the pages
+// while those are held back, and the pages without scripts.
 //
 // It is a module of its own so that the core module does not depend on
 // the browser driver. The tests need Chromium: PACER_CHROMIUM names the

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,7 +18,7 @@ import (
 func TestOverviewRefreshesLive(t *testing.T) {
 	s := open(t)
 	s.seed()
-	s.run(chromedp.Navigate(s.url("/")), chromedp.WaitVisible(chromedp.CSS("table.queues")))
+	s.run(chromedp.Navigate(s.url("/")), chromedp.WaitVisible(chromedp.CSS(rowsLoaded)))
 	assert.Equal(t, []string{"emails", "reports", "webhooks"}, s.texts("#queue-rows td.name a"))
 	emails := s.texts("#queue-rows tr:first-child td")
 	require.Len(t, emails, 11)
@@ -34,10 +36,11 @@ func TestOverviewRefreshesLive(t *testing.T) {
 func TestFilterKeysAndOpenAKey(t *testing.T) {
 	s := open(t)
 	s.seed()
-	s.run(chromedp.Navigate(s.url("/")), chromedp.WaitVisible(chromedp.CSS("table.queues")),
+	s.run(chromedp.Navigate(s.url("/")), chromedp.WaitVisible(chromedp.CSS(rowsLoaded)),
 		chromedp.Click(chromedp.Search(`//td[@class="name"]/a[text()="emails"]`)),
-		chromedp.WaitVisible(chromedp.CSS("table.keys")))
+		chromedp.WaitVisible(chromedp.CSS("table.keys")), chromedp.WaitVisible(chromedp.CSS(countsLoaded)))
 	assert.Len(t, s.texts("table.keys tbody tr"), 47, "the first page holds them all")
+	assert.Equal(t, []string{"47", "47", "43", "1", "1", "1", "1", "0", "0"}, s.texts("#counts dd"), "keys, values, ready, leased, retrying, held, debouncing, paused keys, dead letters")
 	s.shot("queue")
 
 	// The state filter.
@@ -52,6 +55,7 @@ func TestFilterKeysAndOpenAKey(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`input[name="prefix"]`), "tenant-17/"),
 		chromedp.Submit(chromedp.CSS(`input[name="prefix"]`)))
 	s.wait(`location.search.includes('prefix=tenant-17') && document.readyState === 'complete'`)
+	s.run(chromedp.WaitVisible(chromedp.CSS(countsLoaded)))
 	assert.Equal(t, []string{"tenant-17/invoice-2041", "tenant-17/invoice-2042", "tenant-17/reminder"}, s.texts("table.keys td.key"))
 	assert.Equal(t, []string{"retrying", "held", "debouncing"}, s.texts("table.keys td.state"))
 	s.shot("queue-filtered")
@@ -91,9 +95,10 @@ func TestPauseAndResumeAQueue(t *testing.T) {
 	st, err := s.mem.Stats(context.Background(), "emails")
 	require.NoError(t, err)
 	assert.True(t, st.Paused)
+	s.run(chromedp.WaitVisible(chromedp.CSS(countsLoaded)))
 	s.shot("queue-paused")
 
-	s.run(chromedp.Navigate(s.url("/")), chromedp.WaitVisible(chromedp.CSS("table.queues")))
+	s.run(chromedp.Navigate(s.url("/")), chromedp.WaitVisible(chromedp.CSS(rowsLoaded)))
 	assert.Equal(t, "emails paused", s.texts("#queue-rows td.name")[0], "the overview shows the pause")
 	s.shot("overview-paused")
 
@@ -113,7 +118,7 @@ func TestRedriveADeadLetter(t *testing.T) {
 	s := open(t)
 	s.seed()
 	s.clk.Add(2 * time.Hour)
-	s.run(chromedp.Navigate(s.url("/")), chromedp.WaitVisible(chromedp.CSS("table.queues")),
+	s.run(chromedp.Navigate(s.url("/")), chromedp.WaitVisible(chromedp.CSS(rowsLoaded)),
 		chromedp.Click(chromedp.Search(`//tr[td/a[text()="webhooks"]]//a[@class="c-dead"]`)),
 		chromedp.WaitVisible(chromedp.CSS("table.dead")))
 	assert.Equal(t, []string{"acme.example/orders", "globex.example/hooks"}, s.texts("table.dead td.key"))
@@ -137,4 +142,52 @@ func TestRedriveADeadLetter(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, store.Ready, info.State)
+}
+
+func TestPagesShowBeforeTheirCounts(t *testing.T) {
+	s := open(t)
+	s.seed()
+	release := s.holdCounts()
+	s.run(chromedp.Navigate(s.url("/queue?queue=emails")), chromedp.WaitVisible(chromedp.CSS("table.keys")),
+		chromedp.WaitVisible(chromedp.CSS(`#counts[aria-busy="true"] dl.stats.loading`)))
+	assert.Len(t, s.texts("table.keys tbody tr"), 47, "the keys do not wait for the counts")
+	assert.Equal(t, []string{"Keys", "Values", "Ready", "Leased", "Retrying", "Held", "Debouncing", "Paused keys", "Dead letters"}, s.texts("#counts dt"), "the cards wait in place")
+	assert.Equal(t, []string{"…", "…", "…", "…", "…", "…", "…", "…", "…"}, s.texts("#counts dd"))
+	s.shot("queue-loading")
+
+	s.run(chromedp.Navigate(s.url("/")), chromedp.WaitVisible(chromedp.CSS(`#queue-rows[aria-busy="true"] td.loading`)))
+	assert.Equal(t, "Loading counts…", s.text("#queue-rows td.loading"))
+	s.shot("overview-loading")
+
+	release()
+	s.run(chromedp.WaitVisible(chromedp.CSS(rowsLoaded)))
+	assert.Equal(t, []string{"emails", "reports", "webhooks"}, s.texts("#queue-rows td.name a"))
+	s.run(chromedp.Navigate(s.url("/queue?queue=emails")), chromedp.WaitVisible(chromedp.CSS(countsLoaded)))
+	assert.Equal(t, []string{"47", "47", "43", "1", "1", "1", "1", "0", "0"}, s.texts("#counts dd"))
+}
+
+func TestPagesWithoutScripts(t *testing.T) {
+	s := open(t)
+	s.seed()
+	s.run(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	}))
+
+	// The overview sends a browser without scripts on to its counts.
+	s.run(chromedp.Navigate(s.url("/")))
+	s.wait(`location.search === '?counts=inline' && document.readyState === 'complete'`)
+	s.run(chromedp.WaitVisible(chromedp.CSS(`#queue-rows td.name`)))
+	assert.Equal(t, []string{"emails", "reports", "webhooks"}, s.texts("#queue-rows td.name a"))
+	s.shot("overview-noscript")
+
+	// A queue's page offers its counts by a link.
+	s.run(chromedp.Navigate(s.url("/queue?queue=emails&state=held")), chromedp.WaitVisible(chromedp.CSS("table.keys")),
+		chromedp.WaitVisible(chromedp.CSS(`.counts-note a`)))
+	assert.Equal(t, []string{"…", "…", "…", "…", "…", "…", "…", "…", "…"}, s.texts("#counts dd"))
+	s.shot("queue-noscript")
+	s.run(chromedp.Click(chromedp.CSS(`.counts-note a`)), chromedp.WaitVisible(chromedp.CSS(`#counts dl.stats:not(.loading)`)))
+	assert.Equal(t, []string{"47", "47", "43", "1", "1", "1", "1", "0", "0"}, s.texts("#counts dd"))
+	assert.Equal(t, []string{"tenant-17/invoice-2042"}, s.texts("table.keys td.key"), "the filter stays")
+	s.shot("queue-noscript-counted")
 }
