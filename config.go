@@ -26,7 +26,7 @@ import (
 // with an error that names it, never ignored:
 //   - without [Config.Store]: Name, Codec, KeyCodec, LeaseTTL and
 //     AckInBackground;
-//   - with a Store: DropPendingOnShutdown and Carry; and AckInBackground
+//   - with a Store: DropPendingOnShutdown; and AckInBackground
 //     unless the Store implements [store.FinishClaimer];
 //   - without Debounce: MaxWait, Adaptive and DropPendingOnShutdown;
 //   - without Adaptive.Max: Adaptive.Backlog and Adaptive.HalfLife;
@@ -140,8 +140,19 @@ type Config[K comparable, V any] struct {
 	// of the handler linked to the spans of the Adds (the otel module's
 	// Telemetry.Carry). nil carries nothing. Carry runs on Add's
 	// goroutine, so it must be fast, and the Runner keeps the bytes it
-	// returns: it must not modify them afterwards. New refuses it with a
-	// Store.
+	// returns: it must not modify them afterwards.
+	//
+	// With a Store the bytes are stored with the value, so that they reach
+	// the handler of whichever instance leases it: Carry may return at
+	// most 58 bytes there (Add fails otherwise), and a value that carries
+	// some grows by 2 bytes more than they; one that carries none grows by
+	// nothing, unless its Codec's bytes begin with 0xFF (then 2 bytes). A
+	// Runner without Carry stores the Codec's bytes alone, and still reads
+	// values stored with Carry (without what they carry), so that Carry
+	// can be turned on or off over a queue that holds values. A Codec whose
+	// bytes may begin with 0xFF (not JSON's, which are UTF-8) decodes a
+	// value stored without Carry that begins like a frame only if its
+	// payload, read as framed, does not decode.
 	Carry func(ctx context.Context) []byte
 	// Clock is the time source. The default is clock.New(), the real clock,
 	// which also works inside testing/synctest bubbles. With a Store, the
@@ -339,8 +350,6 @@ func (c Config[K, V]) validate() error {
 		return fmt.Errorf("pacer: Config.Name must be set with Config.Store: it names the Runner's queue in the store")
 	case c.Store != nil && c.KeyCodec == nil && keyCodec[K]() == nil:
 		return fmt.Errorf("pacer: Config.KeyCodec must be set with Config.Store for keys of type %v: only string and integer keys have a default encoding", reflect.TypeFor[K]())
-	case c.Store != nil && c.Carry != nil:
-		return fmt.Errorf("pacer: Config.Carry does not apply with Config.Store: only the Runner's own engine carries the bytes")
 	case c.Store != nil && c.DropPendingOnShutdown:
 		return fmt.Errorf("pacer: Config.DropPendingOnShutdown does not apply with Config.Store: bursts debounce in the store, and Shutdown leaves them there")
 	case c.DropPendingOnShutdown && c.Debounce == 0:
