@@ -32,6 +32,7 @@ func (t *Telemetry[K, V]) Carry() func(context.Context) []byte {
 	if t.tracing.tracer() == nil {
 		return nil
 	}
+	t.carrying.Store(true)
 	return carry
 }
 

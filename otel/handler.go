@@ -42,18 +42,19 @@ func (t *Telemetry[K, V]) Handler(h pacer.Handler[K, V]) pacer.Handler[K, V] {
 // that drops pacer.batch.duration stops them too.
 func (t *Telemetry[K, V]) call(ctx context.Context, tr trace.Tracer, metered bool, h pacer.Handler[K, V], key K, batch []V) (err error) {
 	start := time.Now()
-	hctx, span := ctx, trace.Span(nil)
+	hctx, span, dropped := ctx, trace.Span(nil), 0
 	if tr != nil {
-		opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithTimestamp(start)}
-		ls, dropped := links(ctx)
-		if ls != nil {
-			// Given at the start, where a sampler sees them.
-			opts = append(opts, trace.WithLinks(ls...))
+		opts := consumer
+		if t.carrying.Load() { // no Carried to look up otherwise
+			var ls []trace.Link
+			if ls, dropped = links(ctx); ls != nil {
+				// Given at the start, where a sampler sees them.
+				opts = []trace.SpanStartOption{consumer[0], trace.WithLinks(ls...)}
+			}
 		}
+		// The SDK reads the clock for the span's start and end itself: a
+		// time given as an option would cost an allocation each.
 		hctx, span = tr.Start(ctx, t.tracing.name, opts...)
-		if dropped > 0 {
-			span.SetAttributes(attribute.Int("pacer.links.dropped", dropped))
-		}
 		if !span.IsRecording() {
 			span.End()
 			span = nil
@@ -73,12 +74,12 @@ func (t *Telemetry[K, V]) call(ctx context.Context, tr trace.Tracer, metered boo
 		}
 		if span != nil {
 			// One call with every attribute: the SDK copies them once.
-			span.SetAttributes(t.spanAttrs(ctx, key, attempt, len(batch), o)...)
+			span.SetAttributes(t.spanAttrs(ctx, key, attempt, len(batch), o, dropped)...)
 			if failure != nil {
 				span.RecordError(failure)
 				span.SetStatus(codes.Error, failure.Error())
 			}
-			span.End(trace.WithTimestamp(end))
+			span.End()
 		}
 		// ctx, not hctx: a measurement in a sampled span's ctx would
 		// also offer an exemplar, which costs as much again.
@@ -95,6 +96,10 @@ func (t *Telemetry[K, V]) call(ctx context.Context, tr trace.Tracer, metered boo
 	return err
 }
 
+// consumer is the start option of every call's span, made once: an
+// option made at each call would cost an allocation.
+var consumer = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
+
 // follow tells the blocked keys what the call's outcome o does to key.
 func (t *Telemetry[K, V]) follow(key K, o Outcome, attempt, size int) {
 	switch o {
@@ -108,13 +113,16 @@ func (t *Telemetry[K, V]) follow(key K, o Outcome, attempt, size int) {
 
 // spanAttrs returns the attributes of a call's span, in a slice of their
 // number: the SDK copies them, and a span costs as much as its attributes.
-func (t *Telemetry[K, V]) spanAttrs(ctx context.Context, key K, attempt, size int, o Outcome) []attribute.KeyValue {
+func (t *Telemetry[K, V]) spanAttrs(ctx context.Context, key K, attempt, size int, o Outcome, dropped int) []attribute.KeyValue {
 	fence, fenced := pacer.Fence(ctx)
 	n := len(t.queueAttrs) + 3
 	if fenced {
 		n++
 	}
 	if t.key {
+		n++
+	}
+	if dropped > 0 {
 		n++
 	}
 	attrs := make([]attribute.KeyValue, 0, n)
@@ -125,6 +133,9 @@ func (t *Telemetry[K, V]) spanAttrs(ctx context.Context, key K, attempt, size in
 	}
 	if t.key {
 		attrs = append(attrs, attribute.String("pacer.key", keyString(key)))
+	}
+	if dropped > 0 {
+		attrs = append(attrs, attribute.Int("pacer.links.dropped", dropped))
 	}
 	return attrs
 }
