@@ -142,17 +142,17 @@ type Config[K comparable, V any] struct {
 	// goroutine, so it must be fast, and the Runner keeps the bytes it
 	// returns: it must not modify them afterwards.
 	//
-	// With a Store the bytes are stored with the value, so that they reach
+	// With a Store, the bytes are stored with the value, so that they reach
 	// the handler of whichever instance leases it: Carry may return at
-	// most 58 bytes there (Add fails otherwise), and a value that carries
-	// some grows by 2 bytes more than they; one that carries none grows by
-	// nothing, unless its Codec's bytes begin with 0xFF (then 2 bytes). A
-	// Runner without Carry stores the Codec's bytes alone, and still reads
-	// values stored with Carry (without what they carry), so that Carry
-	// can be turned on or off over a queue that holds values. A Codec whose
-	// bytes may begin with 0xFF (not JSON's, which are UTF-8) decodes a
-	// value stored without Carry that begins like a frame only if its
-	// payload, read as framed, does not decode.
+	// most 58 bytes there (Add fails otherwise), and the value is stored
+	// as 0xFF, their length, the bytes, then the Codec's bytes. A value
+	// that carries nothing is stored as the Codec's bytes alone, framed (2
+	// bytes more) only if they begin with 0xFF. A Runner without Carry
+	// stores no frame and still reads the values stored with Carry,
+	// without what they carry, so that Carry can be turned on or off over
+	// a queue that holds values. No UTF-8, so no JSON, begins with 0xFF;
+	// with a Codec whose bytes may, a value stored without Carry that
+	// reads as a frame whose payload decodes is read as framed.
 	Carry func(ctx context.Context) []byte
 	// Clock is the time source. The default is clock.New(), the real clock,
 	// which also works inside testing/synctest bubbles. With a Store, the

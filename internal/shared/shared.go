@@ -14,9 +14,9 @@
 //   - What is stored stays in the store when the Engine closes.
 //
 // Keys and values are encoded with the Runner's codecs, each value framed
-// with the bytes its Put carries when the Runner carries (codec.go). What the Runner
-// hears of later, the end of an Ack that went on in the background
-// (ack.go), goes to a callback of Config.
+// with the bytes its Put carries when the Runner carries (codec.go). What
+// the Runner hears of later, the end of an Ack that went on in the
+// background (ack.go), goes to a callback of Config.
 package shared
 
 import (
