@@ -3,6 +3,7 @@ package pacerotel
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/pacerkit/pacer"
@@ -41,7 +42,10 @@ func (t *Telemetry[K, V]) Handler(h pacer.Handler[K, V]) pacer.Handler[K, V] {
 // The lease lost and the blocked keys count with the duration: a View
 // that drops pacer.batch.duration stops them too.
 func (t *Telemetry[K, V]) call(ctx context.Context, tr trace.Tracer, metered bool, h pacer.Handler[K, V], key K, batch []V) (err error) {
-	start := time.Now()
+	var start time.Time // for the duration: the span reads the clock itself
+	if metered {
+		start = time.Now()
+	}
 	hctx, span, dropped := ctx, trace.Span(nil), 0
 	if tr != nil {
 		opts := consumer
@@ -62,7 +66,6 @@ func (t *Telemetry[K, V]) call(ctx context.Context, tr trace.Tracer, metered boo
 	}
 	returned := false
 	defer func() {
-		end := time.Now()
 		attempt, failure := pacer.Attempt(ctx), err
 		if !returned {
 			failure = errPanicked
@@ -74,7 +77,11 @@ func (t *Telemetry[K, V]) call(ctx context.Context, tr trace.Tracer, metered boo
 		}
 		if span != nil {
 			// One call with every attribute: the SDK copies them once.
-			span.SetAttributes(t.spanAttrs(ctx, key, attempt, len(batch), o, dropped)...)
+			buf := attrBufs.Get().(*[]attribute.KeyValue)
+			*buf = t.spanAttrs((*buf)[:0], ctx, key, attempt, len(batch), o, dropped)
+			span.SetAttributes(*buf...)
+			clear(*buf) // keeps no key alive
+			attrBufs.Put(buf)
 			if failure != nil {
 				span.RecordError(failure)
 				span.SetStatus(codes.Error, failure.Error())
@@ -84,7 +91,7 @@ func (t *Telemetry[K, V]) call(ctx context.Context, tr trace.Tracer, metered boo
 		// ctx, not hctx: a measurement in a sampled span's ctx would
 		// also offer an exemplar, which costs as much again.
 		if metered {
-			t.duration.Record(ctx, end.Sub(start).Seconds(), t.outcomes[o]...)
+			t.duration.Record(ctx, time.Since(start).Seconds(), t.outcomes[o]...)
 			t.follow(key, o, attempt, len(batch))
 			if o == OutcomeLeaseLost {
 				t.leasesLost.Add(ctx, 1, t.addQueue...)
@@ -111,21 +118,11 @@ func (t *Telemetry[K, V]) follow(key K, o Outcome, attempt, size int) {
 	}
 }
 
-// spanAttrs returns the attributes of a call's span, in a slice of their
-// number: the SDK copies them, and a span costs as much as its attributes.
-func (t *Telemetry[K, V]) spanAttrs(ctx context.Context, key K, attempt, size int, o Outcome, dropped int) []attribute.KeyValue {
+// spanAttrs appends to attrs the attributes of a call's span, for one call
+// of SetAttributes: the SDK copies them, and a span costs as much as its
+// attributes.
+func (t *Telemetry[K, V]) spanAttrs(attrs []attribute.KeyValue, ctx context.Context, key K, attempt, size int, o Outcome, dropped int) []attribute.KeyValue {
 	fence, fenced := pacer.Fence(ctx)
-	n := len(t.queueAttrs) + 3
-	if fenced {
-		n++
-	}
-	if t.key {
-		n++
-	}
-	if dropped > 0 {
-		n++
-	}
-	attrs := make([]attribute.KeyValue, 0, n)
 	attrs = append(attrs, t.queueAttrs...)
 	attrs = append(attrs, attribute.Int("pacer.attempt", attempt), attribute.Int("pacer.size", size), outcomeAttrs[o])
 	if fenced {
@@ -139,6 +136,12 @@ func (t *Telemetry[K, V]) spanAttrs(ctx context.Context, key K, attempt, size in
 	}
 	return attrs
 }
+
+// attrBufs holds the slices of spans' attributes between calls: a
+// span's implementation copies what SetAttributes gets (the SDK's, and
+// otel's others, keep attributes of their own kind), so that one slice
+// serves call after call where each span would allocate one.
+var attrBufs = sync.Pool{New: func() any { return new([]attribute.KeyValue) }}
 
 // outcomeAttrs are the pacer.outcome attributes, made once.
 var outcomeAttrs = func() (a [outcomeCount]attribute.KeyValue) {
