@@ -66,6 +66,10 @@ func (t *Telemetry[K, V]) call(ctx context.Context, tr trace.Tracer, metered boo
 	}
 	returned := false
 	defer func() {
+		var took time.Duration
+		if metered {
+			took = time.Since(start)
+		}
 		attempt, failure := pacer.Attempt(ctx), err
 		if !returned {
 			failure = errPanicked
@@ -91,7 +95,7 @@ func (t *Telemetry[K, V]) call(ctx context.Context, tr trace.Tracer, metered boo
 		// ctx, not hctx: a measurement in a sampled span's ctx would
 		// also offer an exemplar, which costs as much again.
 		if metered {
-			t.duration.Record(ctx, time.Since(start).Seconds(), t.outcomes[o]...)
+			t.duration.Record(ctx, took.Seconds(), t.outcomes[o]...)
 			t.follow(key, o, attempt, len(batch))
 			if o == OutcomeLeaseLost {
 				t.leasesLost.Add(ctx, 1, t.addQueue...)
