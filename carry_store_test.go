@@ -207,3 +207,22 @@ func TestCarryOffNeverFrames(t *testing.T) {
 		require.Equal(t, []storedCall[[]byte]{want, want}, handleOn(t, cfg))
 	})
 }
+
+// A Runner's view shows a value stored with what it carries as the value
+// alone, with a Store and without.
+func TestCarryViewShowsValue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := store.NewMemory(store.MemoryConfig{})
+		cfg := pacer.Config[string, int]{Store: s, Name: "q", Carry: tagOf}
+		addOn(t, cfg, traceTag, "k", 42)
+		vals, err := s.Values(context.Background(), "q", "k", 1)
+		require.NoError(t, err)
+		require.Len(t, vals[0].Value, len("42")+2+len(traceTag))
+		for _, cfg := range []pacer.Config[string, int]{cfg, {Store: s, Name: "q"}, {}} {
+			r, err := pacer.New(cfg, func(context.Context, string, []int) error { return nil })
+			require.NoError(t, err)
+			require.Equal(t, "42", r.View().FormatValue(vals[0].Value))
+			require.NoError(t, r.Shutdown(context.Background()))
+		}
+	})
+}

@@ -17,11 +17,12 @@ var coreDeps = []string{
 	"github.com/benbjohnson/clock",
 }
 
-// TestCoreImports keeps the core packages free of heavy dependencies: they
-// may import the standard library, golang.org/x/time, golang.org/x/sync,
-// github.com/benbjohnson/clock and each other, nothing else.
+// TestCoreImports keeps the core packages, the console included, free of
+// heavy dependencies: they may import the standard library,
+// golang.org/x/time, golang.org/x/sync, github.com/benbjohnson/clock and
+// each other, nothing else.
 func TestCoreImports(t *testing.T) {
-	requireDeps(t, coreDeps, ".", "./debounce", "./fifo", "./mutex", "./ratelimit", "./window", "./store")
+	requireDeps(t, coreDeps, ".", "./debounce", "./fifo", "./mutex", "./ratelimit", "./window", "./store", "./console")
 }
 
 // TestStoretestImports keeps the conformance suite, which every engine's

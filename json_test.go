@@ -174,7 +174,7 @@ var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 func TestJSONConvention(t *testing.T) {
 	t.Parallel()
 	for _, v := range []any{
-		pacer.Stats{}, pacer.DeadLetter[string, int]{}, ratelimit.Stats{},
+		pacer.Stats{}, pacer.DeadLetter[string, int]{}, pacer.Explanation{}, ratelimit.Stats{},
 		store.Stats{}, store.QueueInfo{}, store.KeyPage{}, store.KeyInfo{}, store.StoredValue{}, store.DeadLetter{},
 	} {
 		typ := reflect.TypeOf(v)

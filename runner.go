@@ -131,6 +131,13 @@ type Runner[K comparable, V any] struct {
 	closed atomic.Bool  // a Shutdown began: Add refuses values; set under mu
 	lost   atomic.Int64 // values a stopping Runner handed to OnDrop
 
+	// For Explain: the end of the last pause of the Limiter that pauseAll
+	// made (Unix nanoseconds on the Runner's clock, 0 for none), and how
+	// many batches wait for the Limiter now.
+	pausedUntil  atomic.Int64
+	limiterWaits atomic.Int32
+	decode       decoder[K, V] // the stored forms of keys and values, for View
+
 	mu       sync.Mutex
 	crew     *crew         // the running workers, nil when none run
 	gaveUp   bool          // a Shutdown's ctx expired: workers start cancelled
@@ -168,6 +175,7 @@ func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V],
 		return nil, fmt.Errorf("pacer: %w", err)
 	}
 	r.engine = e
+	r.decode = r.newDecoder()
 	return r, nil
 }
 

@@ -164,7 +164,9 @@ func (r *Runner[K, V]) admit(ctx context.Context, l engine.Lease[K, V]) bool {
 		}
 		if !paid {
 			t := r.clk.Now()
+			r.limiterWaits.Add(1)
 			err := r.cfg.Limiter.Wait(ctx)
+			r.limiterWaits.Add(-1)
 			r.c.rateWait.Add(int64(r.clk.Now().Sub(t)))
 			if r.lapsed(l) {
 				return false
@@ -261,6 +263,7 @@ func (r *Runner[K, V]) finish(ctx context.Context, l engine.Lease[K, V], err err
 func (r *Runner[K, V]) pauseAll(key K, d time.Duration) {
 	if r.pauser != nil && d > 0 {
 		r.pauser.PauseFor(d)
+		r.paused(d)
 		r.logf(slog.LevelInfo, "pacer: limiter paused for every key", key, slog.Duration("for", d))
 	}
 	if r.adapt != nil {

@@ -27,7 +27,8 @@ type Inspector interface {
 	// their counts, ordered by name.
 	Queues(ctx context.Context) ([]QueueInfo, error)
 	// Keys returns a page of queue's keys that q selects and the cursor
-	// of the next page ("" after the last).
+	// of the next page ("" after the last). A page shows the keys that
+	// hold values: a paused key without values is read with Key.
 	Keys(ctx context.Context, queue string, q KeyQuery) (KeyPage, error)
 	// Key returns what one key of queue is doing; ok is false, and info
 	// zero, when the key holds no values and is not paused. A paused key
@@ -165,9 +166,11 @@ type KeyInfo struct {
 	Values int `json:"values"`
 	// Oldest is when its oldest value was added.
 	Oldest time.Time `json:"oldest,omitzero"`
-	// Ahead is, for a Ready key read by Key (not in a page of Keys), how
-	// many ready keys a Claim would lease before it, counted up to
-	// MaxAhead (a key with more ahead shows MaxAhead); 0 otherwise.
+	// Ahead is, for a Ready key that is not paused, read by Key (not in a
+	// page of Keys), how many ready keys a Claim would lease before it
+	// (paused keys are not leased, and do not count), counted up to
+	// MaxAhead (a key with more ahead shows MaxAhead); 0 otherwise. A
+	// paused queue leases nothing, but its keys show where they stand.
 	Ahead int `json:"ahead,omitempty"`
 	// Paused reports that an Operator paused the key: it is not leased
 	// until ResumeKey, whatever State says its values are doing.

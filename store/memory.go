@@ -15,6 +15,7 @@ var (
 	_ Store       = (*Memory)(nil)
 	_ DeadLetters = (*Memory)(nil)
 	_ Inspector   = (*Memory)(nil)
+	_ Operator    = (*Memory)(nil)
 )
 
 // MemoryConfig configures a Memory. The zero value is ready to use.
@@ -29,14 +30,17 @@ type MemoryConfig struct {
 // Memory is the Store that keeps its state in the process: the reference
 // engine, which keeps every guarantee of the package doc for the callers of
 // one process. Nothing survives the process, so it offers no durability.
-// It also keeps dead letters (DeadLetters), without limit until Purge, and
-// shows what it holds (Inspector).
+// It also keeps dead letters (DeadLetters), without limit until Purge,
+// shows what it holds (Inspector) and lets an operator steer it
+// (Operator).
 //
 // Memory starts no goroutine and holds no resource beyond memory, so it
 // has nothing to close: Wait uses one timer per call. One lock guards all
 // of its state; Add, Claim and Finish take logarithmic time, Stats visits
-// every key of the queue, and so do Queues (every key of every queue) and
-// each page of Keys; Key takes constant time and Values O(limit). Values
+// every key of the queue, and so do Queues (every key of every queue),
+// each page of Keys, and Key for a ready key (to count KeyInfo.Ahead); Key
+// otherwise takes constant time and Values O(limit). The calls of
+// Operator take logarithmic time, DropKey O(values) of the key. Values
 // are copied in and out, so callers may reuse their buffers.
 //
 // Memory is safe for concurrent use. The zero value is not usable: create
@@ -67,6 +71,12 @@ type queue struct {
 	// changed is closed, and cleared, by every change a Wait must hear
 	// about; nil while nobody waits.
 	changed chan struct{}
+	// orders counts the schedulings of the queue's keys (key.order).
+	orders uint64
+	// paused is set by PauseQueue; pausedKeys holds the keys PauseKey
+	// paused, with values or without (see memory_operate.go).
+	paused     bool
+	pausedKeys map[string]struct{}
 }
 
 // slot is an entry of a queue's schedule.

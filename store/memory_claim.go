@@ -22,7 +22,7 @@ func (m *Memory) Claim(ctx context.Context, queue string, p ClaimParams) ([]Leas
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(queue, false)
-	if q == nil {
+	if q == nil || q.paused {
 		return nil, Never, nil
 	}
 	now := m.nano.Now()
@@ -70,11 +70,11 @@ func (m *Memory) lease(queue string, q *queue, k *key, p ClaimParams, now int64)
 }
 
 // next returns how long until the first key of q is ready: 0 if one is,
-// Never if none is scheduled or only at the end of time.
+// Never if none is scheduled or only at the end of time, or q is paused.
 func (q *queue) next(now int64) time.Duration {
 	_, at, ok := q.top()
 	switch {
-	case !ok || at == math.MaxInt64:
+	case !ok || at == math.MaxInt64 || q.paused:
 		return Never
 	case at <= now:
 		return 0

@@ -75,7 +75,7 @@ func (m *Memory) Keys(ctx context.Context, queue string, q KeyQuery) (KeyPage, e
 	}
 	page.Keys = make([]KeyInfo, len(names))
 	for i, name := range names {
-		page.Keys[i] = m.info(qu.keys[name], now)
+		page.Keys[i] = m.info(qu, qu.keys[name], now)
 	}
 	return page, nil
 }
@@ -107,10 +107,39 @@ func (m *Memory) Key(ctx context.Context, queue, key string) (KeyInfo, bool, err
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(queue, false)
-	if q == nil || q.keys[key] == nil {
+	if q == nil {
 		return KeyInfo{}, false, nil
 	}
-	return m.info(q.keys[key], m.nano.Now()), true, nil
+	k := q.keys[key]
+	if k == nil {
+		if q.keyPaused(key) {
+			return KeyInfo{Key: key, Paused: true}, true, nil
+		}
+		return KeyInfo{}, false, nil
+	}
+	now := m.nano.Now()
+	info := m.info(q, k, now)
+	if info.State == Ready && !info.Paused {
+		info.Ahead = q.ahead(k, now)
+	}
+	return info, true, nil
+}
+
+// ahead counts the ready keys of q that a Claim would lease before k,
+// which is ready, up to MaxAhead: those before it in the schedule, which
+// orders keys by when they are ready and then by when they were
+// scheduled. It visits every key of q.
+func (q *queue) ahead(k *key, now int64) int {
+	n := 0
+	for _, o := range q.keys {
+		if o == k || o.phase == held || o.at > now || q.keyPaused(o.name) {
+			continue
+		}
+		if o.at < k.at || (o.at == k.at && o.order < k.order) {
+			n++
+		}
+	}
+	return min(n, MaxAhead)
 }
 
 // Values implements Inspector.
@@ -150,8 +179,9 @@ func (k *key) state(now int64) KeyState {
 	return Debouncing // idle with nothing but an open burst: k.at is its due
 }
 
-// info returns what k, which has values, is doing at now.
-func (m *Memory) info(k *key, now int64) KeyInfo {
+// info returns what k, a key of q which has values, is doing at now, all
+// but Ahead.
+func (m *Memory) info(q *queue, k *key, now int64) KeyInfo {
 	i := KeyInfo{
 		Key:    k.name,
 		State:  k.state(now),
@@ -159,6 +189,7 @@ func (m *Memory) info(k *key, now int64) KeyInfo {
 		Err:    k.err,
 		Values: len(k.vals),
 		Oldest: m.nano.Time(k.vals[0].at),
+		Paused: q.keyPaused(k.name),
 	}
 	// k.attempt is the Attempt of the lease the head batch is out on, or
 	// of its next one: after a Retry that is one more than the last.

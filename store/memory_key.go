@@ -37,6 +37,10 @@ type key struct {
 	fence      uint64 // the current lease's, while leased
 	retry      bool   // idle after a Retry, not a Defer
 	ver        uint64 // the version of the key's live schedule entry; 0 before the first
+	// order is when, among the schedulings of the queue, the key was
+	// last scheduled: what breaks a tie between keys ready at the same
+	// instant, as the schedule does (see KeyInfo.Ahead).
+	order uint64
 
 	// What an operator sees (Inspector): maxWait reports that the open
 	// burst's due is its max-wait deadline; since is when the current
@@ -103,11 +107,16 @@ func (k *key) add(q *queue, vals [][]byte, p AddParams, now int64) {
 }
 
 // schedule makes at the instant when k is ready (or its lease lapses), and
-// leaves its former entry stale.
+// leaves its former entry stale. A paused key keeps the instant without an
+// entry: ResumeKey schedules it from there.
 func (q *queue) schedule(k *key, at int64) {
 	k.ver++
 	k.at = at
-	q.sched.Push(slot{k, k.ver}, at)
+	q.orders++
+	k.order = q.orders
+	if !q.keyPaused(k.name) {
+		q.sched.Push(slot{k, k.ver}, at)
+	}
 }
 
 // unschedule takes k out of the schedule.

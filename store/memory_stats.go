@@ -31,14 +31,18 @@ func (q *queue) stats(now int64) Stats {
 			s.Held++
 			s.HeldValues += len(k.vals)
 		case k.at <= now: // idle and due, or a lapsed lease
-			s.Ready++
+			if !q.keyPaused(k.name) {
+				s.Ready++
+			}
 		case k.phase == leased:
 			s.Leased++
+		case q.keyPaused(k.name):
 		case k.retry:
 			s.Retrying++
 			s.Behind += len(k.vals) - k.batch
 		}
 	}
 	s.Dead = len(q.dead)
+	s.PausedKeys, s.Paused = len(q.pausedKeys), q.paused
 	return s
 }

@@ -32,8 +32,9 @@ type Operator interface {
 	PauseKey(ctx context.Context, queue, key string) (bool, error)
 	// ResumeKey ends PauseKey: the key goes back to what its values are
 	// doing, a key that came ready meanwhile behind the keys ready now (at
-	// the tail of the ready order), and the Waits of every process wake.
-	// It reports whether the key was paused.
+	// the tail of the ready order, wherever it stood before the pause:
+	// one that was ready when paused goes there too), and the Waits of
+	// every process wake. It reports whether the key was paused.
 	ResumeKey(ctx context.Context, queue, key string) (bool, error)
 
 	// RetryNow makes a Retrying or Deferred key ready now, at the tail of
@@ -45,8 +46,10 @@ type Operator interface {
 	// DropKey moves all of key's values, those of a lease and of an open
 	// burst included, to one dead letter with reason as its Err, in Add
 	// order, and ends the key's lease if one is out: its holder's Extend
-	// and Finish return ErrLeaseLost. The key then holds no values; a
-	// pause of the key stays. It returns how many values it moved (0, and
-	// no dead letter, for a key that holds none).
+	// and Finish return ErrLeaseLost. The dead letter's Attempt is the
+	// key's KeyInfo.Attempt (0 when its head batch was never leased). The
+	// key then holds no values; a pause of the key stays. It returns how
+	// many values it moved (0, and no dead letter, for a key that holds
+	// none).
 	DropKey(ctx context.Context, queue, key, reason string) (int, error)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
+	"github.com/pacerkit/pacer/examples/internal/opconsole"
 )
 
 // usage is the head of -h: the program's three modes. The flags follow.
@@ -160,7 +161,8 @@ const maxEventBody = 1 << 20
 
 // routes serves the dispatcher's HTTP API: POST /events with {"type": ...,
 // "payload": ...} (and an optional "id") publishes an event and answers
-// 202 with the number of deliveries; GET /stats shows the figures.
+// 202 with the number of deliveries; GET /stats shows the figures; with a
+// Store, /pacer/ is the console, whose actions it takes from this machine.
 func routes(d *dispatcher) http.Handler {
 	var ids atomic.Uint64
 	mux := http.NewServeMux()
@@ -200,5 +202,8 @@ func routes(d *dispatcher) http.Handler {
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		newReport(d, nil, 0, -1).print(w)
 	})
+	if d.cfg.Store != nil {
+		opconsole.MustMount(mux, d.cfg.Store, true, d.fifo.View(), d.concurrent.View())
+	}
 	return mux
 }

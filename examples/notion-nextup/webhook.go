@@ -12,6 +12,7 @@ import (
 
 	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/examples/internal/hookhttp"
+	"github.com/pacerkit/pacer/examples/internal/opconsole"
 	"github.com/pacerkit/pacer/ratelimit"
 )
 
@@ -78,7 +79,8 @@ func (h *webhook) serve(w http.ResponseWriter, r *http.Request) (status int, msg
 	return http.StatusAccepted, ""
 }
 
-// routes is the program's HTTP surface: the webhook, and GET /stats.
+// routes is the program's HTTP surface: the webhook, GET /stats and, when
+// the Runner keeps its state in a store (-redis), the console at /pacer/.
 func routes(runner *pacer.Runner[string, Event], hook *webhook, bucket apiLimiter) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/webhook", hook)
@@ -101,5 +103,8 @@ func routes(runner *pacer.Runner[string, Event], hook *webhook, bucket apiLimite
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(out)
 	})
+	if st := runner.View().Store(); st != nil { // read-only: no Authorize
+		opconsole.MustMount(mux, st, false, runner.View())
+	}
 	return mux
 }

@@ -10,6 +10,9 @@
 //	0xFF, n, n bytes carried, then the Codec's bytes
 //
 // with n at most MaxCarried, so that a frame adds at most Overhead bytes.
+// A frame with n = 0 only escapes Codec's bytes that begin with 0xFF
+// themselves, so its third byte is 0xFF; other bytes that begin 0xFF 0x00
+// are no frame.
 // 0xFF is a byte that UTF-8 text never holds, so the bytes of a text codec
 // (JSON, the default) never begin like a frame; the bytes 0xF8 to 0xFE,
 // which UTF-8 never holds either, are kept for other versions of the
@@ -54,9 +57,10 @@ func Frame(carried, payload []byte) []byte {
 func Fits(carried []byte) bool { return len(carried) <= MaxCarried }
 
 // Split returns the bytes that stored carries and its payload, the
-// Codec's bytes, and whether stored is framed: it begins with Marker, and
-// its length byte is at most MaxCarried and no more than the bytes that
-// follow. Otherwise it returns nil, stored and false. Both slices share
+// Codec's bytes, and whether stored is framed: it begins with Marker, its
+// length byte is at most MaxCarried and no more than the bytes that
+// follow, and a length 0 is followed by Marker (as Frame writes it).
+// Otherwise it returns nil, stored and false. Both slices share
 // stored's memory; Split allocates nothing and is O(1).
 func Split(stored []byte) (carried, payload []byte, framed bool) {
 	if len(stored) < 2 || stored[0] != Marker {
@@ -67,6 +71,9 @@ func Split(stored []byte) (carried, payload []byte, framed bool) {
 		return nil, stored, false
 	}
 	if n == 0 {
+		if len(stored) == 2 || stored[2] != Marker {
+			return nil, stored, false
+		}
 		return nil, stored[2:], true
 	}
 	return stored[2 : 2+n : 2+n], stored[2+n:], true

@@ -71,6 +71,8 @@ func TestSplitUnframed(t *testing.T) {
 		{0xFF, carrier.MaxCarried + 1},
 		append([]byte{0xFF, carrier.MaxCarried + 1}, make([]byte, 100)...),
 		{0xFE, 0, 1}, // another version's marker
+		{0xFF, 0},    // nothing carried, nothing escaped
+		{0xFF, 0, 1}, // nothing carried, and a payload that needs no escape
 	} {
 		carried, payload, framed := carrier.Split(stored)
 		require.False(t, framed, "%x", stored)

@@ -3,12 +3,12 @@
 // in a store.Store that processes share. The Runner talks to the Engine
 // interface only. It mirrors the store contract (package store) for typed
 // keys and values: Put and PutTx, Get (a claim), Keep, Finish with an
-// Outcome, Release, Gauges and the dead letters, plus Drain and Close for
-// the Runner's lifecycle.
+// Outcome, Release, Gauges, Key and the dead letters, plus Drain and Close
+// for the Runner's lifecycle.
 //
 // An engine that lacks a capability says so with an error (ErrNoTx,
-// ErrNoDeadLetters, or 0 from Behind), never through its type: the Runner
-// does not know which engine it talks to.
+// ErrNoDeadLetters, ErrNoInspector, or 0 from Behind), never through its
+// type: the Runner does not know which engine it talks to.
 package engine
 
 import (
@@ -75,6 +75,11 @@ type Engine[K comparable, V any] interface {
 	Behind(key K) int
 	// Gauges returns the engine's counts, read at one instant.
 	Gauges(ctx context.Context) (Gauges, error)
+	// Key returns what key is doing, for an operator: the state of its
+	// head batch, its values, and whether it or the queue is paused. It
+	// changes nothing. It returns ErrNoInspector when the engine cannot
+	// look at one key.
+	Key(ctx context.Context, key K) (KeyState, error)
 	// DeadLetters returns up to limit of the batches given up, oldest
 	// first, after the one with ID after (0: from the oldest). It returns
 	// ErrNoDeadLetters when the engine keeps none, as do Redrive and

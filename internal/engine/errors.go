@@ -18,6 +18,10 @@ var ErrNoTx = errors.New("engine: cannot add inside a transaction")
 // engine that keeps no dead letters.
 var ErrNoDeadLetters = errors.New("engine: keeps no dead letters")
 
+// ErrNoInspector is returned by Key of an engine over a store that does
+// not implement store.Inspector, and so cannot show one key.
+var ErrNoInspector = errors.New("engine: the store cannot be inspected")
+
 // ErrLeaseLost is the cause of the ctx of a handler whose lease was lost,
 // and is wrapped in the error of a batch whose last attempt lapsed; it
 // wraps store.ErrLeaseLost. The Runner exports it as pacer.ErrLeaseLost,

@@ -114,6 +114,11 @@ func (c *Carrying[K, V]) Release(ctx context.Context, key K) (bool, error) {
 // Behind implements engine.Engine.
 func (c *Carrying[K, V]) Behind(key K) int { return c.e.Behind(key) }
 
+// Key implements engine.Engine.
+func (c *Carrying[K, V]) Key(ctx context.Context, key K) (engine.KeyState, error) {
+	return c.e.Key(ctx, key)
+}
+
 // Gauges implements engine.Engine.
 func (c *Carrying[K, V]) Gauges(ctx context.Context) (engine.Gauges, error) { return c.e.Gauges(ctx) }
 

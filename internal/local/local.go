@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -69,6 +70,12 @@ type Engine[K comparable, V any] struct {
 	held     atomic.Int64 // values held, counted only with MaxValues
 	dropping atomic.Bool  // Drain began with DropPending: bursts go to it
 	draining atomic.Bool  // Drain began: Put refuses, Get stops the Groups once drained
+
+	// The notes of the keys whose head batch was retried, deferred or
+	// held (key.go); noted counts them, read without the lock.
+	notesMu sync.Mutex
+	notes   map[K]note
+	noted   atomic.Int64
 }
 
 var _ engine.Engine[string, int] = (*Engine[string, int])(nil)
@@ -126,28 +133,28 @@ func kept() error { return nil }
 func (e *Engine[K, V]) Finish(_ context.Context, l engine.Lease[K, V], o store.Outcome) (bool, error) {
 	switch o.Kind {
 	case store.Ack:
+		e.unnote(l.Key)
 		more := e.g.Ack(l.Local)
 		e.release(len(l.Values))
 		return more, nil
 	case store.Drop:
+		e.unnote(l.Key)
 		more := e.g.Drop(l.Local)
 		e.release(len(l.Values))
 		return more, nil
 	case store.Retry:
+		e.note(l.Key, o)
 		e.g.Retry(l.Local, o.After)
 	case store.Defer:
+		e.note(l.Key, o)
 		e.g.Defer(l.Local, o.After)
 	case store.Hold:
+		e.note(l.Key, o)
 		e.g.Hold(l.Local)
 	default:
 		panic(fmt.Sprintf("local: Finish with an unknown outcome %d", o.Kind))
 	}
 	return true, nil
-}
-
-// Release implements engine.Engine.
-func (e *Engine[K, V]) Release(_ context.Context, key K) (bool, error) {
-	return e.g.Release(key), nil
 }
 
 // Behind implements engine.Engine.

@@ -39,7 +39,7 @@ func (s *Engine[K, V]) encode(ctx context.Context, key K, v V) (string, [][]byte
 	return string(k), [][]byte{b}, nil
 }
 
-// decodeValue decodes a stored value, and returns the bytes it carries
+// decodeCarried decodes a stored value, and returns the bytes it carries
 // when the Runner carries (Config.Carry). A value is read the way the
 // Runner writes them first, and the other way only when that fails, so
 // that a queue's values stay readable when Carry is turned on or off:
@@ -55,7 +55,7 @@ func (s *Engine[K, V]) encode(ctx context.Context, key K, v V) (string, [][]byte
 //     what it carries dropped.
 //
 // The error is that of the first reading.
-func (s *Engine[K, V]) decodeValue(b []byte) (V, []byte, error) {
+func (s *Engine[K, V]) decodeCarried(b []byte) (V, []byte, error) {
 	if s.carry == nil {
 		v, err := s.codec.Decode(b)
 		if err != nil {
@@ -107,7 +107,7 @@ func (s *Engine[K, V]) decodeBatch(key string, vals [][]byte, of string) (K, []V
 	}
 	bad, at0, err0 := 0, 0, error(nil)
 	for i, b := range vals {
-		v, c, err := s.decodeValue(b)
+		v, c, err := s.decodeCarried(b)
 		if err != nil {
 			if bad++; bad == 1 {
 				at0, err0 = i, err
@@ -119,7 +119,7 @@ func (s *Engine[K, V]) decodeBatch(key string, vals [][]byte, of string) (K, []V
 			carried = append(carried, c)
 		}
 	}
-	k, err := s.keys.Decode([]byte(key))
+	k, err := s.DecodeKey(key)
 	switch {
 	case err != nil:
 		return k, vs, carried, fmt.Errorf("%w: key %q: %w", engine.ErrUndecodable, key, err)
@@ -127,4 +127,17 @@ func (s *Engine[K, V]) decodeBatch(key string, vals [][]byte, of string) (K, []V
 		return k, vs, carried, fmt.Errorf("%w: %d of %d %s, the first at index %d: %w", engine.ErrUndecodable, bad, len(vals), of, at0, err0)
 	}
 	return k, vs, carried, nil
+}
+
+// DecodeKey decodes a key as stored, with the Runner's key codec.
+func (s *Engine[K, V]) DecodeKey(stored string) (K, error) {
+	return s.keys.Decode([]byte(stored))
+}
+
+// DecodeValue decodes a value as stored, with the Runner's codec: what a
+// tool that shows a stored value calls, so that it reads the bytes as the
+// Runner's leases do, without the frame of what the value carries.
+func (s *Engine[K, V]) DecodeValue(stored []byte) (V, error) {
+	v, _, err := s.decodeCarried(stored)
+	return v, err
 }

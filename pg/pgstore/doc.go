@@ -4,8 +4,8 @@
 // already runs, shared by all of its processes, and enqueueing can take
 // part in the service's own transactions (AddTx, which a pacer Runner's
 // AddTx calls). A Store implements store.Store, store.DeadLetters,
-// store.FinishClaimer, store.TxAdder and store.Inspector, and passes the
-// same conformance suite as store.Memory (store/storetest).
+// store.FinishClaimer, store.TxAdder, store.Inspector and store.Operator,
+// and passes the same conformance suite as store.Memory (store/storetest).
 //
 // # Schema
 //
@@ -25,20 +25,22 @@
 // the schema is up to date New only reads it, so a role without the right
 // to create tables can use a schema migrated by another. A migration may
 // change what the statements of an earlier version expect (003 indexes
-// keys by their hash, and the earlier statements then fail): stop the
+// keys by their hash, and the earlier statements then fail; 005 leaves
+// the paused keys out of keys_ready, which the earlier claims then read
+// no more): stop the
 // processes of an earlier version before one of a later version migrates
 // their schema.
 //
 // The schema holds:
 //
-//   - keys: a row per (queue, key) that has values, found by the key's
-//     SHA-256 (see Names), with the key's place in the ready order
-//     (ready_at), its lease (fence, leased_until, and, for an operator,
-//     when it began and its holder), its head batch (kept whole across a
-//     retry, a deferral or a lapse), attempt, open burst (first value,
-//     deadline, and whether that is its max-wait deadline), whether it is
-//     held and since when, and the error of its head batch's last Retry or
-//     Hold;
+//   - keys: a row per (queue, key) that has values or is paused, found by
+//     the key's SHA-256 (see Names), with the key's place in the ready
+//     order (ready_at), its lease (fence, leased_until, and, for an
+//     operator, when it began and its holder), its head batch (kept whole
+//     across a retry, a deferral or a lapse), attempt, open burst (first
+//     value, deadline, and whether that is its max-wait deadline), whether
+//     it is held and since when, the error of its head batch's last Retry
+//     or Hold, and whether an operator paused it;
 //   - messages: the values, a row each, in (queue, key's SHA-256, seq)
 //     order;
 //   - fences: the sequence that numbers every lease, so that a key's fences
@@ -46,7 +48,8 @@
 //   - dead_letters: the dropped batches, with the error, the attempt and
 //     the time;
 //   - counts: how many values each queue stores, for
-//     store.AddParams.MaxValues, spread over rows (see below).
+//     store.AddParams.MaxValues, spread over rows (see below);
+//   - paused_queues: the queues an operator paused.
 //
 // # Claims and leases
 //
@@ -59,8 +62,9 @@
 // while a handler runs, and a lease that is not extended lapses by time
 // alone; its next Claim bumps the fence, and the old holder's Extend and
 // Finish, which check fence and expiry in their one statement, are refused
-// with store.ErrLeaseLost. A partial index orders the keys that are not
-// held by ready_at (a leased key by its lease's expiry), so a Claim reads
+// with store.ErrLeaseLost. A partial index, keys_ready, orders the keys
+// that are neither held nor paused by ready_at (a leased key by its
+// lease's expiry), so a Claim reads
 // the keys that are ready and stops at the first that is not: its cost
 // follows the ready keys, not the values queued behind them.
 //
@@ -188,6 +192,38 @@
 // The columns that say since when a key is leased or held came with
 // migration 004: a key leased or held before it shows no Since until its
 // next lease or hold.
+//
+// Key also counts, for a ready key, the keys ahead of it in the ready
+// order: a read of keys_ready from the start of the queue that a LIMIT
+// stops at store.MaxAhead, O(log n + min(ahead, MaxAhead)).
+//
+// # Operation
+//
+// What an operator steers (store.Operator) is kept in the schema, so that
+// it holds for every process, and each call is one statement:
+//
+//   - A paused queue is a row of paused_queues. Every claim statement reads
+//     that table by its primary key, once: a row there and the statement
+//     leases nothing, and says never for the next key, as does Wait's look
+//     at the queue, so that Waits sleep until ResumeQueue notifies them.
+//   - A paused key is a key row with paused set, which keys_ready leaves
+//     out (migration 005): no claim reads a paused key, however many are
+//     due, and no Wait wakes for one. Its row goes on as its values say
+//     (its ready_at included), so that ResumeKey only puts it back in the
+//     ready order: at the tail if it came ready meanwhile, else at its own
+//     time. A paused key keeps its row while it holds no values, empty,
+//     until it is resumed; such a row is counted in Stats.PausedKeys
+//     alone, and shown by Key only.
+//   - RetryNow moves the key's ready_at to now, at the tail of the ready
+//     order.
+//   - DropKey locks the key's row, moves its values to one dead letter,
+//     takes them off the queue's count, and removes the row, or empties it
+//     if the key is paused: a lease that was out is gone with it, and its
+//     holder's Extend and Finish find no lease of their fence.
+//
+// ResumeQueue, ResumeKey and RetryNow wake the Waits of every process, as
+// an Add does (see Wake-ups). None of them waits for a handler, only, for
+// a moment, for a statement that holds the key's row.
 //
 // # Wake-ups
 //

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"time"
 
@@ -55,7 +56,7 @@ func (s *Store) Queues(ctx context.Context) ([]store.QueueInfo, error) {
 			var oldest pgtype.Timestamptz
 			st := &q.Stats
 			if err := row.Scan(&st.Values, &st.Keys, &st.Ready, &st.Pending, &st.Leased,
-				&st.Retrying, &st.Behind, &st.Held, &st.HeldValues, &st.Dead, &oldest); err != nil {
+				&st.Retrying, &st.Behind, &st.Held, &st.HeldValues, &st.Dead, &st.PausedKeys, &st.Paused, &oldest); err != nil {
 				return err
 			}
 			q.Oldest = timeOf(oldest)
@@ -68,11 +69,15 @@ func (s *Store) Queues(ctx context.Context) ([]store.QueueInfo, error) {
 	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, failed(ctx, "Queues", err)
 	}
-	return out, nil
+	// A queue whose only key rows are those of paused keys without
+	// values holds nothing.
+	return slices.DeleteFunc(out, func(q store.QueueInfo) bool { return q.Stats.Keys == 0 && q.Stats.Dead == 0 }), nil
 }
 
 // Key implements store.Inspector: one statement, which reads the key's row
-// by its primary key.
+// by its primary key, and, for a ready key that is not paused, counts the
+// keys ahead of it in the ready order up to store.MaxAhead: O(log n +
+// min(ahead, MaxAhead)).
 func (s *Store) Key(ctx context.Context, queue, key string) (store.KeyInfo, bool, error) {
 	if err := s.begin(ctx, queue); err != nil {
 		return store.KeyInfo{}, false, err
@@ -84,12 +89,14 @@ func (s *Store) Key(ctx context.Context, queue, key string) (store.KeyInfo, bool
 	defer rows.Close()
 	var (
 		info  store.KeyInfo
+		ahead int
 		found = rows.Next()
 	)
 	if found {
-		if info, err = scanKeyInfo(rows); err != nil {
+		if info, err = scanKeyInfo(rows, &ahead); err != nil {
 			return store.KeyInfo{}, false, failed(ctx, "Key", err)
 		}
+		info.Ahead = ahead
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -134,7 +141,7 @@ func scanKeyInfo(row pgx.Row, head ...any) (store.KeyInfo, error) {
 		values               int64
 	)
 	dst := append(head, &key, &state, &since, &until, &info.MaxWait, &info.Attempt,
-		&info.Fence, &holder, &why, &values, &oldest)
+		&info.Fence, &holder, &why, &values, &info.Paused, &oldest)
 	if err := row.Scan(dst...); err != nil {
 		return store.KeyInfo{}, err
 	}

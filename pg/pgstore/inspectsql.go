@@ -12,10 +12,13 @@ import (
 // except queueInfoSQL, which visits every key of its queue as Stats does.
 
 // keyStateSQL is a key's store.KeyState, from its row k, at the
-// statement's time: held; else out on a lease that has not lapsed; else
-// ready (a lapsed lease included); else waiting for a Retry's delay, or a
-// Defer's, or for its open burst, which is then all it has.
+// statement's time: 0 for the row of a paused key without values; else
+// held; else out on a lease that has not lapsed; else ready (a lapsed
+// lease included); else waiting for a Retry's delay, or a Defer's, or for
+// its open burst, which is then all it has. A paused key's state is what
+// its values are doing.
 const keyStateSQL = `CASE
+	WHEN k.tail = k.head THEN 0
 	WHEN k.held THEN {held}
 	WHEN k.leased_until > statement_timestamp() THEN {leased}
 	WHEN k.ready_at <= statement_timestamp() THEN {ready}
@@ -41,18 +44,31 @@ const keyInfoSQL = `k.key, st.state,
 	k.fence,
 	CASE WHEN st.state = {leased} THEN k.holder END,
 	k.error,
-	k.tail - k.head`
+	k.tail - k.head,
+	k.paused`
 
 // headAddedSQL is when the first value of a key of row {row} was added,
 // read by the primary key: the column after keyInfoSQL's.
 const headAddedSQL = `(SELECT m.added_at FROM {schema}.messages AS m
 	WHERE m.queue = {row}.queue AND m.key_hash = {row}.key_hash AND m.seq = {row}.head)`
 
-// keyInfoOneSQL is what one key is doing.
+// keyInfoOneSQL is what one key is doing, after the count of the keys
+// ahead of a ready key that is not paused (store.KeyInfo.Ahead): those
+// before it in keys_ready, which orders the ready keys as a claim leases
+// them, counted up to {maxAhead} by a LIMIT that stops the read of the
+// index there.
 //
 // $1 queue, $2 key.
 const keyInfoOneSQL = `
-SELECT ` + keyInfoSQL + `, {headAdded:k}
+SELECT CASE WHEN st.state = {ready} AND NOT k.paused THEN (
+		SELECT count(*) FROM (
+			SELECT FROM {schema}.keys AS a
+			WHERE a.queue = $1 AND a.ready_at < k.ready_at AND NOT a.paused
+			ORDER BY a.ready_at
+			LIMIT {maxAhead}
+		) AS a)
+	ELSE 0 END,
+	` + keyInfoSQL + `, {headAdded:k}
 FROM {schema}.keys AS k CROSS JOIN LATERAL (SELECT ` + keyStateSQL + ` AS state) AS st
 WHERE k.queue = $1 AND k.key_hash = sha256($2) AND k.key = $2`
 
@@ -68,8 +84,9 @@ WHERE k.queue = $1 AND k.key_hash = sha256($2) AND k.key = $2`
 // of a KeyInfo, and reads the time of each key's first value, for the
 // rows it returns only.
 //
-// A key matches if it is in the state asked for (0: any), and starts with
-// the prefix. {partial} names the index of the held keys or of the
+// A key matches if it has values, is in the state asked for (0: any), and
+// starts with the prefix: the row of a paused key without values is read,
+// and not shown. {partial} names the index of the held keys or of the
 // retrying keys when the state asked for is one of those.
 //
 // $1 queue, $2 the hash the page starts after, $3 the state (0: any), $4
@@ -79,7 +96,7 @@ SELECT k.n, k.match, k.key_hash, ` + keyInfoSQL + `, {headAdded:k}
 FROM (
 	SELECT k.*, st.state,
 		row_number() OVER (ORDER BY k.key_hash) AS n,
-		($3::integer = 0 OR st.state = $3::integer) AND substring(k.key FROM 1 FOR length($4::bytea)) = $4::bytea AS match
+		k.tail > k.head AND ($3::integer = 0 OR st.state = $3::integer) AND substring(k.key FROM 1 FOR length($4::bytea)) = $4::bytea AS match
 	FROM {schema}.keys AS k CROSS JOIN LATERAL (SELECT ` + keyStateSQL + ` AS state) AS st
 	WHERE k.queue = $1 AND k.key_hash > $2::bytea{partial}
 	ORDER BY k.key_hash
@@ -128,7 +145,7 @@ const queueInfoSQL = `
 SELECT` + statsColumnsSQL + `, (
 	SELECT {headAdded:f} FROM (
 		SELECT queue, key_hash, head FROM {schema}.keys
-		WHERE queue = $1 AND ready_at <= statement_timestamp()
+		WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused
 		ORDER BY ready_at
 		LIMIT 1
 	) AS f)
@@ -143,6 +160,7 @@ var keyStates = strings.NewReplacer(
 	"{retrying}", strconv.Itoa(int(store.Retrying)),
 	"{held}", strconv.Itoa(int(store.Held)),
 	"{deferred}", strconv.Itoa(int(store.Deferred)),
+	"{maxAhead}", strconv.Itoa(store.MaxAhead),
 	"{headAdded:k}", strings.ReplaceAll(headAddedSQL, "{row}", "k"),
 	"{headAdded:r}", strings.ReplaceAll(headAddedSQL, "{row}", "r"),
 	"{headAdded:f}", strings.ReplaceAll(headAddedSQL, "{row}", "f"),

@@ -91,16 +91,17 @@ func instance(tb testing.TB, schema string) *pgstore.Store {
 	return s
 }
 
-// Three processes of Runners with MaxValues add to one queue at once: the
-// values they store together are the bound exactly
-// (storetest.RunProcesses).
-func TestRunnerMaxValuesAcrossProcesses(t *testing.T) {
+// Runners in three OS processes on one schema (storetest.RunProcesses):
+// with MaxValues, adding to one queue at once, they store the bound
+// exactly; handling a queue that another process pauses, they start no
+// batch until it is resumed, and lose nothing.
+func TestRunnerAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	schema := freshSchema(t, connect(t, appName(t)))
 	storetest.RunProcesses(t, storetest.Processes{Store: instance(t, schema), Where: schema, Child: "TestStoretestChild"})
 }
 
-// TestStoretestChild is one process of TestRunnerMaxValuesAcrossProcesses,
+// TestStoretestChild is one process of TestRunnerAcrossProcesses,
 // on the schema it names.
 func TestStoretestChild(t *testing.T) {
 	storetest.Child(t, func(t *testing.T, schema string) store.Store { return instance(t, schema) })

@@ -94,7 +94,9 @@ const maxPagesPerRun = 100
 // everyStatement runs each statement that a Runner's workers use: Claim,
 // Extend, FinishAndClaim with Defer (Finish's statement and Claim's in one
 // transaction) and with Ack (a shared flight that claims), Finish with Ack
-// (a shared flight that does not), Drop and Hold, and Release.
+// (a shared flight that does not), Drop and Hold, and Release; and those
+// of an operator: PauseQueue, ResumeQueue, RetryNow, PauseKey, ResumeKey
+// and DropKey.
 func everyStatement(t *testing.T, s *pgstore.Store) {
 	t.Helper()
 	ctx := t.Context()
@@ -126,6 +128,23 @@ func everyStatement(t *testing.T, s *pgstore.Store) {
 	released, err := s.Release(ctx, "q", l.Key)
 	require.NoError(t, err)
 	require.True(t, released)
+
+	done := func(ok bool, err error) {
+		t.Helper()
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	done(s.PauseQueue(ctx, "q"))
+	done(s.ResumeQueue(ctx, "q"))
+	l = claim()
+	_, err = s.Finish(ctx, l, store.Outcome{Kind: store.Retry, After: time.Hour})
+	require.NoError(t, err)
+	done(s.RetryNow(ctx, "q", l.Key))
+	done(s.PauseKey(ctx, "q", l.Key))
+	done(s.ResumeKey(ctx, "q", l.Key))
+	n, err := s.DropKey(ctx, "q", l.Key, "x")
+	require.NoError(t, err)
+	require.Positive(t, n)
 }
 
 // needStatStatements ends t as enginetest.Missing does when PostgreSQL's

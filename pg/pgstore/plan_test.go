@@ -39,6 +39,6 @@ func TestClaimPlanIsReused(t *testing.T) {
 	var generic, custom int64
 	require.NoError(t, pool.QueryRow(ctx, `
 		SELECT generic_plans, custom_plans FROM pg_prepared_statements
-		WHERE statement LIKE '%WITH picked AS%'`).Scan(&generic, &custom))
+		WHERE statement LIKE '%picked AS MATERIALIZED%'`).Scan(&generic, &custom))
 	require.Positive(t, generic, "Claim is planned anew each time (%d custom plans)", custom)
 }

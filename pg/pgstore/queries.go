@@ -74,17 +74,23 @@ type queries struct {
 	release, upcoming, stats, notify               string
 	deadLetters, redrive, purge                    string
 	queues, queueInfo, keyInfo, values, keysPage   string // inspectsql.go
+	pauseQueue, resumeQueue, pauseKey, resumeKey   string // operatesql.go
+	retryNow, lockKey, dropKey                     string
 }
 
 // newQueries fills schema, quoted already, into the statements.
 func newQueries(schema string) queries {
 	r := strings.NewReplacer("{schema}", schema, "{addSlots}", strconv.Itoa(addSlots),
 		"{boundSlot}", strconv.Itoa(boundSlot), "{removeSlot}", strconv.Itoa(removeSlot))
+	// running fills in runningSQL for the queue named by queue.
+	running := func(sql, queue string) string {
+		return strings.ReplaceAll(sql, "{running}", strings.ReplaceAll(runningSQL, "{queue}", queue))
+	}
 	return queries{
 		addReady:    strings.NewReplacer("{bound}", "$6", "{slot}", "$7").Replace(r.Replace(addReadySQL)),
 		addBurst:    strings.NewReplacer("{bound}", "$8", "{slot}", "$9").Replace(r.Replace(addBurstSQL)),
-		claim:       strings.Replace(r.Replace(claimSQL), "{take}", "picked", 1),
-		claimShared: strings.Replace(r.Replace(claimSQL), "{take}", claimSharedTake, 1),
+		claim:       strings.Replace(r.Replace(running(claimSQL, "$1")), "{take}", "picked", 1),
+		claimShared: strings.Replace(r.Replace(running(claimSQL, "$1")), "{take}", claimSharedTake, 1),
 		extend:      r.Replace(extendSQL),
 		finishAck:   r.Replace(finishAckSQL),
 		finishDrop:  r.Replace(finishDropSQL),
@@ -93,16 +99,23 @@ func newQueries(schema string) queries {
 		finishAcks:  r.Replace(finishAcksSQL),
 		release:     r.Replace(releaseSQL),
 		notify:      notifySQL,
-		upcoming:    r.Replace(upcomingSQL),
-		stats:       r.Replace(statsSQL),
+		upcoming:    r.Replace(running(upcomingSQL, "q.queue")),
+		stats:       r.Replace(running(statsSQL, "$1")),
 		deadLetters: r.Replace(deadLettersSQL),
 		redrive:     r.Replace(redriveSQL),
 		purge:       r.Replace(purgeSQL),
 		queues:      r.Replace(queuesSQL),
-		queueInfo:   r.Replace(keyStates.Replace(queueInfoSQL)),
+		queueInfo:   r.Replace(running(keyStates.Replace(queueInfoSQL), "$1")),
 		keyInfo:     r.Replace(keyStates.Replace(keyInfoOneSQL)),
 		values:      r.Replace(valuesSQL),
 		keysPage:    r.Replace(keyStates.Replace(keysPageSQL)),
+		pauseQueue:  r.Replace(pauseQueueSQL),
+		resumeQueue: r.Replace(resumeQueueSQL),
+		pauseKey:    r.Replace(pauseKeySQL),
+		resumeKey:   r.Replace(resumeKeySQL),
+		retryNow:    r.Replace(retryNowSQL),
+		lockKey:     r.Replace(lockKeySQL),
+		dropKey:     r.Replace(dropKeySQL),
 	}
 }
 
@@ -253,7 +266,10 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AN
 
 // claimSQL leases up to {keys} ready keys of a queue, oldest-ready first. It
 // locks key rows only, skipping those another transaction holds, and
-// commits at once: no transaction stays open while a lease is out. A lease
+// commits at once: no transaction stays open while a lease is out. It
+// leases no paused key, which keys_ready leaves out, and nothing of a
+// paused queue (running, read once), and then says NULL, never, for the
+// next. A lease
 // takes the head batch kept from before, or the ready values up to
 // max_batch; a lease that lapsed is leased again at the next attempt. The
 // values it takes stop at the tail that the statement's snapshot sees
@@ -274,10 +290,12 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AN
 //
 // $1 queue, $2 max_batch (NULL: all), $3 ttl (NULL: never), $4 holder.
 const claimSQL = `
-WITH picked AS MATERIALIZED (
+WITH running AS MATERIALIZED (
+	SELECT {running} AS running
+), picked AS MATERIALIZED (
 	SELECT queue, key_hash, ready_at
 	FROM {schema}.keys
-	WHERE queue = $1 AND ready_at <= statement_timestamp()
+	WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)
 	ORDER BY ready_at
 	LIMIT {keys}
 	FOR UPDATE SKIP LOCKED
@@ -319,17 +337,18 @@ WITH picked AS MATERIALIZED (
 ), upcoming AS (
 	-- A ready key not leased here, else the first key due: each the
 	-- first of a range of keys_ready, so that no plan reads the queue.
-	SELECT coalesce((
+	SELECT CASE WHEN (SELECT running FROM running) THEN coalesce((
 		SELECT ready_at FROM {schema}.keys
-		WHERE queue = $1 AND ready_at <= statement_timestamp() AND key_hash <> ALL (ARRAY(SELECT key_hash FROM leased))
+		WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused
+			AND key_hash <> ALL (ARRAY(SELECT key_hash FROM leased))
 		ORDER BY ready_at
 		LIMIT 1
 	), (
 		SELECT ready_at FROM {schema}.keys
-		WHERE queue = $1 AND ready_at > statement_timestamp()
+		WHERE queue = $1 AND ready_at > statement_timestamp() AND NOT paused
 		ORDER BY ready_at
 		LIMIT 1
-	)) AS ready_at
+	)) END AS ready_at
 )
 SELECT statement_timestamp(),
 	least((SELECT ready_at FROM upcoming), (SELECT leased_until FROM leased LIMIT 1)),
@@ -342,6 +361,11 @@ SELECT statement_timestamp(),
 FROM (VALUES (1)) AS one(x)
 LEFT JOIN leases l ON true
 ORDER BY l.was_ready, l.key`
+
+// runningSQL is true unless queue {queue} is paused (PauseQueue): one
+// read of paused_queues by its primary key, which PostgreSQL makes once
+// per statement, since it names no row of the statement's.
+const runningSQL = `NOT EXISTS (SELECT FROM {schema}.paused_queues AS pq WHERE pq.queue = {queue})`
 
 // claimSharedTake is {take} of claimSQL after a finishAcksSQL: the first
 // picked keys, in the ready order, as many as it left in pgstore.leases.
@@ -363,7 +387,7 @@ WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND fence = $3 AND lease
 // removeBatchSQL does. It ends inside its last CTE, for the two to close.
 const finishRemoveSQL = `
 WITH k AS MATERIALIZED (
-	SELECT queue, key_hash, head, tail, batch, attempt, burst_due,
+	SELECT queue, key_hash, head, tail, batch, attempt, burst_due, paused,
 		CASE WHEN burst_due <= statement_timestamp() THEN 0 ELSE burst END AS open
 	FROM {schema}.keys
 	WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()
@@ -374,15 +398,16 @@ WITH k AS MATERIALIZED (
 // batches (done, which returns the removed values), which it takes off the
 // queue's count (uncountSQL): a key with values left is ready now, behind
 // the keys already waiting, or when its open burst is due, and forgets the
-// batch's error; a key with none is removed. It ends inside its last CTE.
+// batch's error; a key with none is removed, or, if paused, kept empty
+// (parkedSQL). It ends inside its last CTE.
 //
 // It reaches the rows through k's columns, queue and key_hash, and not through
 // the queue parameter, which would let a plan read the whole queue: the
 // cheapest way while the queue is small, and a plan made then is kept as
 // the queue grows (TestPlansMadeSmallStayBounded).
 //
-// k has the columns queue, key_hash, head, tail, batch, burst_due and open
-// (the values of an open burst).
+// k has the columns queue, key_hash, head, tail, batch, burst_due, paused
+// and open (the values of an open burst).
 const removeBatchSQL = uncountSQL + `, kept AS (
 	UPDATE {schema}.keys AS u SET
 		head = k.head + k.batch, batch = 0, attempt = 1, burst = k.open,
@@ -393,11 +418,26 @@ const removeBatchSQL = uncountSQL + `, kept AS (
 	WHERE u.queue = k.queue AND u.key_hash = k.key_hash AND k.tail > k.head + k.batch
 ), emptied AS (
 	DELETE FROM {schema}.keys AS d USING k
-	WHERE d.queue = k.queue AND d.key_hash = k.key_hash AND k.tail = k.head + k.batch
-), done AS (
+	WHERE d.queue = k.queue AND d.key_hash = k.key_hash AND k.tail = k.head + k.batch AND NOT k.paused
+)` + parkedSQL + `, done AS (
 	DELETE FROM {schema}.messages AS m USING k
 	WHERE m.queue = k.queue AND m.key_hash = k.key_hash AND m.seq >= k.head AND m.seq < k.head + k.batch
 	RETURNING m.seq, m.value`
+
+// parkedSQL keeps the row of a paused key that removeBatchSQL leaves
+// without values: a pause
+// outlives the key's values. The row then holds none (head = tail), no
+// lease, burst or hold, fence 0 (the fence of a key's last lease since it
+// held none), and is ready never; ResumeKey removes it, and an Add fills
+// it as it would a new row.
+const parkedSQL = `, parked AS (
+	UPDATE {schema}.keys AS p SET
+		head = k.tail, batch = 0, attempt = 1, burst = 0, burst_capped = false,
+		leased_until = NULL, fence = 0, holder = NULL, held = false, held_at = NULL,
+		retrying = false, error = NULL, ready_at = 'infinity'
+	FROM k
+	WHERE p.queue = k.queue AND p.key_hash = k.key_hash AND k.paused AND k.tail = k.head + k.batch
+)`
 
 // finishAckSQL ends a lease by removing its batch. It returns one row,
 // with more, if the lease was current.
@@ -443,7 +483,7 @@ WITH f AS (
 	FROM unnest($2::bytea[], $3::bigint[], $4::integer[]) WITH ORDINALITY AS f(key, fence, want, i)
 	LIMIT cardinality($2::bytea[])
 ), k AS MATERIALIZED (
-	SELECT f.i, f.want, r.queue, r.key_hash, r.head, r.tail, r.batch, r.burst_due,
+	SELECT f.i, f.want, r.queue, r.key_hash, r.head, r.tail, r.batch, r.burst_due, r.paused,
 		CASE WHEN r.burst_due <= statement_timestamp() THEN 0 ELSE r.burst END AS open
 	FROM f CROSS JOIN LATERAL (
 		SELECT * FROM {schema}.keys AS r
@@ -495,13 +535,14 @@ WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND held`
 
 // upcomingSQL returns, for each queue given, a row with the server's now,
 // the queue, and the earliest ready_at of its keys, NULL if none is
-// scheduled: one read of keys_ready per queue.
+// scheduled or the queue is paused: one read of keys_ready per queue, which
+// leaves the paused keys out.
 //
 // $1 queues (text[]).
 const upcomingSQL = `
 SELECT statement_timestamp(), q.queue, (
 	SELECT ready_at FROM {schema}.keys
-	WHERE queue = q.queue AND ready_at IS NOT NULL
+	WHERE queue = q.queue AND ready_at IS NOT NULL AND NOT paused AND {running}
 	ORDER BY ready_at
 	LIMIT 1
 )
@@ -517,18 +558,21 @@ FROM {schema}.keys
 WHERE queue = $1`
 
 // statsColumnsSQL are the columns of statsSQL, in store.Stats's order,
-// over the keys of queue $1.
+// over the keys of queue $1. A paused key's row without values (see
+// parkedSQL) counts in PausedKeys alone.
 const statsColumnsSQL = `
 	coalesce(sum(tail - head), 0),
-	count(*),
-	count(*) FILTER (WHERE ready_at <= statement_timestamp()),
+	count(*) FILTER (WHERE tail > head),
+	count(*) FILTER (WHERE ready_at <= statement_timestamp() AND NOT paused),
 	count(*) FILTER (WHERE burst > 0 AND burst_due > statement_timestamp()),
 	count(*) FILTER (WHERE leased_until > statement_timestamp()),
-	count(*) FILTER (WHERE retrying AND leased_until IS NULL AND ready_at > statement_timestamp()),
-	coalesce(sum(tail - head - batch) FILTER (WHERE retrying AND leased_until IS NULL AND ready_at > statement_timestamp()), 0),
+	count(*) FILTER (WHERE retrying AND leased_until IS NULL AND ready_at > statement_timestamp() AND NOT paused),
+	coalesce(sum(tail - head - batch) FILTER (WHERE retrying AND leased_until IS NULL AND ready_at > statement_timestamp() AND NOT paused), 0),
 	count(*) FILTER (WHERE held),
 	coalesce(sum(tail - head) FILTER (WHERE held), 0),
-	(SELECT count(*) FROM {schema}.dead_letters WHERE queue = $1)`
+	(SELECT count(*) FROM {schema}.dead_letters WHERE queue = $1),
+	count(*) FILTER (WHERE paused),
+	NOT {running}`
 
 // deadLettersSQL lists a queue's dead letters by ID.
 //

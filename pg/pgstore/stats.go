@@ -15,7 +15,7 @@ func (s *Store) Stats(ctx context.Context, queue string) (store.Stats, error) {
 	var st store.Stats
 	err := s.pool.QueryRow(ctx, s.q.stats, queue).Scan(
 		&st.Values, &st.Keys, &st.Ready, &st.Pending, &st.Leased,
-		&st.Retrying, &st.Behind, &st.Held, &st.HeldValues, &st.Dead)
+		&st.Retrying, &st.Behind, &st.Held, &st.HeldValues, &st.Dead, &st.PausedKeys, &st.Paused)
 	if err != nil {
 		return store.Stats{}, failed(ctx, "Stats", err)
 	}

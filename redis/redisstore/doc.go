@@ -2,7 +2,8 @@
 // later), so that Runners in several processes share one debounce, one
 // ready order and one set of leases, and a crash of any of them loses
 // nothing that Add accepted. A Store implements store.Store,
-// store.DeadLetters, store.FinishClaimer and store.Inspector, and passes
+// store.DeadLetters, store.FinishClaimer, store.Inspector and
+// store.Operator, and passes
 // the store/storetest conformance suite.
 //
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
@@ -11,7 +12,8 @@
 // # One function per operation
 //
 // Every operation (Add, Claim, Extend, Finish, Release, Stats,
-// DeadLetters, Redrive and Purge, and Keys, Key and Values) is one Lua
+// DeadLetters, Redrive and Purge, Keys, Key and Values, and PauseQueue,
+// ResumeQueue, PauseKey, ResumeKey, RetryNow and DropKey) is one Lua
 // function, called with FCALL,
 // so one round trip that Redis runs atomically: the guarantees of package
 // store hold across processes because no two calls interleave. The
@@ -88,13 +90,17 @@
 // burst); both, and its member of the index, are deleted when the key's
 // last value is acked or dropped, so that Redis holds what is active, not
 // what happened. Fences come from the queue's counter, which outlives the
-// keys. A dead letter is one list, kept until Redrive or Purge. Beside the
+// keys. A dead letter is one list, kept until Redrive or Purge. An
+// operator's pauses (see Operating) are a flag key of the queue and a set
+// of its paused keys, which outlive the keys' values. Beside the
 // queues, a Store's Prefix has one set of its own, the registry of its
 // queues' names (see Inspection).
 //
 // A function declares in KEYS the names of its common path only (Add: the
-// inbox and the wake-up set; Extend, Release and Key: the key's hash;
-// Values: the key's list; the others: a set of the queue) and builds the names of the others from the
+// inbox and the wake-up set; Extend, Release, Key, RetryNow and DropKey:
+// the key's hash; Values: the key's list; PauseQueue and ResumeQueue: the
+// queue's pause flag; PauseKey and ResumeKey: the set of paused keys; the
+// others: a set of the queue) and builds the names of the others from the
 // queue's prefix; Redis Cluster runs such calls because every name has the
 // queue's hash tag and so lives in the slot of the declared keys.
 //
@@ -184,6 +190,40 @@
 // ready since it came due, before a Claim moved it. Values reads the
 // first values of the key's list.
 //
+// # Operating
+//
+// PauseQueue sets a flag key of the queue, which the claiming step reads
+// together with the set of paused keys in one EXISTS: when neither is
+// there, the common case, that command is all a Claim or a
+// FinishAndClaim pays for pausing. A paused queue's Claim folds the inbox
+// and leases nothing; the rest goes on (Adds, Finishes, Releases, the
+// clocks of bursts and delays), and ResumeQueue wakes a waiting worker,
+// whose Claim passes the wake-up on while keys are left ready, as every
+// Claim does.
+//
+// PauseKey adds the key to the queue's set of paused keys, and sets it
+// aside from the ready order if it is there: a sorted set of parked keys
+// keeps each with the time it became ready. A paused key that comes ready
+// later, by any path (its burst or delay comes due, a Finish leaves
+// values, a lease lapses, a Release or a Redrive), enters the ready order
+// as usual, and the Claim that pops it sets it aside and pops another in
+// its place, so that no path into the ready order pays for pauses. Stats
+// sets aside the paused keys it finds ready, so that it counts none of
+// them as Ready, and visits the paused keys to do so. ResumeKey puts a
+// key that is ready, set aside or not, at the tail of the ready order.
+// RetryNow moves a retrying or deferred key from the delayed keys to the
+// tail of the ready order (a paused one straight to the parked keys).
+// DropKey folds the inbox, writes all the key's values to one dead letter
+// and removes the key's state: the hash that held its lease's fence goes,
+// so its holder's Extend and Finish find no lease.
+//
+// KeyInfo.Ahead, for a key that Key reads ready, counts in O(log n) with
+// ZRANK and ZCOUNT: the keys before it in the ready order and those whose
+// burst, delay or lapse came due before it, which a Claim would move
+// ahead of it; less the paused keys among them, which it looks up one by
+// one (with more than 1,000 keys paused, it leaves that out, and may count
+// paused keys that came due and were not set aside yet).
+//
 // # Failures
 //
 // New checks the server before it returns, within its ctx: it dials it
@@ -235,10 +275,13 @@
 //
 // Add costs O(1). Folding an Add costs O(log n) in the keys of the queue
 // (O(1) when its key has values already and it is ready at once); Extend,
-// Finish and Release cost O(log n); Claim O(log n) per key it leases and
-// per due key it moves into the ready order; Stats O(log n) plus O(1) per
-// held or delayed key; Purge runs one call per 1,000 dead letters; Keys
-// O(log n) plus O(1) per key read; Key O(log n); Values O(limit); Queues
+// Finish and Release cost O(log n); Claim O(log n) per key it leases, per
+// due key it moves into the ready order and per paused key it sets aside;
+// Stats O(log n) plus O(1) per held, delayed or paused key; Purge runs one
+// call per 1,000 dead letters; Keys O(log n) plus O(1) per key read; Key
+// O(log n) (and O(1) per paused key for a ready key's Ahead); Values
+// O(limit); PauseQueue and ResumeQueue O(1); PauseKey, ResumeKey and
+// RetryNow O(log n); DropKey O(log n) plus O(values) of the key; Queues
 // O(queues) calls of Stats; the first Add or Redrive of a queue in a
 // process, one command more. Each stored value carries 17 bytes of time;
 // an Add waiting in the inbox, 4 elements more; each key, a member of the

@@ -15,13 +15,15 @@ import (
 
 // Key returns what key of queue is doing, in one script that folds the
 // Adds of the inbox first; see store.Inspector. It costs O(log n) in the
-// keys of the queue.
+// keys of the queue, and for a ready key's Ahead O(1) more per paused key
+// of the queue (with more than 1,000 paused, Ahead counts too the paused
+// keys that came due and no Claim or Stats set aside yet).
 func (s *Store) Key(ctx context.Context, queue, key string) (store.KeyInfo, bool, error) {
 	q, err := s.queue(ctx, queue)
 	if err != nil {
 		return store.KeyInfo{}, false, err
 	}
-	r, err := s.run(ctx, keyFn, q.hash(key), q.prefix, key).Result()
+	r, err := s.run(ctx, keyFn, q.hash(key), q.prefix, key, store.MaxAhead).Result()
 	if errors.Is(err, redis.Nil) {
 		return store.KeyInfo{}, false, nil
 	}
@@ -63,16 +65,16 @@ func (s *Store) Values(ctx context.Context, queue, key string, limit int) ([]sto
 
 // parseKeyInfo reads a key's info as lib_inspect.lua's key_info replies
 // it: {key, state, since, until, maxwait, attempt, fence, holder, error,
-// values, oldest}.
+// values, oldest, ahead, paused}.
 func parseKeyInfo(r any) (store.KeyInfo, error) {
 	f, ok := r.([]any)
-	if !ok || len(f) != 11 {
+	if !ok || len(f) != 13 {
 		return store.KeyInfo{}, fmt.Errorf("key info of %T %d long", r, len(f))
 	}
 	var info store.KeyInfo
-	var maxWait, state, attempt, fence, values int64
+	var maxWait, state, attempt, fence, values, ahead, paused int64
 	var since, until, oldest string
-	for i, p := range []any{&info.Key, &state, &since, &until, &maxWait, &attempt, &fence, &info.Holder, &info.Err, &values, &oldest} {
+	for i, p := range []any{&info.Key, &state, &since, &until, &maxWait, &attempt, &fence, &info.Holder, &info.Err, &values, &oldest, &ahead, &paused} {
 		var ok bool
 		switch p := p.(type) {
 		case *string:
@@ -97,6 +99,7 @@ func parseKeyInfo(r any) (store.KeyInfo, error) {
 	info.State = store.KeyState(state)
 	info.MaxWait = maxWait == 1
 	info.Attempt, info.Fence, info.Values = int(attempt), uint64(fence), int(values)
+	info.Ahead, info.Paused = int(ahead), paused == 1
 	return info, nil
 }
 

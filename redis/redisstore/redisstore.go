@@ -91,6 +91,9 @@ type queue struct {
 	keys   []string // KEYS of the scripts that page through the keys
 	wake   string
 
+	paused     []string // KEYS of the script that pauses the queue: its flag
+	pausedKeys []string // KEYS of the scripts that pause keys: the set of paused keys
+
 	finishes combiner
 
 	// listed is set once this process put the queue's name in the
@@ -135,6 +138,9 @@ func newQueue(prefix, name string) *queue {
 		add:    []string{p + "inbox", p + "wake", p + "meta"},
 		keys:   []string{p + "keys"},
 		wake:   p + "wake",
+
+		paused:     []string{p + "paused"},
+		pausedKeys: []string{p + "pausedkeys"},
 	}
 }
 

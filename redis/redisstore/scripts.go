@@ -33,11 +33,16 @@ var (
 	keyFn         = lib.Function("key")
 	valuesFn      = lib.Function("values")
 	reindexFn     = lib.Function("reindex")
+	pauseQueueFn  = lib.Function("pausequeue")
+	pauseKeyFn    = lib.Function("pausekey")
+	resumeKeyFn   = lib.Function("resumekey")
+	retryNowFn    = lib.Function("retrynow")
+	dropKeyFn     = lib.Function("dropkey")
 )
 
 // lib is the library of the package's functions.
 var lib = newLibrary("add", "claim", "extend", "finish", "release", "stats", "deadletters", "redrive", "purge",
-	"keys", "key", "values", "reindex")
+	"keys", "key", "values", "reindex", "pausequeue", "pausekey", "resumekey", "retrynow", "dropkey")
 
 // includeLib is the line of a script that uses lib.lua.
 const includeLib = "-- @include lib.lua\n"

@@ -27,7 +27,7 @@ func (s *Store) stats(ctx context.Context, q *queue, oldest int) (store.Stats, t
 	if err != nil {
 		return store.Stats{}, time.Time{}, wrap("stats", err)
 	}
-	want := 10
+	want := 12
 	if oldest > 0 {
 		want++
 	}
@@ -45,10 +45,12 @@ func (s *Store) stats(ctx context.Context, q *queue, oldest int) (store.Stats, t
 		Held:       int(r[7]),
 		HeldValues: int(r[8]),
 		Dead:       int(r[9]),
+		PausedKeys: int(r[10]),
+		Paused:     r[11] == 1,
 	}
 	var at time.Time
-	if oldest > 0 && r[10] > 0 {
-		at = time.UnixMicro(r[10])
+	if oldest > 0 && r[12] > 0 {
+		at = time.UnixMicro(r[12])
 	}
 	return st, at, nil
 }

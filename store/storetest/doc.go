@@ -14,7 +14,12 @@
 //     every state a key can show and since or until when, values, queues,
 //     pages that show every key once, filters by state and by prefix of
 //     any bytes, and a model of the contract that random operations are
-//     checked against; the [store.TxAdder] scenario, where the engine
+//     checked against; the scenarios of [store.Operator], where the
+//     engine implements it: a paused queue or key leases nothing while
+//     values land and leases out end as usual, a resume wakes a worker of
+//     another handle and puts a key at the tail of the ready order,
+//     RetryNow, DropKey's one dead letter and lost lease, and
+//     KeyInfo.Ahead; the [store.TxAdder] scenario, where the engine
 //     implements it, with
 //     transactions that [Harness.BeginTx] begins; and the Runner scenarios:
 //     two Runners, one on each handle, share order, exclusivity, fences,
@@ -30,7 +35,10 @@
 //     another instance takes the key, and the key is not lost.
 //   - [RunProcesses] needs a test of the engine's own that calls [Child],
 //     and a string that tells it where the data is: Runners in several OS
-//     processes share one Config.MaxValues bound exactly.
+//     processes share one Config.MaxValues bound exactly; and, where the
+//     engine implements [store.Operator], a queue paused from another
+//     process starts no batch in any of them until it is resumed, and
+//     loses nothing.
 //
 // An engine whose state lives in the process (Memory) runs Run alone.
 // Every entry point runs its scenarios as subtests of the engine's test,

@@ -70,25 +70,27 @@ func (f *fixture) expectKey(in store.Inspector, key string, want store.KeyInfo) 
 }
 
 // sameBut checks got against want, all but their times, of which only
-// Since's and Until's zero-ness is compared (Oldest is never zero).
+// Since's and Until's zero-ness is compared (Oldest is never zero), and
+// Ahead, which depends on the other keys (see testOperateAhead and
+// testInspectModel).
 func (f *fixture) sameBut(want, got store.KeyInfo, msg string, args ...any) {
 	f.t.Helper()
 	require.Equal(f.t, want.Since.IsZero(), got.Since.IsZero(), append([]any{"Since is zero in state %v of " + msg, got.State}, args...)...)
 	require.Equal(f.t, want.Until.IsZero(), got.Until.IsZero(), append([]any{"Until is zero in state %v of " + msg, got.State}, args...)...)
-	want.Since, want.Until, want.Oldest = time.Time{}, time.Time{}, time.Time{}
-	got.Since, got.Until, got.Oldest = time.Time{}, time.Time{}, time.Time{}
+	want.Since, want.Until, want.Oldest, want.Ahead = time.Time{}, time.Time{}, time.Time{}, 0
+	got.Since, got.Until, got.Oldest, got.Ahead = time.Time{}, time.Time{}, time.Time{}, 0
 	require.Equal(f.t, want, got, append([]any{msg}, args...)...)
 }
 
 // sameInfo checks that two readings of a key that did not change agree,
-// times included.
+// times included, all but Ahead, which Key alone shows.
 func sameInfo(f *fixture, want, got store.KeyInfo, msg string, args ...any) {
 	f.t.Helper()
 	sameTime(f, want.Since, got.Since, "Since of "+msg, args...)
 	sameTime(f, want.Until, got.Until, "Until of "+msg, args...)
 	sameTime(f, want.Oldest, got.Oldest, "Oldest of "+msg, args...)
-	want.Since, want.Until, want.Oldest = time.Time{}, time.Time{}, time.Time{}
-	got.Since, got.Until, got.Oldest = time.Time{}, time.Time{}, time.Time{}
+	want.Since, want.Until, want.Oldest, want.Ahead = time.Time{}, time.Time{}, time.Time{}, 0
+	got.Since, got.Until, got.Oldest, got.Ahead = time.Time{}, time.Time{}, time.Time{}, 0
 	require.Equal(f.t, want, got, append([]any{msg}, args...)...)
 }
 

@@ -61,11 +61,12 @@ func (k *ikey) enter(state store.KeyState, b, a time.Time) {
 // testInspectModel: random Adds, Claims, Finishes and Releases on a few
 // keys with unusual bytes, each followed by what the contract says every
 // key must now show: a walk of the queue's pages (of a random Limit) and
-// Key agree with a plain model of the contract's semantics on every field,
-// times included (exactly where the engine's own times fix them, within
-// Late where the engine's clock must be compared with the wall clock's,
-// and unmoved while the key does not change); Values gives the key's
-// values; Stats and Queues agree; Claim leases the keys the model says.
+// Key agree with a plain model of the contract's semantics on every
+// field, Key's Ahead and times included (exactly where the engine's own
+// times fix them, within Late where the engine's clock must be compared
+// with the wall clock's, and unmoved while the key does not change);
+// Values gives the key's values; Stats and Queues agree; Claim leases the
+// keys the model says.
 // Delays are 0 or an hour, so that time passing changes nothing.
 func testInspectModel(f *fixture) {
 	in := f.inspector()
@@ -244,6 +245,7 @@ func (m *imodel) check(f *fixture, in store.Inspector, rng *rand.Rand, universe 
 			continue
 		}
 		info := f.keyInfo(in, name)
+		require.Zero(f.t, shown[name].Ahead, "%s: Ahead of key %q in a page", where, name)
 		sameInfo(f, info, shown[name], "%s: key %q in a page and from Key", where, name)
 		vs := f.storedValues(in, f.q, name, 100)
 		require.Equal(f.t, k.vals, strs(valuesOf(vs)), "%s: Values of key %q", where, name)
@@ -284,6 +286,9 @@ func (m *imodel) check(f *fixture, in store.Inspector, rng *rand.Rand, universe 
 func (m *imodel) checkKey(f *fixture, name string, k *ikey, info store.KeyInfo, vs []store.StoredValue, where string) {
 	f.t.Helper()
 	want := store.KeyInfo{Key: name, State: k.state, Attempt: k.attempt, Fence: k.fence, Err: k.err, Values: len(k.vals)}
+	if k.state == store.Ready {
+		want.Ahead = slices.Index(m.order, name) // the keys a Claim leases first
+	}
 	var at time.Time // the state's time: Since, or Until
 	switch k.state {
 	case store.Debouncing:
@@ -305,6 +310,7 @@ func (m *imodel) checkKey(f *fixture, name string, k *ikey, info store.KeyInfo, 
 		at = info.Until
 	}
 	f.sameBut(want, info, "%s: key %q", where, name)
+	require.Equal(f.t, want.Ahead, info.Ahead, "%s: Ahead of key %q, in the ready order %q", where, name, m.order)
 	if at.IsZero() {
 		return
 	}

@@ -56,16 +56,39 @@ func (c *Process) Go(t *testing.T) {
 // many values it handled and the CPU time it spent in its whole run.
 func (c *Process) Stop(t *testing.T) (handled int, cpu time.Duration) {
 	t.Helper()
-	require.NoError(t, c.in.Close())
-	for c.out.Scan() {
-		if n, ok := strings.CutPrefix(c.out.Text(), "handled "); ok {
+	c.Close(t)
+	for line, ok := c.Scan(); ok; line, ok = c.Scan() {
+		if n, ok := strings.CutPrefix(line, "handled "); ok {
 			m, err := strconv.Atoi(n)
 			require.NoError(t, err)
 			handled += m
 		}
 	}
-	require.NoError(t, c.cmd.Wait())
+	c.Wait(t)
 	return handled, c.cmd.ProcessState.UserTime() + c.cmd.ProcessState.SystemTime()
+}
+
+// Scan returns the next line the process printed, as it prints it; false
+// once its output ended. One goroutine at a time may call it, and none
+// while Stop runs.
+func (c *Process) Scan() (string, bool) {
+	if !c.out.Scan() {
+		return "", false
+	}
+	return c.out.Text(), true
+}
+
+// Close tells the process to stop, as Stop does, without waiting.
+func (c *Process) Close(t *testing.T) {
+	t.Helper()
+	require.NoError(t, c.in.Close())
+}
+
+// Wait waits until the process, whose output Scan read to its end,
+// exited, and checks that it succeeded.
+func (c *Process) Wait(t *testing.T) {
+	t.Helper()
+	require.NoError(t, c.cmd.Wait())
 }
 
 // ProcessArgs returns the arguments that StartProcess gave the process in

@@ -29,19 +29,27 @@ type Processes struct {
 	Child string
 }
 
-// RunProcesses starts 3 OS processes (see StartProcess) that run the test
-// p.Child, each of which adds up to 50 values to one queue through a pacer
-// Runner with Config.MaxValues 50, on a store of its own on p.Where; it
-// lets them add at once, and checks that the values they stored together
-// are 50 exactly, as p.Store counts them: the engine checked one bound for
-// all of them, atomically with each Add.
+// RunProcesses runs the multi-process scenarios, each as a subtest. In
+// "MaxValues", it starts 3 OS processes (see StartProcess) that run the
+// test p.Child, each of which adds up to 50 values to one queue through a
+// pacer Runner with Config.MaxValues 50, on a store of its own on p.Where;
+// it lets them add at once, and checks that the values they stored
+// together are 50 exactly, as p.Store counts them: the engine checked one
+// bound for all of them, atomically with each Add. "OperatorPause", where
+// p.Store implements store.Operator, is runPauseProcesses.
 func RunProcesses(t *testing.T, p Processes) {
 	t.Helper()
+	t.Run("MaxValues", func(t *testing.T) { runMaxValuesProcesses(t, p) })
+	t.Run("OperatorPause", func(t *testing.T) { runPauseProcesses(t, p) })
+}
+
+// runMaxValuesProcesses is the "MaxValues" scenario of RunProcesses.
+func runMaxValuesProcesses(t *testing.T, p Processes) {
 	const bound, procs = 50, 3
 	q := t.Name()
 	var children []*Process
 	for range procs {
-		children = append(children, StartProcess(t, p.Child, processEnv, p.Where, q, strconv.Itoa(bound)))
+		children = append(children, StartProcess(t, p.Child, processEnv, p.Where, childMaxValues, q, strconv.Itoa(bound)))
 	}
 	for _, c := range children {
 		c.Go(t)
@@ -57,23 +65,48 @@ func RunProcesses(t *testing.T, p Processes) {
 	require.Equal(t, bound, st.Values, "values in the store")
 }
 
-// processEnv is set in the environment of the processes of RunProcesses.
+// processEnv is set in the environment of the processes of RunProcesses:
+// where the data is, what the process does (childMaxValues or
+// childPause), and that scenario's arguments.
 const processEnv = "PACER_STORETEST_PROCESS"
 
+// What a process of RunProcesses does.
+const (
+	childMaxValues = "maxvalues"
+	childPause     = "pause"
+)
+
 // Child is the body of the test that Processes.Child names: in a process
-// that RunProcesses started, it runs a pacer Runner with Config.MaxValues
-// on the store that open returns for Processes.Where, which it does not
-// run. Once "go" comes on standard input it adds up to the bound, one
-// value at a time, to a few keys that the other processes add to as well;
-// Add may refuse them with ErrFull, and with no other error. Once standard
-// input closes, it prints how many values Add accepted, as "handled N" (see
-// Process.Stop). Run on its own, not as a process, the test skips.
+// that RunProcesses started, it runs the process's part of a scenario on
+// the store that open returns for Processes.Where. Run on its own, not as
+// a process, the test skips.
+//
+// For "MaxValues", it makes a pacer Runner with Config.MaxValues, which it
+// does not run. Once "go" comes on standard input it adds up to the bound,
+// one value at a time, to a few keys that the other processes add to as
+// well; Add may refuse them with ErrFull, and with no other error. Once
+// standard input closes, it prints how many values Add accepted, as
+// "handled N" (see Process.Stop). For "OperatorPause", see
+// runPauseProcesses.
 func Child(t *testing.T, open func(t *testing.T, where string) store.Store) {
 	f := ProcessArgs(t, processEnv)
-	q := f[1]
-	bound, err := strconv.Atoi(f[2])
-	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(f), 3, "the arguments of a process")
 	s := open(t, f[0])
+	switch f[1] {
+	case childMaxValues:
+		require.Len(t, f, 4)
+		bound, err := strconv.Atoi(f[3])
+		require.NoError(t, err)
+		childAddBound(t, s, f[2], bound)
+	case childPause:
+		childHandle(t, s, f[2])
+	default:
+		require.Failf(t, "a process of RunProcesses", "unknown part %q", f[1])
+	}
+}
+
+// childAddBound is a process of runMaxValuesProcesses.
+func childAddBound(t *testing.T, s store.Store, q string, bound int) {
 	ctx := context.Background()
 	r, err := pacer.New(pacer.Config[string, int]{Store: s, Name: q, MaxValues: bound},
 		func(context.Context, string, []int) error { return nil })

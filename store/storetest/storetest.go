@@ -19,7 +19,9 @@ type Harness struct {
 	// letter scenarios run too; if it implements store.FinishClaimer, so
 	// does FinishAndClaim's; if it implements store.Inspector, so do the
 	// inspection scenarios, which read through Twin when Twin implements
-	// it too, as an operator's process would; and if it implements
+	// it too, as an operator's process would; if it implements
+	// store.Operator, so do the operation scenarios, which steer through
+	// Twin in the same way; and if it implements
 	// store.TxAdder, so does TxAdder's, which needs BeginTx. Run never
 	// closes it; register that with t.Cleanup.
 	Store store.Store
@@ -125,6 +127,17 @@ var scenarios = []scenario{
 	{"InspectFilters", testInspectFilters},
 	{"InspectModel", testInspectModel},
 	{"InspectDoneContext", testInspectDoneContext},
+	{"OperatePauseQueue", testOperatePauseQueue},
+	{"OperateResumeQueueWakes", testOperateResumeQueueWakes},
+	{"OperatePauseKey", testOperatePauseKey},
+	{"OperatePauseKeyClocksRun", testOperatePauseKeyClocksRun},
+	{"OperateResumeKeyWakes", testOperateResumeKeyWakes},
+	{"OperateRetryNow", testOperateRetryNow},
+	{"OperateRetryNowWakes", testOperateRetryNowWakes},
+	{"OperateDropKey", testOperateDropKey},
+	{"OperateAhead", testOperateAhead},
+	{"OperateAheadBound", testOperateAheadBound},
+	{"OperateDoneContext", testOperateDoneContext},
 	{"LargeAndBinaryValues", testLargeAndBinaryValues},
 	{"UnusualKeys", testUnusualKeys},
 	{"LongKeys", testLongKeys},

@@ -17,8 +17,9 @@
   Returns FOLDING if Adds are left to fold; INDEXING if ARGV[7] is 1 and
   keys misses keys or holds keys without values (see reindex.lua);
   otherwise {next, {key, state, since, until, maxwait, attempt, fence,
-  holder, error, values, oldest}, ...}: next is the last key read if more
-  may follow, else false.
+  holder, error, values, oldest, ahead, paused}, ...} (ahead 0, see
+  lib_inspect.lua): next is the last key read if more may follow, else
+  false.
 ]]
 -- @include lib.lua
 local now = clock()
@@ -33,7 +34,7 @@ local r = rcall('ZRANGE', K_KEYS, ARGV[2], ARGV[3], 'BYLEX', 'LIMIT', '0', str(m
 local out, got, last = {false}, 0, 0
 for i = 1, math.min(#r, most) do
   last = i
-  local info, gone = key_info(r[i], now, state)
+  local info, gone = key_info(r[i], now, state, 0)
   if gone then
     -- Emptied by a version that did not keep keys: the count of keys may
     -- agree with the state sets' again only while this one is left.

@@ -20,11 +20,19 @@
     delayed   ZSET  key -> when its retried or deferred batch is due
     leased    ZSET  key -> when its lease lapses
     held      ZSET  key -> when it was held
+    parked    ZSET  key -> when it became ready, for paused keys set aside
+                    from the ready order (see pausedkeys)
     keys      ZSET  every key with values, each scored 0, so ordered by its
                     bytes: the index that the inspection functions page
                     through (ZRANGE BYLEX)
     meta      HASH  f: last fence, v: values stored (those of the inbox
                     included: add.lua counts them), d: last dead letter id
+    paused    STRING "1" while an operator paused the queue (pausequeue.lua):
+                    claim_ready leases nothing
+    pausedkeys SET  the keys an operator paused (pausekey.lua), with values
+                    or not: a paused key that comes ready, by any path, is
+                    moved to parked by the next Claim that pops it, or by
+                    pausekey.lua if it is ready then, until resumekey.lua
     wake      ZSET  at most one member, popped by a waiting worker
     dead      ZSET  dead letter id -> id
     deadat    ZSET  dead letter id -> when it was dropped
@@ -42,11 +50,12 @@
   more left returns FOLDING before doing anything else, and the caller
   calls it again.
 
-  A key of the queue is in exactly one of ready, pending, delayed, leased
-  and held while it has values (and in trailing too while an open burst
-  waits behind its head), or in the inbox only; and in keys, from the fold
-  that gives it its first value to the call that takes its last, so keys
-  counts as many members as the other five together. It has two more names:
+  A key of the queue is in exactly one of ready, pending, delayed, leased,
+  held and parked while it has values (and in trailing too while an open
+  burst waits behind its head), or in the inbox only; and in keys, from
+  the fold that gives it its first value to the call that takes its last,
+  so keys counts as many members as the other six together. A parked key
+  keeps the hash of a ready one (s r or absent). It has two more names:
   ARGV[1].."v:"..key, the LIST of its values, and ARGV[1].."k:"..key, a
   HASH with
     s   state: r (or absent) ready, p pending, l leased, t retrying,
@@ -122,6 +131,7 @@ end
 -- set by begin, as Redis runs one call at a time.
 local PFX, K_READY, K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K_HELD
 local K_KEYS, K_META, K_WAKE, K_DEAD, K_DEADAT, K_INBOX
+local K_PARKED, K_PAUSED, K_PAUSEDKEYS
 local woken
 
 -- begin starts a call on the queue whose names start with prefix.
@@ -133,6 +143,7 @@ local function begin(prefix)
   K_KEYS = PFX .. 'keys'
   K_META, K_WAKE, K_DEAD, K_DEADAT = PFX .. 'meta', PFX .. 'wake', PFX .. 'dead', PFX .. 'deadat'
   K_INBOX = PFX .. 'inbox'
+  K_PARKED, K_PAUSED, K_PAUSEDKEYS = PFX .. 'parked', PFX .. 'paused', PFX .. 'pausedkeys'
   woken = false
 end
 
@@ -498,14 +509,67 @@ local function finish_lease(key, fence, kind, after, why, now, now_s)
   return 1
 end
 
+-- PARK_ROUNDS bounds the rounds of pop_ready: each sets aside at least one
+-- paused key, which stays aside, so a Claim that stops there leaves the
+-- rest to the next.
+local PARK_ROUNDS = 64
+
+-- park sets aside the paused key, ready since ts, from the ready order.
+local function park(key, ts)
+  rcall('ZADD', K_PARKED, ts, key)
+end
+
+-- pop_ready pops up to want keys off the front of the ready order at
+-- now_s, with their scores. With some keys paused (any, true), it sets
+-- aside those of the popped keys that are paused, as they come, and pops
+-- others in their place, after moving the keys that came due meanwhile.
+local function pop_ready(now_s, want, any)
+  local got = rcall('ZPOPMIN', K_READY, str(want))
+  if not any or #got == 0 then
+    return got
+  end
+  local keep, rounds = {}, 0
+  while #got > 0 do
+    local names = {}
+    for i = 1, #got, 2 do
+      names[#names + 1] = got[i]
+    end
+    local paused = rcall('SMISMEMBER', K_PAUSEDKEYS, unpack(names))
+    local parked = false
+    for i = 1, #names do
+      if paused[i] == 1 then
+        park(got[2 * i - 1], got[2 * i])
+        parked = true
+      else
+        keep[#keep + 1] = got[2 * i - 1]
+        keep[#keep + 1] = got[2 * i]
+      end
+    end
+    local short = want - #keep / 2
+    rounds = rounds + 1
+    if not parked or short == 0 or rounds == PARK_ROUNDS then
+      break
+    end
+    promote(now_s, short + 16)
+    got = rcall('ZPOPMIN', K_READY, str(short))
+  end
+  return keep
+end
+
 -- claim_ready leases up to want ready keys at now (now_s), oldest-ready
 -- first, with at most maxbatch values each (0: all that are ready) for ttl
 -- (-1: for ever), to holder, after moving the keys that came due into the
--- ready order. It returns {next, key, fence, attempt, count, value...,
--- key, ...}.
+-- ready order; paused keys it sets aside (pop_ready), and nothing while
+-- the queue is paused. It returns {next, key, fence, attempt, count,
+-- value..., key, ...}, next -1 (never) while the queue is paused.
 local function claim_ready(now, now_s, want, maxbatch, ttl, holder)
+  -- One command tells the common case, nothing paused, from the others.
+  local paused = rcall('EXISTS', K_PAUSED, K_PAUSEDKEYS) > 0
+  if paused and rcall('EXISTS', K_PAUSED) == 1 then
+    return {-1}
+  end
   promote(now_s, want + 16)
-  local got = rcall('ZPOPMIN', K_READY, str(want))
+  local got = pop_ready(now_s, want, paused)
   local out = {0}
   if #got > 0 then
     local exp = str(deadline(now, ttl))

@@ -8,7 +8,8 @@
 
   A key is one of the states of store.KeyState, replied as its number:
     1 debouncing  pending, its burst not due yet
-    2 ready       in ready, or in pending, delayed or leased and due
+    2 ready       in ready or parked, or in pending, delayed or leased and
+                  due
     3 leased      in leased, its lease not lapsed yet
     4 retrying    in delayed with s = t, not due yet
     5 held        in held
@@ -27,7 +28,7 @@ local function key_state(key, now)
   -- since, or until for the states that end by themselves: due.
   local due
   if not s or s == 'r' then
-    due = rcall('ZSCORE', K_READY, key)
+    due = rcall('ZSCORE', K_READY, key) or rcall('ZSCORE', K_PARKED, key)
   elseif s == 'p' then
     due = h[3]
   elseif s == 'l' then
@@ -94,12 +95,45 @@ local function may_be(key, now, state)
   return due and (state == HELD or tonumber(due) > now)
 end
 
+-- AHEAD_PAUSED bounds the paused keys that ahead looks at: with more
+-- paused, ahead counts those that came due and are not set aside yet.
+local AHEAD_PAUSED = 1000
+
+-- ahead counts the keys that a Claim would lease before key, ready since
+-- since (a string): those before it in the ready order, and those whose
+-- burst, delayed batch or lapse came due before since, as promote would
+-- place them, but for paused ones; at most most.
+local function ahead(key, since, most)
+  local before = '(' .. since
+  local n = rcall('ZRANK', K_READY, key) or rcall('ZCOUNT', K_READY, '-inf', before)
+  for _, k in ipairs({K_PENDING, K_DELAYED, K_LEASED}) do
+    n = n + rcall('ZCOUNT', k, '-inf', before)
+  end
+  if n > 0 and rcall('SCARD', K_PAUSEDKEYS) <= AHEAD_PAUSED then
+    local at = tonumber(since)
+    for _, p in ipairs(rcall('SMEMBERS', K_PAUSEDKEYS)) do
+      for _, k in ipairs({K_READY, K_PENDING, K_DELAYED, K_LEASED}) do
+        local due = rcall('ZSCORE', k, p)
+        if due then
+          if tonumber(due) < at then
+            n = n - 1
+          end
+          break
+        end
+      end
+    end
+  end
+  return math.min(n, most)
+end
+
 -- key_info returns what key is doing at now, if it has values and its
 -- state is state (0: any): {key, state, since, until, maxwait, attempt,
--- fence, holder, error, values, oldest}, with '' for a time it does not
--- have; nil otherwise, and then true if key has no values. It reads the
--- time of the key's first value, not the value.
-local function key_info(key, now, state)
+-- fence, holder, error, values, oldest, ahead, paused}, with '' for a
+-- time it does not have, paused 1 or 0, and ahead, with most > 0, for a
+-- ready key that is not paused: see ahead (0 otherwise); nil otherwise,
+-- and then true if key has no values. It reads the time of the key's
+-- first value, not the value.
+local function key_info(key, now, state, most)
   if state ~= 0 and not may_be(key, now, state) then
     return nil
   end
@@ -116,7 +150,11 @@ local function key_info(key, now, state)
     return nil, true
   end
   local head = rcall('LINDEX', vk, '0')
-  return {key, st, since or '', till or '', maxwait, a, f, holder, err, n, stamp(head) or ''}
+  local paused, before = rcall('SISMEMBER', K_PAUSEDKEYS, key), 0
+  if most > 0 and st == READY and paused == 0 then
+    before = ahead(key, since, most)
+  end
+  return {key, st, since or '', till or '', maxwait, a, f, holder, err, n, stamp(head) or '', before, paused}
 end
 
 -- indexed reports whether keys counts as many keys as the state sets,
@@ -124,7 +162,7 @@ end
 -- library without it: see reindex.lua.
 local function indexed()
   local n = 0
-  for _, k in ipairs({K_READY, K_PENDING, K_DELAYED, K_LEASED, K_HELD}) do
+  for _, k in ipairs({K_READY, K_PENDING, K_DELAYED, K_LEASED, K_HELD, K_PARKED}) do
     n = n + rcall('ZCARD', k)
   end
   return n == rcall('ZCARD', K_KEYS)

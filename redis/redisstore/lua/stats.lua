@@ -1,14 +1,16 @@
 --[[
   stats.lua counts the queue at one instant, after folding the inbox and
-  moving the keys that came due into the ready order. It visits the held
-  and the delayed keys.
+  moving the keys that came due into the ready order and setting aside
+  the paused keys among them (see lib.lua's parked). It visits the held,
+  the delayed and the paused keys.
 
   KEYS[1]     the queue's ready (see lib.lua)
   ARGV[1]     prefix of the queue's names
   ARGV[2]     how many keys, first in the ready order, to find the oldest
               value among; 0 for none
   Returns FOLDING if Adds are left to fold; otherwise {values, keys, ready,
-  pending, leased, retrying, behind, held, held values, dead}, then, if
+  pending, leased, retrying, behind, held, held values, dead, paused keys,
+  paused (1 or 0)}, then, if
   ARGV[2] is not 0, when the oldest value of those keys was added, in
   microseconds, 0 if none is ready.
 ]]
@@ -23,10 +25,22 @@ for _, k in ipairs({K_LEASED, K_DELAYED, K_PENDING}) do
 end
 promote(now_s, due)
 
+-- The paused keys wait for ResumeKey: none counts as ready or retrying.
+local paused = rcall('SMEMBERS', K_PAUSEDKEYS)
+local is_paused = {}
+for _, key in ipairs(paused) do
+  is_paused[key] = true
+  local since = rcall('ZSCORE', K_READY, key)
+  if since then
+    rcall('ZREM', K_READY, key)
+    park(key, since)
+  end
+end
+
 local retrying, behind = 0, 0
 for _, key in ipairs(rcall('ZRANGE', K_DELAYED, '0', '-1')) do
   local h = rcall('HMGET', PFX .. 'k:' .. key, 's', 'n')
-  if h[1] == 't' then
+  if h[1] == 't' and not is_paused[key] then
     retrying = retrying + 1
     behind = behind + rcall('LLEN', PFX .. 'v:' .. key) - tonumber(h[2])
   end
@@ -37,10 +51,10 @@ for _, key in ipairs(held) do
 end
 
 local ready, pending, leased = rcall('ZCARD', K_READY), rcall('ZCARD', K_PENDING), rcall('ZCARD', K_LEASED)
-local delayed = rcall('ZCARD', K_DELAYED)
+local delayed, parked = rcall('ZCARD', K_DELAYED), rcall('ZCARD', K_PARKED)
 local out = {
   tonumber(rcall('HGET', K_META, 'v')) or 0,
-  ready + pending + leased + delayed + #held,
+  ready + pending + leased + delayed + #held + parked,
   ready,
   -- Bursts behind other values that came due are closed, if not yet so.
   pending + rcall('ZCOUNT', K_TRAILING, '(' .. now_s, '+inf'),
@@ -50,6 +64,8 @@ local out = {
   #held,
   heldvalues,
   rcall('ZCARD', K_DEAD),
+  #paused,
+  rcall('EXISTS', K_PAUSED),
 }
 local lim = tonumber(ARGV[2]) or 0
 if lim > 0 then

@@ -1,0 +1,81 @@
+package fifo
+
+import "time"
+
+// KeyState is what a key of a Groups is doing, by its head batch.
+type KeyState uint8
+
+// The states of a key that has messages or a lease. A key is in exactly
+// one.
+const (
+	// KeyReady: in the ready order, waiting for a Get.
+	KeyReady KeyState = iota + 1
+	// KeyLeased: out on a lease.
+	KeyLeased
+	// KeyRetrying: waiting for the delay of a Retry.
+	KeyRetrying
+	// KeyDeferred: waiting for the delay of a Defer.
+	KeyDeferred
+	// KeyHeld: held until Release.
+	KeyHeld
+)
+
+// KeyInfo is what one key of a Groups is doing, read at one instant.
+type KeyInfo struct {
+	State KeyState
+	// Messages counts the key's messages, those out on its lease
+	// included.
+	Messages int
+	// Attempt is the Attempt of the key's lease (KeyLeased), or the one
+	// its next lease will carry: after a Retry, one more than the lease
+	// that failed.
+	Attempt int
+	// Due is when the delay of a KeyRetrying or KeyDeferred key ends, on
+	// the Groups' clock; zero in the other states.
+	Due time.Time
+	// Ahead is, for a KeyReady key, the number of ready keys a Get would
+	// lease before it, counted up to the bound given to Key; 0 otherwise.
+	Ahead int
+}
+
+// Key returns what key is doing, and reports whether it has messages or
+// a lease. It changes nothing. It costs a map lookup, plus, for a ready
+// key, a walk of the ready order up to maxAhead keys: a key with more
+// ready keys ahead of it shows maxAhead.
+func (g *Groups[K, M]) Key(key K, maxAhead int) (KeyInfo, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gr := g.groups[key]
+	if gr == nil {
+		return KeyInfo{}, false
+	}
+	info := KeyInfo{Messages: len(gr.msgs), Attempt: gr.attempt}
+	switch gr.state {
+	case stateReady:
+		info.State = KeyReady
+		info.Ahead = g.ahead(gr, maxAhead)
+	case stateLeased:
+		info.State = KeyLeased
+	case stateDelayed:
+		info.State = KeyDeferred
+		if gr.retry {
+			info.State = KeyRetrying
+		}
+		info.Due = g.delay.ns.Time(gr.due)
+	case stateHeld:
+		info.State = KeyHeld
+	}
+	return info, true
+}
+
+// ahead returns the number of ready keys before gr in the ready order, up
+// to most.
+func (g *Groups[K, M]) ahead(gr *group[M], most int) int {
+	r := &g.ready
+	for i := range min(r.n, most) {
+		if r.buf[(r.head+i)&(len(r.buf)-1)].gr == gr {
+			return i
+		}
+	}
+	return max(most, 0)
+}
