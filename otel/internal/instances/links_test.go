@@ -1,4 +1,4 @@
-package pacerotel_test
+package instances_test
 
 import (
 	"context"
@@ -102,13 +102,15 @@ type order struct {
 func linksAcrossInstances(t *testing.T, newStore func(*testing.T) instanceStore) {
 	ctx := context.Background()
 	const queue = "hooks"
-	adding := newSDK(t)
-	web := adding.config.TracerProvider.Tracer("web")
+	// The adding instance's SDK, whose requests' spans the Adds get.
+	addTP := sdktrace.NewTracerProvider()
+	t.Cleanup(func() { require.NoError(t, addTP.Shutdown(context.Background())) })
+	web := addTP.Tracer("web")
 
-	// The instance that adds: its requests' spans are in adding.
+	// The instance that adds.
 	addStore := newStore(t)
 	addCfg := pacer.Config[string, order]{Store: addStore, Name: queue}
-	addTel, err := pacerotel.New(addCfg, adding.config)
+	addTel, err := pacerotel.New(addCfg, pacerotel.Config{TracerProvider: addTP})
 	require.NoError(t, err)
 	addCfg.Carry = addTel.Carry()
 	require.NotNil(t, addCfg.Carry)
