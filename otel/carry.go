@@ -23,11 +23,12 @@ const maxLinks = 128
 //
 // A value then carries 26 bytes, or nothing when its Add's ctx has no
 // span context; with a Store they are stored with it, in 28 bytes, so
-// that the link reaches the span of whichever instance handles it. A call's span links each distinct Add of its batch, the
-// first 128 of them, and counts the others in the attribute
-// pacer.links.dropped. Carry returns nil while no span would record (a
-// no-op TracerProvider, or otel's global one before an SDK is installed),
-// so that the Runner carries nothing: install the SDK before.
+// that the link reaches the span of whichever instance handles it. A
+// call's span links each distinct Add of its batch, the first 128 of
+// them, and counts the others in the attribute pacer.links.dropped.
+// Carry returns nil while no span would record (a no-op TracerProvider,
+// or otel's global one before an SDK is installed), so that the Runner
+// carries nothing: install the SDK before.
 func (t *Telemetry[K, V]) Carry() func(context.Context) []byte {
 	if t.tracing.tracer() == nil {
 		return nil

@@ -82,7 +82,7 @@ func (t *Telemetry[K, V]) call(ctx context.Context, tr trace.Tracer, metered boo
 		if span != nil {
 			// One call with every attribute: the SDK copies them once.
 			buf := attrBufs.Get().(*[]attribute.KeyValue)
-			*buf = t.spanAttrs((*buf)[:0], ctx, key, attempt, len(batch), o, dropped)
+			*buf = t.spanAttrs(ctx, (*buf)[:0], key, attempt, len(batch), o, dropped)
 			span.SetAttributes(*buf...)
 			clear(*buf) // keeps no key alive
 			attrBufs.Put(buf)
@@ -125,7 +125,7 @@ func (t *Telemetry[K, V]) follow(key K, o Outcome, attempt, size int) {
 // spanAttrs appends to attrs the attributes of a call's span, for one call
 // of SetAttributes: the SDK copies them, and a span costs as much as its
 // attributes.
-func (t *Telemetry[K, V]) spanAttrs(attrs []attribute.KeyValue, ctx context.Context, key K, attempt, size int, o Outcome, dropped int) []attribute.KeyValue {
+func (t *Telemetry[K, V]) spanAttrs(ctx context.Context, attrs []attribute.KeyValue, key K, attempt, size int, o Outcome, dropped int) []attribute.KeyValue {
 	fence, fenced := pacer.Fence(ctx)
 	attrs = append(attrs, t.queueAttrs...)
 	attrs = append(attrs, attribute.Int("pacer.attempt", attempt), attribute.Int("pacer.size", size), outcomeAttrs[o])
