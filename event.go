@@ -12,7 +12,9 @@ const (
 	// EventReady: a key's debounced burst entered its queue (Size values;
 	// Delay is the time from the burst's first value to now). With a
 	// Config.Store it is reported only for values added without Debounce:
-	// a burst closes in the engine, unseen by the Runner.
+	// a burst closes in the engine, unseen by the Runner. A value added
+	// with AddAfter or AddAt reports none: it enters its queue in the
+	// engine when its time comes.
 	EventReady
 	// EventStarted: a batch was handed to the handler (Attempt, Size; Delay
 	// is the time spent waiting for the window and the Limiter).

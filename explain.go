@@ -175,6 +175,8 @@ func (x Explanation) stateClause() string {
 	case store.Deferred:
 		fmt.Fprintf(&b, "is deferred until %s", x.clock(x.Until))
 		x.lastError(&b)
+	case store.Scheduled:
+		fmt.Fprintf(&b, "is scheduled: its first value is due at %s", x.clock(x.Until))
 	default:
 		fmt.Fprintf(&b, "is in state %v", x.State)
 	}

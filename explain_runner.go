@@ -19,9 +19,10 @@ var ErrNoInspector = errors.New("pacer: the Runner's store cannot be inspected (
 // the engine, and what of the Runner holds it back (see [Explanation]).
 // It changes nothing. It returns ctx.Err() if ctx is done.
 //
-// With a Config.Store it reads the key and the queue's Stats from the
-// engine, in two calls that cost what the engine's Inspector.Key and
-// Stats cost, and returns the engine's error if one fails, or
+// With a Config.Store it reads the key and whether the queue is paused
+// from the engine, in two calls that cost what the engine's Inspector.Key
+// and store.Operator's QueuePaused cost (its Stats, for a store that is no
+// Operator), and returns the engine's error if one fails, or
 // ErrNoInspector. In the process it reads the Runner's own state, in
 // O(log n) plus, for a ready key, up to store.MaxAhead steps; there it
 // knows no Since for a ready or a leased key, and a leased key's Holder
@@ -100,11 +101,12 @@ func (r *Runner[K, V]) limited(x *Explanation) {
 // ExplainStored is the engine's part of [Runner.Explain], for a tool that
 // has a store but no Runner (a command line): why key, as stored, of
 // queue is not leased now. It says what the key's values are doing and
-// whether the key is paused, and, when s also implements store.Store,
-// whether the queue is paused (one more call, its Stats). Key is the
-// stored key, as is the Explanation's Key; MaxAttempts is 0 (unknown) and
-// nothing is said of a Runner's window or limiter. At is the process's
-// clock. It returns ctx.Err() if ctx is done, and the store's error.
+// whether the key is paused, and whether the queue is paused: one more
+// call, store.Operator's QueuePaused when s implements it, else, when s
+// implements store.Store, its Stats (which may visit every key of the
+// queue). Key is the stored key, as is the Explanation's Key; MaxAttempts
+// is 0 (unknown) and nothing is said of a Runner's window or limiter. At
+// is the process's clock. It returns ctx.Err() if ctx is done, and the store's error.
 func ExplainStored(ctx context.Context, s store.Inspector, queue, key string) (Explanation, error) {
 	if s == nil {
 		return Explanation{}, errors.New("pacer: ExplainStored needs a store.Inspector, got nil")
@@ -116,17 +118,27 @@ func ExplainStored(ctx context.Context, s store.Inspector, queue, key string) (E
 	if err != nil {
 		return Explanation{}, err
 	}
-	queuePaused := false
-	if st, ok := s.(store.Store); ok {
-		stats, err := st.Stats(ctx, queue)
-		if err != nil {
-			return Explanation{}, err
-		}
-		queuePaused = stats.Paused
+	queuePaused, err := queuePaused(ctx, s, queue)
+	if err != nil {
+		return Explanation{}, err
 	}
 	x := explained(info, found, queuePaused)
 	x.Key, x.StoredKey, x.At = key, key, time.Now()
 	return x, nil
+}
+
+// queuePaused reports whether queue of s is paused: QueuePaused of a
+// store.Operator, Stats.Paused of any other store.Store, and false for
+// what is neither.
+func queuePaused(ctx context.Context, s any, queue string) (bool, error) {
+	switch s := s.(type) {
+	case store.Operator:
+		return s.QueuePaused(ctx, queue)
+	case store.Store:
+		st, err := s.Stats(ctx, queue)
+		return st.Paused, err
+	}
+	return false, nil
 }
 
 // paused records that pauseAll paused the Limiter for d from now, for

@@ -24,7 +24,7 @@ import (
 type Stats struct {
 	// Gauges.
 	Values   int           `json:"values"`           // values the Runner holds: debouncing, queued or being handled (the level Config.MaxValues bounds)
-	Queued   int           `json:"queued"`           // values in the queue and not being handled: ready, behind a batch in flight, waiting for a retry, or held
+	Queued   int           `json:"queued"`           // values in the queue and not being handled: ready, behind a batch in flight, waiting for a retry or their time (AddAfter), or held
 	InFlight int           `json:"in_flight"`        // batches being handled (including waiting for the window or the Limiter)
 	Pending  int           `json:"pending"`          // keys whose debounce is still collecting values
 	Held     int           `json:"held"`             // keys held after using up their attempts, waiting for Release

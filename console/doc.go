@@ -23,16 +23,20 @@
 //     key prefix, paged by the engine's cursor.
 //   - A key ("key?queue=Q&key=K"): Inspector.Key, Inspector.Values of the
 //     first 20 values, and the explanation: the Runner's RunnerView.Explain
-//     for a Runner's queue, pacer.ExplainStored (Inspector.Key and
-//     Store.Stats) for any other.
+//     for a Runner's queue, pacer.ExplainStored for any other; both read
+//     Inspector.Key and store.Operator's QueuePaused (Store.Stats from a
+//     store that is no Operator).
 //   - Dead letters ("dead?queue=Q"): one DeadLetters.DeadLetters of 50,
 //     after the ID in the address; each shows its first 3 values.
 //   - A confirmation ("confirm?do=…"): no store call.
 //
 // The cost of these calls is the engine's: the shared engines read O(the
-// page) entries of their indexes, while store.Memory visits every key of
-// the queue for Queues, Stats and each page of Keys. The console's own
-// work is O(the page) too.
+// page) entries of their indexes for Keys, Key, Values and DeadLetters;
+// redisstore counts a queue (Stats, and Queues for each queue) in O(log n)
+// of its keys, while pgstore's and store.Memory's counts visit every key
+// of the queue, as do Memory's Keys (O(n log Limit)) and Key (O(n)). The
+// console's own work is O(the page). BENCHMARKS.md times every page over
+// each engine holding a queue of 10^6 keys.
 //
 // Keys and queue names are any bytes: they travel in query parameters,
 // escaped, never in path segments, and show as they are when they are

@@ -17,7 +17,7 @@ const (
 )
 
 // states are the filters of the keys' page, in the order of a key's life.
-var states = []store.KeyState{store.Debouncing, store.Ready, store.Leased, store.Retrying, store.Deferred, store.Held}
+var states = []store.KeyState{store.Scheduled, store.Debouncing, store.Ready, store.Leased, store.Retrying, store.Deferred, store.Held}
 
 // queueBody is the page of a queue: its counts, actions and a page of keys.
 type queueBody struct {

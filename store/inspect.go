@@ -12,7 +12,9 @@ import (
 // O(queues) plus a Stats per queue, a page of Keys reads O(Limit) entries
 // of the engine's indexes whatever the queue holds (never a command over
 // the whole keyspace), Values O(limit). Memory, which holds its keys in
-// the process, may visit all of a queue's keys per page.
+// the process, visits all of a queue's keys per call but Values: a page
+// of Keys costs O(n log Limit) for n keys (it keeps no sorted index, which
+// every new key would pay for), Key of a ready key O(n) for its Ahead.
 //
 // Paging walks a queue's keys in an order of the engine's choosing that
 // stays the same from page to page (by key for Memory and redisstore).
@@ -105,6 +107,10 @@ const (
 	// Deferred: its head batch was deferred (it did not get its chance)
 	// and is not ready before KeyInfo.Until.
 	Deferred
+	// Scheduled: its first value was added with AddParams.Delay and is
+	// not due before KeyInfo.Until; the key's other values wait behind
+	// it.
+	Scheduled
 )
 
 // String returns the state's name in lower case, as the constants spell it.
@@ -122,6 +128,8 @@ func (s KeyState) String() string {
 		return "held"
 	case Deferred:
 		return "deferred"
+	case Scheduled:
+		return "scheduled"
 	case 0:
 		return "empty"
 	}
@@ -137,8 +145,8 @@ type KeyInfo struct {
 	// since. Zero for the other states.
 	Since time.Time `json:"since,omitzero"`
 	// Until is when the state ends by itself: the burst's deadline, the
-	// lease's expiry, the retry's or the deferral's end. Zero for Ready
-	// and Held.
+	// lease's expiry, the retry's or the deferral's end, the time of a
+	// Scheduled key's first value. Zero for Ready and Held.
 	Until time.Time `json:"until,omitzero"`
 	// MaxWait reports, for a Debouncing key, that Until is the burst's
 	// max-wait deadline rather than the end of its quiet period: that the

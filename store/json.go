@@ -112,7 +112,7 @@ func (s KeyState) MarshalText() ([]byte, error) {
 	if s == 0 {
 		return []byte{}, nil
 	}
-	if s > Deferred {
+	if s > Scheduled {
 		return nil, fmt.Errorf("store: KeyState(%d) is not a state", uint8(s))
 	}
 	return []byte(s.String()), nil
@@ -125,11 +125,11 @@ func (s *KeyState) UnmarshalText(b []byte) error {
 		*s = 0
 		return nil
 	}
-	for st := Debouncing; st <= Deferred; st++ {
+	for st := Debouncing; st <= Scheduled; st++ {
 		if st.String() == string(b) {
 			*s = st
 			return nil
 		}
 	}
-	return fmt.Errorf("store: %q is not a key state (debouncing, ready, leased, retrying, held or deferred)", b)
+	return fmt.Errorf("store: %q is not a key state (debouncing, ready, leased, retrying, held, deferred or scheduled)", b)
 }

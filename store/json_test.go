@@ -122,6 +122,8 @@ func TestKeyInfoJSON(t *testing.T) {
 			`{"key":"erin","state":"held","attempt":5,"fence":12,"error":"gone","values":1,"since":"2025-03-01T12:00:05Z","oldest":"2025-03-01T12:00:05Z"}`},
 		{"deferred", store.KeyInfo{Key: "frank", State: store.Deferred, Until: at(999_999), Attempt: 1, Fence: 3, Values: 1, Oldest: at(0)},
 			`{"key":"frank","state":"deferred","attempt":1,"fence":3,"values":1,"until":"2025-03-01T12:16:44.999Z","oldest":"2025-03-01T12:00:05Z"}`},
+		{"scheduled", store.KeyInfo{Key: "grace", State: store.Scheduled, Until: at(3_600_000), Values: 2, Oldest: at(0)},
+			`{"key":"grace","state":"scheduled","attempt":0,"values":2,"until":"2025-03-01T13:00:05Z","oldest":"2025-03-01T12:00:05Z"}`},
 	})
 }
 
@@ -162,6 +164,7 @@ func TestKeyStateText(t *testing.T) {
 	for s, name := range map[store.KeyState]string{
 		0: "", store.Debouncing: "debouncing", store.Ready: "ready", store.Leased: "leased",
 		store.Retrying: "retrying", store.Held: "held", store.Deferred: "deferred",
+		store.Scheduled: "scheduled",
 	} {
 		got, err := s.MarshalText()
 		require.NoError(t, err)
@@ -170,8 +173,8 @@ func TestKeyStateText(t *testing.T) {
 		require.NoError(t, back.UnmarshalText(got))
 		require.Equal(t, s, back)
 	}
-	_, err := store.KeyState(store.Deferred + 1).MarshalText()
-	require.ErrorContains(t, err, "KeyState(7) is not a state")
+	_, err := store.KeyState(store.Scheduled + 1).MarshalText()
+	require.ErrorContains(t, err, "KeyState(8) is not a state")
 	_, err = json.Marshal(store.KeyInfo{State: 9})
 	require.Error(t, err)
 

@@ -128,7 +128,7 @@ func (p AddParams) validate() error {
 	if p.Wait < 0 || p.MaxWait < 0 || p.MaxValues < 0 {
 		return fmt.Errorf("store: AddParams.Wait, MaxWait and MaxValues must be >= 0, got %v, %v and %d", p.Wait, p.MaxWait, p.MaxValues)
 	}
-	return nil
+	return p.ValidateDelay()
 }
 
 // add appends vals to key in q, as Add and Redrive do.

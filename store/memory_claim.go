@@ -50,6 +50,7 @@ func (m *Memory) lease(queue string, q *queue, k *key, p ClaimParams, now int64)
 		if p.MaxBatch > 0 && n > p.MaxBatch {
 			n = p.MaxBatch
 		}
+		n = k.dueOf(n, now) // a key is ready once its first value is due: n > 0
 	}
 	m.fence++
 	k.phase, k.batch, k.fence, k.retry = leased, n, m.fence, false

@@ -35,8 +35,9 @@ func (m *Memory) Queues(ctx context.Context) ([]QueueInfo, error) {
 
 // Keys implements Inspector. Pages are in the order of the keys' bytes,
 // and full: only the last page is short. A page visits every key of the
-// queue and sorts those after the cursor that pass the filter:
-// O(n log n) for a queue of n keys.
+// queue once, keeping the first Limit after the cursor that pass the
+// filter in a bounded heap: O(n log Limit) for a queue of n keys, and
+// O(Limit) memory.
 func (m *Memory) Keys(ctx context.Context, queue string, q KeyQuery) (KeyPage, error) {
 	if err := ctx.Err(); err != nil {
 		return KeyPage{}, err
@@ -57,17 +58,19 @@ func (m *Memory) Keys(ctx context.Context, queue string, q KeyQuery) (KeyPage, e
 		return KeyPage{}, nil
 	}
 	now := m.nano.Now()
-	var names []string
+	// first keeps the limit+1 least names that pass, the one more telling
+	// whether a page follows.
+	first := firstNames{max: limit + 1}
 	for name, k := range qu.keys {
-		if (from && name <= after) || !strings.HasPrefix(name, q.Prefix) {
+		if (from && name <= after) || !strings.HasPrefix(name, q.Prefix) || !first.wants(name) {
 			continue
 		}
 		if q.State != 0 && k.state(now) != q.State {
 			continue
 		}
-		names = append(names, name)
+		first.add(name)
 	}
-	slices.Sort(names)
+	names := first.sorted()
 	var page KeyPage
 	if len(names) > limit {
 		names = names[:limit]
@@ -175,6 +178,8 @@ func (k *key) state(now int64) KeyState {
 		return Retrying
 	case k.batch > 0:
 		return Deferred
+	case k.ready() > 0:
+		return Scheduled // idle and not due: k.at is when its first value is
 	}
 	return Debouncing // idle with nothing but an open burst: k.at is its due
 }
@@ -209,7 +214,7 @@ func (m *Memory) info(q *queue, k *key, now int64) KeyInfo {
 		i.Since = m.nano.Time(k.since)
 	case Debouncing:
 		i.Until, i.MaxWait = m.nano.Time(k.due), k.maxWait
-	default: // Retrying, Deferred
+	default: // Retrying, Deferred, Scheduled
 		i.Until = m.nano.Time(k.at)
 	}
 	return i

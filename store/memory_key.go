@@ -32,11 +32,15 @@ type key struct {
 	// on; first is when its first value came.
 	burst      int
 	first, due int64
-	phase      phase
-	at         int64  // idle: when the key is or was ready; leased: when the lease lapses
-	fence      uint64 // the current lease's, while leased
-	retry      bool   // idle after a Retry, not a Defer
-	ver        uint64 // the version of the key's live schedule entry; 0 before the first
+	// gate is the latest time a value of the key is due at (AddParams.Delay),
+	// 0 if none was delayed: from then on no value of the key waits for its
+	// time, and a lease need not look for one.
+	gate  int64
+	phase phase
+	at    int64  // idle: when the key is or was ready; leased: when the lease lapses
+	fence uint64 // the current lease's, while leased
+	retry bool   // idle after a Retry, not a Defer
+	ver   uint64 // the version of the key's live schedule entry; 0 before the first
 	// order is when, among the schedulings of the queue, the key was
 	// last scheduled: what breaks a tie between keys ready at the same
 	// instant, as the schedule does (see KeyInfo.Ahead).
@@ -53,10 +57,12 @@ type key struct {
 	err     string
 }
 
-// value is a stored value and when it was added.
+// value is a stored value, when it was added, and when it is due if that
+// is later (AddParams.Delay; 0 otherwise).
 type value struct {
-	b  []byte
-	at int64
+	b   []byte
+	at  int64
+	due int64
 }
 
 // settle closes the open burst once its deadline has passed.
@@ -74,8 +80,13 @@ func (k *key) ready() int { return len(k.vals) - k.burst }
 func (k *key) add(q *queue, vals [][]byte, p AddParams, now int64) {
 	k.settle(now)
 	wasReady := k.ready() > 0
+	var due int64
+	if p.Delay > 0 {
+		due = timing.AddNanos(now, p.Delay)
+		k.gate = max(k.gate, due)
+	}
 	for _, v := range vals {
-		k.vals = append(k.vals, value{b: bytes.Clone(v), at: now})
+		k.vals = append(k.vals, value{b: bytes.Clone(v), at: now, due: due})
 	}
 	if p.Wait == 0 {
 		k.burst = 0 // the open burst, if any, is ready with these values
@@ -93,17 +104,39 @@ func (k *key) add(q *queue, vals [][]byte, p AddParams, now int64) {
 		k.settle(now)
 	}
 	// A leased or held key, a batch waiting for its delay, and a key that
-	// was ready already keep their place: the new values wait behind.
+	// was ready already, or waits for its first value's time, keep their
+	// place: the new values wait behind.
 	if k.phase != idle || k.batch > 0 || wasReady {
 		return
 	}
-	at := k.due
-	if k.ready() > 0 {
-		at = now
-	}
-	if k.ver == 0 || k.at != at {
+	if at := k.readyAt(now); k.ver == 0 || k.at != at {
 		q.schedule(k, at)
 	}
+}
+
+// readyAt returns when k, idle and without a head batch, is ready: when its
+// first value is due, or its burst if that is all it has.
+func (k *key) readyAt(now int64) int64 {
+	if k.ready() == 0 {
+		return k.due
+	}
+	return max(now, k.vals[0].due)
+}
+
+// dueOf returns how many of k's first n values are due at now: those before
+// the first that waits for its time. It looks at them only while a value
+// of k may wait.
+func (k *key) dueOf(n int, now int64) int {
+	if k.gate <= now {
+		k.gate = 0
+		return n
+	}
+	for i, v := range k.vals[:n] {
+		if v.due > now {
+			return i
+		}
+	}
+	return n
 }
 
 // schedule makes at the instant when k is ready (or its lease lapses), and

@@ -58,11 +58,7 @@ func (m *Memory) Finish(ctx context.Context, l Lease, o Outcome) (bool, error) {
 			more = false
 			break
 		}
-		at := now // behind the keys already waiting
-		if k.ready() == 0 {
-			at = k.due
-		}
-		q.schedule(k, at)
+		q.schedule(k, k.readyAt(now)) // behind the keys already waiting
 	case Retry, Defer:
 		if o.Kind == Retry {
 			k.attempt++

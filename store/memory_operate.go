@@ -50,6 +50,17 @@ func (m *Memory) ResumeQueue(ctx context.Context, queue string) (bool, error) {
 	return true, nil
 }
 
+// QueuePaused implements Operator.
+func (m *Memory) QueuePaused(ctx context.Context, queue string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(queue, false)
+	return q != nil && q.paused, nil
+}
+
 // PauseKey implements Operator.
 func (m *Memory) PauseKey(ctx context.Context, queue, key string) (bool, error) {
 	if err := ctx.Err(); err != nil {

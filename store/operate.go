@@ -11,7 +11,7 @@ import "context"
 // A pause is kept by the engine, not by a process: it outlives the process
 // that made it and the values of the key, until the matching resume.
 // Every call costs O(log n) in the keys of the queue, plus, for DropKey,
-// O(values) of the key.
+// O(values) of the key; QueuePaused costs O(1) whatever the queue holds.
 type Operator interface {
 	// PauseQueue stops every process from leasing queue's keys until
 	// ResumeQueue: Claim and FinishAndClaim lease nothing while it is
@@ -22,6 +22,11 @@ type Operator interface {
 	// ResumeQueue ends PauseQueue, and wakes the Waits of every process.
 	// It reports whether the queue was paused.
 	ResumeQueue(ctx context.Context, queue string) (bool, error)
+	// QueuePaused reports whether queue is paused: PauseQueue, and no
+	// ResumeQueue since. It is Stats.Paused without the counts, which may
+	// visit every key of the queue, for a tool that needs the pause alone
+	// (an explanation of one key). It changes nothing.
+	QueuePaused(ctx context.Context, queue string) (bool, error)
 
 	// PauseKey stops every process from leasing key until ResumeKey,
 	// whether or not the key holds values now: values added meanwhile wait

@@ -21,6 +21,8 @@
 //
 //   - Order: a key's values are leased in Add order and never skipped,
 //     except by a Drop.
+//   - Delay: a value added with AddParams.Delay is not leased before its
+//     time, and the values added after it wait behind it (see below).
 //   - Exclusivity: a key has at most one lease at a time. A lease lapses
 //     when its TTL passes without Extend; the key is then leased again, with
 //     the same values, the next Attempt and a larger Fence.
@@ -44,6 +46,23 @@
 //     stores all of its values or none.
 //   - Durability (shared engines): once Add returned nil, the values survive
 //     the crash of any process.
+//
+// # Delayed values
+//
+// A value added with AddParams.Delay is due Delay after the Add, on the
+// engine's clock; every other value is due when added. A key's values keep
+// their Add order whatever their times, so a delayed value holds back the
+// values added after it: a key whose head batch is not fixed yet is ready
+// when its first value is due, and a lease takes the key's ready values
+// from its head up to, not including, the first that is not due yet (a
+// value due later than one behind it makes that one wait too). A key whose
+// first value waits for its time is Scheduled (see KeyState) until then,
+// and is counted in none of Stats' Ready, Leased, Retrying and Held; its
+// values count in Values, and towards AddParams.MaxValues, from the Add.
+// Claim's next, and so Wait, account for the time a delayed value comes
+// due. A retried, deferred, held or lapsed batch keeps its values, whose
+// times have passed. Delay does not compose with a burst: an Add with
+// both Wait and Delay is refused (see AddParams.Delay).
 //
 // Time is the engine's own: the server's clock for a shared engine, so that
 // processes whose clocks disagree still agree on deadlines. Durations in
@@ -75,6 +94,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -177,6 +197,15 @@ type AddParams struct {
 	// its batch; dead letters do not count, and a Redrive stores its
 	// values back without a bound. 0, the default, means no bound.
 	MaxValues int
+	// Delay, when positive, makes the values due Delay after the Add, on
+	// the engine's clock: none of them is leased before then, and the
+	// key's values added after them wait behind them (see Delayed values
+	// in the package doc). Like an Add with a Wait of 0, a delayed Add
+	// ends the key's open burst, whose values are then ready, ahead of
+	// the delayed ones. It must be 0 when Wait is set: a delayed value
+	// does not join a burst, and such an Add returns an error that names
+	// both fields. 0, the default, means no delay; math.MaxInt64, never.
+	Delay time.Duration
 }
 
 // ClaimParams says what Claim may lease.
@@ -247,8 +276,8 @@ type Outcome struct {
 
 // Stats are the counts of a queue, read at one instant. A key with values
 // is counted in at most one of Ready, Leased, Retrying and Held, by what
-// its head is doing (a key waiting for a Defer delay, or whose only values
-// are an open burst, in none); Pending counts every key with an open burst,
+// its head is doing (a key waiting for a Defer delay or for its first
+// value's time, or whose only values are an open burst, in none); Pending counts every key with an open burst,
 // whatever its head does. A lease whose TTL passed counts as Ready.
 type Stats struct {
 	Values     int `json:"values"`      // values stored: ready, debouncing, leased, delayed or held
@@ -321,4 +350,17 @@ type TxAdder interface {
 	// for any other type, nil included, AddTx returns an error that names
 	// the type it needs and the type it got, and changes nothing.
 	AddTx(ctx context.Context, tx any, queue, key string, vals [][]byte, p AddParams) error
+}
+
+// ValidateDelay returns an error naming the fields of p when it asks for a
+// Delay that no engine takes: a negative one, or one with a Wait. Every
+// engine's Add calls it.
+func (p AddParams) ValidateDelay() error {
+	switch {
+	case p.Delay < 0:
+		return fmt.Errorf("store: AddParams.Delay must be >= 0, got %v", p.Delay)
+	case p.Delay > 0 && p.Wait > 0:
+		return fmt.Errorf("store: AddParams.Delay (%v) and Wait (%v) cannot both be set: a delayed value does not join a burst", p.Delay, p.Wait)
+	}
+	return nil
 }

@@ -43,6 +43,13 @@ type Engine[K comparable, V any] interface {
 	// ErrNoTx, before anything else, when the engine cannot add inside a
 	// transaction.
 	PutTx(ctx context.Context, tx any, key K, v V) error
+	// PutAfter is Put for a value that is not leased before d (> 0) passed
+	// on the engine's clock: the key's values put after it wait behind it
+	// (see store.AddParams.Delay). It returns an error, and adds nothing,
+	// when the Runner debounces.
+	PutAfter(ctx context.Context, key K, v V, d time.Duration) error
+	// PutTxAfter is PutTx with PutAfter's delay.
+	PutTxAfter(ctx context.Context, tx any, key K, v V, d time.Duration) error
 	// Get leases the head values of the first ready key, blocking until
 	// one is ready, ctx ends (ctx.Err()), or the engine is drained and has
 	// nothing more to hand out (ErrClosed).

@@ -14,6 +14,12 @@ var ErrClosed = errors.New("engine: closed")
 // transaction.
 var ErrNoTx = errors.New("engine: cannot add inside a transaction")
 
+// ErrDelayDebounced is returned by PutAfter and PutTxAfter of an engine
+// that debounces: a delayed value does not join a burst (see
+// store.AddParams.Delay). The Runner exports it as
+// pacer.ErrDelayDebounced, which documents it.
+var ErrDelayDebounced = errors.New("pacer: AddAfter, AddAt and AddTxAfter need a Runner without Debounce or Adaptive")
+
 // ErrNoDeadLetters is returned by DeadLetters, Redrive and Purge of an
 // engine that keeps no dead letters.
 var ErrNoDeadLetters = errors.New("engine: keeps no dead letters")

@@ -106,6 +106,16 @@ func (c *Carrying[K, V]) Keep(ctx context.Context, _ engine.Lease[K, V]) (contex
 // PutTx implements engine.Engine: the process has no database.
 func (c *Carrying[K, V]) PutTx(context.Context, any, K, V) error { return engine.ErrNoTx }
 
+// PutAfter implements engine.Engine.
+func (c *Carrying[K, V]) PutAfter(ctx context.Context, key K, v V, d time.Duration) error {
+	return c.e.PutAfter(ctx, key, item[V]{v: v, carried: c.carry(ctx)}, d)
+}
+
+// PutTxAfter implements engine.Engine: the process has no database.
+func (c *Carrying[K, V]) PutTxAfter(context.Context, any, K, V, time.Duration) error {
+	return engine.ErrNoTx
+}
+
 // Release implements engine.Engine.
 func (c *Carrying[K, V]) Release(ctx context.Context, key K) (bool, error) {
 	return c.e.Release(ctx, key)

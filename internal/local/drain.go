@@ -3,8 +3,9 @@ package local
 import "context"
 
 // Drain implements engine.Engine: the open bursts close at once, into
-// their keys' queues or, with DropPending, to it; the Groups shut down
-// once nothing but held keys is left (see Get).
+// their keys' queues or, with DropPending, to it; the values waiting for
+// their time (PutAfter), and those behind them, go to Config.Left; the
+// Groups shut down once nothing but held keys is left (see Get).
 func (e *Engine[K, V]) Drain() {
 	if e.d != nil {
 		if e.cfg.DropPending != nil {
@@ -15,6 +16,7 @@ func (e *Engine[K, V]) Drain() {
 		_ = e.d.Shutdown(context.Background())
 	}
 	e.draining.Store(true)
+	e.leftDelayed(e.stopDelays())
 	e.stopIfDrained()
 }
 
@@ -38,7 +40,9 @@ func (e *Engine[K, V]) Close() {
 	if e.d != nil {
 		_ = e.d.Shutdown(context.Background())
 	}
+	lines := e.stopDelays()
 	e.g.Close(e.left)
+	e.leftDelayed(lines) // behind the values of their keys in the Groups
 }
 
 // left hands values the engine gives up to Config.Left.

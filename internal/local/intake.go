@@ -22,7 +22,7 @@ func (e *Engine[K, V]) Put(_ context.Context, key K, v V) error {
 	var err error
 	switch {
 	case e.d == nil:
-		err = e.g.Put(key, v)
+		err = e.putOrDelay(key, v)
 	case e.cfg.Adaptive == nil:
 		err = e.d.Add(key, v)
 	default:

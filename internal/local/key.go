@@ -79,6 +79,9 @@ func (e *Engine[K, V]) Release(_ context.Context, key K) (bool, error) {
 // lease, to keep the clock off the path of every batch. A lease in the
 // process never lapses, so a Leased key has no Until; its Holder is for
 // the Runner to name. Ready keys ahead are counted up to store.MaxAhead.
+// A key whose values all wait for a delayed one (PutAfter) is Scheduled
+// until its first is due; the engine keeps no time of their Put, so its
+// Oldest is zero.
 // The queue in the process cannot be paused.
 func (e *Engine[K, V]) Key(_ context.Context, key K) (engine.KeyState, error) {
 	var open bool
@@ -94,6 +97,7 @@ func (e *Engine[K, V]) Key(_ context.Context, key K) (engine.KeyState, error) {
 			b.n, b.first, b.deadline, b.maxWait = o.Count, o.First, o.Deadline, o.MaxWait
 		}
 	}
+	waiting, due, lined := e.lineOf(key) // read before the Groups, as the burst
 	e.notesMu.Lock()
 	gi, queued := e.g.Key(key, store.MaxAhead)
 	n := e.notes[key]
@@ -106,6 +110,9 @@ func (e *Engine[K, V]) Key(_ context.Context, key K) (engine.KeyState, error) {
 		if open {
 			info.Values += b.n
 		}
+		info.Values += waiting
+	case lined:
+		info = store.KeyInfo{State: store.Scheduled, Until: due, Values: waiting}
 	case open:
 		info = store.KeyInfo{State: store.Debouncing, Until: b.deadline, MaxWait: b.maxWait, Values: b.n, Oldest: b.first}
 	default:

@@ -50,7 +50,8 @@ type Config[K comparable, V any] struct {
 
 	// Ready, when set, is called with each burst that closed and entered
 	// its key's queue, n values whose first was put at first, on the
-	// debouncer's goroutine.
+	// debouncer's goroutine. Values that came due (PutAfter) are not
+	// reported.
 	Ready func(key K, n int, first time.Time)
 	// DropPending, when set, is given the bursts still open at Drain,
 	// instead of queueing them to be handled.
@@ -67,6 +68,7 @@ type Engine[K comparable, V any] struct {
 	g        *fifo.Groups[K, V]
 	d        *debounce.Keyed[K, V] // nil without Debounce
 	clk      timing.Clock
+	delays   delays[K, V] // the keys that wait for a delayed value (delay.go)
 	held     atomic.Int64 // values held, counted only with MaxValues
 	dropping atomic.Bool  // Drain began with DropPending: bursts go to it
 	draining atomic.Bool  // Drain began: Put refuses, Get stops the Groups once drained
@@ -166,7 +168,7 @@ func (e *Engine[K, V]) Gauges(context.Context) (engine.Gauges, error) {
 	s := e.g.Stats()
 	g := engine.Gauges{
 		Values:   -1,
-		Queued:   s.Waiting,
+		Queued:   s.Waiting + e.delayed(),
 		InFlight: s.Leases,
 		Held:     s.Held,
 		Retrying: s.Retrying,

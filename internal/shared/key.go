@@ -9,9 +9,10 @@ import (
 )
 
 // Key implements engine.Engine when the store implements store.Inspector;
-// otherwise it returns engine.ErrNoInspector. It reads the key, then the
-// queue's Stats for whether the queue is paused: two calls, so the two
-// may be a moment apart.
+// otherwise it returns engine.ErrNoInspector. It reads the key, then
+// whether the queue is paused: store.Operator's QueuePaused, or, from a
+// store that is no Operator, its Stats. Two calls, so the two may be a
+// moment apart.
 func (s *Engine[K, V]) Key(ctx context.Context, key K) (engine.KeyState, error) {
 	in, ok := s.st.(store.Inspector)
 	if !ok {
@@ -25,10 +26,17 @@ func (s *Engine[K, V]) Key(ctx context.Context, key K) (engine.KeyState, error) 
 	if err != nil {
 		return engine.KeyState{}, err
 	}
-	st, err := s.st.Stats(ctx, s.name)
+	var paused bool
+	if op, ok := s.st.(store.Operator); ok {
+		paused, err = op.QueuePaused(ctx, s.name)
+	} else {
+		var st store.Stats
+		st, err = s.st.Stats(ctx, s.name)
+		paused = st.Paused
+	}
 	if err != nil {
 		return engine.KeyState{}, err
 	}
 	info.Key = string(k) // also when not found
-	return engine.KeyState{Info: info, Found: found, QueuePaused: st.Paused}, nil
+	return engine.KeyState{Info: info, Found: found, QueuePaused: paused}, nil
 }

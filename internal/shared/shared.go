@@ -200,6 +200,42 @@ func (s *Engine[K, V]) PutTx(ctx context.Context, tx any, key K, v V) error {
 	return ta.AddTx(ctx, tx, s.name, k, vals, s.addParams(ctx))
 }
 
+// PutAfter implements engine.Engine: v is stored now, due d after the
+// store's clock reads the Add.
+func (s *Engine[K, V]) PutAfter(ctx context.Context, key K, v V, d time.Duration) error {
+	if s.debounce > 0 || s.adapt != nil {
+		return engine.ErrDelayDebounced
+	}
+	if s.stop.Err() != nil {
+		return engine.ErrClosed
+	}
+	k, vals, err := s.encode(key, v)
+	if err != nil {
+		return err
+	}
+	return s.st.Add(ctx, s.name, k, vals, store.AddParams{Delay: d, MaxValues: s.bound})
+}
+
+// PutTxAfter implements engine.Engine as PutTx does, with PutAfter's
+// delay.
+func (s *Engine[K, V]) PutTxAfter(ctx context.Context, tx any, key K, v V, d time.Duration) error {
+	ta, ok := s.st.(store.TxAdder)
+	if !ok {
+		return engine.ErrNoTx
+	}
+	if s.debounce > 0 || s.adapt != nil {
+		return engine.ErrDelayDebounced
+	}
+	if s.stop.Err() != nil {
+		return engine.ErrClosed
+	}
+	k, vals, err := s.encode(key, v)
+	if err != nil {
+		return err
+	}
+	return ta.AddTx(ctx, tx, s.name, k, vals, store.AddParams{Delay: d, MaxValues: s.bound})
+}
+
 // addParams returns the AddParams of an Add now: the quiet period, the
 // max-wait and the bound.
 func (s *Engine[K, V]) addParams(ctx context.Context) store.AddParams {

@@ -117,6 +117,9 @@ func (s *Store) add(queue, key string, vals [][]byte, p store.AddParams, channel
 	if p.Wait < 0 || p.MaxWait < 0 || p.MaxValues < 0 {
 		return "", nil, fmt.Errorf("pgstore: AddParams.Wait, MaxWait and MaxValues must be >= 0, got %v, %v and %d", p.Wait, p.MaxWait, p.MaxValues)
 	}
+	if err := p.ValidateDelay(); err != nil {
+		return "", nil, err
+	}
 	if len(vals) == 0 {
 		return "", nil, nil
 	}
@@ -124,6 +127,9 @@ func (s *Store) add(queue, key string, vals [][]byte, p store.AddParams, channel
 	var bound any // NULL: no bound
 	if p.MaxValues > 0 {
 		bound = int64(p.MaxValues)
+	}
+	if p.Delay > 0 {
+		return s.q.addDelayed, []any{queue, bytesOf(key), vals, interval(p.Delay), channel, payload(queue), bound, slot}, nil
 	}
 	if p.Wait == 0 {
 		return s.q.addReady, []any{queue, bytesOf(key), vals, channel, payload(queue), bound, slot}, nil

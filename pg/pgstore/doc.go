@@ -51,6 +51,15 @@
 //     store.AddParams.MaxValues, spread over rows (see below);
 //   - paused_queues: the queues an operator paused.
 //
+// Delayed values (store.AddParams.Delay, migration 006) are a column of
+// their message rows, when each is due, NULL for every other value, and
+// a column of their key's row, the latest such time (gate). A Claim looks
+// for the first value that is not due only in a key whose gate has not
+// passed, through a partial index that holds the delayed values alone,
+// and a Finish that leaves such a key values makes it ready when its
+// first value is due: values without a delay, and keys that never had
+// one, cost what they did, but for the comparison of a NULL.
+//
 // # Claims and leases
 //
 // Exclusivity comes from the key rows alone. Claim is one statement: it

@@ -15,7 +15,8 @@ import (
 // statement's time: 0 for the row of a paused key without values; else
 // held; else out on a lease that has not lapsed; else ready (a lapsed
 // lease included); else waiting for a Retry's delay, or a Defer's, or for
-// its open burst, which is then all it has. A paused key's state is what
+// its first value's time (scheduled), or for its open burst, which is then
+// all it has. A paused key's state is what
 // its values are doing.
 const keyStateSQL = `CASE
 	WHEN k.tail = k.head THEN 0
@@ -24,6 +25,7 @@ const keyStateSQL = `CASE
 	WHEN k.ready_at <= statement_timestamp() THEN {ready}
 	WHEN k.retrying THEN {retrying}
 	WHEN k.batch > 0 THEN {deferred}
+	WHEN k.tail - k.head > k.burst THEN {scheduled}
 	ELSE {debouncing} END`
 
 // keyInfoSQL are the columns that make a store.KeyInfo (scanKeyInfo) but
@@ -37,7 +39,7 @@ const keyStateSQL = `CASE
 //     and 0 for a head batch not leased yet (batch 0).
 const keyInfoSQL = `k.key, st.state,
 	CASE st.state WHEN {ready} THEN k.ready_at WHEN {leased} THEN k.leased_at WHEN {held} THEN k.held_at END,
-	CASE WHEN st.state IN ({leased}, {retrying}, {deferred}, {debouncing}) THEN k.ready_at END,
+	CASE WHEN st.state IN ({leased}, {retrying}, {deferred}, {debouncing}, {scheduled}) THEN k.ready_at END,
 	st.state = {debouncing} AND k.burst_capped,
 	CASE WHEN st.state IN ({leased}, {held}) THEN k.attempt WHEN k.batch = 0 THEN 0
 		WHEN k.retrying THEN k.attempt - 1 ELSE k.attempt END,
@@ -160,6 +162,7 @@ var keyStates = strings.NewReplacer(
 	"{retrying}", strconv.Itoa(int(store.Retrying)),
 	"{held}", strconv.Itoa(int(store.Held)),
 	"{deferred}", strconv.Itoa(int(store.Deferred)),
+	"{scheduled}", strconv.Itoa(int(store.Scheduled)),
 	"{maxAhead}", strconv.Itoa(store.MaxAhead),
 	"{headAdded:k}", strings.ReplaceAll(headAddedSQL, "{row}", "k"),
 	"{headAdded:r}", strings.ReplaceAll(headAddedSQL, "{row}", "r"),

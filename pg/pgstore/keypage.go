@@ -38,7 +38,7 @@ func (s *Store) Keys(ctx context.Context, queue string, q store.KeyQuery) (store
 	if err := s.begin(ctx, queue); err != nil {
 		return store.KeyPage{}, err
 	}
-	if q.State > store.Deferred {
+	if q.State > store.Scheduled {
 		return store.KeyPage{}, fmt.Errorf("pgstore: Keys: unknown KeyState %d", q.State)
 	}
 	limit := q.Limit

@@ -27,6 +27,19 @@ func (s *Store) ResumeQueue(ctx context.Context, queue string) (bool, error) {
 	return s.operate(ctx, "ResumeQueue", queue, s.q.resumeQueue, true, queue)
 }
 
+// QueuePaused implements store.Operator: one statement, which reads the
+// queue's row of the paused queues by its primary key.
+func (s *Store) QueuePaused(ctx context.Context, queue string) (bool, error) {
+	if err := s.begin(ctx, queue); err != nil {
+		return false, err
+	}
+	var paused bool
+	if err := s.pool.QueryRow(ctx, s.q.queuePaused, queue).Scan(&paused); err != nil {
+		return false, failed(ctx, "QueuePaused", err)
+	}
+	return paused, nil
+}
+
 // PauseKey implements store.Operator: one statement, which marks the key's
 // row, or makes an empty one for a key without values, which then keeps
 // the pause. A paused key has no place in the index that claims read, so

@@ -21,6 +21,12 @@ ON CONFLICT (queue) DO NOTHING`
 const resumeQueueSQL = `
 DELETE FROM {schema}.paused_queues WHERE queue = $1`
 
+// queuePausedSQL reports whether a queue is paused: one read of
+// paused_queues by its primary key.
+//
+// $1 queue.
+const queuePausedSQL = `SELECT NOT {running}`
+
 // pauseKeySQL pauses a key, making its row, empty, if it has none. It
 // returns one row: whether it paused the key, which it does unless the
 // key was paused already, and whether the key's row is another key's, one
@@ -95,7 +101,7 @@ SELECT FROM {schema}.keys WHERE queue = $1 AND key_hash = sha256($2) AND key = $
 // $1 queue, $2 key, $3 error.
 const dropKeySQL = `
 WITH k AS MATERIALIZED (
-	SELECT queue, key_hash, key, head, tail, tail - head AS batch, burst_due, paused, 0 AS open,
+	SELECT queue, key_hash, key, head, tail, tail - head AS batch, burst_due, gate, paused, 0 AS open,
 		CASE WHEN held OR leased_until > statement_timestamp() THEN attempt WHEN batch = 0 THEN 0
 			WHEN retrying THEN attempt - 1 ELSE attempt END AS attempt
 	FROM {schema}.keys

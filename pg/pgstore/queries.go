@@ -68,19 +68,21 @@ const (
 
 // queries holds the statements with the schema filled in.
 type queries struct {
-	addReady, addBurst, claim, claimShared, extend string
+	addReady, addBurst, addDelayed, claim          string
+	claimShared, extend                            string
 	finishAck, finishDrop, finishRetry, finishHold string
 	finishAcks                                     string
 	release, upcoming, stats, notify               string
 	deadLetters, redrive, purge                    string
 	queues, queueInfo, keyInfo, values, keysPage   string // inspectsql.go
 	pauseQueue, resumeQueue, pauseKey, resumeKey   string // operatesql.go
+	queuePaused                                    string
 	retryNow, lockKey, dropKey                     string
 }
 
 // newQueries fills schema, quoted already, into the statements.
 func newQueries(schema string) queries {
-	r := strings.NewReplacer("{schema}", schema, "{addSlots}", strconv.Itoa(addSlots),
+	r := strings.NewReplacer("{schema}", schema, "{isScheduled}", scheduledSQL, "{addSlots}", strconv.Itoa(addSlots),
 		"{boundSlot}", strconv.Itoa(boundSlot), "{removeSlot}", strconv.Itoa(removeSlot))
 	// running fills in runningSQL for the queue named by queue.
 	running := func(sql, queue string) string {
@@ -89,6 +91,7 @@ func newQueries(schema string) queries {
 	return queries{
 		addReady:    strings.NewReplacer("{bound}", "$6", "{slot}", "$7").Replace(r.Replace(addReadySQL)),
 		addBurst:    strings.NewReplacer("{bound}", "$8", "{slot}", "$9").Replace(r.Replace(addBurstSQL)),
+		addDelayed:  strings.NewReplacer("{bound}", "$7", "{slot}", "$8").Replace(r.Replace(addDelayedSQL)),
 		claim:       strings.Replace(r.Replace(running(claimSQL, "$1")), "{take}", "picked", 1),
 		claimShared: strings.Replace(r.Replace(running(claimSQL, "$1")), "{take}", claimSharedTake, 1),
 		extend:      r.Replace(extendSQL),
@@ -111,6 +114,7 @@ func newQueries(schema string) queries {
 		keysPage:    r.Replace(keyStates.Replace(keysPageSQL)),
 		pauseQueue:  r.Replace(pauseQueueSQL),
 		resumeQueue: r.Replace(resumeQueueSQL),
+		queuePaused: r.Replace(running(queuePausedSQL, "$1")),
 		pauseKey:    r.Replace(pauseKeySQL),
 		resumeKey:   r.Replace(resumeKeySQL),
 		retryNow:    r.Replace(retryNowSQL),
@@ -182,9 +186,17 @@ const uncountSQL = `, uncounted AS (
 	ON CONFLICT (queue, slot) DO UPDATE SET n = c.n + EXCLUDED.n
 )`
 
+// scheduledSQL says that an idle key k, whose head batch is not fixed,
+// keeps its place in the ready order whatever is added behind: its gate
+// has not passed, so it may wait for its first value's time, and it has
+// values before its open burst. It is false, at the cost of a comparison,
+// for a key without a delayed value.
+const scheduledSQL = `coalesce(k.gate > statement_timestamp()
+	AND k.tail - k.head > CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END, false)`
+
 // addReadySQL appends values to a key, ready at once, ending its open burst.
-// A key that is leased, held, waiting for a delay or ready already keeps its
-// place in the ready order; any other is ready now. It returns one row:
+// A key that is leased, held, waiting for a delay, scheduled or ready
+// already keeps its place in the ready order; any other is ready now. It returns one row:
 // whether the key became ready now, and then notifies if given a channel;
 // whether it added the values; and whether it refused them because
 // another key of the queue with the same SHA-256 has values (refusedSQL).
@@ -200,7 +212,7 @@ const addReadySQL = countAddSQL + `, k AS (
 	ON CONFLICT (queue, key_hash) DO UPDATE SET
 		tail = k.tail + EXCLUDED.tail,
 		burst = 0,
-		ready_at = CASE WHEN k.leased_until IS NULL AND NOT k.held AND k.batch = 0
+		ready_at = CASE WHEN k.leased_until IS NULL AND NOT k.held AND k.batch = 0 AND NOT {isScheduled}
 			THEN least(k.ready_at, EXCLUDED.ready_at) ELSE k.ready_at END
 	WHERE k.key = EXCLUDED.key
 	RETURNING k.key_hash, k.tail, k.ready_at
@@ -264,6 +276,46 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AN
 	AND (k.ready_at = statement_timestamp()
 		OR (k.burst_first = statement_timestamp() AND k.ready_at > statement_timestamp())) AS woke) w) ON true`
 
+// addDelayedSQL appends values that are due after a delay to a key, ending
+// its open burst, whose values are ready now. A key that is leased, held,
+// waiting for a delay, ready already or scheduled keeps its place in the
+// ready order; a key whose values were all in the burst is ready now; a
+// new key, or the empty row of a paused one, is ready when the values are
+// due (scheduled until then). The key's gate becomes the values' time if
+// that is later. It returns one row, as addReadySQL does, whose first
+// column also says that the key's place became the values' time, which
+// may come before what a Wait sleeps for.
+//
+// $1 queue, $2 key, $3 values (bytea[]), $4 delay (NULL: never), $5
+// channel (NULL: none), $6 payload, $7 bound (NULL: none), $8 slot (NULL:
+// the session's).
+const addDelayedSQL = countAddSQL + `, due AS (
+	SELECT coalesce(statement_timestamp() + $4::interval, 'infinity') AS at
+), k AS (
+	INSERT INTO {schema}.keys AS k (queue, key_hash, key, tail, ready_at, gate)
+	SELECT $1, sha256($2), $2, cardinality($3::bytea[]), due.at, due.at FROM counted, due
+	ON CONFLICT (queue, key_hash) DO UPDATE SET
+		tail = k.tail + EXCLUDED.tail,
+		burst = 0,
+		gate = greatest(k.gate, EXCLUDED.gate),
+		ready_at = CASE WHEN k.leased_until IS NOT NULL OR k.held OR k.batch > 0
+				OR k.tail - k.head > CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END
+			THEN k.ready_at
+			WHEN k.tail = k.head THEN EXCLUDED.ready_at
+			ELSE statement_timestamp() END
+	WHERE k.key = EXCLUDED.key
+	RETURNING k.key_hash, k.tail, k.ready_at
+), m AS (
+	INSERT INTO {schema}.messages (queue, key_hash, seq, value, added_at, due_at)
+	SELECT $1, k.key_hash, k.tail - cardinality($3::bytea[]) + v.i - 1, v.value, statement_timestamp(), due.at
+	FROM k, due, unnest($3::bytea[]) WITH ORDINALITY AS v(value, i)
+)` + refusedSQL + `
+SELECT coalesce(w.woke, false), CASE WHEN w.woke AND $5::text IS NOT NULL THEN pg_notify($5, $6) END,
+	w.woke IS NOT NULL, EXISTS (SELECT FROM refused)
+FROM (VALUES (1)) AS one(x)
+LEFT JOIN (k CROSS JOIN LATERAL (SELECT coalesce(k.ready_at = statement_timestamp()
+	OR k.ready_at = (SELECT at FROM due), false) AS woke) w) ON true`
+
 // claimSQL leases up to {keys} ready keys of a queue, oldest-ready first. It
 // locks key rows only, skipping those another transaction holds, and
 // commits at once: no transaction stays open while a lease is out. It
@@ -271,7 +323,8 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT k.leased_until IS NULL AND NOT k.held AN
 // paused queue (running, read once), and then says NULL, never, for the
 // next. A lease
 // takes the head batch kept from before, or the ready values up to
-// max_batch; a lease that lapsed is leased again at the next attempt. The
+// max_batch and up to the first value that is not due (looked for only
+// in a key whose gate has not passed); a lease that lapsed is leased again at the next attempt. The
 // values it takes stop at the tail that the statement's snapshot sees
 // (seen): an Add that committed after the snapshot but before the row was
 // locked moved the locked row's tail past values that the statement cannot
@@ -309,7 +362,12 @@ WITH running AS MATERIALIZED (
 		burst = CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
 		batch = CASE WHEN k.batch > 0 THEN k.batch
 			ELSE least(least(k.tail - CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
-				seen.tail) - k.head, $2::bigint) END,
+				seen.tail) - k.head, $2::bigint,
+				CASE WHEN k.gate > statement_timestamp() THEN (
+					SELECT min(d.seq) - k.head FROM {schema}.messages AS d
+					WHERE d.queue = k.queue AND d.key_hash = k.key_hash AND d.seq >= k.head
+						AND d.due_at IS NOT NULL AND d.due_at > statement_timestamp()
+				) END) END,
 		attempt = CASE WHEN k.leased_until IS NULL THEN k.attempt ELSE k.attempt + 1 END,
 		fence = nextval('{schema}.fences'),
 		leased_at = statement_timestamp(),
@@ -387,7 +445,7 @@ WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND fence = $3 AND lease
 // removeBatchSQL does. It ends inside its last CTE, for the two to close.
 const finishRemoveSQL = `
 WITH k AS MATERIALIZED (
-	SELECT queue, key_hash, head, tail, batch, attempt, burst_due, paused,
+	SELECT queue, key_hash, head, tail, batch, attempt, burst_due, gate, paused,
 		CASE WHEN burst_due <= statement_timestamp() THEN 0 ELSE burst END AS open
 	FROM {schema}.keys
 	WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND fence = $3 AND leased_until > statement_timestamp()
@@ -397,7 +455,8 @@ WITH k AS MATERIALIZED (
 // removeBatchSQL ends the leases whose key rows k locked by removing their
 // batches (done, which returns the removed values), which it takes off the
 // queue's count (uncountSQL): a key with values left is ready now, behind
-// the keys already waiting, or when its open burst is due, and forgets the
+// the keys already waiting, or when its first value is due if its gate
+// has not passed and that is later, or when its open burst is due, and forgets the
 // batch's error; a key with none is removed, or, if paused, kept empty
 // (parkedSQL). It ends inside its last CTE.
 //
@@ -406,14 +465,17 @@ WITH k AS MATERIALIZED (
 // cheapest way while the queue is small, and a plan made then is kept as
 // the queue grows (TestPlansMadeSmallStayBounded).
 //
-// k has the columns queue, key_hash, head, tail, batch, burst_due, paused
-// and open (the values of an open burst).
+// k has the columns queue, key_hash, head, tail, batch, burst_due, gate,
+// paused and open (the values of an open burst).
 const removeBatchSQL = uncountSQL + `, kept AS (
 	UPDATE {schema}.keys AS u SET
 		head = k.head + k.batch, batch = 0, attempt = 1, burst = k.open,
 		leased_until = NULL, retrying = false, error = NULL,
-		ready_at = CASE WHEN k.tail - k.head - k.batch > k.open
-			THEN statement_timestamp() ELSE k.burst_due END
+		ready_at = CASE WHEN k.tail - k.head - k.batch <= k.open THEN k.burst_due
+			WHEN k.gate > statement_timestamp() THEN greatest(statement_timestamp(), (
+				SELECT d.due_at FROM {schema}.messages AS d
+				WHERE d.queue = k.queue AND d.key_hash = k.key_hash AND d.seq = k.head + k.batch))
+			ELSE statement_timestamp() END
 	FROM k
 	WHERE u.queue = k.queue AND u.key_hash = k.key_hash AND k.tail > k.head + k.batch
 ), emptied AS (
@@ -432,7 +494,7 @@ const removeBatchSQL = uncountSQL + `, kept AS (
 // it as it would a new row.
 const parkedSQL = `, parked AS (
 	UPDATE {schema}.keys AS p SET
-		head = k.tail, batch = 0, attempt = 1, burst = 0, burst_capped = false,
+		head = k.tail, batch = 0, attempt = 1, burst = 0, burst_capped = false, gate = NULL,
 		leased_until = NULL, fence = 0, holder = NULL, held = false, held_at = NULL,
 		retrying = false, error = NULL, ready_at = 'infinity'
 	FROM k
@@ -483,7 +545,7 @@ WITH f AS (
 	FROM unnest($2::bytea[], $3::bigint[], $4::integer[]) WITH ORDINALITY AS f(key, fence, want, i)
 	LIMIT cardinality($2::bytea[])
 ), k AS MATERIALIZED (
-	SELECT f.i, f.want, r.queue, r.key_hash, r.head, r.tail, r.batch, r.burst_due, r.paused,
+	SELECT f.i, f.want, r.queue, r.key_hash, r.head, r.tail, r.batch, r.burst_due, r.gate, r.paused,
 		CASE WHEN r.burst_due <= statement_timestamp() THEN 0 ELSE r.burst END AS open
 	FROM f CROSS JOIN LATERAL (
 		SELECT * FROM {schema}.keys AS r
@@ -610,7 +672,7 @@ WITH d AS MATERIALIZED (
 	ON CONFLICT (queue, key_hash) DO UPDATE SET
 		tail = k.tail + EXCLUDED.tail,
 		burst = 0,
-		ready_at = CASE WHEN k.leased_until IS NULL AND NOT k.held AND k.batch = 0
+		ready_at = CASE WHEN k.leased_until IS NULL AND NOT k.held AND k.batch = 0 AND NOT {isScheduled}
 			THEN least(k.ready_at, EXCLUDED.ready_at) ELSE k.ready_at END
 	WHERE k.key = EXCLUDED.key
 	RETURNING k.key_hash, k.tail, k.ready_at

@@ -29,6 +29,9 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 	if p.Wait < 0 || p.MaxWait < 0 || p.MaxValues < 0 {
 		return fmt.Errorf("redisstore: AddParams.Wait, MaxWait and MaxValues must be >= 0, got %v, %v and %d", p.Wait, p.MaxWait, p.MaxValues)
 	}
+	if err := p.ValidateDelay(); err != nil {
+		return err
+	}
 	if len(vals) == 0 {
 		return nil
 	}
@@ -54,8 +57,15 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 }
 
 // addParams is ARGV[1] of add.lua for n values added with p: "<n>" with a
-// Wait of 0, else "<n> <wait> <maxwait>".
+// Wait of 0, "<n> @<delay>" with a Delay, else "<n> <wait> <maxwait>".
 func addParams(n int, p store.AddParams) string {
+	if p.Delay > 0 {
+		b := make([]byte, 0, 32)
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, ' ', '@')
+		b = strconv.AppendInt(b, micros(p.Delay), 10)
+		return string(b)
+	}
 	if p.Wait == 0 {
 		if n == 1 {
 			return "1"

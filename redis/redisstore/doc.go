@@ -60,6 +60,20 @@
 // does its work, so that no call stalls the server for long: a backlog
 // of n elements in the inbox folds in about n/4,096 calls.
 //
+// # Delayed values
+//
+// A value added with store.AddParams.Delay goes through the inbox as any
+// other, its Add's params saying the delay; the fold stamps it with the
+// time it is due beside the time it was added, and records in the key's
+// hash the latest time a value of the key is due. A key whose first value
+// is not due waits in the sorted set of retried and deferred keys, as
+// scheduled, until it is; a Claim of a key with a recorded time reads the
+// batch's values to stop before the first that is not due, and a Finish
+// that leaves such a key values reads its first one. Once the recorded
+// time passed, the next of those drops it. So values without a Delay, and
+// keys that never had one, cost what they did: the Claim and the Finish
+// read one field more of the key's hash, in the command they send anyway.
+//
 // # Finish calls share a function call
 //
 // FinishAndClaim runs Finish's steps, then Claim's, in one call: a
@@ -283,7 +297,9 @@
 // O(limit); PauseQueue and ResumeQueue O(1); PauseKey, ResumeKey and
 // RetryNow O(log n); DropKey O(log n) plus O(values) of the key; Queues
 // O(queues) calls of Stats; the first Add or Redrive of a queue in a
-// process, one command more. Each stored value carries 17 bytes of time;
+// process, one command more. A Claim of a key with a value added with a
+// Delay costs O(batch) more, and its Finish O(1). Each stored value
+// carries 17 bytes of time, one added with a Delay 18 more;
 // an Add waiting in the inbox, 4 elements more; each key, a member of the
 // index.
 //

@@ -50,7 +50,7 @@ func (s *Store) Keys(ctx context.Context, queue string, kq store.KeyQuery) (stor
 	case limit > mostPage:
 		limit = mostPage
 	}
-	if kq.State > store.Deferred {
+	if kq.State > store.Scheduled {
 		return store.KeyPage{}, fmt.Errorf("redisstore: KeyQuery.State %d is no state", kq.State)
 	}
 	after, err := decodeCursor(kq.Cursor)

@@ -31,13 +31,19 @@ func fromMicros(us int64) time.Duration {
 	return time.Duration(us) * time.Microsecond
 }
 
-// unstamp splits a stored value, "<time added>:<value>", into its parts.
+// unstamp splits a stored value, "<time added>:<value>", or
+// "<time added>@<time due>:<value>" for one added with a Delay, into the
+// time added and the value.
 func unstamp(e string) (time.Time, []byte, error) {
 	i := strings.IndexByte(e, ':')
 	if i < 0 {
 		return time.Time{}, nil, fmt.Errorf("stored value without its time: %.20q", e)
 	}
-	us, err := strconv.ParseInt(e[:i], 10, 64)
+	added := e[:i]
+	if j := strings.IndexByte(added, '@'); j >= 0 {
+		added = added[:j]
+	}
+	us, err := strconv.ParseInt(added, 10, 64)
 	if err != nil {
 		return time.Time{}, nil, fmt.Errorf("stored value with a bad time: %.20q", e)
 	}

@@ -22,6 +22,20 @@ func (s *Store) ResumeQueue(ctx context.Context, queue string) (bool, error) {
 	return s.pauseQueue(ctx, queue, false)
 }
 
+// QueuePaused reports whether queue is paused, in one command that reads
+// the queue's paused flag; see store.Operator. It costs O(1).
+func (s *Store) QueuePaused(ctx context.Context, queue string) (bool, error) {
+	q, err := s.queue(ctx, queue)
+	if err != nil {
+		return false, err
+	}
+	n, err := s.c.Exists(ctx, q.paused[0]).Result()
+	if err != nil {
+		return false, wrap("queue paused", err)
+	}
+	return n == 1, nil
+}
+
 func (s *Store) pauseQueue(ctx context.Context, queue string, pause bool) (bool, error) {
 	q, err := s.queue(ctx, queue)
 	if err != nil {

@@ -30,6 +30,7 @@ func (f *fixture) pauseQueue(op store.Operator, queue string, want bool) {
 	ok, err := op.PauseQueue(f.ctx, queue)
 	require.NoError(f.t, err)
 	require.Equal(f.t, want, ok, "PauseQueue(%q) reports whether the queue was running", queue)
+	f.queuePaused(op, queue, true)
 }
 
 // resumeQueue resumes queue through op and checks that it reports want.
@@ -38,6 +39,18 @@ func (f *fixture) resumeQueue(op store.Operator, queue string, want bool) {
 	ok, err := op.ResumeQueue(f.ctx, queue)
 	require.NoError(f.t, err)
 	require.Equal(f.t, want, ok, "ResumeQueue(%q) reports whether the queue was paused", queue)
+	f.queuePaused(op, queue, false)
+}
+
+// queuePaused checks that QueuePaused of queue reports want, through op
+// and through the engine the scenario claims from, when they differ.
+func (f *fixture) queuePaused(op store.Operator, queue string, want bool) {
+	f.t.Helper()
+	for _, o := range []store.Operator{op, f.s.(store.Operator)} {
+		paused, err := o.QueuePaused(f.ctx, queue)
+		require.NoError(f.t, err)
+		require.Equal(f.t, want, paused, "QueuePaused(%q)", queue)
+	}
 }
 
 // pauseKey pauses key of the scenario's queue and checks that it reports
@@ -148,9 +161,10 @@ func (f *fixture) woken(leases <-chan store.Lease, errs <-chan error, key, chang
 // on and end as usual, and retry delays pass; other queues go on. Resumed,
 // its keys are leased in the order they became ready, the pause
 // notwithstanding. Pause and resume report what the queue was doing, and
-// Stats what it does.
+// Stats and QueuePaused what it does.
 func testOperatePauseQueue(f *fixture) {
 	op := f.operator()
+	f.queuePaused(op, f.q, false)
 	delay := 2 * f.tick
 	f.add("a", "a1")
 	f.add("b", "b1")
@@ -265,6 +279,8 @@ func testOperateDoneContext(f *fixture) {
 	_, err := op.PauseQueue(ctx, f.q)
 	require.ErrorIs(f.t, err, context.Canceled)
 	_, err = op.ResumeQueue(ctx, f.q)
+	require.ErrorIs(f.t, err, context.Canceled)
+	_, err = op.QueuePaused(ctx, f.q)
 	require.ErrorIs(f.t, err, context.Canceled)
 	_, err = op.PauseKey(ctx, f.q, "k")
 	require.ErrorIs(f.t, err, context.Canceled)

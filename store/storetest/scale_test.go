@@ -85,7 +85,8 @@ func TestRunScaled(t *testing.T) {
 func TestScenariosStretchForSlowEngine(t *testing.T) {
 	skip := []string{"RunnersShare", "ExclusiveConcurrent", "StaleHoldersRefused", "AddRacesClaim"}
 	stretch := []string{"DebounceWait", "DebounceQuietPeriodMoves", "DebounceMaxWait", "FairnessDelays",
-		"LeaseLapses", "ExtendKeepsLease", "StatsLapsedAndPending", "Retry", "Defer", "InspectReadySince"}
+		"LeaseLapses", "ExtendKeepsLease", "StatsLapsedAndPending", "Retry", "Defer", "InspectReadySince",
+		"DelayNotBefore", "DelayOrderKept", "DelayBatchStops", "DelayEndsBurst", "DelayInspect"}
 	var stretched []string
 	for _, sc := range scenarios {
 		if slices.Contains(skip, sc.name) {

@@ -17,7 +17,8 @@
     trailing  ZSET  key -> when its burst is due, for keys with an open
                     burst behind other values; a burst here that came due is
                     closed by the next script that looks at the key
-    delayed   ZSET  key -> when its retried or deferred batch is due
+    delayed   ZSET  key -> when its retried or deferred batch is due, or
+                    its first value, added with a Delay (s w)
     leased    ZSET  key -> when its lease lapses
     held      ZSET  key -> when it was held
     parked    ZSET  key -> when it became ready, for paused keys set aside
@@ -39,8 +40,8 @@
     inbox     LIST  the Adds not yet folded into their keys, oldest first:
                     each is the seconds and microseconds of the server's
                     TIME when it ran, its params ("<count>" with a Wait of
-                    0, else "<count> <wait> <maxwait>"), its key, then its
-                    values
+                    0, "<count> @<delay>" with a Delay, else "<count>
+                    <wait> <maxwait>"), its key, then its values
 
   Add only appends to the inbox (add.lua). Every other function that
   reads or changes the keys' values or state first folds the inbox (fold):
@@ -59,7 +60,8 @@
   ARGV[1].."v:"..key, the LIST of its values, and ARGV[1].."k:"..key, a
   HASH with
     s   state: r (or absent) ready, p pending, l leased, t retrying,
-        d deferred, h held
+        d deferred, h held, w scheduled (its first value waits for its
+        time)
     f   fence of its last lease
     x   when that lease lapses
     a   the attempt of its head batch's last lease (absent: 0)
@@ -73,13 +75,21 @@
     b   values at the tail in an open burst (absent: no open burst)
     bf  when that burst began, bd when it is due
     m   1 if bd is the burst's MaxWait deadline, 0 if its quiet period's end
+    g   the latest time a value of the key added with a Delay is due
+        (absent: none was); once it passed, no value waits for its time,
+        and the scripts drop it when they come across it
   Both go when the key has no values left; a key that was only ever ready
   has no HASH. A dead letter is the LIST ARGV[1].."d:"..id: key, error,
   attempt, time, then the values.
 
   Times are whole microseconds of the server's clock (TIME), kept as
   decimal strings; a duration of -1 is for ever, and so is a time of inf.
-  Each value is stored as "<time added>:<value>". The scripts pass
+  Each value is stored as "<time added>:<value>", or, added with a Delay,
+  "<time added>@<time due>:<value>". A key's values keep their order: a
+  lease takes the values from the head up to the first that is not due,
+  and a key whose first value is not due is scheduled (w) in delayed
+  until it is. Only a key with g looks at its values' times, so values
+  without a Delay cost what they did. The scripts pass
   strings, not numbers, to redis.call where they can: Redis 7.0 formats a
   number argument with printf's %.17g, which costs more than the command.
 ]]
@@ -206,11 +216,53 @@ local function push(vk, vals)
   return len
 end
 
+-- due_of returns when the stored value v is due, if it was added with a
+-- Delay: a number; nil otherwise.
+local function due_of(v)
+  local d = string.match(v, '^%d+@([^:]+):')
+  return d and tonumber(d)
+end
+
+-- head_due returns when the first value of the key with hash kk and list
+-- vk is due, if that is after now; nil if it is due, and then it drops g,
+-- the key's latest due, once that passed.
+local function head_due(kk, vk, now, g)
+  if tonumber(g) <= now then
+    rcall('HDEL', kk, 'g')
+    return nil
+  end
+  local due = due_of(rcall('LINDEX', vk, '0'))
+  if due and due > now then
+    return due
+  end
+  return nil
+end
+
+-- due_count returns how many of the first n values of the key with hash
+-- kk and list vk are due at now, the key's latest due being g: those
+-- before the first that is not, whose time it returns too.
+local function due_count(kk, vk, n, now, g)
+  if tonumber(g) <= now then
+    rcall('HDEL', kk, 'g')
+    return n
+  end
+  local vals = rcall('LRANGE', vk, '0', str(n - 1))
+  for i = 1, #vals do
+    local due = due_of(vals[i])
+    if due and due > now then
+      return i - 1, due
+    end
+  end
+  return n
+end
+
 -- settle places a key that is no longer leased, delayed or held and has
 -- left values, its next batch starting over (no attempts, size not
--- fixed, no error): ready at now, or pending until its burst is due if all
--- of them are in the burst. b, bd and e are its hash's fields.
-local function settle(key, kk, left, now, now_s, b, bd, e)
+-- fixed, no error): ready at now, scheduled until its first value is due
+-- if that is later (g, the key's latest due, tells whether it may be), or
+-- pending until its burst is due if all of them are in the burst. b, bd,
+-- e and g are its hash's fields.
+local function settle(key, kk, left, now, now_s, b, bd, e, g)
   if e then
     rcall('HDEL', kk, 'e')
   end
@@ -220,6 +272,13 @@ local function settle(key, kk, left, now, now_s, b, bd, e)
     b = 0
   end
   if left > b then
+    local due = g and head_due(kk, PFX .. 'v:' .. key, now, g)
+    if due then
+      rcall('HSET', kk, 's', 'w', 'a', '0', 'n', '0')
+      wake_before(due)
+      rcall('ZADD', K_DELAYED, str(due), key)
+      return
+    end
     rcall('HSET', kk, 's', 'r', 'a', '0', 'n', '0')
     rcall('ZADD', K_READY, now_s, key)
     wake()
@@ -279,23 +338,39 @@ local function place(key, kk, n, t, ts, wait, maxwait, h)
   rcall('ZADD', K_PENDING, due_s, key)
 end
 
--- params reads an Add's params: its count of values, Wait and MaxWait.
+-- params reads an Add's params: its count of values, Wait, MaxWait and
+-- Delay.
 local function params(p)
   if not string.find(p, ' ', 1, true) then
-    return tonumber(p), 0, 0
+    return tonumber(p), 0, 0, 0
   end
-  local n, wait, maxwait = string.match(p, '^(%d+) (%-?%d+) (%d+)$')
-  return tonumber(n), tonumber(wait), tonumber(maxwait)
+  local n, delay = string.match(p, '^(%d+) @(%-?%d+)$')
+  if n then
+    return tonumber(n), 0, 0, tonumber(delay)
+  end
+  local wait, maxwait
+  n, wait, maxwait = string.match(p, '^(%d+) (%-?%d+) (%d+)$')
+  return tonumber(n), tonumber(wait), tonumber(maxwait), 0
 end
 
 -- add_at applies to key, once pushed, the n values of an Add at t (ts)
 -- with Wait wait and MaxWait maxwait, the key's LIST being len long with
--- them: a new key joins keys and is ready, or pending, from t; an older
--- one is placed.
-local function add_at(key, kk, n, len, t, ts, wait, maxwait)
+-- them: a new key joins keys and is ready, scheduled or pending, from t;
+-- an older one is placed. With a Delay (so with a Wait of 0), gate is the
+-- latest time its values are due, and head when the first is.
+local function add_at(key, kk, n, len, t, ts, wait, maxwait, gate, head)
   if len == n then
     rcall('ZADD', K_KEYS, '0', key)
     if wait == 0 then
+      if gate then
+        rcall('HSET', kk, 'g', str(gate))
+      end
+      if head then
+        -- Scheduled until its first value is due.
+        rcall('HSET', kk, 's', 'w')
+        rcall('ZADD', K_DELAYED, str(head), key)
+        return
+      end
       -- A new key, ready; its state needs no hash.
       rcall('ZADD', K_READY, ts, key)
       return
@@ -306,6 +381,9 @@ local function add_at(key, kk, n, len, t, ts, wait, maxwait)
     rcall('ZADD', K_PENDING, due, key)
     return
   end
+  if gate and gate > (tonumber(rcall('HGET', kk, 'g')) or 0) then
+    rcall('HSET', kk, 'g', str(gate))
+  end
   local h = rcall('HMGET', kk, 's', 'b', 'bf', 'bd')
   if wait == 0 and not h[2] then
     -- No open burst to end: the values wait behind the others.
@@ -315,25 +393,38 @@ local function add_at(key, kk, n, len, t, ts, wait, maxwait)
 end
 
 -- fold_key folds the Adds of key, oldest first: adds holds the index in e
--- of each one's first element, and its count of values, Wait and MaxWait.
--- Adds with a Wait of 0 that follow one another are pushed together: after
--- the first, the key has no open burst, so the others only append.
+-- of each one's first element, and its count of values, Wait, MaxWait and
+-- Delay. Adds with a Wait of 0 that follow one another are pushed
+-- together: after the first, the key has no open burst, so the others
+-- only append (and raise the key's g, for those with a Delay).
 local function fold_key(key, adds, e)
   local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
   local j = 1
   while j <= #adds do
     local first = adds[j]
     local vals = {}
+    local gate, head
     repeat
       local a = adds[j]
-      local stamp = e[a.i] .. ZEROS[#e[a.i + 1]] .. e[a.i + 1] .. ':'
+      local stamp = e[a.i] .. ZEROS[#e[a.i + 1]] .. e[a.i + 1]
+      if a.delay ~= 0 then
+        local due = deadline(at(e[a.i], e[a.i + 1]), a.delay)
+        stamp = stamp .. '@' .. str(due)
+        if gate == nil or due > gate then
+          gate = due
+        end
+        if a == first then
+          head = due
+        end
+      end
+      stamp = stamp .. ':'
       for v = a.i + 4, a.i + 3 + a.n do
         vals[#vals + 1] = stamp .. e[v]
       end
       j = j + 1
     until first.wait ~= 0 or j > #adds or adds[j].wait ~= 0
     local t, ts = at(e[first.i], e[first.i + 1])
-    add_at(key, kk, #vals, push(vk, vals), t, ts, first.wait, first.maxwait)
+    add_at(key, kk, #vals, push(vk, vals), t, ts, first.wait, first.maxwait, gate, head)
   end
 end
 
@@ -352,7 +443,7 @@ local function fold()
   local keys, by = {}, {}
   local i = 1
   while i + 3 <= #e do
-    local n, wait, maxwait = params(e[i + 2])
+    local n, wait, maxwait, delay = params(e[i + 2])
     local last = i + 3 + n
     if last > #e then
       if i > 1 then
@@ -367,7 +458,7 @@ local function fold()
       by[key] = adds
       keys[#keys + 1] = key
     end
-    adds[#adds + 1] = {i = i, n = n, wait = wait, maxwait = maxwait}
+    adds[#adds + 1] = {i = i, n = n, wait = wait, maxwait = maxwait, delay = delay}
     i = last + 1
   end
   rcall('LTRIM', K_INBOX, i - 1, -1)
@@ -451,7 +542,7 @@ end
 -- superseded (and nothing changed).
 local function finish_lease(key, fence, kind, after, why, now, now_s)
   local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
-  local h = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e')
+  local h = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g')
   if not h then
     return -1
   end
@@ -475,7 +566,7 @@ local function finish_lease(key, fence, kind, after, why, now, now_s)
       rcall('ZREM', K_KEYS, key)
       return 0
     end
-    settle(key, kk, left, now, now_s, h[6], h[7], h[8])
+    settle(key, kk, left, now, now_s, h[6], h[7], h[8], h[9])
     return 1
   end
 
@@ -579,8 +670,9 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder)
     for i = 1, #got, 2 do
       local key = got[i]
       local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
-      local h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd', 'u')
+      local h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd', 'u', 'g')
       local n, b = tonumber(h[1]), tonumber(h[3]) or 0
+      local due_at -- when the first value that is not due is, if one stops the batch
       if b > 0 and tonumber(h[4]) <= now then
         close_burst(kk, key)
         b = 0
@@ -589,6 +681,9 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder)
         n = rcall('LLEN', vk) - b
         if maxbatch > 0 and n > maxbatch then
           n = maxbatch
+        end
+        if h[6] then
+          n, due_at = due_count(kk, vk, n, now, h[6])
         end
       end
       fence = fence + 1
@@ -610,6 +705,11 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder)
         for j = 1, #vals do
           out[#out + 1] = vals[j]
         end
+      elseif due_at then
+        -- Never so while the scripts keep the model, which schedule a key
+        -- until its first value is due: it waits for it.
+        rcall('HSET', kk, 's', 'w')
+        rcall('ZADD', K_DELAYED, str(due_at), key)
       elseif b > 0 then
         -- Never so while the scripts keep the model; an empty lease would
         -- take every value (LRANGE 0 -1), so the key waits for its burst.

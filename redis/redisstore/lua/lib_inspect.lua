@@ -14,8 +14,9 @@
     4 retrying    in delayed with s = t, not due yet
     5 held        in held
     6 deferred    in delayed with s = d, not due yet
+    7 scheduled   in delayed with s = w, its first value not due yet
 ]]
-local DEBOUNCING, READY, LEASED, RETRYING, HELD, DEFERRED = 1, 2, 3, 4, 5, 6
+local DEBOUNCING, READY, LEASED, RETRYING, HELD, DEFERRED, SCHEDULED = 1, 2, 3, 4, 5, 6, 7
 
 -- key_state returns the state of key at now, with since and until (times
 -- as the scripts store them, or false), whether until is a MaxWait
@@ -57,6 +58,8 @@ local function key_state(key, now)
       st, since, holder = LEASED, h[5], h[6] or ''
     elseif s == 't' then
       st = RETRYING
+    elseif s == 'w' then
+      st = SCHEDULED
     else
       st = DEFERRED
     end
@@ -79,7 +82,7 @@ local function state_set(state)
     return K_LEASED
   elseif state == DEBOUNCING then
     return K_PENDING
-  elseif state == RETRYING or state == DEFERRED then
+  elseif state == RETRYING or state == DEFERRED or state == SCHEDULED then
     return K_DELAYED
   end
 end

@@ -15,10 +15,10 @@ if not fold() then
   return FOLDING
 end
 local key, kk = ARGV[2], KEYS[1]
-local h = rcall('HMGET', kk, 's', 'b', 'bd', 'e')
+local h = rcall('HMGET', kk, 's', 'b', 'bd', 'e', 'g')
 if h[1] ~= 'h' then
   return 0
 end
 rcall('ZREM', K_HELD, key)
-settle(key, kk, rcall('LLEN', PFX .. 'v:' .. key), now, now_s, h[2], h[3], h[4])
+settle(key, kk, rcall('LLEN', PFX .. 'v:' .. key), now, now_s, h[2], h[3], h[4], h[5])
 return 1

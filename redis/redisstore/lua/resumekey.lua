@@ -17,7 +17,7 @@
 local function due_now(key, now)
   local kk = PFX .. 'k:' .. key
   local s = rcall('HGET', kk, 's')
-  local set = ({p = K_PENDING, t = K_DELAYED, d = K_DELAYED, l = K_LEASED})[s]
+  local set = ({p = K_PENDING, t = K_DELAYED, d = K_DELAYED, w = K_DELAYED, l = K_LEASED})[s]
   if not set then
     return nil
   end

@@ -1,0 +1,36 @@
+package pgrate
+
+import (
+	"context"
+	"time"
+)
+
+// Take runs l's take statement once, taking an event unless its delay
+// would be more than most (most < 0: any), and returns its reply: whether
+// it was refused, else its delay, the server's clock it read and the tat
+// it wrote.
+func Take(ctx context.Context, l *Bucket, most time.Duration) (refused bool, delay time.Duration, now, tat time.Time, err error) {
+	t, err := l.b.srv.(*flights).takeServer.(*remote).take(ctx, most)
+	return t.refused, t.delay, t.now, t.tat, err
+}
+
+// ServerPause runs l's pause statement once and returns the server's
+// clock it read and the pause's end, both zero if it changed nothing.
+func ServerPause(ctx context.Context, l *Bucket, d time.Duration) (now, until time.Time, err error) {
+	return l.b.srv.(*flights).takeServer.(*remote).pause(ctx, d)
+}
+
+// Interval and Span return the interval and span of l's bucket, as the
+// statements take them.
+func Interval(l *Bucket) time.Duration { return l.b.s.interval }
+func Span(l *Bucket) time.Duration     { return l.b.s.span }
+
+// Takes runs rate_takes once for l's bucket, one event per element of
+// most, and returns each one's reply as Take does.
+func Takes(ctx context.Context, l *Bucket, most []time.Duration) (refused []bool, delay []time.Duration, now, tat []time.Time, err error) {
+	ts, err := l.b.srv.(*flights).takeServer.(*remote).takes(ctx, most)
+	for _, t := range ts {
+		refused, delay, now, tat = append(refused, t.refused), append(delay, t.delay), append(now, t.now), append(tat, t.tat)
+	}
+	return refused, delay, now, tat, err
+}
