@@ -226,3 +226,16 @@ func TestCarryViewShowsValue(t *testing.T) {
 		}
 	})
 }
+
+// A value added to come due later carries its bytes too.
+func TestCarryAddAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := pacer.Config[string, int]{Store: store.NewMemory(store.MemoryConfig{}), Name: "q", Carry: tagOf}
+		r, err := pacer.New(cfg, func(context.Context, string, []int) error { return nil })
+		require.NoError(t, err)
+		require.NoError(t, r.AddAfter(tagged(traceTag), "k", 1, time.Second))
+		require.NoError(t, r.Shutdown(context.Background()))
+		want := storedCall[int]{[]int{1}, []string{traceTag}}
+		require.Equal(t, []storedCall[int]{want, want}, handleOn(t, cfg))
+	})
+}

@@ -209,7 +209,7 @@ func (s *Engine[K, V]) PutAfter(ctx context.Context, key K, v V, d time.Duration
 	if s.stop.Err() != nil {
 		return engine.ErrClosed
 	}
-	k, vals, err := s.encode(key, v)
+	k, vals, err := s.encode(ctx, key, v)
 	if err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func (s *Engine[K, V]) PutTxAfter(ctx context.Context, tx any, key K, v V, d tim
 	if s.stop.Err() != nil {
 		return engine.ErrClosed
 	}
-	k, vals, err := s.encode(key, v)
+	k, vals, err := s.encode(ctx, key, v)
 	if err != nil {
 		return err
 	}
