@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
-	"github.com/pacerkit/pacer/store"
 )
 
 type tagKey struct{}
@@ -134,8 +133,4 @@ func TestCarryOff(t *testing.T) {
 		require.Equal(t, 1, calls)
 	})
 	require.Nil(t, pacer.Carried(context.Background()))
-
-	_, err := pacer.New(pacer.Config[string, int]{Store: store.NewMemory(store.MemoryConfig{}), Name: "q", Carry: tagOf},
-		func(context.Context, string, []int) error { return nil })
-	require.EqualError(t, err, "pacer: Config.Carry does not apply with Config.Store: only the Runner's own engine carries the bytes")
 }

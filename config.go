@@ -26,7 +26,7 @@ import (
 // with an error that names it, never ignored:
 //   - without [Config.Store]: Name, Codec, KeyCodec, LeaseTTL and
 //     AckInBackground;
-//   - with a Store: DropPendingOnShutdown and Carry; and AckInBackground
+//   - with a Store: DropPendingOnShutdown; and AckInBackground
 //     unless the Store implements [store.FinishClaimer];
 //   - without Debounce: MaxWait, Adaptive and DropPendingOnShutdown;
 //   - without Adaptive.Max: Adaptive.Backlog and Adaptive.HalfLife;
@@ -178,8 +178,19 @@ type Config[K comparable, V any] struct {
 	// of the handler linked to the spans of the Adds (the otel module's
 	// Telemetry.Carry). nil carries nothing. Carry runs on Add's
 	// goroutine, so it must be fast, and the Runner keeps the bytes it
-	// returns: it must not modify them afterwards. New refuses it with a
-	// Store.
+	// returns: it must not modify them afterwards.
+	//
+	// With a Store, the bytes are stored with the value, so that they reach
+	// the handler of whichever instance leases it: Carry may return at
+	// most 58 bytes there (Add fails otherwise), and the value is stored
+	// as 0xFF, their length, the bytes, then the Codec's bytes. A value
+	// that carries nothing is stored as the Codec's bytes alone, framed (2
+	// bytes more) only if they begin with 0xFF. A Runner without Carry
+	// stores no frame and still reads the values stored with Carry,
+	// without what they carry, so that Carry can be turned on or off over
+	// a queue that holds values. No UTF-8, so no JSON, begins with 0xFF;
+	// with a Codec whose bytes may, a value stored without Carry that
+	// reads as a frame whose payload decodes is read as framed.
 	Carry func(ctx context.Context) []byte
 	// Clock is the time source. The default is clock.New(), the real clock,
 	// which also works inside testing/synctest bubbles. With a Store, the
@@ -379,8 +390,6 @@ func (c Config[K, V]) validate() error {
 		return fmt.Errorf("pacer: Config.Name must be set with Config.Store: it names the Runner's queue in the store")
 	case c.Store != nil && c.KeyCodec == nil && keyCodec[K]() == nil:
 		return fmt.Errorf("pacer: Config.KeyCodec must be set with Config.Store for keys of type %v: only string and integer keys have a default encoding", reflect.TypeFor[K]())
-	case c.Store != nil && c.Carry != nil:
-		return fmt.Errorf("pacer: Config.Carry does not apply with Config.Store: only the Runner's own engine carries the bytes")
 	case c.Store != nil && c.DropPendingOnShutdown:
 		return fmt.Errorf("pacer: Config.DropPendingOnShutdown does not apply with Config.Store: bursts debounce in the store, and Shutdown leaves them there")
 	case c.DropPendingOnShutdown && c.Debounce == 0:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/pacerkit/pacer/internal/carrier"
 	"github.com/pacerkit/pacer/internal/shared"
 	"github.com/pacerkit/pacer/store"
 )
@@ -112,4 +113,8 @@ func (c defaultCodecs[K, V]) DecodeKey(stored string) (K, error) {
 	return c.keys.Decode([]byte(stored))
 }
 
-func (defaultCodecs[K, V]) DecodeValue(stored []byte) (V, error) { return JSON[V]{}.Decode(stored) }
+// DecodeValue reads stored without the frame of what a value carries
+// (Config.Carry), which JSON's bytes never begin like.
+func (defaultCodecs[K, V]) DecodeValue(stored []byte) (V, error) {
+	return JSON[V]{}.Decode(carrier.Strip(stored))
+}

@@ -193,6 +193,7 @@ func (r *Runner[K, V]) newEngine() (engine.Engine[K, V], error) {
 			Queue:           cfg.Name,
 			Codec:           cfg.Codec,
 			KeyCodec:        cfg.KeyCodec,
+			Carry:           cfg.Carry,
 			Workers:         cfg.Workers,
 			MaxBatch:        cfg.MaxBatch,
 			MaxValues:       cfg.MaxValues,

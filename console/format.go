@@ -137,7 +137,8 @@ func (c *console) formatValue(queue string, stored []byte) valueText {
 	v := valueText{Bytes: len(b)}
 	if rv, ok := c.runners[queue]; ok {
 		v.Kind = "decoded"
-		v.Text, v.Cut = cutBytes(rv.FormatValue(b), valueShown)
+		// The stored bytes: the Runner reads the frame as its leases do.
+		v.Text, v.Cut = cutBytes(rv.FormatValue(stored), valueShown)
 		return v
 	}
 	switch {

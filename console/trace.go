@@ -1,10 +1,8 @@
 package console
 
+import "github.com/pacerkit/pacer/internal/carrier"
+
 // stripTrace returns the payload of a stored value without the
-// trace-context frame that an engine may keep in front of it, so that a
-// page shows what was added. It is the one place that knows of the
-// frame.
-//
-// TODO(carrier): return carrier.Strip(stored) once internal/carrier is
-// on main; until then stored values are shown as they are stored.
-func stripTrace(stored []byte) []byte { return stored }
+// trace-context frame that an engine may keep in front of it (see package
+// internal/carrier), so that a page shows what was added.
+func stripTrace(stored []byte) []byte { return carrier.Strip(stored) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -159,12 +160,15 @@ func BenchmarkRunner(b *testing.B) {
 // BenchmarkHandler measures what the wrapper adds to one handler call,
 // with no Runner around it: bare is the handler alone, span the handler in
 // a span of the SDK without attributes (the floor of any tracing wrapper),
-// noop and sdk the wrapper as BenchmarkRunner wires it. cpu-ns/op counts
-// the span processor's goroutine and the GC too.
+// span-attrs the same span with the kind and the three attributes that the
+// wrapper's has here, made once (the floor of any wrapper that records
+// them), noop
+// and sdk the wrapper as BenchmarkRunner wires it. cpu-ns/op counts the
+// span processor's goroutine and the GC too.
 func BenchmarkHandler(b *testing.B) {
 	h := pacer.Handler[string, int](func(context.Context, string, []int) error { return nil })
 	batch := []int{1}
-	for _, wiring := range []string{"bare", "noop", "span", "sdk", "sdk-1pct"} {
+	for _, wiring := range []string{"bare", "noop", "span", "span-attrs", "sdk", "sdk-1pct"} {
 		b.Run(wiring, func(b *testing.B) {
 			w := h
 			if wiring == "span" {
@@ -173,6 +177,18 @@ func BenchmarkHandler(b *testing.B) {
 					ctx, span := tr.Start(ctx, "process")
 					defer span.End()
 					return h(ctx, key, batch)
+				}
+			} else if wiring == "span-attrs" {
+				tr := discarding(b, wiring).TracerProvider.Tracer("span")
+				kind := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
+				attrs := []attribute.KeyValue{attribute.Int("pacer.attempt", 1), attribute.Int("pacer.size", 1),
+					attribute.String("pacer.outcome", "ok")}
+				w = func(ctx context.Context, key string, batch []int) error {
+					ctx, span := tr.Start(ctx, "process", kind...)
+					err := h(ctx, key, batch)
+					span.SetAttributes(attrs...)
+					span.End()
+					return err
 				}
 			} else if wiring != "bare" {
 				tc := pacerotel.Config{}

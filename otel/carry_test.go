@@ -2,6 +2,7 @@ package pacerotel_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -99,4 +100,46 @@ func TestCarryNothing(t *testing.T) {
 	off, err := pacerotel.New(pacer.Config[string, int]{}, pacerotel.Config{TracerProvider: tracenoop.NewTracerProvider()})
 	require.NoError(t, err)
 	require.Nil(t, off.Carry(), "the Runner carries nothing")
+}
+
+// A span links each Add once however many of its values the batch holds,
+// in a small batch and in a large one.
+func TestLinksOncePerAdd(t *testing.T) {
+	for _, adds := range []int{3, 20} {
+		t.Run(fmt.Sprint(adds, " adds"), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := newSDK(t)
+				cfg := pacer.Config[string, int]{}
+				tel, err := pacerotel.New(cfg, s.config)
+				require.NoError(t, err)
+				cfg.Carry = tel.Carry()
+				r, err := pacer.New(cfg, tel.Handler(func(context.Context, string, []int) error { return nil }))
+				require.NoError(t, err)
+				tr := s.config.TracerProvider.Tracer("web")
+				var want []trace.SpanContext
+				var ctxs []context.Context
+				for range adds {
+					ctx, span := tr.Start(context.Background(), "add")
+					span.End()
+					want = append(want, span.SpanContext())
+					ctxs = append(ctxs, ctx)
+				}
+				for i := range 2 * adds { // each Add's ctx twice, interleaved
+					require.NoError(t, r.Add(ctxs[i%adds], "k", i))
+				}
+				run(t, r, time.Minute) // one batch of them all
+				var linked []trace.SpanContext
+				for _, sp := range s.ended() {
+					if sp.Name() == "process" {
+						require.Equal(t, int64(2*adds), attrs(sp)["pacer.size"])
+						require.NotContains(t, attrs(sp), "pacer.links.dropped")
+						for _, l := range sp.Links() {
+							linked = append(linked, l.SpanContext.WithRemote(false))
+						}
+					}
+				}
+				require.Equal(t, want, linked)
+			})
+		})
+	}
 }

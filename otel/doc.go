@@ -31,7 +31,8 @@
 // A call that fails records its error on the span (an exception event) and
 // sets the span's status to Error, as the OTel conventions ask. With
 // [Telemetry.Carry] giving the Runner's Config.Carry, the span links the spans
-// of the Adds whose values its batch holds.
+// of the Adds whose values its batch holds, in whichever instance added them:
+// with a Store, the span context is stored with each value.
 //
 // # Metrics
 //

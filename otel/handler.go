@@ -3,6 +3,7 @@ package pacerotel
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/pacerkit/pacer"
@@ -41,19 +42,23 @@ func (t *Telemetry[K, V]) Handler(h pacer.Handler[K, V]) pacer.Handler[K, V] {
 // The lease lost and the blocked keys count with the duration: a View
 // that drops pacer.batch.duration stops them too.
 func (t *Telemetry[K, V]) call(ctx context.Context, tr trace.Tracer, metered bool, h pacer.Handler[K, V], key K, batch []V) (err error) {
-	start := time.Now()
-	hctx, span := ctx, trace.Span(nil)
+	var start time.Time // for the duration: the span reads the clock itself
+	if metered {
+		start = time.Now()
+	}
+	hctx, span, dropped := ctx, trace.Span(nil), 0
 	if tr != nil {
-		opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithTimestamp(start)}
-		ls, dropped := links(ctx)
-		if ls != nil {
-			// Given at the start, where a sampler sees them.
-			opts = append(opts, trace.WithLinks(ls...))
+		opts := consumer
+		if t.carrying.Load() { // no Carried to look up otherwise
+			var ls []trace.Link
+			if ls, dropped = links(ctx); ls != nil {
+				// Given at the start, where a sampler sees them.
+				opts = []trace.SpanStartOption{consumer[0], trace.WithLinks(ls...)}
+			}
 		}
+		// The SDK reads the clock for the span's start and end itself: a
+		// time given as an option would cost an allocation each.
 		hctx, span = tr.Start(ctx, t.tracing.name, opts...)
-		if dropped > 0 {
-			span.SetAttributes(attribute.Int("pacer.links.dropped", dropped))
-		}
 		if !span.IsRecording() {
 			span.End()
 			span = nil
@@ -61,7 +66,10 @@ func (t *Telemetry[K, V]) call(ctx context.Context, tr trace.Tracer, metered boo
 	}
 	returned := false
 	defer func() {
-		end := time.Now()
+		var took time.Duration
+		if metered {
+			took = time.Since(start)
+		}
 		attempt, failure := pacer.Attempt(ctx), err
 		if !returned {
 			failure = errPanicked
@@ -73,17 +81,21 @@ func (t *Telemetry[K, V]) call(ctx context.Context, tr trace.Tracer, metered boo
 		}
 		if span != nil {
 			// One call with every attribute: the SDK copies them once.
-			span.SetAttributes(t.spanAttrs(ctx, key, attempt, len(batch), o)...)
+			buf := attrBufs.Get().(*[]attribute.KeyValue)
+			*buf = t.spanAttrs(ctx, (*buf)[:0], key, attempt, len(batch), o, dropped)
+			span.SetAttributes(*buf...)
+			clear(*buf) // keeps no key alive
+			attrBufs.Put(buf)
 			if failure != nil {
 				span.RecordError(failure)
 				span.SetStatus(codes.Error, failure.Error())
 			}
-			span.End(trace.WithTimestamp(end))
+			span.End()
 		}
 		// ctx, not hctx: a measurement in a sampled span's ctx would
 		// also offer an exemplar, which costs as much again.
 		if metered {
-			t.duration.Record(ctx, end.Sub(start).Seconds(), t.outcomes[o]...)
+			t.duration.Record(ctx, took.Seconds(), t.outcomes[o]...)
 			t.follow(key, o, attempt, len(batch))
 			if o == OutcomeLeaseLost {
 				t.leasesLost.Add(ctx, 1, t.addQueue...)
@@ -94,6 +106,10 @@ func (t *Telemetry[K, V]) call(ctx context.Context, tr trace.Tracer, metered boo
 	returned = true
 	return err
 }
+
+// consumer is the start option of every call's span, made once: an
+// option made at each call would cost an allocation.
+var consumer = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
 
 // follow tells the blocked keys what the call's outcome o does to key.
 func (t *Telemetry[K, V]) follow(key K, o Outcome, attempt, size int) {
@@ -106,18 +122,11 @@ func (t *Telemetry[K, V]) follow(key K, o Outcome, attempt, size int) {
 	}
 }
 
-// spanAttrs returns the attributes of a call's span, in a slice of their
-// number: the SDK copies them, and a span costs as much as its attributes.
-func (t *Telemetry[K, V]) spanAttrs(ctx context.Context, key K, attempt, size int, o Outcome) []attribute.KeyValue {
+// spanAttrs appends to attrs the attributes of a call's span, for one call
+// of SetAttributes: the SDK copies them, and a span costs as much as its
+// attributes.
+func (t *Telemetry[K, V]) spanAttrs(ctx context.Context, attrs []attribute.KeyValue, key K, attempt, size int, o Outcome, dropped int) []attribute.KeyValue {
 	fence, fenced := pacer.Fence(ctx)
-	n := len(t.queueAttrs) + 3
-	if fenced {
-		n++
-	}
-	if t.key {
-		n++
-	}
-	attrs := make([]attribute.KeyValue, 0, n)
 	attrs = append(attrs, t.queueAttrs...)
 	attrs = append(attrs, attribute.Int("pacer.attempt", attempt), attribute.Int("pacer.size", size), outcomeAttrs[o])
 	if fenced {
@@ -126,8 +135,17 @@ func (t *Telemetry[K, V]) spanAttrs(ctx context.Context, key K, attempt, size in
 	if t.key {
 		attrs = append(attrs, attribute.String("pacer.key", keyString(key)))
 	}
+	if dropped > 0 {
+		attrs = append(attrs, attribute.Int("pacer.links.dropped", dropped))
+	}
 	return attrs
 }
+
+// attrBufs holds the slices of spans' attributes between calls: a
+// span's implementation copies what SetAttributes gets (the SDK's, and
+// otel's others, keep attributes of their own kind), so that one slice
+// serves call after call where each span would allocate one.
+var attrBufs = sync.Pool{New: func() any { return new([]attribute.KeyValue) }}
 
 // outcomeAttrs are the pacer.outcome attributes, made once.
 var outcomeAttrs = func() (a [outcomeCount]attribute.KeyValue) {

@@ -2,6 +2,7 @@ package pacerotel
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/pacerkit/pacer"
@@ -60,6 +61,7 @@ type Telemetry[K comparable, V any] struct {
 	hold      bool          // Exhausted is ExhaustedHold
 	withStore bool
 	now       func() time.Time
+	carrying  atomic.Bool // Carry gave a function: calls look for links
 
 	queueAttrs   []attribute.KeyValue
 	outcomes     [outcomeCount][]metric.RecordOption // pacer.queue and pacer.outcome, made once: a call allocates none

@@ -13,9 +13,10 @@
 //     and at most one of them waits in the store (claim.go).
 //   - What is stored stays in the store when the Engine closes.
 //
-// Keys and values are encoded with the Runner's codecs. What the Runner
-// hears of later, the end of an Ack that went on in the background
-// (ack.go), goes to a callback of Config.
+// Keys and values are encoded with the Runner's codecs, each value framed
+// with the bytes its Put carries when the Runner carries (codec.go). What
+// the Runner hears of later, the end of an Ack that went on in the
+// background (ack.go), goes to a callback of Config.
 package shared
 
 import (
@@ -43,6 +44,11 @@ type Config[K comparable, V any] struct {
 	// Codec and KeyCodec encode the values and the keys.
 	Codec    Codec[V]
 	KeyCodec Codec[K]
+	// Carry, when set, is called by Put and PutTx with their ctx, and
+	// the bytes it returns, at most carrier.MaxCarried, are stored with
+	// the value (see package carrier) and handed out with it in
+	// engine.Lease.Carried. nil stores the Codec's bytes alone.
+	Carry func(context.Context) []byte
 	// Workers is the number of the Runner's workers, which Get serves.
 	Workers int
 	// MaxBatch is the most values one lease holds; 0 means all of the
@@ -86,6 +92,7 @@ type Engine[K comparable, V any] struct {
 	bound    int // Config.MaxValues, which the store checks
 	codec    Codec[V]
 	keys     Codec[K]
+	carry    func(context.Context) []byte // Config.Carry
 	clk      timing.Clock
 	log      *slog.Logger
 	ttl      time.Duration
@@ -134,6 +141,7 @@ func New[K comparable, V any](cfg Config[K, V]) *Engine[K, V] {
 		bound:    cfg.MaxValues,
 		codec:    cfg.Codec,
 		keys:     cfg.KeyCodec,
+		carry:    cfg.Carry,
 		clk:      timing.From(cfg.Clock),
 		calls:    engineCalls{clk: timing.From(cfg.Clock)},
 		log:      cfg.Logger,
@@ -168,7 +176,7 @@ func (s *Engine[K, V]) Put(ctx context.Context, key K, v V) error {
 	if s.stop.Err() != nil {
 		return engine.ErrClosed
 	}
-	k, vals, err := s.encode(key, v)
+	k, vals, err := s.encode(ctx, key, v)
 	if err != nil {
 		return err
 	}
@@ -185,7 +193,7 @@ func (s *Engine[K, V]) PutTx(ctx context.Context, tx any, key K, v V) error {
 	if s.stop.Err() != nil {
 		return engine.ErrClosed
 	}
-	k, vals, err := s.encode(key, v)
+	k, vals, err := s.encode(ctx, key, v)
 	if err != nil {
 		return err
 	}
@@ -201,7 +209,7 @@ func (s *Engine[K, V]) PutAfter(ctx context.Context, key K, v V, d time.Duration
 	if s.stop.Err() != nil {
 		return engine.ErrClosed
 	}
-	k, vals, err := s.encode(key, v)
+	k, vals, err := s.encode(ctx, key, v)
 	if err != nil {
 		return err
 	}
@@ -221,7 +229,7 @@ func (s *Engine[K, V]) PutTxAfter(ctx context.Context, tx any, key K, v V, d tim
 	if s.stop.Err() != nil {
 		return engine.ErrClosed
 	}
-	k, vals, err := s.encode(key, v)
+	k, vals, err := s.encode(ctx, key, v)
 	if err != nil {
 		return err
 	}
