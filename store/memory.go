@@ -135,7 +135,7 @@ func (p AddParams) validate() error {
 func (m *Memory) add(q *queue, name string, vals [][]byte, p AddParams, now int64) {
 	k := q.keys[name]
 	if k == nil {
-		k = &key{name: name, attempt: 1}
+		k = &key{name: name}
 		q.keys[name] = k
 	}
 	k.add(q, vals, p, now)
@@ -155,13 +155,13 @@ func (m *Memory) Release(ctx context.Context, queue, key string) (bool, error) {
 		return false, nil
 	}
 	k := q.keys[key]
-	if k == nil || k.phase != held {
+	if k == nil || !k.held {
 		return false, nil
 	}
 	now := m.nano.Now()
 	k.settle(now)
-	k.phase, k.attempt, k.batch, k.err = idle, 1, 0, ""
-	q.schedule(k, now)
+	k.release(now)
+	k.resched(q, now)
 	q.wake()
 	return true, nil
 }
