@@ -36,7 +36,9 @@ type MemoryConfig struct {
 //
 // Memory starts no goroutine and holds no resource beyond memory, so it
 // has nothing to close: Wait uses one timer per call. One lock guards all
-// of its state; Add, Claim and Finish take logarithmic time, Stats visits
+// of its state; Add, Claim and Finish take logarithmic time (with
+// ClaimParams.PerKey, O(PerKey) more, and a Finish that removes a batch
+// behind another still out O(values behind it)), Stats visits
 // every key of the queue, and so do Queues (every key of every queue),
 // each page of Keys, and Key for a ready key (to count KeyInfo.Ahead); Key
 // otherwise takes constant time and Values O(limit). The calls of

@@ -9,7 +9,8 @@ package store
 //     first of its values that are not out on a lease: a batch that came
 //     back (a lapse, a Retry, a Defer) is leased again, as it was, before
 //     any value behind it that was never leased; else the values behind
-//     the last batch, up to MaxBatch. A batch that came back and is not
+//     the last batch, up to MaxBatch and up to the first that is not due
+//     (AddParams.Delay). A batch that came back and is not
 //     ready yet (a Retry's delay) keeps the key from new leases until it
 //     is, so no value overtakes it.
 //   - Exclusivity: at most PerKey leases of a key at once, PerKey as the
