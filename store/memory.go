@@ -36,7 +36,9 @@ type MemoryConfig struct {
 //
 // Memory starts no goroutine and holds no resource beyond memory, so it
 // has nothing to close: Wait uses one timer per call. One lock guards all
-// of its state; Add, Claim and Finish take logarithmic time, Stats visits
+// of its state; Add, Claim and Finish take logarithmic time (with
+// ClaimParams.PerKey, O(PerKey) more, and a Finish that removes a batch
+// behind another still out O(values behind it)), Stats visits
 // every key of the queue, and so do Queues (every key of every queue),
 // each page of Keys, and Key for a ready key (to count KeyInfo.Ahead); Key
 // otherwise takes constant time and Values O(limit). The calls of
@@ -135,7 +137,7 @@ func (p AddParams) validate() error {
 func (m *Memory) add(q *queue, name string, vals [][]byte, p AddParams, now int64) {
 	k := q.keys[name]
 	if k == nil {
-		k = &key{name: name, attempt: 1}
+		k = &key{name: name}
 		q.keys[name] = k
 	}
 	k.add(q, vals, p, now)
@@ -155,13 +157,13 @@ func (m *Memory) Release(ctx context.Context, queue, key string) (bool, error) {
 		return false, nil
 	}
 	k := q.keys[key]
-	if k == nil || k.phase != held {
+	if k == nil || !k.held {
 		return false, nil
 	}
 	now := m.nano.Now()
 	k.settle(now)
-	k.phase, k.attempt, k.batch, k.err = idle, 1, 0, ""
-	q.schedule(k, now)
+	k.release(now)
+	k.resched(q, now)
 	q.wake()
 	return true, nil
 }

@@ -135,7 +135,10 @@ func (m *Memory) Key(ctx context.Context, queue, key string) (KeyInfo, bool, err
 func (q *queue) ahead(k *key, now int64) int {
 	n := 0
 	for _, o := range q.keys {
-		if o == k || o.phase == held || o.at > now || q.keyPaused(o.name) {
+		if o == k || q.keyPaused(o.name) {
+			continue
+		}
+		if o.settle(now); !o.isReady(now) {
 			continue
 		}
 		if o.at < k.at || (o.at == k.at && o.order < k.order) {
@@ -168,20 +171,36 @@ func (m *Memory) Values(ctx context.Context, queue, key string, limit int) ([]St
 func (k *key) state(now int64) KeyState {
 	k.settle(now)
 	switch {
-	case k.phase == held:
+	case k.held:
 		return Held
-	case k.at <= now: // idle and due, or a lapsed lease
-		return Ready
-	case k.phase == leased:
+	case k.leased > 0:
 		return Leased
-	case k.batch > 0 && k.retry:
+	case k.isReady(now): // due, or its lease lapsed
+		return Ready
+	case len(k.runs) > 0 && k.runs[0].retry:
 		return Retrying
-	case k.batch > 0:
+	case len(k.runs) > 0:
 		return Deferred
 	case k.ready() > 0:
-		return Scheduled // idle and not due: k.at is when its first value is
+		return Scheduled // its first free value is not due yet
 	}
-	return Debouncing // idle with nothing but an open burst: k.at is its due
+	return Debouncing // nothing but an open burst
+}
+
+// shown returns the run KeyInfo shows of k: of a Leased key the first
+// out on a lease, else the first kept; nil if none.
+func (k *key) shown() *run {
+	if k.leased > 0 && !k.held {
+		for i := range k.runs {
+			if k.runs[i].out {
+				return &k.runs[i]
+			}
+		}
+	}
+	if i := k.kept(); i >= 0 {
+		return &k.runs[i]
+	}
+	return nil
 }
 
 // info returns what k, a key of q which has values, is doing at now, all
@@ -191,31 +210,28 @@ func (m *Memory) info(q *queue, k *key, now int64) KeyInfo {
 		Key:    k.name,
 		State:  k.state(now),
 		Fence:  k.fence,
-		Err:    k.err,
 		Values: len(k.vals),
 		Oldest: m.nano.Time(k.vals[0].at),
 		Paused: q.keyPaused(k.name),
 	}
-	// k.attempt is the Attempt of the lease the head batch is out on, or
-	// of its next one: after a Retry that is one more than the last.
-	switch {
-	case k.batch == 0:
-	case k.phase == idle && k.retry:
-		i.Attempt = k.attempt - 1
-	default:
-		i.Attempt = k.attempt
+	if k.leased > 1 {
+		i.Leases = k.leased
+	}
+	r := k.shown()
+	if r != nil {
+		i.Attempt, i.Err = r.attempt, r.err
 	}
 	switch i.State {
 	case Ready:
-		i.Since = m.nano.Time(k.at)
+		i.Since = m.nano.Time(k.readyAt())
 	case Leased:
-		i.Since, i.Until, i.Holder = m.nano.Time(k.since), m.nano.Time(k.at), k.holder
+		i.Since, i.Until, i.Holder, i.Fence = m.nano.Time(r.since), m.nano.Time(r.at), r.holder, r.fence
 	case Held:
-		i.Since = m.nano.Time(k.since)
+		i.Since = m.nano.Time(k.heldSince)
 	case Debouncing:
 		i.Until, i.MaxWait = m.nano.Time(k.due), k.maxWait
 	default: // Retrying, Deferred, Scheduled
-		i.Until = m.nano.Time(k.at)
+		i.Until = m.nano.Time(k.readyAt())
 	}
 	return i
 }
