@@ -14,7 +14,9 @@
 // 503 with Retry-After that the Transport receives, or a handler's
 // pacer.PauseAll, then pauses every instance, not just this one. Keyed is
 // the per-key form (per-account limits): Keyed.For(key) is a
-// ratelimit.Limiter and ratelimit.Pauser of one key.
+// ratelimit.Limiter and ratelimit.Pauser of one key, and Keyed itself is
+// a ratelimit.KeyGate, a pacer Config.KeyLimit: a key without a token is
+// put aside until its token is due, in every instance.
 //
 // # One statement per call
 //
@@ -46,6 +48,12 @@
 // one round trip, one lock and one write. A caller alone costs what it
 // did. Keyed.Allow and Keyed.Wait, which build the key's bucket anew on
 // each call, do not share; a KeyLimiter from Keyed.For does.
+//
+// Keyed.TakeKey and Keyed.PeekKey (ratelimit.KeyGate) never wait: each
+// calls the function rate_try (migration 003) once, which computes at as
+// above at the server's clock and returns now and at. TakeKey locks the
+// row and takes the event only if at = now; a refused TakeKey writes
+// nothing. PeekKey neither locks nor writes, and makes no row.
 //
 // # Guarantees
 //
