@@ -29,8 +29,12 @@ func (k *Keyed) PeekKey(ctx context.Context, key string) (time.Duration, error) 
 	return k.try(ctx, "PeekKey", key, false)
 }
 
-// PauseKeyFor is PauseKey, for ratelimit.KeyGate.
+// PauseKeyFor is PauseKey, for ratelimit.KeyGate, which checks ctx
+// first even when d <= 0 asks nothing.
 func (k *Keyed) PauseKeyFor(ctx context.Context, key string, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return k.PauseKey(ctx, key, d)
 }
 

@@ -55,6 +55,7 @@ func TestKeyedTakeKey(t *testing.T) {
 	_, err = a.PeekKey(done, "dave")
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorIs(t, a.PauseKeyFor(done, "dave", time.Second), context.Canceled)
+	require.ErrorIs(t, a.PauseKeyFor(done, "dave", 0), context.Canceled)
 }
 
 // TestTakeKeyWritesOnlyWhenTaken: PeekKey makes no row for a key that has
