@@ -29,8 +29,9 @@ type Processes struct {
 	// Child names the engine's test that calls Child: a top-level test of
 	// the same test binary, which each process runs alone.
 	Child string
-	// KeyGate, when set, is the one that the engine's test also gives
-	// Child: the "KeyLimit" scenario runs, and skips without it.
+	// KeyGate, when set, makes the engine's limit per key for the
+	// "KeyLimit" scenario, which skips without it. The engine's test gives
+	// Child the same function, for the processes.
 	KeyGate KeyGateFunc
 }
 

@@ -32,8 +32,8 @@ const (
 
 // The timings of runKeyLimitProcesses: how soon after "go" every cold
 // key's call must have started, where a limit that held one key's calls
-// behind another's (one bucket for all) would take keyCold/keyRate, 4 s,
-// or more; how far the server's clock and the host's may disagree about
+// behind another's (one bucket for all keys) would take at least
+// (keyCold - keyBurst)/keyRate, 3.6 s; how far the server's clock and the host's may disagree about
 // a span (see checkKeyRate); and how long it all may take.
 const (
 	keyColdLimit  = 2 * time.Second
@@ -54,6 +54,7 @@ const (
 // held back behind the hot keys' tokens; the hot keys' calls come from
 // more than one process, so the processes did share their buckets; and
 // every value is handled, each at least once, leaving the queue empty.
+// It never pauses a key: the engine's own tests cover PauseKeyFor.
 func runKeyLimitProcesses(t *testing.T, p Processes) {
 	if p.KeyGate == nil {
 		t.Skip("the engine's test gives no Processes.KeyGate")
@@ -148,6 +149,8 @@ func runKeyLimitProcesses(t *testing.T, p Processes) {
 		}
 	}
 	require.GreaterOrEqual(t, len(hotBy), 2, "every call of the hot keys came from one process: the scenario shared no bucket")
+	t.Logf("%d values handled of %d, by %d processes, in %v; the hot keys' calls by %d of them",
+		handled, len(all), procs, time.Since(started).Round(time.Millisecond), len(hotBy))
 	deadline := time.Now().Add(keyLimitTotal)
 	for {
 		st, err := p.Store.Stats(ctx, q)
