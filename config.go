@@ -102,19 +102,19 @@ type Config[K comparable, V any] struct {
 	Window *window.Schedule
 	// KeyLimit, when set, is a rate limit per key, checked before every
 	// handler call of the key, retries included: [ratelimit.Keyed] in the
-	// process, redis/redisrate's Keyed (string keys) shared by every
-	// instance. A key whose bucket has no token is not waited on: its
-	// batch is deferred, without using an attempt, until the token is due
-	// ([ratelimit.KeyGate].TakeKey's wait), and the worker takes the next
-	// ready key, so a slow key never holds the workers of the others.
+	// process, redis/redisrate's or pg/pgrate's Keyed (string keys) shared
+	// by every instance. A key whose bucket has no token is not waited on:
+	// its batch is deferred, without using an attempt, until the token is
+	// due ([ratelimit.KeyGate].TakeKey's wait), and the worker takes the
+	// next ready key, so a slow key never holds the workers of the others.
 	//   - A [RetryAfter] error pauses the key's bucket for its delay, on
 	//     top of retrying the key after it, so that every user of the
 	//     KeyLimit (other Runners, instances, a [ratelimit.Transport]
 	//     over Keyed.For) waits too; other keys go on.
 	//   - Limiter still applies beside it: a batch needs its key's token,
 	//     taken first, then the Limiter's, waited for.
-	//   - A KeyLimit that fails (Redis unreachable) defers the batch by
-	//     Retry.Initial, with a warning, and asks again then.
+	//   - A KeyLimit that fails (its server unreachable) defers the batch
+	//     by Retry.Initial, with a warning, and asks again then.
 	//   - [Stats].KeyLimited counts the deferrals, [Runner.Explain] tells
 	//     when the key's next token comes.
 	//

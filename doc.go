@@ -41,9 +41,10 @@
 // aside rather than make a worker wait for it, so that one slow key never
 // holds the workers of the others:
 //   - [Config.KeyLimit], a [ratelimit.KeyGate]: [ratelimit.Keyed] in the
-//     process, redis/redisrate's Keyed shared by every instance. A key
-//     whose bucket has no token is deferred until its token is due; a
-//     [RetryAfter] from its handler pauses that key's bucket alone.
+//     process, redis/redisrate's or pg/pgrate's Keyed shared by every
+//     instance. A key whose bucket has no token is deferred until its
+//     token is due; a [RetryAfter] from its handler pauses that key's
+//     bucket alone.
 //   - [Config.KeyWindow], a function from key to [window.Schedule] (a
 //     reminder's hours in its user's time zone; nil for none). A key
 //     outside its window is deferred until it opens; a running call's ctx

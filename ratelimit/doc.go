@@ -6,7 +6,7 @@
 //
 //	one limit shared by every caller (a remote API's quota)   Bucket
 //	one limit per account, user or tenant                     Keyed, Keyed.For
-//	one limit per key that says "later" instead of waiting    KeyGate (Keyed, redisrate.Keyed)
+//	one limit per key that says "later" instead of waiting    KeyGate (Keyed, redisrate.Keyed, pgrate.Keyed)
 //	several limits at once (per account AND global)           All
 //	pace an http.Client and obey 429/503 Retry-After          Transport
 //	hand a 429/503 the Transport returned to a pacer Runner   CheckResponse, LimitError

@@ -10,8 +10,9 @@ import (
 // else takes nothing and says how long until one is. A caller that has
 // other work (a pacer Runner with other keys ready, whose
 // Config.KeyLimit is a KeyGate) puts the key aside for that long instead
-// of sleeping on it. Keyed (in the process) and redisrate.Keyed (shared by
-// every process on one Redis) implement it.
+// of sleeping on it. Keyed (in the process), redisrate.Keyed (shared by
+// every process on one Redis) and pgrate.Keyed (on one PostgreSQL)
+// implement it.
 //
 // Implementations are safe for concurrent use. Each method checks ctx
 // first and returns ctx.Err() if it is done, with nothing changed.

@@ -75,9 +75,10 @@ type KeyedConfig struct {
 	// FailOpen is as in BucketConfig, for every key.
 	FailOpen bool
 	// SweepEvery is how often a Keyed value deletes the rows of idle keys:
-	// the first call of Allow or Wait (of the Keyed or of a KeyLimiter from
-	// it) after SweepEvery has passed since the last sweep runs one, a
-	// statement that reads at most SweepBatch rows (see the package doc).
+	// the first call of Allow, Wait or TakeKey (of the Keyed or of a
+	// KeyLimiter from it) after SweepEvery has passed since the last sweep
+	// runs one, a statement that reads at most SweepBatch rows (see the
+	// package doc).
 	// The default is DefaultSweepEvery; a negative value turns sweeping
 	// off (Keyed.Sweep still works).
 	SweepEvery time.Duration

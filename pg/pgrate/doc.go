@@ -14,7 +14,9 @@
 // 503 with Retry-After that the Transport receives, or a handler's
 // pacer.PauseAll, then pauses every instance, not just this one. Keyed is
 // the per-key form (per-account limits): Keyed.For(key) is a
-// ratelimit.Limiter and ratelimit.Pauser of one key.
+// ratelimit.Limiter and ratelimit.Pauser of one key, and Keyed itself is
+// a ratelimit.KeyGate, a pacer Config.KeyLimit: a key without a token is
+// put aside until its token is due, in every instance.
 //
 // # One statement per call
 //
@@ -47,26 +49,34 @@
 // did. Keyed.Allow and Keyed.Wait, which build the key's bucket anew on
 // each call, do not share; a KeyLimiter from Keyed.For does.
 //
+// Keyed.TakeKey and Keyed.PeekKey (ratelimit.KeyGate) never wait: each
+// calls the function rate_try (migration 003) once, which computes at as
+// above at the server's clock and returns now and at. TakeKey locks the
+// row and takes the event only if at = now; a refused TakeKey writes
+// nothing. PeekKey neither locks nor writes, and makes no row.
+//
 // # Guarantees
 //
 //   - Rate: every process on the same database, Schema and Name shares
-//     one bucket. The events that Allow and Wait let through, in all of
-//     them together, conform to GCRA on the server's clock: at most
-//     Burst + Rate·t in any span t, with the interval 1/Rate rounded to the
-//     microsecond. The row lock orders the calls; each reads the clock
-//     once it holds the lock. A Wait returns at its turn on the server's
-//     clock or later (its sleep starts when the reply arrives); the clocks
-//     of the processes need not agree. Keyed gives the same per key.
+//     one bucket. The events that Allow and Wait (and TakeKey, of a
+//     Keyed) let through, in all of them together, conform to GCRA on
+//     the server's clock: at most Burst + Rate·t in any span t, with the
+//     interval 1/Rate rounded to the microsecond. The row lock orders the
+//     calls; each reads the clock once it holds the lock. A Wait returns
+//     at its turn on the server's clock or later (its sleep starts when
+//     the reply arrives); the clocks of the processes need not agree.
+//     Keyed gives the same per key.
 //   - Pauses: Pause (PauseFor) holds the bucket in every process: every
 //     Allow and Wait that reaches the server after it is refused, or
-//     sleeps until it ends. A pause only ever extends the current one,
-//     never shortens it; setting or extending one empties the bucket, so
-//     that at most min(Burst, Rate·d) events pass at once when a pause of
-//     d ends. A Wait that took its turn before the pause and is sleeping
-//     in another process goes at its turn: a process hears of a pause on
-//     its next round trip. In the Bucket or KeyLimiter value that set the
-//     pause, every Wait and Allow is held from the moment Pause is called,
-//     even if the server cannot be told.
+//     sleeps until it ends; a TakeKey is refused with the wait until it
+//     ends. A pause only ever extends the current one, never shortens
+//     it; setting or extending one empties the bucket, so that at most
+//     min(Burst, Rate·d) events pass at once when a pause of d ends. A
+//     Wait that took its turn before the pause and is sleeping in another
+//     process goes at its turn: a process hears of a pause on its next
+//     round trip. In the Bucket or KeyLimiter value that set the pause,
+//     every Wait and Allow is held from the moment Pause is called, even
+//     if the server cannot be told.
 //   - Contexts: Allow and Wait check ctx first. A Wait whose turn would
 //     come after ctx's deadline returns ratelimit.ErrWouldExceedDeadline
 //     after one round trip, having taken nothing; one whose ctx ends while
@@ -117,12 +127,12 @@
 // most SweepBatch rows in the order of the primary key, from where the
 // Keyed's last sweep stopped (from the first row again after the last),
 // and deletes the idle ones. No sweep reads the whole table, and sweeps
-// in turn visit every row. A Keyed runs one in the first Allow or Wait
-// after each KeyedConfig.SweepEvery (10 s by default), after that call's
-// own statement; Keyed.Sweep runs one at will. A take that holds a row
-// makes the sweep's DELETE wait, and the DELETE then leaves the row if
-// the take made it matter. So rows cost space only while keys are busy,
-// or for a few sweeps after.
+// in turn visit every row. A Keyed runs one in the first Allow, Wait or
+// TakeKey after each KeyedConfig.SweepEvery (10 s by default), after
+// that call's own statement; Keyed.Sweep runs one at will. A take that
+// holds a row makes the sweep's DELETE wait, and the DELETE then leaves
+// the row if the take made it matter. So rows cost space only while
+// keys are busy, or for a few sweeps after.
 //
 // # Failures
 //

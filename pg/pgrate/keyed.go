@@ -80,7 +80,7 @@ func (k *Keyed) PauseKey(ctx context.Context, key string, d time.Duration) error
 // its primary key from where this Keyed's last sweep stopped; after the
 // table's last row it starts again from the first. It returns how many
 // rows it deleted. It sweeps the rows of every Name and of Buckets too:
-// whatever the table holds. Allow and Wait call it every
+// whatever the table holds. Allow, Wait and TakeKey call it every
 // KeyedConfig.SweepEvery; call it yourself with sweeping turned off.
 func (k *Keyed) Sweep(ctx context.Context) (int, error) {
 	n, err := k.sweep.run(ctx)

@@ -17,7 +17,7 @@ import (
 // clock_timestamp(), read once per statement part, after the bucket's row
 // is locked; durations are intervals of whole microseconds.
 type queries struct {
-	take, takes, pause, release, sweep string
+	take, takes, try, pause, release, sweep string
 }
 
 // newQueries returns the statements on the tables of schema, quoted.
@@ -62,6 +62,11 @@ RETURNING b.seen, greatest(b.seen, b.paused_until, b.tat - $5::interval), b.tat`
 		// at once, the calls of one value that came at the same time
 		// (flight.go). $6: the longest delay each accepts, NULL for any.
 		takes: `SELECT seen, at, tat FROM ` + schema + `.rate_takes($1::bytea, $2::boolean, $3::bytea, $4::interval, $5::interval, $6::interval[])`,
+
+		// try calls rate_try (migration 003): take one event if it
+		// conforms now ($6 true), or only look ($6 false), and tell when
+		// it conforms either way; a refused take writes nothing.
+		try: `SELECT seen, at FROM ` + schema + `.rate_try($1::bytea, $2::boolean, $3::bytea, $4::interval, $5::interval, $6::boolean)`,
 
 		// pause pauses the bucket for $4 from now, unless it is paused
 		// until then or later already: a pause is only ever extended. A
@@ -190,6 +195,14 @@ func (r *remote) takes(ctx context.Context, most []time.Duration) ([]turn, error
 		return nil, fmt.Errorf("rate_takes returned %d rows for %d events", len(turns), len(most))
 	}
 	return turns, nil
+}
+
+// try runs queries.try: it takes one event if it conforms now and take
+// is set, and returns the server's clock it read and the instant the
+// event conforms, equal to that clock if it does now.
+func (r *remote) try(ctx context.Context, take bool) (now, at time.Time, err error) {
+	err = r.pool.QueryRow(ctx, r.s.q.try, r.s.nameArg, r.s.keyed, r.key, r.s.interval, r.s.span, take).Scan(&now, &at)
+	return now, at, err
 }
 
 // release runs queries.release; see server.

@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/pg/pgrate"
 	"github.com/pacerkit/pacer/pg/pgstore"
+	"github.com/pacerkit/pacer/ratelimit"
 	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/store/storetest"
 )
@@ -94,15 +96,26 @@ func instance(tb testing.TB, schema string) *pgstore.Store {
 // Runners in three OS processes on one schema (storetest.RunProcesses):
 // with MaxValues, adding to one queue at once, they store the bound
 // exactly; handling a queue that another process pauses, they start no
-// batch until it is resumed, and lose nothing.
+// batch until it is resumed, and lose nothing; with a Config.KeyLimit
+// that is a pgrate.Keyed on the same schema (KeyLimit), each key's calls
+// over all three keep its rate.
 func TestRunnerAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	schema := freshSchema(t, connect(t, appName(t)))
-	storetest.RunProcesses(t, storetest.Processes{Store: instance(t, schema), Where: schema, Child: "TestStoretestChild"})
+	storetest.RunProcesses(t, storetest.Processes{Store: instance(t, schema), Where: schema, Child: "TestStoretestChild", KeyGate: keyGate})
 }
 
 // TestStoretestChild is one process of TestRunnerAcrossProcesses,
 // on the schema it names.
 func TestStoretestChild(t *testing.T) {
-	storetest.Child(t, func(t *testing.T, schema string) store.Store { return instance(t, schema) })
+	storetest.Child(t, func(t *testing.T, schema string) store.Store { return instance(t, schema) }, keyGate)
+}
+
+// keyGate is the storetest.KeyGateFunc of the tests: a pgrate.Keyed in
+// the store's schema, with a pool of its own, whose table goes with the
+// schema.
+func keyGate(t *testing.T, schema string, l storetest.KeyRate) ratelimit.KeyGate[string] {
+	k, err := pgrate.NewKeyed(t.Context(), connect(t, appName(t)), pgrate.KeyedConfig{Rate: l.Rate, Burst: l.Burst, Name: l.Name, Schema: schema})
+	require.NoError(t, err)
+	return k
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/ratelimit"
+	"github.com/pacerkit/pacer/redis/redisrate"
 	"github.com/pacerkit/pacer/redis/redisstore"
 	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/store/storetest"
@@ -14,10 +16,11 @@ import (
 // with MaxValues, adding to one queue at once, the values they store
 // together are the bound exactly; handling a queue that another process
 // pauses (OperatorPause), they start no batch until it is resumed, and
-// lose nothing.
+// lose nothing; with a Config.KeyLimit that is a redisrate.Keyed on the
+// same Redis (KeyLimit), each key's calls over all three keep its rate.
 func TestRunnerProcesses(t *testing.T) {
 	s, _, p := newStore(t)
-	storetest.RunProcesses(t, storetest.Processes{Store: s, Where: p, Child: "TestStoretestChild"})
+	storetest.RunProcesses(t, storetest.Processes{Store: s, Where: p, Child: "TestStoretestChild", KeyGate: keyGate})
 }
 
 // TestStoretestChild is one process of TestRunnerProcesses,
@@ -28,5 +31,14 @@ func TestStoretestChild(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
 		return s
-	})
+	}, keyGate)
+}
+
+// keyGate is the storetest.KeyGateFunc of the tests: a redisrate.Keyed
+// under the store's prefix, whose keys newStore's cleanup deletes with
+// the store's.
+func keyGate(t *testing.T, prefix string, l storetest.KeyRate) ratelimit.KeyGate[string] {
+	k, err := redisrate.NewKeyed(t.Context(), client(t), redisrate.KeyedConfig{Rate: l.Rate, Burst: l.Burst, Name: l.Name, Prefix: prefix})
+	require.NoError(t, err)
+	return k
 }

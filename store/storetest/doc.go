@@ -38,7 +38,9 @@
 //     processes share one Config.MaxValues bound exactly; and, where the
 //     engine implements [store.Operator], a queue paused from another
 //     process starts no batch in any of them until it is resumed, and
-//     loses nothing.
+//     loses nothing; and, given a [KeyGateFunc] that makes the engine's
+//     limit per key on its server ([Processes.KeyGate]), each key's calls
+//     over all of them keep its rate while other keys run at once.
 //
 // An engine whose state lives in the process (Memory) runs Run alone.
 // Every entry point runs its scenarios as subtests of the engine's test,
@@ -92,14 +94,20 @@
 //
 //	func TestProcesses(t *testing.T) {
 //		ns := freshNamespace(t)
-//		storetest.RunProcesses(t, storetest.Processes{Store: open(t, addr, ns), Where: ns, Child: "TestStoretestChild"})
+//		storetest.RunProcesses(t, storetest.Processes{Store: open(t, addr, ns), Where: ns,
+//			Child: "TestStoretestChild", KeyGate: keyGate})
 //	}
 //
 //	// TestStoretestChild is a process of TestProcesses; run on its own, it skips.
 //	func TestStoretestChild(t *testing.T) {
-//		storetest.Child(t, func(t *testing.T, ns string) store.Store { return open(t, addr, ns) })
+//		storetest.Child(t, func(t *testing.T, ns string) store.Store { return open(t, addr, ns) }, keyGate)
 //	}
 //
-// Only tests import this package. It imports the root package pacer, for
-// the Runner scenarios, and testify.
+//	// keyGate is the engine's limit per key in the namespace (nil if it has none).
+//	func keyGate(t *testing.T, ns string, l storetest.KeyRate) ratelimit.KeyGate[string] {
+//		return newKeyedLimit(t, addr, ns, l.Name, l.Rate, l.Burst)
+//	}
+//
+// Only tests import this package. It imports the root package pacer and
+// package ratelimit, for the Runner scenarios, and testify.
 package storetest

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/ratelimit"
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -27,6 +29,26 @@ type Processes struct {
 	// Child names the engine's test that calls Child: a top-level test of
 	// the same test binary, which each process runs alone.
 	Child string
+	// KeyGate, when set, makes the engine's limit per key for the
+	// "KeyLimit" scenario, which skips without it. The engine's test gives
+	// Child the same function, for the processes.
+	KeyGate KeyGateFunc
+}
+
+// A KeyGateFunc returns a ratelimit.KeyGate with l's rate and burst per
+// key, kept on the engine's server with the data that where names, so
+// that every process that calls it with the same where and l.Name shares
+// each key's bucket: a redisrate.Keyed for Redis, a pgrate.Keyed for
+// PostgreSQL. It fails t if it cannot, and releases what it holds when t
+// ends.
+type KeyGateFunc func(t *testing.T, where string, l KeyRate) ratelimit.KeyGate[string]
+
+// KeyRate is the limit per key that a KeyGateFunc makes: Burst events at
+// once, Rate a second after that, under the name Name.
+type KeyRate struct {
+	Name  string
+	Rate  float64
+	Burst int
 }
 
 // RunProcesses runs the multi-process scenarios, each as a subtest. In
@@ -36,11 +58,13 @@ type Processes struct {
 // it lets them add at once, and checks that the values they stored
 // together are 50 exactly, as p.Store counts them: the engine checked one
 // bound for all of them, atomically with each Add. "OperatorPause", where
-// p.Store implements store.Operator, is runPauseProcesses.
+// p.Store implements store.Operator, is runPauseProcesses; "KeyLimit",
+// where p.KeyGate is set, is runKeyLimitProcesses.
 func RunProcesses(t *testing.T, p Processes) {
 	t.Helper()
 	t.Run("MaxValues", func(t *testing.T) { runMaxValuesProcesses(t, p) })
 	t.Run("OperatorPause", func(t *testing.T) { runPauseProcesses(t, p) })
+	t.Run("KeyLimit", func(t *testing.T) { runKeyLimitProcesses(t, p) })
 }
 
 // runMaxValuesProcesses is the "MaxValues" scenario of RunProcesses.
@@ -66,20 +90,23 @@ func runMaxValuesProcesses(t *testing.T, p Processes) {
 }
 
 // processEnv is set in the environment of the processes of RunProcesses:
-// where the data is, what the process does (childMaxValues or
-// childPause), and that scenario's arguments.
+// where the data is, what the process does (childMaxValues, childPause or
+// childKeyLimit), and that scenario's arguments.
 const processEnv = "PACER_STORETEST_PROCESS"
 
 // What a process of RunProcesses does.
 const (
 	childMaxValues = "maxvalues"
 	childPause     = "pause"
+	childKeyLimit  = "keylimit"
 )
 
 // Child is the body of the test that Processes.Child names: in a process
 // that RunProcesses started, it runs the process's part of a scenario on
-// the store that open returns for Processes.Where. Run on its own, not as
-// a process, the test skips.
+// the store that open returns for Processes.Where, and with the
+// ratelimit.KeyGate that keyGate returns for it, when the scenario needs
+// one: keyGate is Processes.KeyGate, nil if that is. Run on its own, not
+// as a process, the test skips.
 //
 // For "MaxValues", it makes a pacer Runner with Config.MaxValues, which it
 // does not run. Once "go" comes on standard input it adds up to the bound,
@@ -87,8 +114,8 @@ const (
 // well; Add may refuse them with ErrFull, and with no other error. Once
 // standard input closes, it prints how many values Add accepted, as
 // "handled N" (see Process.Stop). For "OperatorPause", see
-// runPauseProcesses.
-func Child(t *testing.T, open func(t *testing.T, where string) store.Store) {
+// runPauseProcesses; for "KeyLimit", runKeyLimitProcesses.
+func Child(t *testing.T, open func(t *testing.T, where string) store.Store, keyGate KeyGateFunc) {
 	f := ProcessArgs(t, processEnv)
 	require.GreaterOrEqual(t, len(f), 3, "the arguments of a process")
 	s := open(t, f[0])
@@ -100,6 +127,12 @@ func Child(t *testing.T, open func(t *testing.T, where string) store.Store) {
 		childAddBound(t, s, f[2], bound)
 	case childPause:
 		childHandle(t, s, f[2])
+	case childKeyLimit:
+		require.Len(t, f, 5)
+		require.NotNil(t, keyGate, "Child needs the keyGate that Processes.KeyGate is")
+		l, err := parseKeyRate(f[2], f[3], f[4])
+		require.NoError(t, err)
+		childKeyLimited(t, s, keyGate(t, f[0], l), f[2])
 	default:
 		require.Failf(t, "a process of RunProcesses", "unknown part %q", f[1])
 	}
@@ -128,4 +161,31 @@ func childAddBound(t *testing.T, s store.Store, q string, bound int) {
 	}
 	require.NoError(t, r.Shutdown(ctx))
 	fmt.Printf("handled %d\n", accepted)
+}
+
+// printer returns a function that prints a line to standard output, one
+// caller at a time, for the processes whose workers all report there.
+func printer() func(format string, args ...any) {
+	var mu sync.Mutex
+	return func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Printf(format+"\n", args...)
+	}
+}
+
+// runUntilClosed is the life of a process's Runner r: it says "ready",
+// runs r from "go" on standard input until standard input closes, and
+// then shuts r down, which must succeed.
+func runUntilClosed(t *testing.T, r *pacer.Runner[string, string], say func(format string, args ...any)) {
+	say("ready")
+	in := bufio.NewScanner(os.Stdin)
+	require.True(t, in.Scan())
+	require.Equal(t, "go", in.Text())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(context.Background()) }()
+	for in.Scan() { // until the parent closes it
+	}
+	require.NoError(t, r.Shutdown(context.Background()))
+	require.NoError(t, <-done)
 }

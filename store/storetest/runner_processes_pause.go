@@ -1,10 +1,8 @@
 package storetest
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -248,12 +246,7 @@ func (w *pauseWatch) during(d time.Duration) {
 // closes; then it shuts down and prints how many values it handled, as
 // "handled N".
 func childHandle(t *testing.T, s store.Store, q string) {
-	var mu sync.Mutex
-	say := func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Printf(format+"\n", args...)
-	}
+	say := printer()
 	var handled atomic.Int64
 	r, err := pacer.New(pacer.Config[string, string]{Store: s, Name: q, Workers: 2, MaxBatch: 4},
 		func(ctx context.Context, key string, batch []string) error {
@@ -265,15 +258,6 @@ func childHandle(t *testing.T, s store.Store, q string) {
 			return nil
 		})
 	require.NoError(t, err)
-	say("ready")
-	in := bufio.NewScanner(os.Stdin)
-	require.True(t, in.Scan())
-	require.Equal(t, "go", in.Text())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(context.Background()) }()
-	for in.Scan() { // until the parent closes it
-	}
-	require.NoError(t, r.Shutdown(context.Background()))
-	require.NoError(t, <-done)
+	runUntilClosed(t, r, say)
 	say("handled %d", handled.Load())
 }
