@@ -49,7 +49,7 @@ func TestServe(t *testing.T) {
 	onEngines(t, func(t *testing.T, e engine) {
 		seed(t, e)
 		base := serve(t, e.flags...)
-		code, page := get(t, base)
+		code, page := get(t, base+"?counts=inline") // the overview with its counts, as without a script
 		require.Equal(t, http.StatusOK, code)
 		assert.Contains(t, page, ">mail<", "the overview lists the queue")
 		code, page = get(t, base+"queue?queue="+url.QueryEscape(mailQueue))

@@ -45,7 +45,7 @@ func TestConsole(t *testing.T) {
 		go func() { done <- d.run(ctx) }()
 		time.Sleep(time.Second) // the first attempt failed: 503
 
-		status, body := local.get("/pacer/")
+		status, body := local.get("/pacer/?counts=inline")
 		require.Equal(t, http.StatusOK, status, body)
 		require.Contains(t, body, "?queue=hook0-fifo")
 		require.Contains(t, body, "?queue=hook0-concurrent")

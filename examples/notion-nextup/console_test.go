@@ -41,7 +41,7 @@ func TestConsole(t *testing.T) {
 		require.Equal(t, http.StatusAccepted, rec.Code)
 		synctest.Wait()
 
-		status, body := get(routes, "/pacer/")
+		status, body := get(routes, "/pacer/?counts=inline")
 		require.Equal(t, http.StatusOK, status, body)
 		require.Contains(t, body, "?queue=nextup")
 

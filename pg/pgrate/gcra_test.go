@@ -109,7 +109,9 @@ func TestWaitDelaysMatchModel(t *testing.T) {
 	t.Parallel()
 	pool := connect(t)
 	ctx := context.Background()
-	l := newBucket(t, pool, pgrate.BucketConfig{Rate: 1000, Burst: 4, Name: "model", Schema: freshSchema(t, pool)})
+	// 50 a second: slow enough that the takes outrun the refill, and some
+	// wait, even when a round trip takes several milliseconds.
+	l := newBucket(t, pool, pgrate.BucketConfig{Rate: 50, Burst: 4, Name: "model", Schema: freshSchema(t, pool)})
 	g := &gcra{interval: pgrate.Interval(l), span: pgrate.Span(l)}
 
 	r := rand.New(rand.NewPCG(3, 4))
