@@ -24,7 +24,12 @@ func (m *Memory) Queues(ctx context.Context) ([]QueueInfo, error) {
 			continue // a record kept for its Waits, holding nothing
 		}
 		info := QueueInfo{Name: name, Stats: q.stats(now)}
-		if k, at, ok := q.top(); ok && at <= now {
+		if q.fair != nil {
+			q.promote(now)
+			if _, k, ok := q.fair.peek(); ok {
+				info.Oldest = m.nano.Time(k.vals[0].at)
+			}
+		} else if k, at, ok := q.top(); ok && at <= now {
 			info.Oldest = m.nano.Time(k.vals[0].at)
 		}
 		out = append(out, info)
@@ -139,6 +144,9 @@ func (q *queue) ahead(k *key, now int64) int {
 			continue
 		}
 		if o.settle(now); !o.isReady(now) {
+			continue
+		}
+		if q.fair != nil && q.tenantOf(o) != q.tenantOf(k) {
 			continue
 		}
 		if o.at < k.at || (o.at == k.at && o.order < k.order) {

@@ -49,6 +49,9 @@ type key struct {
 	// last scheduled: what breaks a tie between keys ready at the same
 	// instant, as the schedule does (see KeyInfo.Ahead).
 	order uint64
+	// tenant is the tenant of the Add that gave the key its first value;
+	// nil for none.
+	tenant *tenant
 	// maxWait reports that the open burst's due is its max-wait deadline,
 	// for an operator.
 	maxWait bool
