@@ -35,6 +35,8 @@ type KeyInfo struct {
 	Due time.Time
 	// Ahead is, for a KeyReady key, the number of ready keys a Get would
 	// lease before it, counted up to the bound given to Key; 0 otherwise.
+	// With tenants (NewFairGroups), it counts the ready keys of the key's
+	// own tenant before it: the other tenants' turns come in between.
 	Ahead int
 }
 
@@ -72,6 +74,9 @@ func (g *Groups[K, M]) Key(key K, maxAhead int) (KeyInfo, bool) {
 // to most.
 func (g *Groups[K, M]) ahead(gr *group[M], most int) int {
 	r := &g.ready
+	if g.fair != nil {
+		r = &g.fair.tenants[gr.tenant].ready
+	}
 	for i := range min(r.n, most) {
 		if r.buf[(r.head+i)&(len(r.buf)-1)].gr == gr {
 			return i

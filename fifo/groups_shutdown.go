@@ -88,7 +88,7 @@ func (g *Groups[K, M]) ShutDownWithDrain(ctx context.Context) error {
 // or delayed and no lease out; after that only Release can make a key ready
 // again.
 func (g *Groups[K, M]) checkDrained() {
-	if g.shut && g.drained != nil && !g.drainEnd && g.ready.len() == 0 && g.delayed == 0 && g.leases == 0 {
+	if g.shut && g.drained != nil && !g.drainEnd && g.readyLen() == 0 && g.delayed == 0 && g.leases == 0 {
 		g.drainEnd = true
 		close(g.drained)
 	}
@@ -120,7 +120,7 @@ func (g *Groups[K, M]) Close(left func(key K, msgs []M)) {
 	g.mu.Lock()
 	if !g.closed {
 		g.closed, g.shut, g.left = true, true, left
-		for r, ok := g.ready.pop(); ok; r, ok = g.ready.pop() {
+		for r, ok := g.popReady(); ok; r, ok = g.popReady() {
 			take(r.key, r.gr)
 		}
 		for key, gr := range g.groups {
