@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pacerkit/pacer/internal/adaptive"
 	"github.com/pacerkit/pacer/fifo"
+	"github.com/pacerkit/pacer/internal/adaptive"
 	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/internal/local"
 	"github.com/pacerkit/pacer/internal/shared"

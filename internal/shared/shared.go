@@ -110,7 +110,7 @@ type Engine[K comparable, V any] struct {
 
 	debounce, maxWait time.Duration
 	tenant            func(K) (string, int) // Config.Tenant
-	adapt             *adaptive.Wait // nil without Adaptive
+	adapt             *adaptive.Wait        // nil without Adaptive
 
 	// The claim loop: see claim.go.
 	idle    atomic.Int32            // workers in Get
