@@ -30,9 +30,10 @@ local paused = rcall('SMEMBERS', K_PAUSEDKEYS)
 local is_paused = {}
 for _, key in ipairs(paused) do
   is_paused[key] = true
-  local since = rcall('ZSCORE', K_READY, key)
+  local set = ready_set(PFX .. 'k:' .. key)
+  local since = rcall('ZSCORE', set, key)
   if since then
-    rcall('ZREM', K_READY, key)
+    rcall('ZREM', set, key)
     park(key, since)
   end
 end
@@ -51,6 +52,7 @@ for _, key in ipairs(held) do
 end
 
 local ready, pending, leased = rcall('ZCARD', K_READY), rcall('ZCARD', K_PENDING), rcall('ZCARD', K_LEASED)
+ready = ready + tenants_ready()
 local delayed, parked = rcall('ZCARD', K_DELAYED), rcall('ZCARD', K_PARKED)
 local out = {
   tonumber(rcall('HGET', K_META, 'v')) or 0,
