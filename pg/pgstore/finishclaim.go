@@ -28,6 +28,15 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 	if err := s.checkClaim(ctx, l.Queue, p); err != nil {
 		return false, nil, 0, err
 	}
+	if s.fair.known(l.Queue) {
+		// Turns take a statement per key: a Finish, then a Claim.
+		more, err := s.Finish(ctx, l, o)
+		if err != nil {
+			return false, nil, 0, err
+		}
+		leases, next, err := s.Claim(context.WithoutCancel(ctx), l.Queue, p)
+		return more, leases, next, err
+	}
 	if o.Kind == store.Ack {
 		if a := s.ack(ctx, l, p.Keys, p); a.ended {
 			return a.more, a.leases, a.next, a.err
