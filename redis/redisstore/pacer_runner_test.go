@@ -17,7 +17,8 @@ import (
 // together are the bound exactly; handling a queue that another process
 // pauses (OperatorPause), they start no batch until it is resumed, and
 // lose nothing; with a Config.KeyLimit that is a redisrate.Keyed on the
-// same Redis (KeyLimit), each key's calls over all three keep its rate.
+// same Redis (KeyLimit), each key's calls over all three keep its rate;
+// with tenants of weights 3 and 1 (Tenants), their batches split 3:1.
 func TestRunnerProcesses(t *testing.T) {
 	s, _, p := newStore(t)
 	storetest.RunProcesses(t, storetest.Processes{Store: s, Where: p, Child: "TestStoretestChild", KeyGate: keyGate})

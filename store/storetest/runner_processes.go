@@ -59,12 +59,14 @@ type KeyRate struct {
 // together are 50 exactly, as p.Store counts them: the engine checked one
 // bound for all of them, atomically with each Add. "OperatorPause", where
 // p.Store implements store.Operator, is runPauseProcesses; "KeyLimit",
-// where p.KeyGate is set, is runKeyLimitProcesses.
+// where p.KeyGate is set, is runKeyLimitProcesses; "Tenants", where
+// p.Store implements store.FairTenants, runTenantProcesses.
 func RunProcesses(t *testing.T, p Processes) {
 	t.Helper()
 	t.Run("MaxValues", func(t *testing.T) { runMaxValuesProcesses(t, p) })
 	t.Run("OperatorPause", func(t *testing.T) { runPauseProcesses(t, p) })
 	t.Run("KeyLimit", func(t *testing.T) { runKeyLimitProcesses(t, p) })
+	t.Run("Tenants", func(t *testing.T) { runTenantProcesses(t, p) })
 }
 
 // runMaxValuesProcesses is the "MaxValues" scenario of RunProcesses.
@@ -133,6 +135,8 @@ func Child(t *testing.T, open func(t *testing.T, where string) store.Store, keyG
 		l, err := parseKeyRate(f[2], f[3], f[4])
 		require.NoError(t, err)
 		childKeyLimited(t, s, keyGate(t, f[0], l), f[2])
+	case childTenants:
+		childRunTenants(t, s, f[2])
 	default:
 		require.Failf(t, "a process of RunProcesses", "unknown part %q", f[1])
 	}
