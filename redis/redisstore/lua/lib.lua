@@ -365,8 +365,8 @@ end
 -- fixed, no error): ready at now, scheduled until its first value is due
 -- if that is later (g, the key's latest due, tells whether it may be), or
 -- pending until its burst is due if all of them are in the burst. b, bd,
--- e and g are its hash's fields.
-local function settle(key, kk, left, now, now_s, b, bd, e, g)
+-- e, g and tn are its hash's fields (tn nil: not read).
+local function settle(key, kk, left, now, now_s, b, bd, e, g, tn)
   if e then
     rcall('HDEL', kk, 'e')
   end
@@ -384,7 +384,7 @@ local function settle(key, kk, left, now, now_s, b, bd, e, g)
       return
     end
     rcall('HSET', kk, 's', 'r', 'a', '0', 'n', '0')
-    enter(key, kk, now_s)
+    enter(key, kk, now_s, tn)
     wake()
     return
   end
@@ -660,7 +660,7 @@ end
 -- superseded (and nothing changed).
 local function finish_lease(key, fence, kind, after, why, now, now_s)
   local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
-  local h = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g')
+  local h = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn')
   if not h then
     return -1
   end
@@ -684,7 +684,7 @@ local function finish_lease(key, fence, kind, after, why, now, now_s)
       rcall('ZREM', K_KEYS, key)
       return 0
     end
-    settle(key, kk, left, now, now_s, h[6], h[7], h[8], h[9])
+    settle(key, kk, left, now, now_s, h[6], h[7], h[8], h[9], h[10] or '')
     return 1
   end
 
@@ -776,7 +776,7 @@ local function pop_turns(want, any)
     -- The keys without a tenant enter ready without a look at tenants.
     join('')
   end
-  local keep, rounds = {}, 0
+  local keep, rounds, weights, clock = {}, 0, {}, nil
   while #keep < 2 * want and rounds < want + PARK_ROUNDS do
     rounds = rounds + 1
     local r = rcall('ZRANGE', K_TURNS, '0', '0', 'WITHSCORES')
@@ -792,8 +792,13 @@ local function pop_turns(want, any)
     elseif any and rcall('SISMEMBER', K_PAUSEDKEYS, got[1]) == 1 then
       park(got[1], got[2])
     else
-      rcall('HSET', K_META, 'tc', r[2])
-      local v = string.format('%.17g', tonumber(r[2]) + 1 / (tonumber(rcall('HGET', K_TW, g)) or 1))
+      clock = r[2]
+      local w = weights[g]
+      if not w then
+        w = tonumber(rcall('HGET', K_TW, g)) or 1
+        weights[g] = w
+      end
+      local v = string.format('%.17g', tonumber(r[2]) + 1 / w)
       if rcall('ZCARD', set) > 0 then
         rcall('ZADD', K_TURNS, v, g)
       else
@@ -803,6 +808,9 @@ local function pop_turns(want, any)
       keep[#keep + 1] = got[1]
       keep[#keep + 1] = got[2]
     end
+  end
+  if clock then
+    rcall('HSET', K_META, 'tc', clock)
   end
   return keep
 end
