@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -95,10 +96,14 @@ func measureTenantClaims(t *testing.T, s store.Store) {
 
 // measureTenantThroughput times a Runner in strict order (MaxBatch 1, 8
 // workers, a handler that does nothing) through 500 keys of 10 values
-// each, with and without tenants (50 of them), in 5 alternating rounds on
+// each, with and without tenants (50 of them), in PACER_BENCH_ROUNDS (5) alternating rounds on
 // queues of their own; open returns a fresh store for a round.
 func measureTenantThroughput(t *testing.T, open func() store.Store) {
 	const keys, per = 500, 10
+	rounds := 5
+	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_ROUNDS")); err == nil {
+		rounds = n
+	}
 	run := func(round int, tenants bool) time.Duration {
 		s := open()
 		q := fmt.Sprint("thr", round, tenants)
@@ -132,7 +137,7 @@ func measureTenantThroughput(t *testing.T, open func() store.Store) {
 		require.NoError(t, r.Shutdown(ctx))
 		return took
 	}
-	for round := range 5 {
+	for round := range rounds {
 		off, on := run(round, false), run(round, true)
 		fmt.Printf("strict end-to-end, %d values over %d keys: without tenants %v (%.0f/s), with 50 tenants %v (%.0f/s): %+.1f%%\n",
 			keys*per, keys, off.Round(time.Millisecond), keys*per/off.Seconds(), on.Round(time.Millisecond), keys*per/on.Seconds(),
