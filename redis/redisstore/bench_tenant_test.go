@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/redis/internal/redistest"
 	"github.com/pacerkit/pacer/redis/redisstore"
-	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/store"
 )
 
