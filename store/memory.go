@@ -62,9 +62,11 @@ type queue struct {
 	keys map[string]*key
 	// sched holds, for every key that is not held, when it is or was ready
 	// (its lease's expiry while leased). Entries are never updated in
-	// place: a key pushes a new entry with a new version, and Claim skips
-	// those whose version is not the key's.
+	// place: a key pushes a new entry with a new order, and Claim skips
+	// those whose order is not the key's.
 	sched sched.Heap[slot]
+	// created holds the keys in the order their records were created.
+	created keyOrder
 	dead  []grave // by ID
 	// values counts the values of every key, for AddParams.MaxValues.
 	values int
@@ -79,11 +81,14 @@ type queue struct {
 	pausedKeys map[string]struct{}
 }
 
-// slot is an entry of a queue's schedule.
+// slot is an entry of a queue's schedule: k, scheduled as its order-th.
 type slot struct {
-	k   *key
-	ver uint64
+	k     *key
+	order uint64
 }
+
+// live reports whether s is k's entry, not a stale one.
+func (s slot) live() bool { return s.order == s.k.order }
 
 // NewMemory returns an empty Memory.
 func NewMemory(cfg MemoryConfig) *Memory {
@@ -137,6 +142,7 @@ func (m *Memory) add(q *queue, name string, vals [][]byte, p AddParams, now int6
 	if k == nil {
 		k = &key{name: name, attempt: 1}
 		q.keys[name] = k
+		q.created.add(k)
 	}
 	k.add(q, vals, p, now)
 	q.values += len(vals)

@@ -40,11 +40,15 @@ type key struct {
 	at    int64  // idle: when the key is or was ready; leased: when the lease lapses
 	fence uint64 // the current lease's, while leased
 	retry bool   // idle after a Retry, not a Defer
-	ver   uint64 // the version of the key's live schedule entry; 0 before the first
 	// order is when, among the schedulings of the queue, the key was
 	// last scheduled: what breaks a tie between keys ready at the same
-	// instant, as the schedule does (see KeyInfo.Ahead).
+	// instant, as the schedule does (see KeyInfo.Ahead). The key's live
+	// entry in the schedule is the one of that order; 0 before the first
+	// scheduling and after unschedule.
 	order uint64
+	// seq is when, among the keys the queue created, the key's record was
+	// created: its place in the pages of Keys (see keyOrder).
+	seq uint64
 
 	// What an operator sees (Inspector): maxWait reports that the open
 	// burst's due is its max-wait deadline; since is when the current
@@ -109,7 +113,7 @@ func (k *key) add(q *queue, vals [][]byte, p AddParams, now int64) {
 	if k.phase != idle || k.batch > 0 || wasReady {
 		return
 	}
-	if at := k.readyAt(now); k.ver == 0 || k.at != at {
+	if at := k.readyAt(now); k.order == 0 || k.at != at {
 		q.schedule(k, at)
 	}
 }
@@ -143,22 +147,22 @@ func (k *key) dueOf(n int, now int64) int {
 // leaves its former entry stale. A paused key keeps the instant without an
 // entry: ResumeKey schedules it from there.
 func (q *queue) schedule(k *key, at int64) {
-	k.ver++
 	k.at = at
 	q.orders++
 	k.order = q.orders
 	if !q.keyPaused(k.name) {
-		q.sched.Push(slot{k, k.ver}, at)
+		q.sched.Push(slot{k, k.order}, at)
 	}
 }
 
 // unschedule takes k out of the schedule.
-func (q *queue) unschedule(k *key) { k.ver++ }
+func (q *queue) unschedule(k *key) { k.order = 0 }
 
 // forget removes k, which has no values and no lease.
 func (q *queue) forget(k *key) {
 	q.unschedule(k)
 	delete(q.keys, k.name)
+	q.created.remove(k)
 	k.vals = nil // a stale schedule entry may keep k a while
 }
 
@@ -170,7 +174,7 @@ func (q *queue) top() (*key, int64, bool) {
 		if !ok {
 			return nil, 0, false
 		}
-		if s.ver == s.k.ver {
+		if s.live() {
 			return s.k, at, true
 		}
 		q.sched.Pop()
