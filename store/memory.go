@@ -67,7 +67,7 @@ type queue struct {
 	sched sched.Heap[slot]
 	// created holds the keys in the order their records were created.
 	created keyOrder
-	dead  []grave // by ID
+	dead    []grave // by ID
 	// values counts the values of every key, for AddParams.MaxValues.
 	values int
 	// changed is closed, and cleared, by every change a Wait must hear
