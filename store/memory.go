@@ -36,10 +36,14 @@ type MemoryConfig struct {
 //
 // Memory starts no goroutine and holds no resource beyond memory, so it
 // has nothing to close: Wait uses one timer per call. One lock guards all
-// of its state; Add, Claim and Finish take logarithmic time, Stats visits
-// every key of the queue, and so do Queues (every key of every queue),
-// each page of Keys, and Key for a ready key (to count KeyInfo.Ahead); Key
-// otherwise takes constant time and Values O(limit). The calls of
+// of its state; Add, Claim and Finish take logarithmic time (amortized:
+// the order of a queue's keys, which the pages of Keys follow, is
+// compacted now and then as keys go), Stats visits every key of the
+// queue, and so does Queues (every key of every queue). A page of Keys
+// takes O(log n + Limit) for a queue of n keys, reading at most 2,000 keys
+// (see Keys), Key O(MaxAhead) for a ready key (to count KeyInfo.Ahead,
+// plus the superseded entries of the schedule before the key, which Claims
+// drop) and constant time otherwise, Values O(limit). The calls of
 // Operator take logarithmic time, DropKey O(values) of the key. Values
 // are copied in and out, so callers may reuse their buffers.
 //
