@@ -49,8 +49,30 @@ type Config[K comparable, V any] struct {
 	//     retried before any later value of its key.
 	MaxBatch int
 	// Workers is the number of handler calls that may run at once, each for
-	// a different key. The default is 1.
+	// a different key (or up to PerKey of one key). The default is 1.
 	Workers int
+	// PerKey is how many batches of one key may be handled at once, each
+	// by its own worker, as BullMQ Pro's group concurrency or pg-boss's
+	// groupConcurrency allow; 0 and 1 (the default) mean one, the order of
+	// a key's batches. With PerKey n > 1:
+	//   - a key's batches start in Add order (batch 2 starts after batch
+	//     1, with the values behind it), and up to n of them run at once,
+	//     so they may end in any order: a key's values are no longer
+	//     handled one batch after the other;
+	//   - each batch ends by itself: its Ack removes its values only; a
+	//     retried or deferred batch runs again before the key's values
+	//     that did not start yet, which wait for it; a held batch holds
+	//     the key (no batch of it starts until Release), while its batches
+	//     already running go on;
+	//   - a key with fewer than n batches running and values waiting is
+	//     ready again, behind the keys already waiting;
+	//   - with a Store, each batch has its own lease and [Fence], and the
+	//     Store must implement [store.PerKeyClaimer].
+	//
+	// New refuses PerKey > 1 with MaxBatch 1, strict order, which runs one
+	// value of a key at a time by definition, and with a Store that does
+	// not implement store.PerKeyClaimer.
+	PerKey int
 	// Retry is the backoff for handler errors that are neither [Permanent]
 	// nor [RetryAfter].
 	Retry Backoff
@@ -375,6 +397,14 @@ func (c Config[K, V]) validate() error {
 		return fmt.Errorf("pacer: Config.MaxBatch must be >= 0, got %d", c.MaxBatch)
 	case c.Workers < 0:
 		return fmt.Errorf("pacer: Config.Workers must be >= 0, got %d", c.Workers)
+	case c.PerKey < 0:
+		return fmt.Errorf("pacer: Config.PerKey must be >= 0, got %d", c.PerKey)
+	case c.PerKey > 1 && c.MaxBatch == 1:
+		return fmt.Errorf("pacer: Config.PerKey must be 0 or 1 with Config.MaxBatch 1 (strict order: one value of a key at a time), got %d", c.PerKey)
+	case c.PerKey > 1 && c.Store == nil:
+		return fmt.Errorf("pacer: Config.PerKey %d needs a Config.Store that implements store.PerKeyClaimer (store.Memory does)", c.PerKey)
+	case c.PerKey > 1 && c.Store != nil && !claimsPerKey(c.Store):
+		return fmt.Errorf("pacer: Config.PerKey %d needs a Config.Store that implements store.PerKeyClaimer, which %T does not", c.PerKey, c.Store)
 	case c.MaxValues < 0:
 		return fmt.Errorf("pacer: Config.MaxValues must be >= 0, got %d", c.MaxValues)
 	case c.Exhausted > ExhaustedHold:
@@ -413,4 +443,11 @@ func (c Config[K, V]) validate() error {
 func finishClaims(s store.Store) bool {
 	_, ok := s.(store.FinishClaimer)
 	return ok
+}
+
+// claimsPerKey reports whether s leases several batches of a key at once,
+// which PerKey > 1 needs.
+func claimsPerKey(s store.Store) bool {
+	pk, ok := s.(store.PerKeyClaimer)
+	return ok && pk.ClaimsPerKey()
 }

@@ -196,6 +196,7 @@ func (r *Runner[K, V]) newEngine() (engine.Engine[K, V], error) {
 			Carry:           cfg.Carry,
 			Workers:         cfg.Workers,
 			MaxBatch:        cfg.MaxBatch,
+			PerKey:          cfg.PerKey,
 			MaxValues:       cfg.MaxValues,
 			Debounce:        cfg.Debounce,
 			MaxWait:         cfg.MaxWait,

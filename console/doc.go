@@ -52,8 +52,9 @@
 //
 // (* Stats plus O(1) per held, delayed or paused key; Key, for a ready
 // key's Ahead, plus O(1) per paused key. ** For a ready key's Ahead,
-// plus the superseded entries of Memory's schedule before the key, which
-// Claims drop; O(1) for another key.) A page of Keys with a filter reads
+// plus the entries of Memory's schedule before the key that Claims pass
+// over, superseded or of a key whose lease lapsed and that is not ready;
+// O(1) for another key.) A page of Keys with a filter reads
 // at most 2,000 keys on pgstore and Memory. So on every engine a page is
 // sent after O(log n + the page) of reads (plus MaxAhead for a ready
 // key); on pgstore and Memory the counts that the overview and a queue's

@@ -164,6 +164,13 @@ type KeyInfo struct {
 	// Holder names the holder of the lease (ClaimParams.Holder), for a
 	// Leased key; "" when the claim named none, and in the other states.
 	Holder string `json:"holder,omitempty"`
+	// Leases counts the key's leases whose TTL has not passed when it has
+	// more than one out at once (ClaimParams.PerKey, see PerKeyClaimer),
+	// up to PerKey; 0 otherwise, when State tells whether one is out. A
+	// key with several is Leased (unless held), and Since, Until, Fence,
+	// Attempt, Holder and Err are those of the lease whose values come
+	// first in the key.
+	Leases int `json:"leases,omitempty"`
 	// Err is the Outcome.Err of the head batch's last Retry or Hold, kept
 	// whatever the key does next (a lease, a lapse, a Defer) until the
 	// batch is acked, dropped or released; "" when there was none, or

@@ -38,12 +38,15 @@ type MemoryConfig struct {
 // has nothing to close: Wait uses one timer per call. One lock guards all
 // of its state; Add, Claim and Finish take logarithmic time (amortized:
 // the order of a queue's keys, which the pages of Keys follow, is
-// compacted now and then as keys go), Stats visits every key of the
-// queue, and so does Queues (every key of every queue). A page of Keys
-// takes O(log n + Limit) for a queue of n keys, reading at most 2,000 keys
-// (see Keys), Key O(MaxAhead) for a ready key (to count KeyInfo.Ahead,
-// plus the superseded entries of the schedule before the key, which Claims
-// drop) and constant time otherwise, Values O(limit). The calls of
+// compacted now and then as keys go; with ClaimParams.PerKey, O(PerKey)
+// more, and a Finish that removes a batch behind another still out
+// O(values behind it)), Stats visits every key of the queue, and so does
+// Queues (every key of every queue). A page of Keys takes O(log n +
+// Limit) for a queue of n keys, reading at most 2,000 keys (see Keys), Key
+// O(MaxAhead) for a ready key (to count KeyInfo.Ahead, plus the entries of
+// the schedule before the key that Claims pass over: superseded ones, and
+// keys whose lease lapsed with a batch not ready yet; with PerKey, O(PerKey)
+// more per key ahead) and constant time otherwise, Values O(limit). The calls of
 // Operator take logarithmic time, DropKey O(values) of the key. Values
 // are copied in and out, so callers may reuse their buffers.
 //
@@ -64,10 +67,10 @@ type Memory struct {
 // queue costs little once its keys are gone.
 type queue struct {
 	keys map[string]*key
-	// sched holds, for every key that is not held, when it is or was ready
-	// (its lease's expiry while leased). Entries are never updated in
-	// place: a key pushes a new entry with a new order, and Claim skips
-	// those whose order is not the key's.
+	// sched holds, for every key that is not held nor paused and waits for
+	// something, the instant of its entry (key.at). Entries are never
+	// updated in place: a key pushes a new entry with a new order, and
+	// Claim skips those whose order is not the key's.
 	sched sched.Heap[slot]
 	// created holds the keys in the order their records were created.
 	created keyOrder
@@ -77,7 +80,7 @@ type queue struct {
 	// changed is closed, and cleared, by every change a Wait must hear
 	// about; nil while nobody waits.
 	changed chan struct{}
-	// orders counts the schedulings of the queue's keys (key.order).
+	// orders counts the entries pushed into sched (key.order).
 	orders uint64
 	// paused is set by PauseQueue; pausedKeys holds the keys PauseKey
 	// paused, with values or without (see memory_operate.go).
@@ -144,7 +147,7 @@ func (p AddParams) validate() error {
 func (m *Memory) add(q *queue, name string, vals [][]byte, p AddParams, now int64) {
 	k := q.keys[name]
 	if k == nil {
-		k = &key{name: name, attempt: 1}
+		k = &key{name: name}
 		q.keys[name] = k
 		q.created.add(k)
 	}
@@ -165,13 +168,13 @@ func (m *Memory) Release(ctx context.Context, queue, key string) (bool, error) {
 		return false, nil
 	}
 	k := q.keys[key]
-	if k == nil || k.phase != held {
+	if k == nil || !k.held {
 		return false, nil
 	}
 	now := m.nano.Now()
 	k.settle(now)
-	k.phase, k.attempt, k.batch, k.err = idle, 1, 0, ""
-	q.schedule(k, now)
+	k.release(now)
+	k.resched(q, now)
 	q.wake()
 	return true, nil
 }

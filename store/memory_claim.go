@@ -16,8 +16,8 @@ func (m *Memory) Claim(ctx context.Context, queue string, p ClaimParams) ([]Leas
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
-	if p.Keys < 1 || p.MaxBatch < 0 || p.TTL <= 0 {
-		return nil, 0, fmt.Errorf("store: ClaimParams needs Keys >= 1, MaxBatch >= 0 and TTL > 0, got %+v", p)
+	if err := p.validate(); err != nil {
+		return nil, 0, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -33,41 +33,61 @@ func (m *Memory) Claim(ctx context.Context, queue string, p ClaimParams) ([]Leas
 			break
 		}
 		q.sched.Pop()
-		leases = append(leases, m.lease(queue, q, k, p, now))
+		k.order = 0 // its live entry is gone
+		k.settle(now)
+		if k.isReady(now) {
+			leases = append(leases, m.lease(queue, k, p, now))
+		}
+		k.resched(q, now) // a key that may lease again goes to the tail
 	}
 	return leases, q.next(now), nil
 }
 
-// lease hands out k, which is ready.
-func (m *Memory) lease(queue string, q *queue, k *key, p ClaimParams, now int64) Lease {
-	if k.phase == leased {
-		k.attempt++ // the lease lapsed: this is the batch's next attempt
-	}
-	k.settle(now)
-	n := k.batch
-	if n == 0 {
-		n = k.ready()
+// lease hands out k, which is settled and ready: its first kept run
+// again, or else a new run of its free values, up to p.MaxBatch.
+func (m *Memory) lease(queue string, k *key, p ClaimParams, now int64) Lease {
+	i := k.kept()
+	if i < 0 {
+		n := k.ready()
 		if p.MaxBatch > 0 && n > p.MaxBatch {
 			n = p.MaxBatch
 		}
-		n = k.dueOf(n, now) // a key is ready once its first value is due: n > 0
+		n = k.dueOf(k.inRuns(), n, now) // a key is ready once its next value is due: n > 0
+		k.runs = append(k.runs, run{n: n, bump: true})
+		i = len(k.runs) - 1
+	}
+	r := &k.runs[i]
+	if r.bump {
+		r.attempt++
+		r.bump = false
 	}
 	m.fence++
-	k.phase, k.batch, k.fence, k.retry = leased, n, m.fence, false
-	k.since, k.holder = now, p.Holder
-	q.schedule(k, timing.AddNanos(now, p.TTL))
-	vals := make([][]byte, n)
-	for i, v := range k.vals[:n] {
-		vals[i] = bytes.Clone(v.b)
+	r.out, r.retry, r.fence = true, false, m.fence
+	r.at, r.since, r.holder = timing.AddNanos(now, p.TTL), now, p.Holder
+	k.leased++
+	k.fence, k.limit, k.elig = m.fence, max(p.PerKey, 1), false
+	off := k.offset(i)
+	vals := make([][]byte, r.n)
+	for j, v := range k.vals[off : off+r.n] {
+		vals[j] = bytes.Clone(v.b)
 	}
 	return Lease{
 		Queue:   queue,
 		Key:     k.name,
 		Values:  vals,
-		Attempt: k.attempt,
-		Fence:   k.fence,
-		First:   m.nano.Time(k.vals[0].at),
+		Attempt: r.attempt,
+		Fence:   r.fence,
+		First:   m.nano.Time(k.vals[off].at),
 	}
+}
+
+// offset returns the index in k.vals of the first value of run i.
+func (k *key) offset(i int) int {
+	off := 0
+	for _, r := range k.runs[:i] {
+		off += r.n
+	}
+	return off
 }
 
 // next returns how long until the first key of q is ready: 0 if one is,
@@ -89,8 +109,8 @@ var _ FinishClaimer = (*Memory)(nil)
 // has no round trip to save; it implements the interface so that the path
 // of a Runner that uses it can be tested without a server.
 func (m *Memory) FinishAndClaim(ctx context.Context, l Lease, o Outcome, p ClaimParams) (bool, []Lease, time.Duration, error) {
-	if p.Keys < 1 || p.MaxBatch < 0 || p.TTL <= 0 {
-		return false, nil, 0, fmt.Errorf("store: ClaimParams needs Keys >= 1, MaxBatch >= 0 and TTL > 0, got %+v", p)
+	if err := p.validate(); err != nil {
+		return false, nil, 0, err
 	}
 	more, err := m.Finish(ctx, l, o)
 	if err != nil {
@@ -99,4 +119,12 @@ func (m *Memory) FinishAndClaim(ctx context.Context, l Lease, o Outcome, p Claim
 	// The lease ended: a ctx that ended meanwhile does not undo it.
 	leases, next, err := m.Claim(context.WithoutCancel(ctx), l.Queue, p)
 	return more, leases, next, err
+}
+
+// validate returns an error naming what of p Memory does not take.
+func (p ClaimParams) validate() error {
+	if p.Keys < 1 || p.MaxBatch < 0 || p.TTL <= 0 || p.PerKey < 0 {
+		return fmt.Errorf("store: ClaimParams needs Keys >= 1, MaxBatch >= 0, TTL > 0 and PerKey >= 0, got %+v", p)
+	}
+	return nil
 }

@@ -15,11 +15,11 @@ type grave struct {
 	at int64
 }
 
-// bury keeps the head batch of k, whose lease is being dropped, as a dead
-// letter of q.
-func (m *Memory) bury(q *queue, k *key, why string, now int64) {
-	vals := make([][]byte, k.batch)
-	for i, v := range k.vals[:k.batch] {
+// bury keeps the n values of k from off on, whose lease at attempt is
+// being dropped, as a dead letter of q.
+func (m *Memory) bury(q *queue, k *key, off, n, attempt int, why string, now int64) {
+	vals := make([][]byte, n)
+	for i, v := range k.vals[off : off+n] {
 		vals[i] = v.b // the key gives them up
 	}
 	m.deadID++
@@ -28,7 +28,7 @@ func (m *Memory) bury(q *queue, k *key, why string, now int64) {
 		Key:     k.name,
 		Values:  vals,
 		Err:     why,
-		Attempt: k.attempt,
+		Attempt: attempt,
 		At:      m.nano.Time(now),
 	}, now})
 }

@@ -134,25 +134,29 @@ func (m *Memory) Key(ctx context.Context, queue, key string) (KeyInfo, bool, err
 	now := m.nano.Now()
 	info := m.info(q, k, now)
 	if info.State == Ready && !info.Paused {
-		info.Ahead = q.ahead(k)
+		info.Ahead = q.ahead(k, now)
 	}
 	return info, true, nil
 }
 
 // ahead counts the ready keys of q that a Claim would lease before k,
-// which is ready and not paused, up to MaxAhead: the live entries of the
-// schedule before k's, which orders entries by when they are ready and
-// then by their order. It walks the schedule's heap from its root down
-// to k's place only, no entry coming before its parent: O(MaxAhead) plus
-// the stale entries before k's, which Claims drop as they pass them.
-func (q *queue) ahead(k *key) int {
+// which is ready and not paused, up to MaxAhead: the keys of the live
+// entries of the schedule before k's (which orders entries by their
+// instant and then by their order) that are ready at now. It walks the
+// schedule's heap from its root down to k's place only, no entry coming
+// before its parent: O(MaxAhead) plus the entries before k's that Claims
+// pass over (stale ones, and those of keys that are not ready, a lease of
+// theirs having lapsed), each settled on the way.
+func (q *queue) ahead(k *key, now int64) int {
 	n := 0
 	q.sched.Walk(func(s slot, at int64) bool {
 		if n >= MaxAhead || at > k.at || (at == k.at && s.order >= k.order) {
 			return false // neither this entry nor any below it is before k's
 		}
-		if s.live() {
-			n++ // ready: at <= k.at, and k is ready
+		if o := s.k; s.live() {
+			if o.settle(now); o.isReady(now) {
+				n++
+			}
 		}
 		return true
 	})
@@ -182,20 +186,36 @@ func (m *Memory) Values(ctx context.Context, queue, key string, limit int) ([]St
 func (k *key) state(now int64) KeyState {
 	k.settle(now)
 	switch {
-	case k.phase == held:
+	case k.held:
 		return Held
-	case k.at <= now: // idle and due, or a lapsed lease
-		return Ready
-	case k.phase == leased:
+	case k.leased > 0:
 		return Leased
-	case k.batch > 0 && k.retry:
+	case k.isReady(now): // due, or its lease lapsed
+		return Ready
+	case len(k.runs) > 0 && k.runs[0].retry:
 		return Retrying
-	case k.batch > 0:
+	case len(k.runs) > 0:
 		return Deferred
 	case k.ready() > 0:
-		return Scheduled // idle and not due: k.at is when its first value is
+		return Scheduled // its first free value is not due yet
 	}
-	return Debouncing // idle with nothing but an open burst: k.at is its due
+	return Debouncing // nothing but an open burst
+}
+
+// shown returns the run KeyInfo shows of k: of a Leased key the first
+// out on a lease, else the first kept; nil if none.
+func (k *key) shown() *run {
+	if k.leased > 0 && !k.held {
+		for i := range k.runs {
+			if k.runs[i].out {
+				return &k.runs[i]
+			}
+		}
+	}
+	if i := k.kept(); i >= 0 {
+		return &k.runs[i]
+	}
+	return nil
 }
 
 // info returns what k, a key of q which has values, is doing at now, all
@@ -205,31 +225,28 @@ func (m *Memory) info(q *queue, k *key, now int64) KeyInfo {
 		Key:    k.name,
 		State:  k.state(now),
 		Fence:  k.fence,
-		Err:    k.err,
 		Values: len(k.vals),
 		Oldest: m.nano.Time(k.vals[0].at),
 		Paused: q.keyPaused(k.name),
 	}
-	// k.attempt is the Attempt of the lease the head batch is out on, or
-	// of its next one: after a Retry that is one more than the last.
-	switch {
-	case k.batch == 0:
-	case k.phase == idle && k.retry:
-		i.Attempt = k.attempt - 1
-	default:
-		i.Attempt = k.attempt
+	if k.leased > 1 {
+		i.Leases = k.leased
+	}
+	r := k.shown()
+	if r != nil {
+		i.Attempt, i.Err = r.attempt, r.err
 	}
 	switch i.State {
 	case Ready:
-		i.Since = m.nano.Time(k.at)
+		i.Since = m.nano.Time(k.readyAt())
 	case Leased:
-		i.Since, i.Until, i.Holder = m.nano.Time(k.since), m.nano.Time(k.at), k.holder
+		i.Since, i.Until, i.Holder, i.Fence = m.nano.Time(r.since), m.nano.Time(r.at), r.holder, r.fence
 	case Held:
-		i.Since = m.nano.Time(k.since)
+		i.Since = m.nano.Time(k.heldSince)
 	case Debouncing:
 		i.Until, i.MaxWait = m.nano.Time(k.due), k.maxWait
 	default: // Retrying, Deferred, Scheduled
-		i.Until = m.nano.Time(k.at)
+		i.Until = m.nano.Time(k.readyAt())
 	}
 	return i
 }

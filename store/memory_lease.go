@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/pacerkit/pacer/internal/timing"
@@ -19,11 +20,12 @@ func (m *Memory) Extend(ctx context.Context, l Lease, ttl time.Duration) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.nano.Now()
-	q, k, err := m.current(l, now)
+	q, k, i, err := m.current(l, now)
 	if err != nil {
 		return err
 	}
-	q.schedule(k, timing.AddNanos(now, ttl))
+	k.runs[i].at = timing.AddNanos(now, ttl)
+	k.reschedule(q, now, true)
 	return nil
 }
 
@@ -38,52 +40,73 @@ func (m *Memory) Finish(ctx context.Context, l Lease, o Outcome) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.nano.Now()
-	q, k, err := m.current(l, now)
+	q, k, i, err := m.current(l, now)
 	if err != nil {
 		return false, err
 	}
-	k.settle(now)
+	r := &k.runs[i]
 	more := true
 	switch o.Kind {
 	case Ack, Drop:
+		off := k.offset(i)
 		if o.Kind == Drop {
-			m.bury(q, k, o.Err, now)
+			m.bury(q, k, off, r.n, r.attempt, o.Err, now)
 		}
-		clear(k.vals[:k.batch])
-		k.vals = k.vals[k.batch:]
-		q.values -= k.batch
-		k.phase, k.batch, k.attempt, k.err = idle, 0, 1, ""
+		q.values -= r.n
+		k.cut(off, r.n)
+		k.runs = slices.Delete(k.runs, i, i+1)
+		k.leased--
 		if len(k.vals) == 0 {
 			q.forget(k)
 			more = false
-			break
 		}
-		q.schedule(k, k.readyAt(now)) // behind the keys already waiting
 	case Retry, Defer:
+		r.out, r.retry, r.bump = false, o.Kind == Retry, o.Kind == Retry
 		if o.Kind == Retry {
-			k.attempt++
-			k.err = o.Err
+			r.err = o.Err
 		}
-		k.phase, k.retry = idle, o.Kind == Retry
-		q.schedule(k, timing.AddNanos(now, max(o.After, 0)))
+		r.at = timing.AddNanos(now, max(o.After, 0))
+		k.leased--
 	case Hold:
-		k.phase, k.since, k.err = held, now, o.Err
-		q.unschedule(k)
+		r.out, r.err = false, o.Err
+		k.leased--
+		k.held, k.heldSince = true, now
+	}
+	if more {
+		k.reschedule(q, now, true) // behind the keys already waiting
 	}
 	q.wake()
 	return more, nil
 }
 
-// current returns the queue and key of l if l is the key's lease and has
-// not lapsed by now, else ErrLeaseLost.
-func (m *Memory) current(l Lease, now int64) (*queue, *key, error) {
+// cut removes the n values of k from off on: in constant time from the
+// head, else in O(values behind them).
+func (k *key) cut(off, n int) {
+	if off == 0 {
+		clear(k.vals[:n])
+		k.vals = k.vals[n:]
+		return
+	}
+	k.vals = slices.Delete(k.vals, off, off+n)
+}
+
+// current returns the queue and key of l, and the index of l's run, if l
+// is out on a lease of the key that has not lapsed by now, else
+// ErrLeaseLost.
+func (m *Memory) current(l Lease, now int64) (*queue, *key, int, error) {
 	q := m.queue(l.Queue, false)
 	if q == nil {
-		return nil, nil, ErrLeaseLost
+		return nil, nil, 0, ErrLeaseLost
 	}
 	k := q.keys[l.Key]
-	if k == nil || k.phase != leased || k.fence != l.Fence || k.at <= now {
-		return nil, nil, ErrLeaseLost
+	if k == nil || k.leased == 0 {
+		return nil, nil, 0, ErrLeaseLost
 	}
-	return q, k, nil
+	k.settle(now)
+	for i, r := range k.runs {
+		if r.out && r.fence == l.Fence {
+			return q, k, i, nil
+		}
+	}
+	return nil, nil, 0, ErrLeaseLost
 }

@@ -95,8 +95,14 @@ func (m *Memory) ResumeKey(ctx context.Context, queue, key string) (bool, error)
 		return false, nil
 	}
 	delete(q.pausedKeys, key)
-	if k := q.keys[key]; k != nil && k.phase != held {
-		q.schedule(k, max(k.at, m.nano.Now())) // a key ready by now goes to the tail
+	if k := q.keys[key]; k != nil && !k.held {
+		now := m.nano.Now()
+		k.settle(now)
+		k.track(now)
+		if k.isReady(now) {
+			k.place = now // a key ready by now goes to the tail
+		}
+		k.resched(q, now)
 	}
 	q.wake()
 	return true, nil
@@ -117,7 +123,8 @@ func (m *Memory) RetryNow(ctx context.Context, queue, key string) (bool, error) 
 	if s := k.state(now); s != Retrying && s != Deferred {
 		return false, nil
 	}
-	q.schedule(k, now)
+	k.runs[k.kept()].at = now
+	k.reschedule(q, now, true)
 	q.wake()
 	return true, nil
 }
@@ -136,8 +143,7 @@ func (m *Memory) DropKey(ctx context.Context, queue, key, reason string) (int, e
 	k, now := q.keys[key], m.nano.Now()
 	n := len(k.vals)
 	attempt := m.info(q, k, now).Attempt
-	k.batch, k.attempt = n, attempt
-	m.bury(q, k, reason, now)
+	m.bury(q, k, 0, n, attempt, reason, now)
 	q.values -= n
 	q.forget(k) // its lease, if one is out, with it: the fence no longer matches
 	q.wake()

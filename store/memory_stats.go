@@ -27,19 +27,19 @@ func (q *queue) stats(now int64) Stats {
 			s.Pending++
 		}
 		switch {
-		case k.phase == held:
+		case k.held:
 			s.Held++
 			s.HeldValues += len(k.vals)
-		case k.at <= now: // idle and due, or a lapsed lease
+		case k.leased > 0:
+			s.Leased++
+		case k.isReady(now): // due, or its lease lapsed
 			if !q.keyPaused(k.name) {
 				s.Ready++
 			}
-		case k.phase == leased:
-			s.Leased++
 		case q.keyPaused(k.name):
-		case k.retry:
+		case len(k.runs) > 0 && k.runs[0].retry:
 			s.Retrying++
-			s.Behind += len(k.vals) - k.batch
+			s.Behind += len(k.vals) - k.runs[0].n
 		}
 	}
 	s.Dead = len(q.dead)

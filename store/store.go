@@ -23,9 +23,11 @@
 //     except by a Drop.
 //   - Delay: a value added with AddParams.Delay is not leased before its
 //     time, and the values added after it wait behind it (see below).
-//   - Exclusivity: a key has at most one lease at a time. A lease lapses
-//     when its TTL passes without Extend; the key is then leased again, with
-//     the same values, the next Attempt and a larger Fence.
+//   - Exclusivity: a key has at most one lease at a time, or, with
+//     ClaimParams.PerKey on an engine that implements PerKeyClaimer, at
+//     most PerKey leases, each of its own batch (see PerKeyClaimer). A lease
+//     lapses when its TTL passes without Extend; its batch is then leased
+//     again, with the same values, the next Attempt and a larger Fence.
 //   - Fencing: every lease of a key carries a Fence larger than the one
 //     before, even when the key emptied in between and its state was
 //     removed (draw fences from a counter of the queue, not of the key).
@@ -221,6 +223,13 @@ type ClaimParams struct {
 	// Holder names who claims, for an operator (Inspector's
 	// KeyInfo.Holder): a Runner gives its instance's name. It may be "".
 	Holder string
+	// PerKey is the most leases one key may have out at once, each of its
+	// own batch, on an engine that implements PerKeyClaimer (see there);
+	// 0 and 1 mean one, the contract's exclusivity. An engine that does
+	// not implement PerKeyClaimer leases one batch of a key at a time
+	// whatever PerKey says, so a caller that needs more checks the
+	// interface first, as pacer.New does.
+	PerKey int
 }
 
 // A Lease is the exclusive right, until it lapses, to handle the first
@@ -276,8 +285,10 @@ type Outcome struct {
 
 // Stats are the counts of a queue, read at one instant. A key with values
 // is counted in at most one of Ready, Leased, Retrying and Held, by what
-// its head is doing (a key waiting for a Defer delay or for its first
-// value's time, or whose only values are an open burst, in none); Pending counts every key with an open burst,
+// its head is doing (a held key as Held, and a key with a lease out as
+// Leased, whatever its other batches do; a key waiting for a Defer delay
+// or for its first value's time, or whose only values are an open burst,
+// in none); Pending counts every key with an open burst,
 // whatever its head does. A lease whose TTL passed counts as Ready.
 type Stats struct {
 	Values     int `json:"values"`      // values stored: ready, debouncing, leased, delayed or held

@@ -21,7 +21,8 @@ import (
 // An Engine holds a Runner's values, partitioned by key and in order inside
 // a key, and leases them out with these guarantees:
 //
-//   - A key has at most one lease at a time.
+//   - A key has at most one lease at a time, or up to the Runner's
+//     Config.PerKey, each of its own batch, leased in Put order.
 //   - A key's values are leased in Put order and never skipped except by a
 //     Drop; a retried, deferred or held batch stays at the head of its key.
 //   - Keys are leased first come, first served by the time they became

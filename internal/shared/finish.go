@@ -73,7 +73,7 @@ func (s *Engine[K, V]) finishNext(ctx context.Context, l engine.Lease[K, V], o s
 		leases []store.Lease
 	}
 	at := s.clk.Now()
-	p := store.ClaimParams{Keys: 1, MaxBatch: s.maxBatch, TTL: s.ttl, Holder: s.holder}
+	p := store.ClaimParams{Keys: 1, MaxBatch: s.maxBatch, TTL: s.ttl, Holder: s.holder, PerKey: s.perKey}
 	e, err := callBy(&s.calls, l.Remote.Keeper, ctx, at.Add(s.ttl), func(ctx context.Context) (ended, error) {
 		more, leases, _, err := s.fc.FinishAndClaim(ctx, l.Remote.Lease, o, p)
 		return ended{more, leases}, err

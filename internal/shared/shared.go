@@ -54,6 +54,9 @@ type Config[K comparable, V any] struct {
 	// MaxBatch is the most values one lease holds; 0 means all of the
 	// key's ready values.
 	MaxBatch int
+	// PerKey is the most leases of one key at once
+	// (store.ClaimParams.PerKey); the store must honour it.
+	PerKey int
 	// MaxValues bounds the values the queue stores, for every process
 	// together (store.AddParams.MaxValues); 0 means no bound.
 	MaxValues int
@@ -97,6 +100,7 @@ type Engine[K comparable, V any] struct {
 	log      *slog.Logger
 	ttl      time.Duration
 	maxBatch int
+	perKey   int                              // Config.PerKey
 	holder   string                           // Config.Holder
 	pause    func(failures int) time.Duration // paces the claims while the store fails
 
@@ -147,6 +151,7 @@ func New[K comparable, V any](cfg Config[K, V]) *Engine[K, V] {
 		log:      cfg.Logger,
 		ttl:      cfg.LeaseTTL,
 		maxBatch: cfg.MaxBatch,
+		perKey:   cfg.PerKey,
 		holder:   cfg.Holder,
 		pause:    cfg.Pause,
 		debounce: cfg.Debounce,

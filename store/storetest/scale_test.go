@@ -83,10 +83,11 @@ func TestRunScaled(t *testing.T) {
 // whose subtests cannot run in a bubble, and the scenarios that give a
 // volume of calls a time budget.
 func TestScenariosStretchForSlowEngine(t *testing.T) {
-	skip := []string{"RunnersShare", "ExclusiveConcurrent", "StaleHoldersRefused", "AddRacesClaim"}
+	skip := []string{"RunnersShare", "ExclusiveConcurrent", "StaleHoldersRefused", "AddRacesClaim", "PerKeyConcurrent"}
 	stretch := []string{"DebounceWait", "DebounceQuietPeriodMoves", "DebounceMaxWait", "FairnessDelays",
 		"LeaseLapses", "ExtendKeepsLease", "StatsLapsedAndPending", "Retry", "Defer", "InspectReadySince",
-		"DelayNotBefore", "DelayOrderKept", "DelayBatchStops", "DelayEndsBurst", "DelayInspect"}
+		"DelayNotBefore", "DelayOrderKept", "DelayBatchStops", "DelayEndsBurst", "DelayInspect",
+		"PerKeyRetry", "PerKeyLapse"}
 	var stretched []string
 	for _, sc := range scenarios {
 		if slices.Contains(skip, sc.name) {

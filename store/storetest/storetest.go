@@ -156,4 +156,11 @@ var scenarios = []scenario{
 	{"RunnersShare", testRunnersShare},
 	{"RunnerRetriesAndDeadLetters", testRunnerRetriesAndDeadLetters},
 	{"RunnerMaxValues", testRunnerMaxValues},
+	{"PerKeyLimit", testPerKeyLimit},
+	{"PerKeyIndependentFinish", testPerKeyIndependentFinish},
+	{"PerKeyRetry", testPerKeyRetry},
+	{"PerKeyLapse", testPerKeyLapse},
+	{"PerKeyHold", testPerKeyHold},
+	{"PerKeyFairness", testPerKeyFairness},
+	{"PerKeyConcurrent", testPerKeyConcurrent},
 }
