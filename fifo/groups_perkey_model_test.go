@@ -21,9 +21,9 @@ type perKeyModel struct {
 }
 
 type perKeyKey struct {
-	msgs  []int // in Put order, those of the batches first
-	runs  []perKeyRun
-	held  bool
+	msgs []int // in Put order, those of the batches first
+	runs []perKeyRun
+	held bool
 }
 
 type perKeyRun struct {
