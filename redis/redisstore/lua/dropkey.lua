@@ -32,5 +32,6 @@ rcall('HINCRBY', K_META, 'v', str(-#vals))
 for _, k in ipairs({K_READY, K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K_HELD, K_PARKED, K_KEYS}) do
   rcall('ZREM', k, key)
 end
+rcall('SREM', K_MULTI, key)
 rcall('DEL', kk, vk)
 return #vals
