@@ -402,7 +402,7 @@ local function add_at(key, kk, n, len, t, ts, wait, maxwait, gate, head)
   end
   place(key, kk, n, t, ts, wait, maxwait, h)
   if h[1] == 'm' then
-    m_added(key, kk, n, t, ts)
+    m_added(key, kk, n, t, ts, h[2], h[4])
   end
 end
 
@@ -713,7 +713,7 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
       if h[7] or perkey > 1 then
         -- In multi mode, or to be: lib_perkey.lua leases it.
         fence = fence + 1
-        local a, vals = m_lease(key, kk, got[i + 1], now, now_s, fence, maxbatch, exp, holder, perkey)
+        local a, vals = m_lease(key, kk, got[i + 1], now, now_s, fence, maxbatch, exp, holder, perkey, now + leased)
         if a then
           leased, again = leased + 1, true
           out[#out + 1] = key

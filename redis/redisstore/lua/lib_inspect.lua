@@ -92,14 +92,19 @@ local function state_set(state)
 end
 
 -- may_be reports whether key may be in state at now, at the cost of one
--- command: false if its state's set does not hold it, or holds it due.
+-- command: false if its state's set does not hold it, or holds it due,
+-- and the key is not in multi mode (one command more).
 local function may_be(key, now, state)
   local set = state_set(state)
   if not set then
     return true
   end
   local due = rcall('ZSCORE', set, key)
-  return due and (state == HELD or tonumber(due) > now)
+  if due and (state == HELD or tonumber(due) > now) then
+    return true
+  end
+  -- A key in multi mode may be leased while ready, or ready while leased.
+  return rcall('SISMEMBER', K_MULTI, key) == 1
 end
 
 -- AHEAD_PAUSED bounds the paused keys that ahead looks at: with more

@@ -280,11 +280,15 @@ end
 -- at now (now_s) with fence, for the Claim's maxbatch, lapse exp, holder
 -- and perkey, if it is ready: its first kept run again, or else a new run
 -- of its free values. It returns the lease's attempt and values, or nil,
--- and places the key.
-m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey)
+-- and places the key; a key that may lease again is ready from after,
+-- now or the microseconds after it, so that the keys one call leases go
+-- back in the order it leased them.
+m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey, after)
   local k = m_load(key, kk, ts)
   m_settle(k, now)
-  if not k.elig or m_ready_at(k, now) > now then
+  -- Ready, as it was in the ready order (perhaps from a microsecond or so
+  -- after now: see after), if it may lease.
+  if not k.elig then
     m_place(k, now, now_s)
     return nil
   end
@@ -328,8 +332,9 @@ m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey
   rcall('HSET', kk, 'f', f)
   local off = m_offset(k, i)
   local vals = rcall('LRANGE', k.vk, str(off), str(off + r.n - 1))
-  m_track(k, now) -- a key that may lease again goes behind those waiting
-  m_place(k, now, now_s)
+  -- A key that may lease again goes behind those waiting.
+  m_track(k, after)
+  m_place(k, after, str(after))
   return r.a, vals
 end
 
@@ -410,10 +415,22 @@ m_due = function(key, kk, ts)
   m_place(k, now, ts)
 end
 
--- m_added places key in multi mode after an Add of n values at t (ts).
-m_added = function(key, kk, n, t, ts)
+-- m_added places key in multi mode after an Add of n values at t (ts),
+-- its open burst having been b0 values due at bd0 before (fields of its
+-- hash, or nil).
+m_added = function(key, kk, n, t, ts, b0, bd0)
   local k = m_load(key, kk, ts)
-  local was = m_ready(k) - n > 0
+  -- Whether free values were ready before the Add, once a burst that
+  -- came due by t was closed.
+  local len0, inr = k.len - n, m_in_runs(k)
+  b0 = tonumber(b0) or 0
+  if b0 > 0 and tonumber(bd0) <= t then
+    if len0 - inr == b0 then
+      k.free_at = tonumber(bd0)
+    end
+    b0 = 0
+  end
+  local was = len0 - inr - b0 > 0
   m_settle(k, t)
   if not was and m_ready(k) > 0 then
     k.free_at = t
@@ -519,4 +536,18 @@ local function m_state(key, now, now_s)
     mw = 1
   end
   return 1, false, str(at), mw, '', e, a, f, c
+end
+
+-- m_retry_now makes the kept batch of key in multi mode ready at now, if
+-- the key is retrying or deferred: 1, else 0.
+local function m_retry_now(key, kk, now, now_s)
+  local st = m_state(key, now, now_s)
+  if st ~= 4 and st ~= 6 then
+    return 0
+  end
+  local k = m_load(key, kk, now_s)
+  m_settle(k, now)
+  k.runs[m_kept(k)].x = now_s
+  m_place(k, now, now_s)
+  return 1
 end
