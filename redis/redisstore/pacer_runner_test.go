@@ -31,7 +31,7 @@ func TestStoretestChild(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
 		return s
-	}, keyGate)
+	}, keyGate, nil)
 }
 
 // keyGate is the storetest.KeyGateFunc of the tests: a redisrate.Keyed
