@@ -66,8 +66,9 @@ type Config[K comparable, V any] struct {
 	//     already running go on;
 	//   - a key with fewer than n batches running and values waiting is
 	//     ready again, behind the keys already waiting;
-	//   - with a Store, each batch has its own lease and [Fence], and the
-	//     Store must implement [store.PerKeyClaimer].
+	//   - in the process, each batch has its own lease of the Runner's
+	//     queue (see fifo.GroupsConfig.PerKey); with a Store, its own lease
+	//     and [Fence], and the Store must implement [store.PerKeyClaimer].
 	//
 	// New refuses PerKey > 1 with MaxBatch 1, strict order, which runs one
 	// value of a key at a time by definition, and with a Store that does
@@ -417,8 +418,6 @@ func (c Config[K, V]) validate() error {
 		return fmt.Errorf("pacer: Config.PerKey must be >= 0, got %d", c.PerKey)
 	case c.PerKey > 1 && c.MaxBatch == 1:
 		return fmt.Errorf("pacer: Config.PerKey must be 0 or 1 with Config.MaxBatch 1 (strict order: one value of a key at a time), got %d", c.PerKey)
-	case c.PerKey > 1 && c.Store == nil:
-		return fmt.Errorf("pacer: Config.PerKey %d needs a Config.Store that implements store.PerKeyClaimer (store.Memory does)", c.PerKey)
 	case c.PerKey > 1 && c.Store != nil && !claimsPerKey(c.Store):
 		return fmt.Errorf("pacer: Config.PerKey %d needs a Config.Store that implements store.PerKeyClaimer, which %T does not", c.PerKey, c.Store)
 	case c.MaxValues < 0:

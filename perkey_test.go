@@ -68,7 +68,7 @@ func TestPerKeyRunsBatchesOfAKeyAtOnce(t *testing.T) {
 
 // TestPerKeyRefused: New refuses PerKey with strict order, below 0, and
 // on a Store that does not lease several batches of a key, naming the
-// field.
+// field; in the process it takes any PerKey.
 func TestPerKeyRefused(t *testing.T) {
 	h := func(context.Context, string, []int) error { return nil }
 	for _, cfg := range []pacer.Config[string, int]{
@@ -81,6 +81,9 @@ func TestPerKeyRefused(t *testing.T) {
 	}
 	_, err := pacer.New(pacer.Config[string, int]{PerKey: 1, MaxBatch: 1}, h)
 	require.NoError(t, err, "PerKey 1 is strict order's own")
+	r, err := pacer.New(pacer.Config[string, int]{PerKey: 3}, h)
+	require.NoError(t, err, "the process leases several batches of a key")
+	require.NoError(t, r.Shutdown(context.Background()))
 }
 
 // onePerKey is a Store that does not implement store.PerKeyClaimer.
@@ -93,5 +96,5 @@ type perKeyPath struct {
 
 // perKeyPaths are the paths that lease several batches of a key.
 func perKeyPaths() []perKeyPath {
-	return []perKeyPath{{"store", onStore}}
+	return []perKeyPath{{"in-process", inProcess}, {"store", onStore}}
 }

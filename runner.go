@@ -214,6 +214,7 @@ func (r *Runner[K, V]) newEngine() (engine.Engine[K, V], error) {
 	}
 	lc := local.Config[K, V]{
 		MaxBatch:  cfg.MaxBatch,
+		PerKey:    cfg.PerKey,
 		MaxValues: cfg.MaxValues,
 		Debounce:  cfg.Debounce,
 		MaxWait:   cfg.MaxWait,

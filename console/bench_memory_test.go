@@ -55,8 +55,11 @@ func bigStore(tb testing.TB) *store.Memory {
 
 // BenchmarkPagesMemory renders each page over a queue of 10^6 keys, and
 // the fragments of counts that the overview and a queue's page load
-// after they show: the time is the store's calls (Memory's Queues, Stats
-// and Keys visit every key) plus the console's rendering of bounded pages.
+// after they show: the time is the store's calls (Memory's Queues and
+// Stats visit every key, a page of Keys reads at most 2,000, Key of a
+// ready key walks the schedule up to it) plus the console's rendering of
+// bounded pages. The second key page shows a ready key with more than
+// MaxAhead keys ahead.
 func BenchmarkPagesMemory(b *testing.B) {
 	mem := bigStore(b)
 	h, err := console.New(console.Config{Store: mem, Authorize: func(*http.Request, console.Action) error { return nil }})
@@ -64,10 +67,11 @@ func BenchmarkPagesMemory(b *testing.B) {
 	for _, path := range []string{
 		"/",
 		"/queue?queue=big",
-		"/queue?queue=big&limit=100&cursor=" + cursorAfter(b, mem, "tenant-500/"),
+		"/queue?queue=big&limit=100&cursor=" + cursorAfter(b, mem, bigKeys/2),
 		"/queue?queue=big&state=held",
 		"/queue?queue=big&prefix=tenant-042/",
 		"/key?queue=big&key=tenant-042/key-0000042",
+		"/key?queue=big&key=tenant-500/key-0500500",
 		"/dead?queue=big",
 		"/queues",
 		"/counts?queue=big",
@@ -84,10 +88,17 @@ func BenchmarkPagesMemory(b *testing.B) {
 	}
 }
 
-// cursorAfter returns the cursor of a page that starts after the keys
-// before prefix.
-func cursorAfter(tb testing.TB, mem *store.Memory, prefix string) string {
-	p, err := mem.Keys(context.Background(), "big", store.KeyQuery{Prefix: prefix, Limit: 1})
-	require.NoError(tb, err)
-	return p.Next
+// cursorAfter returns the cursor of the page that starts after the first
+// n keys of Memory's pages, which follow the order the keys were created
+// in: with n = bigKeys/2, the middle of the queue.
+func cursorAfter(tb testing.TB, mem *store.Memory, n int) string {
+	q := store.KeyQuery{Limit: 1000}
+	for read := 0; read < n; {
+		p, err := mem.Keys(context.Background(), "big", q)
+		require.NoError(tb, err)
+		require.NotEmpty(tb, p.Next)
+		read += len(p.Keys)
+		q.Cursor = p.Next
+	}
+	return q.Cursor
 }

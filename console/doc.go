@@ -46,16 +46,19 @@
 //	call                  redisstore      pgstore               store.Memory
 //	Stats, Queues (each)  O(log n) *      O(n)                  O(n)
 //	QueuePaused           O(1)            O(1)                  O(1)
-//	Keys                  O(log n + L)    O(log n + L)          O(n log L)
-//	Key                   O(log n) *      O(log n + MaxAhead)   O(n) for a ready key
+//	Keys                  O(log n + L)    O(log n + L)          O(log n + L)
+//	Key                   O(log n) *      O(log n + MaxAhead)   O(MaxAhead) **
 //	Values, DeadLetters   O(log n + L)    O(log n + L)          O(L)
 //
 // (* Stats plus O(1) per held, delayed or paused key; Key, for a ready
-// key's Ahead, plus O(1) per paused key.) So on redisstore and
-// pgstore every page is sent after O(log n + the page) of reads, and
-// Memory's after one pass of Keys or Key; on pgstore and Memory the
-// counts that the overview and a queue's page load then visit every key
-// of the queue. The console's own work is O(the page). BENCHMARKS.md
+// key's Ahead, plus O(1) per paused key. ** For a ready key's Ahead,
+// plus the entries of Memory's schedule before the key that Claims pass
+// over, superseded or of a key whose lease lapsed and that is not ready;
+// O(1) for another key.) A page of Keys with a filter reads
+// at most 2,000 keys on pgstore and Memory. So on every engine a page is
+// sent after O(log n + the page) of reads (plus MaxAhead for a ready
+// key); on pgstore and Memory the counts that the overview and a queue's
+// page load then visit every key of the queue. The console's own work is O(the page). BENCHMARKS.md
 // times every page and every fragment of counts over each engine
 // holding a queue of 10^6 keys.
 //

@@ -34,6 +34,40 @@
 //     0 coalesces everything waiting for the key into one lease (bar the
 //     rule above for a retried lease).
 //
+// # Several leases of a key
+//
+// GroupsConfig.PerKey n > 1 lets a key have up to n leases out at once,
+// each of its own batch, so that the batches of one busy key run side by
+// side. The rules above then hold per batch:
+//
+//   - Batches are leased in Put order: a key's next lease takes the first
+//     of its messages not out on a lease. A retried or deferred batch is
+//     leased again, as it was, before any message behind it that was
+//     never leased; while its delay runs the key takes no new lease, so
+//     nothing overtakes it.
+//   - At most n leases of a key are out at once, and every message is on
+//     at most one.
+//   - Each lease ends by itself: Ack and Drop remove its messages only,
+//     wherever they stand in the key, and report whether the key has
+//     messages left (those on its other leases included). Hold holds the
+//     key: no new lease until Release, while the leases already out go on
+//     and end as they would. Release starts the attempts of the kept
+//     batches over and makes them ready at once; those behind the key's
+//     last lease out give up their size, as the held batch of a key with
+//     one lease does.
+//   - A key with fewer than n leases out and a batch ready is ready: a
+//     key that just got a lease, or whose lease ended, goes to the tail,
+//     behind the keys already waiting.
+//   - Stats counts leases and messages as before; a key is Delayed or
+//     Retrying while the first of its kept batches waits for its delay,
+//     and BehindRetrying counts the messages never leased behind it.
+//     KeyInfo.Leases counts a key's leases.
+//
+// With PerKey 0 or 1, Groups takes the paths it takes without the setting,
+// at their cost. With n > 1, ending a lease, and leasing a key, cost O(n)
+// more, and an Ack or Drop of a batch that is not the key's first copies
+// the messages behind it.
+//
 // # Concurrency and shutdown
 //
 // Both types are safe for concurrent use by any number of producers and

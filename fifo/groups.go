@@ -19,6 +19,13 @@ type GroupsConfig struct {
 	// lease comes back with exactly its messages. It must be >= 0.
 	MaxBatch int
 
+	// PerKey is how many leases of one key may be out at once, each of
+	// its own batch; 0 and 1, the default, mean one. With PerKey n > 1
+	// the guarantees of a key's one lease hold per batch (see the package
+	// doc, "Several leases of a key"); with 0 or 1 Groups costs what it
+	// did without the setting. It must be >= 0.
+	PerKey int
+
 	// Clock drives Retry and Defer delays. The default is clock.New(), the real
 	// clock, which also follows the fake time of testing/synctest bubbles.
 	Clock clock.Clock
@@ -77,6 +84,7 @@ func (l *Lease[K, M]) id() leaseID[K, M] { return leaseID[K, M]{l.Key, l.gr, l.t
 type Groups[K comparable, M any] struct {
 	mu       sync.Mutex
 	maxBatch int
+	perKey   int // GroupsConfig.PerKey; > 1 takes the paths of groups_perkey.go
 	groups   map[K]*group[M]
 	free     []*group[M] // recycled group records
 	ready    ring[readyKey[K, M]]
@@ -92,6 +100,7 @@ type Groups[K comparable, M any] struct {
 	retrying int // keys in stateDelayed after a Retry
 	behind   int // messages behind the retried leases of those keys
 	held     int // keys in stateHeld
+	stale    int // entries of the ready order left behind by a key that left it (PerKey > 1)
 	heldMsgs int // messages of held keys
 	token    uint64
 	shut     bool
@@ -124,6 +133,12 @@ type group[M any] struct {
 	state   groupState
 	retry   bool   // in stateDelayed after a Retry, not a Defer
 	tenant  string // with tenants: the key's, from its first message
+
+	// With PerKey > 1 the key's batches are runs instead of head, and its
+	// Attempt and lease tokens are theirs (groups_perkey.go).
+	runs   []run
+	leased int // runs out on a lease
+	skip   int // stale entries of the key in the ready order, ahead of its live one
 }
 
 type groupState uint8
@@ -141,8 +156,12 @@ func NewGroups[K comparable, M any](cfg GroupsConfig) (*Groups[K, M], error) {
 	if cfg.MaxBatch < 0 {
 		return nil, fmt.Errorf("fifo: GroupsConfig.MaxBatch must be >= 0, got %d", cfg.MaxBatch)
 	}
+	if cfg.PerKey < 0 {
+		return nil, fmt.Errorf("fifo: GroupsConfig.PerKey must be >= 0, got %d", cfg.PerKey)
+	}
 	g := &Groups[K, M]{
 		maxBatch: cfg.MaxBatch,
+		perKey:   cfg.PerKey,
 		groups:   make(map[K]*group[M]),
 		delay:    newDelayer[K](timing.From(cfg.Clock)),
 	}
@@ -187,6 +206,9 @@ func (g *Groups[K, M]) Put(key K, msgs ...M) error {
 	gr.msgs = append(gr.msgs, msgs...)
 	g.waiting += len(msgs)
 	g.stored += len(msgs)
+	if g.perKey > 1 && gr.state == stateLeased {
+		g.reconsider(key, gr) // it may take another lease now
+	}
 	return nil
 }
 
@@ -224,6 +246,11 @@ func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
 	for {
 		if r, ok := g.popReady(); ok {
 			key, gr := r.key, r.gr
+			if g.perKey > 1 {
+				l := g.leaseRun(key, gr)
+				g.mu.Unlock()
+				return l, nil
+			}
 			n := gr.head
 			if n == 0 {
 				n = len(gr.msgs)
@@ -287,6 +314,9 @@ func (g *Groups[K, M]) Drop(l Lease[K, M]) (more bool) {
 
 func (g *Groups[K, M]) remove(l leaseID[K, M], op string) (more bool) {
 	g.mu.Lock()
+	if g.perKey > 1 {
+		return g.removeRun(l, op)
+	}
 	gr := g.end(l, op)
 	// The leased messages stay in the lease's slice; never write over
 	// them, so reslice instead of shifting.
@@ -314,6 +344,7 @@ func (g *Groups[K, M]) remove(l leaseID[K, M], op string) (more bool) {
 func (g *Groups[K, M]) forget(key K, gr *group[M]) {
 	delete(g.groups, key)
 	gr.msgs, gr.head, gr.attempt, gr.retry, gr.tenant = nil, 0, 1, false, ""
+	gr.runs, gr.leased, gr.skip = gr.runs[:0], 0, 0
 	if len(g.free) < 1024 {
 		g.free = append(g.free, gr)
 	}
@@ -370,6 +401,10 @@ func (g *Groups[K, M]) Defer(l Lease[K, M], after time.Duration) {
 
 func (g *Groups[K, M]) again(l leaseID[K, M], after time.Duration, op string, tries int) {
 	g.mu.Lock()
+	if g.perKey > 1 {
+		g.againRun(l, after, op, tries)
+		return
+	}
 	gr := g.end(l, op)
 	// gr.head stays: the next lease is this one again, and messages put
 	// meanwhile wait behind it for a lease, and attempts, of their own.
@@ -411,6 +446,10 @@ func (g *Groups[K, M]) fire(now time.Time) (time.Time, bool) {
 		if gr == nil || gr.state != stateDelayed || gr.due != at {
 			return
 		}
+		if g.perKey > 1 {
+			g.runDue(key, gr)
+			return
+		}
 		g.delayed--
 		if gr.retry {
 			gr.retry = false
@@ -433,6 +472,10 @@ func (g *Groups[K, M]) fire(now time.Time) (time.Time, bool) {
 // Hold panics if l is not the key's current lease in this Groups.
 func (g *Groups[K, M]) Hold(l Lease[K, M]) {
 	g.mu.Lock()
+	if g.perKey > 1 {
+		g.holdRun(l.id())
+		return
+	}
 	gr := g.end(l.id(), "Hold")
 	g.keep(gr)
 	if g.closed {
@@ -457,6 +500,10 @@ func (g *Groups[K, M]) Release(key K) bool {
 	gr := g.groups[key]
 	if gr == nil || gr.state != stateHeld {
 		return false
+	}
+	if g.perKey > 1 {
+		g.releaseRuns(key, gr)
+		return true
 	}
 	gr.attempt, gr.head = 1, 0
 	g.held--

@@ -38,6 +38,11 @@ type KeyInfo struct {
 	// With tenants (NewFairGroups), it counts the ready keys of the key's
 	// own tenant before it: the other tenants' turns come in between.
 	Ahead int
+	// Leases counts the key's leases out. With GroupsConfig.PerKey > 1 a
+	// key with one or more is KeyLeased unless held, whatever its next
+	// lease waits for, and its Attempt is that of the lease of its first
+	// messages out.
+	Leases int
 }
 
 // Key returns what key is doing, and reports whether it has messages or
@@ -52,6 +57,12 @@ func (g *Groups[K, M]) Key(key K, maxAhead int) (KeyInfo, bool) {
 		return KeyInfo{}, false
 	}
 	info := KeyInfo{Messages: len(gr.msgs), Attempt: gr.attempt}
+	if g.perKey > 1 {
+		return g.runsInfo(gr, maxAhead), true
+	}
+	if gr.state == stateLeased {
+		info.Leases = 1
+	}
 	switch gr.state {
 	case stateReady:
 		info.State = KeyReady
@@ -73,13 +84,65 @@ func (g *Groups[K, M]) Key(key K, maxAhead int) (KeyInfo, bool) {
 // ahead returns the number of ready keys before gr in the ready order, up
 // to most.
 func (g *Groups[K, M]) ahead(gr *group[M], most int) int {
-	r := &g.ready
-	if g.fair != nil {
-		r = &g.fair.tenants[gr.tenant].ready
-	}
+	r := g.readyOf(gr)
 	for i := range min(r.n, most) {
 		if r.buf[(r.head+i)&(len(r.buf)-1)].gr == gr {
 			return i
+		}
+	}
+	return max(most, 0)
+}
+
+// runsInfo is Key's answer for a key of a Groups with PerKey > 1.
+func (g *Groups[K, M]) runsInfo(gr *group[M], maxAhead int) KeyInfo {
+	info := KeyInfo{Messages: len(gr.msgs), Attempt: 1, Leases: gr.leased}
+	if len(gr.runs) > 0 {
+		info.Attempt = gr.runs[0].attempt
+	}
+	if i := gr.kept(); i >= 0 {
+		info.Attempt = gr.runs[i].attempt
+	}
+	switch {
+	case gr.state == stateHeld:
+		info.State = KeyHeld
+	case gr.leased > 0:
+		info.State = KeyLeased
+		for _, r := range gr.runs {
+			if r.out {
+				info.Attempt = r.attempt
+				break
+			}
+		}
+	case gr.state == stateReady:
+		info.State = KeyReady
+		info.Ahead = g.aheadRuns(gr, maxAhead)
+	case gr.state == stateDelayed:
+		info.State = KeyDeferred
+		if gr.retry {
+			info.State = KeyRetrying
+		}
+		info.Due = g.delay.ns.Time(gr.due)
+	}
+	return info
+}
+
+// aheadRuns is ahead for a Groups with PerKey > 1, whose ready order may
+// hold stale entries: those are not counted, nor taken for gr's own.
+func (g *Groups[K, M]) aheadRuns(gr *group[M], most int) int {
+	r := g.readyOf(gr)
+	seen := map[*group[M]]int{}
+	n := 0
+	for i := range r.n {
+		e := r.buf[(r.head+i)&(len(r.buf)-1)].gr
+		if seen[e] < e.skip {
+			seen[e]++
+			continue
+		}
+		if e == gr {
+			return n
+		}
+		if n++; n >= most {
+			break
 		}
 	}
 	return max(most, 0)

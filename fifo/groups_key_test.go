@@ -30,7 +30,7 @@ func TestGroupsKey(t *testing.T) {
 
 		la := mustLease(t, g)
 		info, _ = g.Key("a", 10)
-		require.Equal(t, KeyInfo{State: KeyLeased, Messages: 2, Attempt: 1}, info)
+		require.Equal(t, KeyInfo{State: KeyLeased, Messages: 2, Attempt: 1, Leases: 1}, info)
 		info, _ = g.Key("c", 10)
 		require.Equal(t, 1, info.Ahead, "b is ahead")
 

@@ -26,7 +26,10 @@ type Tenants[K comparable] struct {
 // time and that of the last tenant served, so that idleness earns no
 // credit. Choosing costs O(log T) in the T tenants with ready keys. Each
 // tenant seen is remembered, with its virtual time and weight, for the
-// life of the Groups. Every other guarantee of Groups holds as it is.
+// life of the Groups. With GroupsConfig.PerKey > 1, each lease of a key
+// takes a turn of its tenant, and a key that may lease again goes back to
+// the tail of its tenant's keys. Every other guarantee of Groups holds as
+// it is.
 func NewFairGroups[K comparable, M any](cfg GroupsConfig, t Tenants[K]) (*Groups[K, M], error) {
 	if t.Of == nil {
 		return nil, fmt.Errorf("fifo: Tenants.Of is required")
@@ -86,21 +89,30 @@ func (f *fairReady[K, M]) push(t *tenant[K, M], r readyKey[K, M]) {
 	f.n++
 }
 
-func (f *fairReady[K, M]) pop() (readyKey[K, M], bool) {
-	if len(f.turns) == 0 {
-		return readyKey[K, M]{}, false
+// pop takes the front key of the tenant whose turn it is, and advances
+// that tenant's virtual time. Entries that stale reports are dropped on
+// the way, without a turn: a key that left the ready order (PerKey > 1)
+// costs its tenant nothing.
+func (f *fairReady[K, M]) pop(stale func(readyKey[K, M]) bool) (readyKey[K, M], bool) {
+	for len(f.turns) > 0 {
+		t := f.turns[0]
+		r, _ := t.ready.pop()
+		f.n--
+		live := !stale(r)
+		if live {
+			f.clock = t.vtime
+			t.vtime += 1 / float64(t.weight)
+		}
+		if t.ready.len() == 0 {
+			heap.Pop(&f.turns)
+		} else if live {
+			heap.Fix(&f.turns, 0)
+		}
+		if live {
+			return r, true
+		}
 	}
-	t := f.turns[0]
-	r, _ := t.ready.pop()
-	f.n--
-	f.clock = t.vtime
-	t.vtime += 1 / float64(t.weight)
-	if t.ready.len() == 0 {
-		heap.Pop(&f.turns)
-	} else {
-		heap.Fix(&f.turns, 0)
-	}
-	return r, true
+	return readyKey[K, M]{}, false
 }
 
 // tenantHeap orders tenants by (vtime, name).
@@ -142,15 +154,41 @@ func (g *Groups[K, M]) pushReady(key K, gr *group[M]) {
 	g.fair.push(t, readyKey[K, M]{key, gr})
 }
 
-// popReady takes the key whose turn it is.
+// popReady takes the key whose turn it is, dropping the stale entries
+// of keys that left the ready order (PerKey > 1) on the way.
 func (g *Groups[K, M]) popReady() (readyKey[K, M], bool) {
-	if g.fair == nil {
-		return g.ready.pop()
+	if g.fair != nil {
+		return g.fair.pop(g.dropStale)
 	}
-	return g.fair.pop()
+	for {
+		r, ok := g.ready.pop()
+		if !ok || !g.dropStale(r) {
+			return r, ok
+		}
+	}
 }
 
-// readyLen counts the ready keys.
+// dropStale reports whether r is a stale entry of its key, which left the
+// ready order since r was pushed, and counts it gone if so.
+func (g *Groups[K, M]) dropStale(r readyKey[K, M]) bool {
+	if r.gr.skip == 0 {
+		return false
+	}
+	r.gr.skip--
+	g.stale--
+	return true
+}
+
+// readyOf returns the ready order that holds gr's entries: its tenant's,
+// with tenants.
+func (g *Groups[K, M]) readyOf(gr *group[M]) *ring[readyKey[K, M]] {
+	if g.fair == nil {
+		return &g.ready
+	}
+	return &g.fair.tenant(gr.tenant, 0).ready
+}
+
+// readyLen counts the entries of the ready order, stale ones included.
 func (g *Groups[K, M]) readyLen() int {
 	if g.fair == nil {
 		return g.ready.len()

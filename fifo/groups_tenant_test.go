@@ -94,3 +94,28 @@ func TestFairGroupsKeyKeepsTenantAndRequeues(t *testing.T) {
 	_, err := NewFairGroups[string, int](GroupsConfig{}, Tenants[string]{})
 	require.EqualError(t, err, "fifo: Tenants.Of is required")
 }
+
+// With PerKey > 1, a key that leased goes back in its tenant's ready
+// order, and an entry it left behind when a lease ended takes no turn of
+// its tenant: after A/1's first lease is acked, B/1 and A/1 alternate.
+func TestFairGroupsPerKey(t *testing.T) {
+	of := func(k string) string { return k[:strings.IndexByte(k, '/')] }
+	g, err := NewFairGroups[string, int](GroupsConfig{MaxBatch: 1, PerKey: 2}, Tenants[string]{Of: of})
+	require.NoError(t, err)
+	t.Cleanup(func() { g.Close(nil) })
+	require.NoError(t, g.Put("A/1", 1, 2, 3, 4, 5))
+	require.NoError(t, g.Put("B/1", 1, 2, 3, 4, 5))
+	l := mustLease(t, g)
+	require.Equal(t, "A/1", l.Key)
+	require.True(t, g.Ack(l)) // A/1 leaves its entry behind for a new one
+	info, ok := g.Key("A/1", 10)
+	require.True(t, ok)
+	require.Equal(t, KeyReady, info.State)
+	require.Zero(t, info.Ahead, "the stale entry of A/1 is not counted")
+	var keys []string
+	for range 4 {
+		keys = append(keys, mustLease(t, g).Key)
+	}
+	require.Equal(t, []string{"B/1", "A/1", "B/1", "A/1"}, keys, "the keys leased, none acked")
+	require.Equal(t, 4, g.Stats().Leases, "both keys have PerKey leases out")
+}

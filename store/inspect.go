@@ -8,16 +8,15 @@ import (
 // Inspector is implemented by engines that let an operator see what they
 // hold: the queues, each queue's keys and what each key is doing, and a
 // key's values. It only reads; it never changes what it shows, nor when
-// anything runs. A shared engine's calls are bounded: Queues costs
-// O(queues) plus a Stats per queue, a page of Keys reads O(Limit) entries
-// of the engine's indexes whatever the queue holds (never a command over
-// the whole keyspace), Values O(limit). Memory, which holds its keys in
-// the process, visits all of a queue's keys per call but Values: a page
-// of Keys costs O(n log Limit) for n keys (it keeps no sorted index, which
-// every new key would pay for), Key of a ready key O(n) for its Ahead.
+// anything runs. Its calls are bounded: Queues costs O(queues) plus a
+// Stats per queue (which, on Memory, visits every key of the queue), a
+// page of Keys reads O(Limit) entries of the engine's indexes whatever the
+// queue holds (never a command over the whole keyspace), Values
+// O(limit).
 //
 // Paging walks a queue's keys in an order of the engine's choosing that
-// stays the same from page to page (by key for Memory and redisstore).
+// stays the same from page to page (by key for redisstore, by the keys'
+// SHA-256 for pgstore, in the order the keys were created for Memory).
 // A page shows each key as it was when the page read it: a key that comes
 // or goes meanwhile may or may not be shown, but a key that holds values
 // all along, and passes the filter all along, is shown exactly once over

@@ -39,12 +39,17 @@ type MemoryConfig struct {
 //
 // Memory starts no goroutine and holds no resource beyond memory, so it
 // has nothing to close: Wait uses one timer per call. One lock guards all
-// of its state; Add, Claim and Finish take logarithmic time (with
-// ClaimParams.PerKey, O(PerKey) more, and a Finish that removes a batch
-// behind another still out O(values behind it)), Stats visits
-// every key of the queue, and so do Queues (every key of every queue),
-// each page of Keys, and Key for a ready key (to count KeyInfo.Ahead); Key
-// otherwise takes constant time and Values O(limit). The calls of
+// of its state; Add, Claim and Finish take logarithmic time (amortized:
+// the order of a queue's keys, which the pages of Keys follow, is
+// compacted now and then as keys go; with ClaimParams.PerKey, O(PerKey)
+// more, and a Finish that removes a batch behind another still out
+// O(values behind it)), Stats visits every key of the queue, and so does
+// Queues (every key of every queue). A page of Keys takes O(log n +
+// Limit) for a queue of n keys, reading at most 2,000 keys (see Keys), Key
+// O(MaxAhead) for a ready key (to count KeyInfo.Ahead, plus the entries of
+// the schedule before the key that Claims pass over: superseded ones, and
+// keys whose lease lapsed with a batch not ready yet; with PerKey, O(PerKey)
+// more per key ahead) and constant time otherwise, Values O(limit). The calls of
 // Operator take logarithmic time, DropKey O(values) of the key. Values
 // are copied in and out, so callers may reuse their buffers.
 //
@@ -65,18 +70,20 @@ type Memory struct {
 // queue costs little once its keys are gone.
 type queue struct {
 	keys map[string]*key
-	// sched holds, for every key that is not held, when it is or was ready
-	// (its lease's expiry while leased). Entries are never updated in
-	// place: a key pushes a new entry with a new version, and Claim skips
-	// those whose version is not the key's.
+	// sched holds, for every key that is not held nor paused and waits for
+	// something, the instant of its entry (key.at). Entries are never
+	// updated in place: a key pushes a new entry with a new order, and
+	// Claim skips those whose order is not the key's.
 	sched sched.Heap[slot]
-	dead  []grave // by ID
+	// created holds the keys in the order their records were created.
+	created keyOrder
+	dead    []grave // by ID
 	// values counts the values of every key, for AddParams.MaxValues.
 	values int
 	// changed is closed, and cleared, by every change a Wait must hear
 	// about; nil while nobody waits.
 	changed chan struct{}
-	// orders counts the schedulings of the queue's keys (key.order).
+	// orders counts the entries pushed into sched (key.order).
 	orders uint64
 	// paused is set by PauseQueue; pausedKeys holds the keys PauseKey
 	// paused, with values or without (see memory_operate.go).
@@ -87,11 +94,14 @@ type queue struct {
 	fair *fair
 }
 
-// slot is an entry of a queue's schedule.
+// slot is an entry of a queue's schedule: k, scheduled as its order-th.
 type slot struct {
-	k   *key
-	ver uint64
+	k     *key
+	order uint64
 }
+
+// live reports whether s is k's entry, not a stale one.
+func (s slot) live() bool { return s.order == s.k.order }
 
 // NewMemory returns an empty Memory.
 func NewMemory(cfg MemoryConfig) *Memory {
@@ -148,6 +158,7 @@ func (m *Memory) add(q *queue, name string, vals [][]byte, p AddParams, now int6
 	if k == nil {
 		k = &key{name: name}
 		q.keys[name] = k
+		q.created.add(k)
 		if p.Tenant != "" {
 			k.tenant = q.tenant(p.Tenant)
 		}

@@ -36,7 +36,7 @@ func (m *Memory) Claim(ctx context.Context, queue string, p ClaimParams) ([]Leas
 			break
 		}
 		q.sched.Pop()
-		k.queued = false
+		k.order = 0 // its live entry is gone
 		k.settle(now)
 		if k.isReady(now) {
 			leases = append(leases, m.lease(queue, k, p, now))

@@ -3,9 +3,9 @@ package store
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -38,16 +38,25 @@ func (m *Memory) Queues(ctx context.Context) ([]QueueInfo, error) {
 	return out, nil
 }
 
-// Keys implements Inspector. Pages are in the order of the keys' bytes,
-// and full: only the last page is short. A page visits every key of the
-// queue once, keeping the first Limit after the cursor that pass the
-// filter in a bounded heap: O(n log Limit) for a queue of n keys, and
-// O(Limit) memory.
+// pageScan bounds the keys that one page of Keys reads, as pgstore's
+// does: a page whose filter few keys pass stops there, short or empty,
+// with a cursor to go on from.
+const pageScan = 2000
+
+// Keys implements Inspector. Pages follow the order in which the keys'
+// records were created (a key that empties and comes back is created
+// again, at the end); a cursor is the creation number of the last key a
+// page read. A page finds its cursor in O(log n) for a queue of n keys,
+// then reads the keys from there, each in O(1) (a run of keys removed
+// meanwhile in O(log n)), until Limit+1 of them passed the filter or it
+// read 2,000: O(log n + Limit) without a filter, O(log n + 2,000) at most.
+// Only a filter makes a page short before the last: then it may be empty,
+// with a Next.
 func (m *Memory) Keys(ctx context.Context, queue string, q KeyQuery) (KeyPage, error) {
 	if err := ctx.Err(); err != nil {
 		return KeyPage{}, err
 	}
-	after, from, err := decodeCursor(q.Cursor)
+	after, err := decodeCursor(q.Cursor)
 	if err != nil {
 		return KeyPage{}, err
 	}
@@ -63,48 +72,50 @@ func (m *Memory) Keys(ctx context.Context, queue string, q KeyQuery) (KeyPage, e
 		return KeyPage{}, nil
 	}
 	now := m.nano.Now()
-	// first keeps the limit+1 least names that pass, the one more telling
-	// whether a page follows.
-	first := firstNames{max: limit + 1}
-	for name, k := range qu.keys {
-		if (from && name <= after) || !strings.HasPrefix(name, q.Prefix) || !first.wants(name) {
-			continue
+	o := &qu.created
+	var (
+		page  KeyPage
+		shown uint64 // the seq of the last key shown
+		read  int
+	)
+	for i := o.next(o.after(after)); i < len(o.entries); i = o.next(i + 1) {
+		k := o.entries[i].k
+		read++
+		if strings.HasPrefix(k.name, q.Prefix) && (q.State == 0 || k.state(now) == q.State) {
+			if len(page.Keys) == limit { // one more passes: a page follows
+				page.Next = encodeCursor(shown)
+				break
+			}
+			page.Keys = append(page.Keys, m.info(qu, k, now))
+			shown = k.seq
 		}
-		if q.State != 0 && k.state(now) != q.State {
-			continue
+		if read == pageScan {
+			if o.next(i+1) < len(o.entries) {
+				page.Next = encodeCursor(k.seq)
+			}
+			break
 		}
-		first.add(name)
-	}
-	names := first.sorted()
-	var page KeyPage
-	if len(names) > limit {
-		names = names[:limit]
-		page.Next = encodeCursor(names[limit-1])
-	}
-	page.Keys = make([]KeyInfo, len(names))
-	for i, name := range names {
-		page.Keys[i] = m.info(qu, qu.keys[name], now)
 	}
 	return page, nil
 }
 
-// encodeCursor returns the cursor of the page after the one whose last
-// key is key: never "", which is the first page's, even for the empty key.
-func encodeCursor(key string) string {
-	return "k" + base64.RawURLEncoding.EncodeToString([]byte(key))
+// encodeCursor returns the cursor of the page after the key whose seq is
+// seq: never "", which is the first page's.
+func encodeCursor(seq uint64) string {
+	return "m" + strconv.FormatUint(seq, 36)
 }
 
-// decodeCursor returns the key that cursor is after, and whether there is
-// one ("" starts at the first key).
-func decodeCursor(cursor string) (string, bool, error) {
+// decodeCursor returns the seq that cursor is after: 0, before every key,
+// for "".
+func decodeCursor(cursor string) (uint64, error) {
 	if cursor == "" {
-		return "", false, nil
+		return 0, nil
 	}
-	b, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(cursor, "k"))
-	if err != nil || cursor[0] != 'k' {
-		return "", false, fmt.Errorf("store: KeyQuery.Cursor %q is not a cursor of Memory", cursor)
+	seq, err := strconv.ParseUint(strings.TrimPrefix(cursor, "m"), 36, 64)
+	if err != nil || cursor[0] != 'm' {
+		return 0, fmt.Errorf("store: KeyQuery.Cursor %q is not a cursor of Memory", cursor)
 	}
-	return string(b), true, nil
+	return seq, nil
 }
 
 // Key implements Inspector.
@@ -134,26 +145,37 @@ func (m *Memory) Key(ctx context.Context, queue, key string) (KeyInfo, bool, err
 }
 
 // ahead counts the ready keys of q that a Claim would lease before k,
-// which is ready, up to MaxAhead: those before it in the schedule, which
-// orders keys by when they are ready and then by when they were
-// scheduled. It visits every key of q.
+// which is ready and not paused, up to MaxAhead: the keys of the live
+// entries of the schedule before k's (which orders entries by their
+// instant and then by their order) that are ready at now. It walks the
+// schedule's heap from its root down to k's place only, no entry coming
+// before its parent: O(MaxAhead) plus the entries before k's that Claims
+// pass over (stale ones, and those of keys that are not ready, a lease of
+// theirs having lapsed), each settled on the way.
 func (q *queue) ahead(k *key, now int64) int {
-	n := 0
-	for _, o := range q.keys {
-		if o == k || q.keyPaused(o.name) {
-			continue
-		}
-		if o.settle(now); !o.isReady(now) {
-			continue
-		}
-		if q.fair != nil && q.tenantOf(o) != q.tenantOf(k) {
-			continue
-		}
-		if o.at < k.at || (o.at == k.at && o.order < k.order) {
-			n++
-		}
+	if q.fair != nil {
+		return q.aheadFair(k, now)
 	}
-	return min(n, MaxAhead)
+	n := 0
+	q.sched.Walk(q.countAhead(k, now, nil, &n))
+	return n
+}
+
+// countAhead returns the visit of a walk of a heap of slots that counts
+// into n the keys of tenant t (of any tenant if t is nil) whose live
+// entries come before k's and which are ready at now, up to MaxAhead.
+func (q *queue) countAhead(k *key, now int64, t *tenant, n *int) func(slot, int64) bool {
+	return func(s slot, at int64) bool {
+		if *n >= MaxAhead || at > k.at || (at == k.at && s.order >= k.order) {
+			return false // neither this entry nor any below it is before k's
+		}
+		if o := s.k; s.live() && (t == nil || q.tenantOf(o) == t) {
+			if o.settle(now); o.isReady(now) {
+				*n++
+			}
+		}
+		return true
+	}
 }
 
 // Values implements Inspector.

@@ -12,17 +12,17 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// Memory pages keys in the order of their bytes, in full pages: only the
-// last is short, and it has no Next, even when its last key is the empty
-// one.
+// Memory pages keys in the order they were created, in full pages when
+// no filter is set: only the last is short, and it has no Next. Keys
+// leased and acked at the front leave no gap, and a key that empties and
+// comes back goes last.
 func TestMemoryKeysOrder(t *testing.T) {
 	ctx := t.Context()
 	m := store.NewMemory(store.MemoryConfig{})
-	keys := []string{"", "\x00", "a", "a\x00", "ab", "b", "\xff"}
-	for _, k := range slices.Backward(keys) {
+	add := func(k string) {
 		require.NoError(t, m.Add(ctx, "q", k, [][]byte{[]byte("v")}, store.AddParams{}))
 	}
-	for limit := 1; limit <= len(keys)+1; limit++ {
+	walk := func(limit int) []string {
 		var got []string
 		q := store.KeyQuery{Limit: limit}
 		for {
@@ -32,22 +32,63 @@ func TestMemoryKeysOrder(t *testing.T) {
 				got = append(got, k.Key)
 			}
 			if p.Next == "" {
-				require.LessOrEqual(t, len(got), len(keys))
-				break
+				return got
 			}
 			require.Len(t, p.Keys, limit, "a page before the last is full")
 			q.Cursor = p.Next
 		}
-		require.Equal(t, keys, got, "Limit %d", limit)
+	}
+	keys := []string{"\xff", "b", "", "ab", "\x00", "a", "a\x00"}
+	for _, k := range keys {
+		add(k)
+	}
+	for limit := 1; limit <= len(keys)+1; limit++ {
+		require.Equal(t, keys, walk(limit), "Limit %d", limit)
 	}
 
-	p, err := m.Keys(ctx, "q", store.KeyQuery{Limit: 1})
-	require.NoError(t, err)
-	require.Equal(t, []string{""}, []string{p.Keys[0].Key})
-	require.NotEmpty(t, p.Next, "the page after the empty key")
+	for range 4 { // the first four go; the first comes back
+		ls, _, err := m.Claim(ctx, "q", store.ClaimParams{Keys: 1, TTL: time.Hour})
+		require.NoError(t, err)
+		_, err = m.Finish(ctx, ls[0], store.Outcome{Kind: store.Ack})
+		require.NoError(t, err)
+	}
+	add(keys[0])
+	want := append(slices.Clone(keys[4:]), keys[0])
+	for limit := 1; limit <= len(want)+1; limit++ {
+		require.Equal(t, want, walk(limit), "Limit %d", limit)
+	}
 
-	_, err = m.Keys(ctx, "q", store.KeyQuery{Cursor: "not a cursor"})
+	_, err := m.Keys(ctx, "q", store.KeyQuery{Cursor: "not a cursor"})
 	require.ErrorContains(t, err, "KeyQuery.Cursor")
+}
+
+// A page of Memory reads at most 2,000 keys: a filter that the last of
+// 5,000 keys alone passes gives two empty pages, each with a Next, and
+// then that key; without a filter the pages are full.
+func TestMemoryKeysBoundedScan(t *testing.T) {
+	ctx := t.Context()
+	m := store.NewMemory(store.MemoryConfig{})
+	for i := range 5000 {
+		require.NoError(t, m.Add(ctx, "q", fmt.Sprint("k", i), [][]byte{[]byte("v")}, store.AddParams{}))
+	}
+	var sizes []int
+	q := store.KeyQuery{Prefix: "k4999", Limit: 10}
+	for {
+		p, err := m.Keys(ctx, "q", q)
+		require.NoError(t, err)
+		sizes = append(sizes, len(p.Keys))
+		if p.Next == "" {
+			require.Equal(t, "k4999", p.Keys[0].Key)
+			break
+		}
+		q.Cursor = p.Next
+	}
+	require.Equal(t, []int{0, 0, 1}, sizes, "the keys shown by each page")
+
+	p, err := m.Keys(ctx, "q", store.KeyQuery{Limit: 1000, Cursor: q.Cursor})
+	require.NoError(t, err)
+	require.Len(t, p.Keys, 1000, "a page without a filter, from the cursor after 4,000 keys")
+	require.Equal(t, "k4000", p.Keys[0].Key)
 }
 
 // Memory's default and largest pages: 100 keys when Limit is 0 or less,

@@ -39,19 +39,24 @@ type key struct {
 	elig  bool
 	place int64
 	// at is the instant of the key's entry in the schedule: the earlier
-	// of when it is ready and when its first lease lapses. queued reports
-	// that the entry is live (not popped, not paused, not held).
-	at     int64
-	queued bool
-	fence  uint64 // the last lease's
-	ver    uint64 // the version of the key's live schedule entry; 0 before the first
-	// order is when, among the schedulings of the queue, the key was
-	// last scheduled: what breaks a tie between keys ready at the same
-	// instant, as the schedule does (see KeyInfo.Ahead).
+	// of when it is ready and when its first lease lapses. A paused key
+	// keeps it without an entry.
+	at    int64
+	fence uint64 // the last lease's
+	// order is when, among the schedulings of the queue, the key's live
+	// entry in the schedule was pushed: the entry of that order is the
+	// live one (every other entry of the key is stale), and the order
+	// breaks a tie between keys ready at the same instant, as the
+	// schedule does (see KeyInfo.Ahead). 0 while the key has no live
+	// entry: before its first scheduling, once Claim popped it, after
+	// unschedule, and while the key is paused.
 	order uint64
 	// tenant is the tenant of the Add that gave the key its first value;
 	// nil for none.
 	tenant *tenant
+	// seq is when, among the keys the queue created, the key's record was
+	// created: its place in the pages of Keys (see keyOrder).
+	seq uint64
 	// maxWait reports that the open burst's due is its max-wait deadline,
 	// for an operator.
 	maxWait bool
@@ -238,7 +243,7 @@ func (k *key) reschedule(q *queue, now int64, force bool) {
 	switch {
 	case !ok:
 		q.unschedule(k)
-	case force || !k.queued || at != k.at:
+	case force || k.order == 0 || at != k.at:
 		q.schedule(k, at)
 	}
 }
@@ -281,26 +286,24 @@ func (k *key) add(q *queue, vals [][]byte, p AddParams, now int64) {
 // former entry stale. A paused key keeps the instant without an entry:
 // ResumeKey schedules it from there.
 func (q *queue) schedule(k *key, at int64) {
-	k.ver++
 	k.at = at
+	if q.keyPaused(k.name) {
+		k.order = 0
+		return
+	}
 	q.orders++
 	k.order = q.orders
-	k.queued = !q.keyPaused(k.name)
-	if k.queued {
-		q.sched.Push(slot{k, k.ver}, at)
-	}
+	q.sched.Push(slot{k, k.order}, at)
 }
 
 // unschedule takes k out of the schedule.
-func (q *queue) unschedule(k *key) {
-	k.ver++
-	k.queued = false
-}
+func (q *queue) unschedule(k *key) { k.order = 0 }
 
 // forget removes k, which has no values and no lease.
 func (q *queue) forget(k *key) {
 	q.unschedule(k)
 	delete(q.keys, k.name)
+	q.created.remove(k)
 	k.vals = nil // a stale schedule entry may keep k a while
 }
 
@@ -312,7 +315,7 @@ func (q *queue) top() (*key, int64, bool) {
 		if !ok {
 			return nil, 0, false
 		}
-		if s.ver == s.k.ver {
+		if s.live() {
 			return s.k, at, true
 		}
 		q.sched.Pop()

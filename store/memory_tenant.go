@@ -29,8 +29,9 @@ type tenant struct {
 	name   string
 	weight int
 	vtime  float64
-	// ready holds the tenant's keys that came due, by when; entries are
-	// versioned as the schedule's are, and the stale ones skipped.
+	// ready holds the tenant's keys that came due, by when; an entry is
+	// live while its order is its key's, as in the schedule, and the stale
+	// ones are skipped.
 	ready sched.Heap[slot]
 	pos   int // index in fair.turns; -1 while the tenant has no turn
 }
@@ -74,7 +75,7 @@ func (q *queue) promote(now int64) {
 			t.vtime = max(t.vtime, q.fair.clock)
 			heap.Push(&q.fair.turns, t)
 		}
-		t.ready.Push(slot{k, k.ver}, at)
+		t.ready.Push(slot{k, k.order}, at) // the entry moves, still live
 	}
 }
 
@@ -88,7 +89,7 @@ func (f *fair) peek() (*tenant, *key, bool) {
 			if !ok {
 				break
 			}
-			if s.ver == s.k.ver {
+			if s.live() {
 				return t, s.k, true
 			}
 			t.ready.Pop()
@@ -127,7 +128,7 @@ func (m *Memory) claimFair(queue string, q *queue, p ClaimParams, now int64) []L
 			break
 		}
 		t.ready.Pop()
-		k.queued = false
+		k.order = 0 // its live entry is gone
 		k.settle(now)
 		ready := k.isReady(now)
 		q.fair.took(t, ready)
@@ -137,6 +138,18 @@ func (m *Memory) claimFair(queue string, q *queue, p ClaimParams, now int64) []L
 		k.resched(q, now)
 	}
 	return leases
+}
+
+// aheadFair is ahead for q, which has tenants: the keys of k's tenant
+// alone, those its ready heap holds and those still in the schedule,
+// whose entries come before k's. The walk of the schedule passes over
+// the entries of other tenants before k's as well: O(MaxAhead) plus
+// those.
+func (q *queue) aheadFair(k *key, now int64) int {
+	t, n := q.tenantOf(k), 0
+	t.ready.Walk(q.countAhead(k, now, t, &n))
+	q.sched.Walk(q.countAhead(k, now, t, &n))
+	return n
 }
 
 // turns is a heap of tenants by (vtime, name).

@@ -18,8 +18,11 @@ type Carrying[K comparable, V any] struct {
 	e     *Engine[K, item[V]]
 	carry func(context.Context) []byte
 
-	mu     sync.Mutex
-	leases map[K]engine.Lease[K, item[V]] // out, by key: a key has one lease at a time
+	mu sync.Mutex
+	// leases are the leases out, by the first element of their Carried,
+	// which each lease allocates afresh: a key may have several out
+	// (Config.PerKey), and a lease's Values may be of a type of size 0.
+	leases map[*[]byte]engine.Lease[K, item[V]]
 }
 
 // item is a value and the bytes it carries.
@@ -35,6 +38,7 @@ var _ engine.Engine[string, int] = (*Carrying[string, int])(nil)
 func NewCarrying[K comparable, V any](cfg Config[K, V], carry func(context.Context) []byte) (*Carrying[K, V], error) {
 	ic := Config[K, item[V]]{
 		MaxBatch:  cfg.MaxBatch,
+		PerKey:    cfg.PerKey,
 		MaxValues: cfg.MaxValues,
 		Debounce:  cfg.Debounce,
 		MaxWait:   cfg.MaxWait,
@@ -53,7 +57,7 @@ func NewCarrying[K comparable, V any](cfg Config[K, V], carry func(context.Conte
 	if err != nil {
 		return nil, err
 	}
-	return &Carrying[K, V]{e: e, carry: carry, leases: make(map[K]engine.Lease[K, item[V]])}, nil
+	return &Carrying[K, V]{e: e, carry: carry, leases: make(map[*[]byte]engine.Lease[K, item[V]])}, nil
 }
 
 // values returns the values of items.
@@ -77,10 +81,10 @@ func (c *Carrying[K, V]) Get(ctx context.Context) (engine.Lease[K, V], error) {
 	if err != nil {
 		return engine.Lease[K, V]{}, err
 	}
-	c.mu.Lock()
-	c.leases[il.Key] = il
-	c.mu.Unlock()
 	l := engine.Lease[K, V]{Key: il.Key, Values: values(il.Values), Attempt: il.Attempt, Carried: make([][]byte, len(il.Values))}
+	c.mu.Lock()
+	c.leases[&l.Carried[0]] = il
+	c.mu.Unlock()
 	for i, it := range il.Values {
 		l.Carried[i] = it.carried
 	}
@@ -92,8 +96,8 @@ func (c *Carrying[K, V]) Finish(ctx context.Context, l engine.Lease[K, V], o sto
 	// Forgotten before the key is free again: its next lease may come at
 	// once, from another worker.
 	c.mu.Lock()
-	il := c.leases[l.Key]
-	delete(c.leases, l.Key)
+	il := c.leases[&l.Carried[0]]
+	delete(c.leases, &l.Carried[0])
 	c.mu.Unlock()
 	return c.e.Finish(ctx, il, o)
 }

@@ -125,6 +125,9 @@ func (e *Engine[K, V]) Key(_ context.Context, key K) (engine.KeyState, error) {
 // terms of the store contract.
 func groupInfo(gi fifo.KeyInfo, n note) store.KeyInfo {
 	info := store.KeyInfo{Values: gi.Messages, Attempt: gi.Attempt, Err: n.err}
+	if gi.Leases > 1 {
+		info.Leases = gi.Leases // the store counts them only when several are out
+	}
 	switch gi.State {
 	case fifo.KeyReady:
 		// Whether the head batch was leased before, the Groups do not

@@ -35,6 +35,9 @@ type Config[K comparable, V any] struct {
 	// MaxBatch is the most values one lease holds; 0 means all of the
 	// key's.
 	MaxBatch int
+	// PerKey is the most leases of one key out at once, each of its own
+	// batch (fifo.GroupsConfig.PerKey); 0 and 1 mean one.
+	PerKey int
 	// MaxValues bounds the values held at once, debouncing, queued or
 	// leased: past it Put refuses a value with store.ErrFull. 0 means no
 	// bound.
@@ -87,7 +90,7 @@ var _ engine.Engine[string, int] = (*Engine[string, int])(nil)
 
 // New returns an empty Engine configured by cfg.
 func New[K comparable, V any](cfg Config[K, V]) (*Engine[K, V], error) {
-	gc := fifo.GroupsConfig{MaxBatch: cfg.MaxBatch, Clock: cfg.Clock}
+	gc := fifo.GroupsConfig{MaxBatch: cfg.MaxBatch, PerKey: cfg.PerKey, Clock: cfg.Clock}
 	var g *fifo.Groups[K, V]
 	var err error
 	if cfg.Tenants.Of != nil {

@@ -95,3 +95,21 @@ func (h *Heap[K]) down(i int) {
 		i = m
 	}
 }
+
+// Walk calls visit with entries of the heap, from the earliest, and with
+// the entries below one (none of them earlier than it) only when visit
+// returned true for it: a visit that returns true for the entries before
+// some bound alone reads them and at most as many more plus one, so that
+// the entries before a bound are found in time proportional to their
+// number, whatever the heap holds.
+func (h *Heap[K]) Walk(visit func(key K, at int64) bool) {
+	h.walk(0, visit)
+}
+
+func (h *Heap[K]) walk(i int, visit func(key K, at int64) bool) {
+	if i >= len(h.items) || !visit(h.items[i].key, h.items[i].at) {
+		return
+	}
+	h.walk(2*i+1, visit)
+	h.walk(2*i+2, visit)
+}

@@ -52,3 +52,43 @@ func TestHeapModel(t *testing.T) {
 		require.Equal(t, len(model), h.Len())
 	}
 }
+
+// TestHeapWalk walks heaps of random deadlines with a visit that descends
+// only below the entries before a bound: it sees exactly those entries,
+// and reads at most as many more plus one.
+func TestHeapWalk(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 2, 10, 1000} {
+		var h Heap[int]
+		ats := make([]int64, n)
+		for i := range n {
+			ats[i] = int64(rng.IntN(100))
+			h.Push(i, ats[i])
+		}
+		for range 10 {
+			h.Pop()
+			h.Push(n, int64(rng.IntN(100)))
+			for _, bound := range []int64{-1, 0, 1, 50, 99, 100} {
+				var want, got []int
+				for _, it := range h.items {
+					if it.at < bound {
+						want = append(want, it.key)
+					}
+				}
+				visits := 0
+				h.Walk(func(key int, at int64) bool {
+					visits++
+					if at >= bound {
+						return false
+					}
+					got = append(got, key)
+					return true
+				})
+				slices.Sort(want)
+				slices.Sort(got)
+				require.Equal(t, want, got, "n %d, bound %d", n, bound)
+				require.LessOrEqual(t, visits, 2*len(want)+1, "n %d, bound %d", n, bound)
+			}
+		}
+	}
+}

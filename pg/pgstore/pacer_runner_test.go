@@ -109,7 +109,7 @@ func TestRunnerAcrossProcesses(t *testing.T) {
 // TestStoretestChild is one process of TestRunnerAcrossProcesses,
 // on the schema it names.
 func TestStoretestChild(t *testing.T) {
-	storetest.Child(t, func(t *testing.T, schema string) store.Store { return instance(t, schema) }, keyGate)
+	storetest.Child(t, func(t *testing.T, schema string) store.Store { return instance(t, schema) }, keyGate, nil)
 }
 
 // keyGate is the storetest.KeyGateFunc of the tests: a pgrate.Keyed in

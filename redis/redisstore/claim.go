@@ -21,7 +21,11 @@ func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([
 	if err := checkClaim(p); err != nil {
 		return nil, 0, err
 	}
-	r, err := s.run(ctx, claimFn, q.ready, q.prefix, p.Keys, p.MaxBatch, micros(p.TTL), p.Holder).Slice()
+	args := []any{q.prefix, p.Keys, p.MaxBatch, micros(p.TTL), p.Holder}
+	if p.PerKey > 1 {
+		args = append(args, p.PerKey)
+	}
+	r, err := s.run(ctx, claimFn, q.ready, args...).Slice()
 	if err != nil {
 		return nil, 0, wrap("claim", err)
 	}
@@ -41,6 +45,8 @@ func checkClaim(p store.ClaimParams) error {
 		return fmt.Errorf("redisstore: ClaimParams.MaxBatch is %d, want 0 or more", p.MaxBatch)
 	case p.TTL <= 0:
 		return fmt.Errorf("redisstore: ClaimParams.TTL is %v, want more than 0", p.TTL)
+	case p.PerKey < 0:
+		return fmt.Errorf("redisstore: ClaimParams.PerKey is %d, want 0 or more", p.PerKey)
 	}
 	return nil
 }

@@ -3,7 +3,7 @@
 // ready order and one set of leases, and a crash of any of them loses
 // nothing that Add accepted. A Store implements store.Store,
 // store.DeadLetters, store.FinishClaimer, store.Inspector,
-// store.Operator and store.FairTenants, and passes
+// store.Operator, store.PerKeyClaimer and store.FairTenants, and passes
 // the store/storetest conformance suite.
 //
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
@@ -73,6 +73,24 @@
 // time passed, the next of those drops it. So values without a Delay, and
 // keys that never had one, cost what they did: the Claim and the Finish
 // read one field more of the key's hash, in the command they send anyway.
+//
+// # Several batches of one key
+//
+// A Claim with store.ClaimParams.PerKey > 1 may lease up to PerKey
+// batches of one key at once, with the semantics of store.PerKeyClaimer.
+// A key that such a Claim leases goes into multi mode: its hash keeps the
+// batches out on a lease or kept to be leased again (each with its values'
+// count, fence, attempt, lapse, holder and error) in one field, as JSON,
+// and the key stands in the one sorted set its batches call for: ready
+// while it may take another lease, else leased until its first lease
+// lapses or held. A key leaves multi mode when no batch of it is left.
+// So a key leased with PerKey 0 or 1 costs what it did: its Claim reads
+// one field more in the command it sends anyway, and a Finish or Extend
+// finds a key in multi mode from the state field it reads anyway. A key
+// in multi mode costs O(PerKey) more a call, a Finish of a batch behind
+// its first O(the values before it) more; Stats visits the keys in multi
+// mode. Keys that one Claim leases and that may lease again go back in
+// the ready order a microsecond apart, in the order it leased them.
 //
 // # Finish calls share a function call
 //

@@ -78,8 +78,12 @@ type finishCall struct {
 // fits reports whether c can share a script whose claim has params p
 // (Keys 0: no claim yet).
 func (c *finishCall) fits(p store.ClaimParams) bool {
-	return c.p.Keys == 0 || p.Keys == 0 || (c.p.MaxBatch == p.MaxBatch && c.p.TTL == p.TTL && c.p.Holder == p.Holder)
+	return c.p.Keys == 0 || p.Keys == 0 || (c.p.MaxBatch == p.MaxBatch && c.p.TTL == p.TTL && c.p.Holder == p.Holder && perKey(c.p) == perKey(p))
 }
+
+// perKey is the most leases of one key at once that p asks for: PerKey,
+// and 1 for 0.
+func perKey(p store.ClaimParams) int { return max(p.PerKey, 1) }
 
 // A combiner lets at most one finish script of a queue be on its way at a
 // time, and gathers the calls that come meanwhile into the next. There is
@@ -192,8 +196,8 @@ func (s *Store) finishBatch(q *queue, batch []*finishCall) {
 		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
-	args := make([]any, 0, 4+6*len(live))
-	args = append(args, q.prefix, p.MaxBatch, micros(p.TTL), p.Holder)
+	args := make([]any, 0, 5+6*len(live))
+	args = append(args, q.prefix, p.MaxBatch, micros(p.TTL), p.Holder, perKey(p))
 	for _, c := range live {
 		args = append(args, c.l.Key, strconv.FormatUint(c.l.Fence, 10), int(c.o.Kind), micros(c.o.After), c.o.Err, c.p.Keys)
 	}

@@ -65,16 +65,16 @@ func (s *Store) Values(ctx context.Context, queue, key string, limit int) ([]sto
 
 // parseKeyInfo reads a key's info as lib_inspect.lua's key_info replies
 // it: {key, state, since, until, maxwait, attempt, fence, holder, error,
-// values, oldest, ahead, paused}.
+// values, oldest, ahead, paused, leases}.
 func parseKeyInfo(r any) (store.KeyInfo, error) {
 	f, ok := r.([]any)
-	if !ok || len(f) != 13 {
+	if !ok || len(f) != 14 {
 		return store.KeyInfo{}, fmt.Errorf("key info of %T %d long", r, len(f))
 	}
 	var info store.KeyInfo
-	var maxWait, state, attempt, fence, values, ahead, paused int64
+	var maxWait, state, attempt, fence, values, ahead, paused, leases int64
 	var since, until, oldest string
-	for i, p := range []any{&info.Key, &state, &since, &until, &maxWait, &attempt, &fence, &info.Holder, &info.Err, &values, &oldest, &ahead, &paused} {
+	for i, p := range []any{&info.Key, &state, &since, &until, &maxWait, &attempt, &fence, &info.Holder, &info.Err, &values, &oldest, &ahead, &paused, &leases} {
 		var ok bool
 		switch p := p.(type) {
 		case *string:
@@ -99,7 +99,7 @@ func parseKeyInfo(r any) (store.KeyInfo, error) {
 	info.State = store.KeyState(state)
 	info.MaxWait = maxWait == 1
 	info.Attempt, info.Fence, info.Values = int(attempt), uint64(fence), int(values)
-	info.Ahead, info.Paused = int(ahead), paused == 1
+	info.Ahead, info.Paused, info.Leases = int(ahead), paused == 1, int(leases)
 	return info, nil
 }
 

@@ -22,7 +22,21 @@ func TestSameAsMemory(t *testing.T) {
 			t.Parallel()
 			r, _, _ := newStore(t)
 			m := store.NewMemory(store.MemoryConfig{})
-			sameAsMemory(t, rand.New(rand.NewPCG(seed, 9)), r, m)
+			sameAsMemory(t, rand.New(rand.NewPCG(seed, 9)), r, m, false)
+		})
+	}
+}
+
+// TestSameAsMemoryPerKey is TestSameAsMemory with claims that ask for
+// ClaimParams.PerKey of 0 to 3, so that keys have several batches out
+// and kept at once, and compares what Key shows of each key too.
+func TestSameAsMemoryPerKey(t *testing.T) {
+	for seed := range uint64(8) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			r, _, _ := newStore(t)
+			m := store.NewMemory(store.MemoryConfig{})
+			sameAsMemory(t, rand.New(rand.NewPCG(seed, 11)), r, m, true)
 		})
 	}
 }
@@ -30,10 +44,11 @@ func TestSameAsMemory(t *testing.T) {
 // held is a lease out in both engines.
 type held struct{ r, m store.Lease }
 
-func sameAsMemory(t *testing.T, rng *rand.Rand, r, m store.Store) {
+func sameAsMemory(t *testing.T, rng *rand.Rand, r, m store.Store, perKey bool) {
 	ctx := t.Context()
 	const q = "q"
 	var out []held
+	var maxFence uint64
 	keys := []string{"a", "b", "c", "", "e\x00:f"}
 	dur := func() time.Duration {
 		if rng.IntN(3) == 0 {
@@ -71,6 +86,12 @@ func sameAsMemory(t *testing.T, rng *rand.Rand, r, m store.Store) {
 			require.Equal(t, merr, r.Add(ctx, q, key, vals, p), msg)
 		case op < 5:
 			p := store.ClaimParams{Keys: 1 + rng.IntN(3), MaxBatch: rng.IntN(4), TTL: time.Hour}
+			if perKey {
+				// One key a Claim: the keys one Claim leases share its
+				// instant, a tie that Memory breaks by the order it last
+				// scheduled them and the Store by the order it leased them.
+				p.Keys, p.PerKey = 1, rng.IntN(4)
+			}
 			msg += fmt.Sprintf(": Claim(%+v)", p)
 			rl, rn, err := r.Claim(ctx, q, p)
 			require.NoError(t, err, msg)
@@ -82,7 +103,12 @@ func sameAsMemory(t *testing.T, rng *rand.Rand, r, m store.Store) {
 				require.Equal(t, ml[i].Key, rl[i].Key, msg)
 				require.Equal(t, ml[i].Values, rl[i].Values, msg)
 				require.Equal(t, ml[i].Attempt, rl[i].Attempt, msg)
+				if perKey {
+					require.Greater(t, rl[i].Fence, maxFence, msg)
+					maxFence = rl[i].Fence
+				}
 				out = append(out, held{rl[i], ml[i]})
+				msg += fmt.Sprintf(" [%q %q a%d f%d]", rl[i].Key, rl[i].Values, rl[i].Attempt, rl[i].Fence)
 			}
 		case op < 8 && len(out) > 0:
 			i := rng.IntN(len(out))
@@ -132,6 +158,19 @@ func sameAsMemory(t *testing.T, rng *rand.Rand, r, m store.Store) {
 		ms, err := m.Stats(ctx, q)
 		require.NoError(t, err, msg)
 		require.Equal(t, ms, rs, msg+": Stats")
+		if perKey {
+			for _, key := range keys {
+				ri, rok, rerr := r.(store.Inspector).Key(ctx, q, key)
+				mi, mok, merr := m.(store.Inspector).Key(ctx, q, key)
+				require.Equal(t, merr, rerr, msg)
+				require.Equal(t, mok, rok, msg+": Key(%q)", key)
+				require.Equal(t, mi.State, ri.State, msg+": Key(%q)", key)
+				require.Equal(t, mi.Leases, ri.Leases, msg+": Key(%q)", key)
+				require.Equal(t, mi.Attempt, ri.Attempt, msg+": Key(%q)", key)
+				require.Equal(t, mi.Values, ri.Values, msg+": Key(%q)", key)
+				require.Equal(t, mi.Err, ri.Err, msg+": Key(%q)", key)
+			}
+		}
 	}
 }
 

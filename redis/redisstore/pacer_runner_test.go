@@ -1,8 +1,10 @@
 package redisstore_test
 
 import (
+	"context"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer/ratelimit"
@@ -18,10 +20,12 @@ import (
 // pauses (OperatorPause), they start no batch until it is resumed, and
 // lose nothing; with a Config.KeyLimit that is a redisrate.Keyed on the
 // same Redis (KeyLimit), each key's calls over all three keep its rate;
-// with tenants of weights 3 and 1 (Tenants), their batches split 3:1.
+// with PerKey 2 (PerKey), no more than 2 batches of a key run at once
+// across them, and 2 do; with tenants of weights 3 and 1 (Tenants), their
+// batches split 3:1.
 func TestRunnerProcesses(t *testing.T) {
 	s, _, p := newStore(t)
-	storetest.RunProcesses(t, storetest.Processes{Store: s, Where: p, Child: "TestStoretestChild", KeyGate: keyGate})
+	storetest.RunProcesses(t, storetest.Processes{Store: s, Where: p, Child: "TestStoretestChild", KeyGate: keyGate, Gauge: openGauge})
 }
 
 // TestStoretestChild is one process of TestRunnerProcesses,
@@ -32,7 +36,7 @@ func TestStoretestChild(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
 		return s
-	}, keyGate)
+	}, keyGate, openGauge)
 }
 
 // keyGate is the storetest.KeyGateFunc of the tests: a redisrate.Keyed
@@ -42,4 +46,23 @@ func keyGate(t *testing.T, prefix string, l storetest.KeyRate) ratelimit.KeyGate
 	k, err := redisrate.NewKeyed(t.Context(), client(t), redisrate.KeyedConfig{Rate: l.Rate, Burst: l.Burst, Name: l.Name, Prefix: prefix})
 	require.NoError(t, err)
 	return k
+}
+
+// gauge is a storetest.Gauge: counters under the prefix's braces, which no
+// Store's key is (a Store's keys have a queue's name in the braces, its
+// registry the word queues after them), so that the cleanup of the
+// prefix takes them too.
+type gauge struct {
+	c      *redis.Client
+	prefix string
+}
+
+// openGauge is the storetest.GaugeFunc of the tests.
+func openGauge(t *testing.T, prefix string) storetest.Gauge {
+	return gauge{client(t), "{" + prefix + "}:test-gauge:"}
+}
+
+func (g gauge) Add(ctx context.Context, name string, d int) (int, error) {
+	n, err := g.c.IncrBy(ctx, g.prefix+name, int64(d)).Result()
+	return int(n), err
 }

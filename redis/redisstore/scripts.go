@@ -47,7 +47,8 @@ var lib = newLibrary("add", "claim", "extend", "finish", "release", "stats", "de
 // includeLib is the line of a script that uses lib.lua.
 const includeLib = "-- @include lib.lua\n"
 
-// newLibrary returns the library of lib.lua and lib_inspect.lua, which
+// newLibrary returns the library of lib.lua, lib_perkey.lua and
+// lib_inspect.lua, which
 // hold the steps the scripts share, then one function per script, whose body is the
 // script's code. A script's "-- @include lib.lua" line becomes a call of
 // lib.lua's begin. Its name is "pacer_" and a hash of its code.
@@ -64,7 +65,7 @@ func newLibrary(scripts ...string) *redisfn.Library {
 		}
 		fns = append(fns, redisfn.Function{Name: name, Body: src})
 	}
-	return redisfn.New("pacer_", mustRead("lib.lua")+mustRead("lib_inspect.lua"), fns...)
+	return redisfn.New("pacer_", mustRead("lib.lua")+mustRead("lib_perkey.lua")+mustRead("lib_inspect.lua"), fns...)
 }
 
 func mustRead(name string) string {

@@ -105,7 +105,7 @@
 //
 //	// TestStoretestChild is a process of TestProcesses; run on its own, it skips.
 //	func TestStoretestChild(t *testing.T) {
-//		storetest.Child(t, func(t *testing.T, ns string) store.Store { return open(t, addr, ns) }, keyGate)
+//		storetest.Child(t, func(t *testing.T, ns string) store.Store { return open(t, addr, ns) }, keyGate, nil)
 //	}
 //
 //	// keyGate is the engine's limit per key in the namespace (nil if it has none).

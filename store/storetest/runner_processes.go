@@ -33,6 +33,10 @@ type Processes struct {
 	// "KeyLimit" scenario, which skips without it. The engine's test gives
 	// Child the same function, for the processes.
 	KeyGate KeyGateFunc
+	// Gauge, when set, opens the Gauge on the engine's server for the data
+	// that Where names, for the "PerKey" scenario, which skips without it.
+	// The engine's test gives Child the same function, for the processes.
+	Gauge GaugeFunc
 }
 
 // A KeyGateFunc returns a ratelimit.KeyGate with l's rate and burst per
@@ -42,6 +46,11 @@ type Processes struct {
 // PostgreSQL. It fails t if it cannot, and releases what it holds when t
 // ends.
 type KeyGateFunc func(t *testing.T, where string, l KeyRate) ratelimit.KeyGate[string]
+
+// A GaugeFunc returns the Gauge kept on the engine's server with the data
+// that where names: every process that calls it with the same where
+// shares its counts. It fails t if it cannot.
+type GaugeFunc func(t *testing.T, where string) Gauge
 
 // KeyRate is the limit per key that a KeyGateFunc makes: Burst events at
 // once, Rate a second after that, under the name Name.
@@ -59,13 +68,16 @@ type KeyRate struct {
 // together are 50 exactly, as p.Store counts them: the engine checked one
 // bound for all of them, atomically with each Add. "OperatorPause", where
 // p.Store implements store.Operator, is runPauseProcesses; "KeyLimit",
-// where p.KeyGate is set, is runKeyLimitProcesses; "Tenants", where
-// p.Store implements store.FairTenants, runTenantProcesses.
+// where p.KeyGate is set, is runKeyLimitProcesses; "PerKey", where
+// p.Store implements store.PerKeyClaimer and p.Gauge is set, is
+// runPerKeyProcesses; "Tenants", where p.Store implements
+// store.FairTenants, runTenantProcesses.
 func RunProcesses(t *testing.T, p Processes) {
 	t.Helper()
 	t.Run("MaxValues", func(t *testing.T) { runMaxValuesProcesses(t, p) })
 	t.Run("OperatorPause", func(t *testing.T) { runPauseProcesses(t, p) })
 	t.Run("KeyLimit", func(t *testing.T) { runKeyLimitProcesses(t, p) })
+	t.Run("PerKey", func(t *testing.T) { runPerKeyProcesses(t, p) })
 	t.Run("Tenants", func(t *testing.T) { runTenantProcesses(t, p) })
 }
 
@@ -92,8 +104,8 @@ func runMaxValuesProcesses(t *testing.T, p Processes) {
 }
 
 // processEnv is set in the environment of the processes of RunProcesses:
-// where the data is, what the process does (childMaxValues, childPause or
-// childKeyLimit), and that scenario's arguments.
+// where the data is, what the process does (childMaxValues, childPause,
+// childKeyLimit or childPerKey), and that scenario's arguments.
 const processEnv = "PACER_STORETEST_PROCESS"
 
 // What a process of RunProcesses does.
@@ -101,6 +113,7 @@ const (
 	childMaxValues = "maxvalues"
 	childPause     = "pause"
 	childKeyLimit  = "keylimit"
+	childPerKey    = "perkey"
 )
 
 // Child is the body of the test that Processes.Child names: in a process
@@ -116,8 +129,10 @@ const (
 // well; Add may refuse them with ErrFull, and with no other error. Once
 // standard input closes, it prints how many values Add accepted, as
 // "handled N" (see Process.Stop). For "OperatorPause", see
-// runPauseProcesses; for "KeyLimit", runKeyLimitProcesses.
-func Child(t *testing.T, open func(t *testing.T, where string) store.Store, keyGate KeyGateFunc) {
+// runPauseProcesses; for "KeyLimit", runKeyLimitProcesses; for "PerKey",
+// runPerKeyProcesses, with the Gauge that gauge returns (gauge is
+// Processes.Gauge, nil if that is); for "Tenants", runTenantProcesses.
+func Child(t *testing.T, open func(t *testing.T, where string) store.Store, keyGate KeyGateFunc, gauge GaugeFunc) {
 	f := ProcessArgs(t, processEnv)
 	require.GreaterOrEqual(t, len(f), 3, "the arguments of a process")
 	s := open(t, f[0])
@@ -135,6 +150,9 @@ func Child(t *testing.T, open func(t *testing.T, where string) store.Store, keyG
 		l, err := parseKeyRate(f[2], f[3], f[4])
 		require.NoError(t, err)
 		childKeyLimited(t, s, keyGate(t, f[0], l), f[2])
+	case childPerKey:
+		require.NotNil(t, gauge, "Child needs the gauge that Processes.Gauge is")
+		childPerKeyHandle(t, s, gauge(t, f[0]), f[2])
 	case childTenants:
 		childRunTenants(t, s, f[2])
 	default:

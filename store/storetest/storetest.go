@@ -168,4 +168,5 @@ var scenarios = []scenario{
 	{"PerKeyHold", testPerKeyHold},
 	{"PerKeyFairness", testPerKeyFairness},
 	{"PerKeyConcurrent", testPerKeyConcurrent},
+	{"PerKeyTenants", testPerKeyTenants},
 }

@@ -8,6 +8,8 @@
   ARGV[3]     most values in a lease, 0 for all that are ready
   ARGV[4]     TTL in microseconds, -1 for ever
   ARGV[5]     the holder, kept with each lease (ClaimParams.Holder)
+  ARGV[6]     the most leases of one key at once (ClaimParams.PerKey);
+              absent: 1 (see lib_perkey.lua)
   Returns FOLDING if Adds are left to fold; otherwise {next, key, fence,
   attempt, count, value..., key, ...}: one group per lease, each value as
   stored ("<time added>:<value>"), after next, the microseconds until the
@@ -19,4 +21,4 @@ local now, now_s = clock()
 if not fold() then
   return FOLDING
 end
-return claim_ready(now, now_s, tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5])
+return claim_ready(now, now_s, tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6]) or 1)

@@ -24,7 +24,12 @@ if #vals == 0 then
 end
 local id = rcall('HINCRBY', K_META, 'd', '1')
 local dk = PFX .. 'd:' .. id
-rcall('RPUSH', dk, key, ARGV[3], rcall('HGET', kk, 'a') or '0', now_s)
+local h = rcall('HMGET', kk, 's', 'a')
+local attempt = h[2] or '0'
+if h[1] == 'm' then
+  attempt = str(select(7, m_state(key, now, now_s)))
+end
+rcall('RPUSH', dk, key, ARGV[3], attempt, now_s)
 push(dk, vals)
 rcall('ZADD', K_DEAD, id, id)
 rcall('ZADD', K_DEADAT, now_s, id)
@@ -32,5 +37,6 @@ rcall('HINCRBY', K_META, 'v', str(-#vals))
 for _, k in ipairs({ready_set(kk), K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K_HELD, K_PARKED, K_KEYS}) do
   rcall('ZREM', k, key)
 end
+rcall('SREM', K_MULTI, key)
 rcall('DEL', kk, vk)
 return #vals

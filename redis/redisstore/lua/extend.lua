@@ -10,9 +10,13 @@
   Returns 1, or 0 if the lease lapsed or was superseded.
 ]]
 -- @include lib.lua
-local now = clock()
-if not leased_by(ARGV[2], KEYS[1], ARGV[3], now) then
+local now, now_s = clock()
+local h = leased_by(ARGV[2], KEYS[1], ARGV[3], now)
+if not h then
   return 0
+end
+if h == 'm' then
+  return m_extend(ARGV[2], KEYS[1], ARGV[3], tonumber(ARGV[4]), now, now_s)
 end
 local exp = str(deadline(now, tonumber(ARGV[4])))
 rcall('HSET', KEYS[1], 'x', exp)

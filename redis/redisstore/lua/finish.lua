@@ -11,7 +11,8 @@
   ARGV[2]     most values in a lease, 0 for all that are ready
   ARGV[3]     TTL of a lease in microseconds, -1 for ever
   ARGV[4]     the holder of the leases it takes (ClaimParams.Holder)
-  ARGV[5..]   for each lease, six: its key, its fence, the outcome (1 ack,
+  ARGV[5]     the most leases of one key at once (ClaimParams.PerKey)
+  ARGV[6..]   for each lease, six: its key, its fence, the outcome (1 ack,
               2 drop, 3 retry, 4 defer, 5 hold), the delay of a retry or
               defer in microseconds (-1 for ever), the error of a drop, a
               retry or a hold, and how many keys to lease for its caller
@@ -28,8 +29,8 @@ if not fold() then
 end
 local out, want = {}, 0
 local t, t_s = now, now_s
-for i = 5, #ARGV, 6 do
-  if i > 5 then
+for i = 6, #ARGV, 6 do
+  if i > 6 then
     -- A microsecond apart, so that the keys they make ready keep the
     -- order of the calls, as they would with calls one after the other.
     t = t + 1
@@ -44,7 +45,7 @@ end
 if want == 0 then
   return out
 end
-local c = claim_ready(t, t_s, want, tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4])
+local c = claim_ready(t, t_s, want, tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]))
 for i = 1, #c do
   out[#out + 1] = c[i]
 end

@@ -17,7 +17,7 @@
   Returns FOLDING if Adds are left to fold; INDEXING if ARGV[7] is 1 and
   keys misses keys or holds keys without values (see reindex.lua);
   otherwise {next, {key, state, since, until, maxwait, attempt, fence,
-  holder, error, values, oldest, ahead, paused}, ...} (ahead 0, see
+  holder, error, values, oldest, ahead, paused, leases}, ...} (ahead 0, see
   lib_inspect.lua): next is the last key read if more may follow, else
   false.
 ]]

@@ -35,6 +35,9 @@
                     moved to parked by the next Claim that pops it, or by
                     pausekey.lua if it is ready then, until resumekey.lua
     wake      ZSET  at most one member, popped by a waiting worker
+    multi     SET   the keys in multi mode, which a Claim with PerKey > 1
+                    leased and which may have several leases out (see
+                    lib_perkey.lua)
     dead      ZSET  dead letter id -> id
     deadat    ZSET  dead letter id -> when it was dropped
     inbox     LIST  the Adds not yet folded into their keys, oldest first:
@@ -164,10 +167,13 @@ end
 -- set by begin, as Redis runs one call at a time.
 local PFX, K_READY, K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K_HELD
 local K_KEYS, K_META, K_WAKE, K_DEAD, K_DEADAT, K_INBOX
-local K_PARKED, K_PAUSED, K_PAUSEDKEYS
+local K_PARKED, K_PAUSED, K_PAUSEDKEYS, K_MULTI
 local K_TW, K_TURNS, K_TV
 local woken
 local fairq -- whether the queue has tenants; nil until a step asks
+
+-- The steps of a key in multi mode (s m), which lib_perkey.lua defines.
+local m_lease, m_finish, m_extend, m_due, m_added, m_release
 
 -- begin starts a call on the queue whose names start with prefix.
 local function begin(prefix)
@@ -179,6 +185,7 @@ local function begin(prefix)
   K_META, K_WAKE, K_DEAD, K_DEADAT = PFX .. 'meta', PFX .. 'wake', PFX .. 'dead', PFX .. 'deadat'
   K_INBOX = PFX .. 'inbox'
   K_PARKED, K_PAUSED, K_PAUSEDKEYS = PFX .. 'parked', PFX .. 'paused', PFX .. 'pausedkeys'
+  K_MULTI = PFX .. 'multi'
   K_TW, K_TURNS, K_TV = PFX .. 'tweights', PFX .. 'turns', PFX .. 'tvtimes'
   woken = false
   fairq = nil
@@ -501,10 +508,17 @@ local function add_at(key, kk, n, len, t, ts, wait, maxwait, gate, head, tn)
   end
   local h = rcall('HMGET', kk, 's', 'b', 'bf', 'bd', 'tn')
   if wait == 0 and not h[2] then
-    -- No open burst to end: the values wait behind the others.
+    -- No open burst to end: the values wait behind the others, but for a
+    -- key with leases out that may now take another.
+    if h[1] == 'm' then
+      m_added(key, kk, n, t, ts)
+    end
     return
   end
   place(key, kk, n, t, ts, wait, maxwait, h)
+  if h[1] == 'm' then
+    m_added(key, kk, n, t, ts, h[2], h[4])
+  end
 end
 
 -- fold_key folds the Adds of key, oldest first: adds holds the index in e
@@ -599,6 +613,18 @@ local function append(key, kk, vk, vals, now, now_s)
   wake()
 end
 
+-- come_due makes key, whose lease lapsed or whose delayed batch came due
+-- at ts, ready in its place; a key in multi mode is placed as its state
+-- says.
+local function come_due(key, ts)
+  local kk = PFX .. 'k:' .. key
+  if rcall('HGET', kk, 's') == 'm' then
+    m_due(key, kk, ts)
+    return
+  end
+  make_ready(key, kk, ts)
+end
+
 -- due_by returns up to lim members of the ZSET k whose score is at most
 -- now, lowest first, with their scores, and removes them from k.
 local function due_by(k, now, lim)
@@ -619,12 +645,12 @@ local function promote(now_s, lim)
   -- Lapsed leases: the same batch, leased again as the next attempt.
   local r = due_by(K_LEASED, now_s, lim)
   for i = 1, #r, 2 do
-    make_ready(r[i], PFX .. 'k:' .. r[i], r[i + 1])
+    come_due(r[i], r[i + 1])
   end
   -- Retried and deferred batches.
   r = due_by(K_DELAYED, now_s, lim)
   for i = 1, #r, 2 do
-    make_ready(r[i], PFX .. 'k:' .. r[i], r[i + 1])
+    come_due(r[i], r[i + 1])
   end
   -- Bursts that came due with nothing before them.
   r = due_by(K_PENDING, now_s, lim)
@@ -637,10 +663,13 @@ end
 
 -- leased_by returns the hash fields s, f, x and then fs of key if its
 -- lease with fence fence still holds at now; nil if it lapsed, ended or
--- was superseded.
+-- was superseded; 'm' if the key is in multi mode (lib_perkey.lua).
 local function leased_by(key, kk, fence, now, ...)
   local h = rcall('HMGET', kk, 's', 'f', 'x', ...)
   if h[1] ~= 'l' or h[2] ~= fence then
+    if h[1] == 'm' then
+      return 'm' -- in multi mode: lib_perkey.lua looks its lease up
+    end
     return nil
   end
   -- A lease taken before x was kept has its lapse in leased only.
@@ -663,6 +692,9 @@ local function finish_lease(key, fence, kind, after, why, now, now_s)
   local h = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn')
   if not h then
     return -1
+  end
+  if h == 'm' then
+    return m_finish(key, kk, fence, kind, after, why, now, now_s)
   end
   local n = h[4]
   rcall('ZREM', K_LEASED, key)
@@ -820,8 +852,13 @@ end
 -- (-1: for ever), to holder, after moving the keys that came due into the
 -- ready order; paused keys it sets aside (pop_ready), and nothing while
 -- the queue is paused. It returns {next, key, fence, attempt, count,
--- value..., key, ...}, next -1 (never) while the queue is paused.
-local function claim_ready(now, now_s, want, maxbatch, ttl, holder)
+-- value..., key, ...}, next -1 (never) while the queue is paused. With
+-- perkey > 1 (ClaimParams.PerKey), a key may take up to perkey leases
+-- (lib_perkey.lua), several in one call: a key that leases in multi mode
+-- and may lease again goes back in the ready order (its tenant's, with
+-- tenants), and the call pops again while it has leased fewer than want,
+-- each lease taking a turn of its tenant.
+local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
   -- One command tells the common case, nothing paused and no tenants,
   -- from the others.
   local paused = false
@@ -835,14 +872,18 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder)
     end
   end
   promote(now_s, want + 16)
-  local got
-  if fairq then
-    got = pop_turns(want, paused)
-  else
-    got = pop_ready(now_s, want, paused)
+  local function pop(n)
+    if fairq then
+      return pop_turns(n, paused)
+    end
+    return pop_ready(now_s, n, paused)
   end
+  local got = pop(want)
   local out = {0}
-  if #got > 0 then
+  local leased, again = 0, false
+  local popped = #got > 0
+  while #got > 0 do
+    again = false
     local exp = str(deadline(now, ttl))
     local count = #got / 2
     local fence = rcall('HINCRBY', K_META, 'f', str(count)) - count
@@ -850,58 +891,79 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder)
     for i = 1, #got, 2 do
       local key = got[i]
       local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
-      local h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd', 'u', 'g')
-      local n, b = tonumber(h[1]), tonumber(h[3]) or 0
-      local due_at -- when the first value that is not due is, if one stops the batch
-      if b > 0 and tonumber(h[4]) <= now then
-        close_burst(kk, key)
-        b = 0
-      end
-      if n == nil or n == 0 then
-        n = rcall('LLEN', vk) - b
-        if maxbatch > 0 and n > maxbatch then
-          n = maxbatch
+      local h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd', 'u', 'g', 'R')
+      if h[7] or perkey > 1 then
+        -- In multi mode, or to be: lib_perkey.lua leases it.
+        fence = fence + 1
+        local a, vals = m_lease(key, kk, got[i + 1], now, now_s, fence, maxbatch, exp, holder, perkey, now + leased)
+        if a then
+          leased, again = leased + 1, true
+          out[#out + 1] = key
+          out[#out + 1] = fence
+          out[#out + 1] = a
+          out[#out + 1] = #vals
+          for j = 1, #vals do
+            out[#out + 1] = vals[j]
+          end
         end
-        if h[6] then
-          n, due_at = due_count(kk, vk, n, now, h[6])
-        end
-      end
-      fence = fence + 1
-      if n > 0 then
-        local a = (tonumber(h[2]) or 0) + 1
-        if h[5] then
-          -- The last lease was deferred: this one takes its number.
-          a = a - 1
-          rcall('HDEL', kk, 'u')
-        end
-        rcall('HSET', kk, 's', 'l', 'f', str(fence), 'x', exp, 'a', str(a), 'n', str(n), 'c', now_s, 'o', holder)
-        zadd[#zadd + 1] = exp
-        zadd[#zadd + 1] = key
-        local vals = rcall('LRANGE', vk, '0', str(n - 1))
-        out[#out + 1] = key
-        out[#out + 1] = fence
-        out[#out + 1] = a
-        out[#out + 1] = #vals
-        for j = 1, #vals do
-          out[#out + 1] = vals[j]
-        end
-      elseif due_at then
-        -- Never so while the scripts keep the model, which schedule a key
-        -- until its first value is due: it waits for it.
-        rcall('HSET', kk, 's', 'w')
-        rcall('ZADD', K_DELAYED, str(due_at), key)
-      elseif b > 0 then
-        -- Never so while the scripts keep the model; an empty lease would
-        -- take every value (LRANGE 0 -1), so the key waits for its burst.
-        local bd = rcall('HGET', kk, 'bd')
-        settle(key, kk, b, now, now_s, b, bd)
       else
-        rcall('DEL', kk)
-        rcall('ZREM', K_KEYS, key)
+        local n, b = tonumber(h[1]), tonumber(h[3]) or 0
+        local due_at -- when the first value that is not due is, if one stops the batch
+        if b > 0 and tonumber(h[4]) <= now then
+          close_burst(kk, key)
+          b = 0
+        end
+        if n == nil or n == 0 then
+          n = rcall('LLEN', vk) - b
+          if maxbatch > 0 and n > maxbatch then
+            n = maxbatch
+          end
+          if h[6] then
+            n, due_at = due_count(kk, vk, n, now, h[6])
+          end
+        end
+        fence = fence + 1
+        if n > 0 then
+          local a = (tonumber(h[2]) or 0) + 1
+          if h[5] then
+            -- The last lease was deferred: this one takes its number.
+            a = a - 1
+            rcall('HDEL', kk, 'u')
+          end
+          rcall('HSET', kk, 's', 'l', 'f', str(fence), 'x', exp, 'a', str(a), 'n', str(n), 'c', now_s, 'o', holder)
+          leased = leased + 1
+          zadd[#zadd + 1] = exp
+          zadd[#zadd + 1] = key
+          local vals = rcall('LRANGE', vk, '0', str(n - 1))
+          out[#out + 1] = key
+          out[#out + 1] = fence
+          out[#out + 1] = a
+          out[#out + 1] = #vals
+          for j = 1, #vals do
+            out[#out + 1] = vals[j]
+          end
+        elseif due_at then
+          -- Never so while the scripts keep the model, which schedule a key
+          -- until its first value is due: it waits for it.
+          rcall('HSET', kk, 's', 'w')
+          rcall('ZADD', K_DELAYED, str(due_at), key)
+        elseif b > 0 then
+          -- Never so while the scripts keep the model; an empty lease would
+          -- take every value (LRANGE 0 -1), so the key waits for its burst.
+          local bd = rcall('HGET', kk, 'bd')
+          settle(key, kk, b, now, now_s, b, bd)
+        else
+          rcall('DEL', kk)
+          rcall('ZREM', K_KEYS, key)
+        end
       end
     end
     if #zadd > 0 then
       rcall('ZADD', K_LEASED, unpack(zadd))
+    end
+    got = {}
+    if again and leased < want then
+      got = pop(want - leased)
     end
   end
   if rcall('ZCARD', fairq and K_TURNS or K_READY) > 0 then
@@ -917,7 +979,7 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder)
     out[1] = -1
   else
     out[1] = math.max(m - now, 1)
-    if #got > 0 then
+    if popped then
       -- This worker may have been the one waiting for m, the next key due
       -- (perhaps one of these leases' lapse): it is busy now, so a waiting
       -- worker takes its place.

@@ -21,11 +21,15 @@ local DEBOUNCING, READY, LEASED, RETRYING, HELD, DEFERRED, SCHEDULED = 1, 2, 3, 
 -- key_state returns the state of key at now, with since and until (times
 -- as the scripts store them, or false), whether until is a MaxWait
 -- deadline (1 or 0), the holder of a lease that holds and the error of
--- its head batch ('' if none), and the fields a and f of its hash; nil if
+-- its head batch ('' if none), the fields a and f of its hash, and its
+-- leases out (lib_perkey.lua's m_state, for a key in multi mode); nil if
 -- key is not in any state set (it has no values).
 local function key_state(key, now)
   local h = rcall('HMGET', PFX .. 'k:' .. key, 's', 'x', 'bd', 'm', 'c', 'o', 'e', 'a', 'f')
   local s, st, till, maxwait, holder = h[1], READY, false, 0, ''
+  if s == 'm' then
+    return m_state(key, now, str(now))
+  end
   -- since, or until for the states that end by themselves: due.
   local due
   if not s or s == 'r' then
@@ -64,7 +68,7 @@ local function key_state(key, now)
       st = DEFERRED
     end
   end
-  return st, since, till, maxwait, holder, h[7] or '', tonumber(h[8]) or 0, tonumber(h[9]) or 0
+  return st, since, till, maxwait, holder, h[7] or '', tonumber(h[8]) or 0, tonumber(h[9]) or 0, 0
 end
 
 -- stamp returns the time a stored value was added, as stored.
@@ -88,14 +92,19 @@ local function state_set(state)
 end
 
 -- may_be reports whether key may be in state at now, at the cost of one
--- command: false if its state's set does not hold it, or holds it due.
+-- command: false if its state's set does not hold it, or holds it due,
+-- and the key is not in multi mode (one command more).
 local function may_be(key, now, state)
   local set = state_set(state)
   if not set then
     return true
   end
   local due = rcall('ZSCORE', set, key)
-  return due and (state == HELD or tonumber(due) > now)
+  if due and (state == HELD or tonumber(due) > now) then
+    return true
+  end
+  -- A key in multi mode may be leased while ready, or ready while leased.
+  return rcall('SISMEMBER', K_MULTI, key) == 1
 end
 
 -- AHEAD_PAUSED bounds the paused keys that ahead looks at: with more
@@ -132,7 +141,7 @@ end
 
 -- key_info returns what key is doing at now, if it has values and its
 -- state is state (0: any): {key, state, since, until, maxwait, attempt,
--- fence, holder, error, values, oldest, ahead, paused}, with '' for a
+-- fence, holder, error, values, oldest, ahead, paused, leases}, with '' for a
 -- time it does not have, paused 1 or 0, and ahead, with most > 0, for a
 -- ready key that is not paused: see ahead (0 otherwise); nil otherwise,
 -- and then true if key has no values. It reads the time of the key's
@@ -141,7 +150,7 @@ local function key_info(key, now, state, most)
   if state ~= 0 and not may_be(key, now, state) then
     return nil
   end
-  local st, since, till, maxwait, holder, err, a, f = key_state(key, now)
+  local st, since, till, maxwait, holder, err, a, f, leases = key_state(key, now)
   if not st then
     return nil, true
   end
@@ -158,7 +167,10 @@ local function key_info(key, now, state, most)
   if most > 0 and st == READY and paused == 0 then
     before = ahead(key, since, most)
   end
-  return {key, st, since or '', till or '', maxwait, a, f, holder, err, n, stamp(head) or '', before, paused}
+  if leases < 2 then
+    leases = 0 -- as store.KeyInfo.Leases counts them
+  end
+  return {key, st, since or '', till or '', maxwait, a, f, holder, err, n, stamp(head) or '', before, paused, leases}
 end
 
 -- indexed reports whether keys counts as many keys as the state sets,

@@ -16,6 +16,9 @@ if not fold() then
 end
 local key, kk = ARGV[2], KEYS[1]
 local h = rcall('HMGET', kk, 's', 'b', 'bd', 'e', 'g')
+if h[1] == 'm' then
+  return m_release(key, kk, now, now_s)
+end
 if h[1] ~= 'h' then
   return 0
 end

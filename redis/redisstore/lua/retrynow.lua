@@ -14,6 +14,9 @@
 local now, now_s = clock()
 local key, kk = ARGV[2], KEYS[1]
 local s = rcall('HGET', kk, 's')
+if s == 'm' then
+  return m_retry_now(key, kk, now, now_s)
+end
 if s ~= 't' and s ~= 'd' then
   return 0
 end

@@ -2,7 +2,7 @@
   stats.lua counts the queue at one instant, after folding the inbox and
   moving the keys that came due into the ready order and setting aside
   the paused keys among them (see lib.lua's parked). It visits the held,
-  the delayed and the paused keys.
+  the delayed and the paused keys, and those in multi mode.
 
   KEYS[1]     the queue's ready (see lib.lua)
   ARGV[1]     prefix of the queue's names
@@ -53,6 +53,22 @@ end
 
 local ready, pending, leased = rcall('ZCARD', K_READY), rcall('ZCARD', K_PENDING), rcall('ZCARD', K_LEASED)
 ready = ready + tenants_ready()
+-- A key in multi mode is leased while a lease of it is out, though it
+-- may be ready for another; one that waits for its kept batch retries.
+for _, key in ipairs(rcall('SMEMBERS', K_MULTI)) do
+  local out, retry, left = m_counts(key, now, now_s)
+  if rcall('ZSCORE', ready_set(PFX .. 'k:' .. key), key) then
+    if out > 0 then
+      ready, leased = ready - 1, leased + 1
+    end
+  elseif rcall('ZSCORE', K_PARKED, key) then
+    if out > 0 then
+      leased = leased + 1
+    end
+  elseif retry and not is_paused[key] and rcall('ZSCORE', K_DELAYED, key) then
+    retrying, behind = retrying + 1, behind + left
+  end
+end
 local delayed, parked = rcall('ZCARD', K_DELAYED), rcall('ZCARD', K_PARKED)
 local out = {
   tonumber(rcall('HGET', K_META, 'v')) or 0,

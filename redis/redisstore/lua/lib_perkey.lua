@@ -1,0 +1,555 @@
+--[[
+  lib_perkey.lua goes on from lib.lua, in the same library: the steps of a
+  key that a Claim with ClaimParams.PerKey > 1 leased, which may have
+  several batches out at once (see store.PerKeyClaimer). Such a key is in
+  multi mode: its hash has s = m and these fields, beside b, bf, bd, m, g
+  and f (the fence of its last lease) as lib.lua describes them:
+    R   its runs, head first, as JSON: the batches out on a lease or kept
+        to be leased again as they are (after a lapse, a Retry, a Defer or
+        a Hold), each {n: values, a: attempt of its last lease, u: its next
+        lease counts an attempt, o: out on a lease, r: kept after a Retry,
+        f: fence, x: out, when its lease lapses, kept, when it is ready
+        again, c: when its lease began, h: its holder, e: the error of its
+        last Retry or Hold}; times and fences are strings, as JSON numbers
+        would lose digits. The runs hold the first values of the key's
+        list, in their order; the free values follow.
+    L   the PerKey of the Claim that leased it last: it takes no new lease
+        while that many are out
+    E   1 if it may take a lease (eligible), as of its last change
+    P   when it last became eligible or was leased: it is ready at the
+        later of P and when its next batch is
+    F   when its free values outside the open burst became ready
+    H   when it was held, while it is
+  It is in exactly one of the state sets: held while held; else ready
+  (its tenant's ready set, with tenants, each lease taking a turn; or
+  parked) once eligible and ready; else leased, scored by the earlier of
+  when it is ready and when its first lease lapses, while a lease is out;
+  else delayed, until its kept batch is ready. A lease that lapses while
+  the key is ready or held is taken back by the next call that loads it.
+  The set multi holds the keys in multi mode, for Stats. A key leaves
+  multi mode when it has no run left: it is then a key of lib.lua again.
+]]
+-- m_load reads the multi state of key at now, or turns a key of lib.lua,
+-- ready since ts, into one: its fixed head batch, if any, becomes its
+-- first run, kept.
+local function m_load(key, kk, ts)
+  local h = rcall('HMGET', kk, 's', 'R', 'L', 'P', 'F', 'E', 'H', 'b', 'bd', 'g', 'n', 'a', 'u', 'e', 'f')
+  local k = {key = key, kk = kk, vk = PFX .. 'v:' .. key}
+  k.b, k.bd, k.g, k.fence = tonumber(h[8]) or 0, h[9], h[10], h[15]
+  k.len = rcall('LLEN', k.vk)
+  if h[1] == 'm' then
+    k.runs = cjson.decode(h[2])
+    k.limit, k.place, k.free_at = tonumber(h[3]), tonumber(h[4]), tonumber(h[5])
+    k.elig, k.held = h[6] == '1', h[7]
+  else
+    k.runs = {}
+    local n = tonumber(h[11]) or 0
+    if n > 0 then
+      k.runs[1] = {n = n, a = tonumber(h[12]) or 0, u = not h[13], o = false, r = false, x = ts, e = h[14] or ''}
+    end
+    k.limit, k.place, k.free_at = 1, tonumber(ts), tonumber(ts)
+    k.elig = true
+    rcall('HDEL', kk, 'n', 'a', 'u', 'e', 'x', 'c', 'o')
+    rcall('SADD', K_MULTI, key)
+  end
+  return k
+end
+
+-- m_in_runs returns how many values the runs of k hold.
+local function m_in_runs(k)
+  local n = 0
+  for _, r in ipairs(k.runs) do
+    n = n + r.n
+  end
+  return n
+end
+
+-- m_out returns how many runs of k are out, and their values.
+local function m_out(k)
+  local c, n = 0, 0
+  for _, r in ipairs(k.runs) do
+    if r.o then
+      c, n = c + 1, n + r.n
+    end
+  end
+  return c, n
+end
+
+-- m_ready returns how many free values of k are outside its open burst.
+local function m_ready(k)
+  return k.len - m_in_runs(k) - k.b
+end
+
+-- m_eligible reports whether k may take a lease once its next batch is
+-- ready.
+local function m_eligible(k)
+  local c, n = m_out(k)
+  return not k.held and c < math.max(k.limit, 1) and k.len > n
+end
+
+-- m_track notes, at t, whether k may lease: a key that becomes eligible
+-- takes its place then.
+local function m_track(k, t)
+  local e = m_eligible(k)
+  if e and not k.elig then
+    k.place = t
+  end
+  k.elig = e
+end
+
+-- m_settle closes the open burst of k once it is due, and takes back the
+-- runs whose lease lapsed by now.
+local function m_settle(k, now)
+  if k.b > 0 and tonumber(k.bd) <= now then
+    if k.len - m_in_runs(k) == k.b then
+      k.free_at = tonumber(k.bd) -- the burst's values are the first free ones
+    end
+    close_burst(k.kk, k.key)
+    k.b = 0
+  end
+  local first
+  for _, r in ipairs(k.runs) do
+    if r.o and tonumber(r.x) <= now then
+      -- A lapse is the batch's next attempt.
+      r.o, r.u, r.r = false, true, false
+      local x = tonumber(r.x)
+      if first == nil or x < first then
+        first = x
+      end
+    end
+  end
+  if first then
+    m_track(k, first)
+  end
+end
+
+-- m_kept returns the index of the first run of k that is not out: the
+-- batch its next lease takes again; nil if none.
+local function m_kept(k)
+  for i, r in ipairs(k.runs) do
+    if not r.o then
+      return i
+    end
+  end
+  return nil
+end
+
+-- m_next returns when the next batch of k is ready: its first kept run's
+-- time, else when its free values became ready and the first of them is
+-- due, else its burst's due.
+local function m_next(k, now)
+  local i = m_kept(k)
+  if i then
+    return tonumber(k.runs[i].x)
+  end
+  if m_ready(k) > 0 then
+    local t = k.free_at
+    if k.g and tonumber(k.g) > now then
+      local due = due_of(rcall('LINDEX', k.vk, str(m_in_runs(k))))
+      if due and due > t then
+        t = due
+      end
+    end
+    return t
+  end
+  return tonumber(k.bd) or INF
+end
+
+-- m_ready_at returns when an eligible k is ready for a lease.
+local function m_ready_at(k, now)
+  return math.max(k.place, m_next(k, now))
+end
+
+-- m_save writes the multi state of k to its hash.
+local function m_save(k)
+  local e = '0'
+  if k.elig then
+    e = '1'
+  end
+  rcall('HSET', k.kk, 's', 'm', 'R', cjson.encode(k.runs), 'L', str(k.limit), 'P', str(k.place), 'F', str(k.free_at), 'E', e)
+  if k.held then
+    rcall('HSET', k.kk, 'H', k.held)
+  else
+    rcall('HDEL', k.kk, 'H')
+  end
+end
+
+-- m_unset takes key out of the sets of the states it may be in but held
+-- (its tenant's ready set, with tenants), and reports whether it was
+-- parked.
+local function m_unset(key)
+  rcall('ZREM', ready_set(PFX .. 'k:' .. key), key)
+  rcall('ZREM', K_LEASED, key)
+  rcall('ZREM', K_DELAYED, key)
+  return rcall('ZREM', K_PARKED, key) == 1
+end
+
+-- m_ready_in puts key, with hash kk, in the ready order at ts (its
+-- tenant's, with tenants), or among the parked keys if it was there.
+local function m_ready_in(key, kk, ts, parked)
+  if parked then
+    park(key, ts)
+    return
+  end
+  enter(key, kk, ts)
+  wake()
+end
+
+-- m_place saves k and puts it in the set of its state at now (now_s); a k
+-- without runs leaves multi mode, as a key of lib.lua that is ready, or
+-- settled from now.
+local function m_place(k, now, now_s)
+  local key, kk = k.key, k.kk
+  if k.held then
+    m_save(k)
+    m_unset(key)
+    rcall('ZADD', K_HELD, 'NX', k.held, key)
+    return
+  end
+  local parked = m_unset(key)
+  if #k.runs == 0 then
+    rcall('HDEL', kk, 'R', 'L', 'P', 'F', 'E', 'H')
+    rcall('SREM', K_MULTI, key)
+    local at = k.elig and m_ready_at(k, now)
+    if at and at <= now then
+      rcall('HSET', kk, 's', 'r', 'a', '0', 'n', '0')
+      m_ready_in(key, kk, str(at), parked)
+      return
+    end
+    local h = rcall('HMGET', kk, 'b', 'bd', 'g')
+    settle(key, kk, k.len, now, now_s, h[1], h[2], nil, h[3])
+    return
+  end
+  m_save(k)
+  local at = INF
+  if k.elig then
+    at = m_ready_at(k, now)
+    if at <= now then
+      m_ready_in(key, kk, str(at), parked)
+      return
+    end
+  end
+  local c = m_out(k)
+  if c > 0 then
+    for _, r in ipairs(k.runs) do
+      if r.o and tonumber(r.x) < at then
+        at = tonumber(r.x)
+      end
+    end
+    wake_before(at)
+    rcall('ZADD', K_LEASED, str(at), key)
+    return
+  end
+  wake_before(at)
+  rcall('ZADD', K_DELAYED, str(at), key)
+end
+
+-- m_delete removes key, which has no values left.
+local function m_delete(key, kk)
+  m_unset(key) -- before the hash goes, which names the key's tenant
+  rcall('DEL', kk)
+  rcall('ZREM', K_KEYS, key)
+  rcall('ZREM', K_HELD, key)
+  rcall('ZREM', K_TRAILING, key)
+  rcall('SREM', K_MULTI, key)
+end
+
+-- m_offset returns the index in the key's list of the first value of run i.
+local function m_offset(k, i)
+  local off = 0
+  for j = 1, i - 1 do
+    off = off + k.runs[j].n
+  end
+  return off
+end
+
+-- m_cut removes the n values of k's list from off on.
+local function m_cut(k, off, n)
+  if off == 0 then
+    rcall('LTRIM', k.vk, str(n), '-1')
+    return
+  end
+  local before = rcall('LRANGE', k.vk, '0', str(off - 1))
+  rcall('LTRIM', k.vk, str(off + n), '-1')
+  local rev = {}
+  for i = #before, 1, -1 do
+    rev[#rev + 1] = before[i]
+  end
+  rcall('LPUSH', k.vk, unpack(rev))
+end
+
+-- m_lease leases key, popped from the ready order where it stood since ts,
+-- at now (now_s) with fence, for the Claim's maxbatch, lapse exp, holder
+-- and perkey, if it is ready: its first kept run again, or else a new run
+-- of its free values. It returns the lease's attempt and values, or nil,
+-- and places the key; a key that may lease again is ready from after,
+-- now or the microseconds after it, so that the keys one call leases go
+-- back in the order it leased them.
+m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey, after)
+  local k = m_load(key, kk, ts)
+  m_settle(k, now)
+  -- Ready, as it was in the ready order (perhaps from a microsecond or so
+  -- after now: see after), if it may lease.
+  if not k.elig then
+    m_place(k, now, now_s)
+    return nil
+  end
+  local i = m_kept(k)
+  if not i then
+    local n = m_ready(k)
+    if maxbatch > 0 and n > maxbatch then
+      n = maxbatch
+    end
+    local off = m_in_runs(k)
+    if k.g and n > 0 then
+      if tonumber(k.g) <= now then
+        rcall('HDEL', kk, 'g')
+        k.g = nil
+      else
+        local vals = rcall('LRANGE', k.vk, str(off), str(off + n - 1))
+        for j = 1, #vals do
+          local due = due_of(vals[j])
+          if due and due > now then
+            n = j - 1
+            break
+          end
+        end
+      end
+    end
+    if n <= 0 then
+      m_place(k, now, now_s)
+      return nil
+    end
+    k.runs[#k.runs + 1] = {n = n, a = 0, u = true, o = false, r = false, x = now_s, e = ''}
+    i = #k.runs
+  end
+  local r = k.runs[i]
+  if r.u then
+    r.a = r.a + 1
+    r.u = false
+  end
+  local f = str(fence)
+  r.o, r.r, r.f, r.x, r.c, r.h = true, false, f, exp, now_s, holder
+  k.limit, k.elig = math.max(perkey, 1), false
+  rcall('HSET', kk, 'f', f)
+  local off = m_offset(k, i)
+  local vals = rcall('LRANGE', k.vk, str(off), str(off + r.n - 1))
+  -- A key that may lease again goes behind those waiting.
+  m_track(k, after)
+  m_place(k, after, str(after))
+  return r.a, vals
+end
+
+-- m_find returns k's run out on the lease with fence, which holds at now,
+-- and its index; nil if none.
+local function m_find(k, fence)
+  for i, r in ipairs(k.runs) do
+    if r.o and r.f == fence then
+      return r, i
+    end
+  end
+  return nil
+end
+
+-- m_finish ends the lease of key with fence as finish_lease does, for a
+-- key in multi mode.
+m_finish = function(key, kk, fence, kind, after, why, now, now_s)
+  local k = m_load(key, kk, now_s)
+  m_settle(k, now)
+  local r, i = m_find(k, fence)
+  if not r then
+    return -1
+  end
+  if kind == 1 or kind == 2 then
+    local off = m_offset(k, i)
+    if kind == 2 then
+      local id = rcall('HINCRBY', K_META, 'd', '1')
+      local dk = PFX .. 'd:' .. id
+      rcall('RPUSH', dk, key, why, str(r.a), now_s)
+      rcall('RPUSH', dk, unpack(rcall('LRANGE', k.vk, str(off), str(off + r.n - 1))))
+      rcall('ZADD', K_DEAD, id, id)
+      rcall('ZADD', K_DEADAT, now_s, id)
+    end
+    m_cut(k, off, r.n)
+    rcall('HINCRBY', K_META, 'v', str(-r.n))
+    k.len = k.len - r.n
+    table.remove(k.runs, i)
+    if k.len == 0 then
+      m_delete(key, kk)
+      return 0
+    end
+  elseif kind == 5 then
+    r.o, r.e = false, why
+    k.held = now_s
+  else
+    -- A retry counts an attempt, a defer does not.
+    r.o, r.r, r.u = false, kind == 3, kind == 3
+    if kind == 3 then
+      r.e = why
+    end
+    r.x = str(deadline(now, after))
+  end
+  m_track(k, now)
+  m_place(k, now, now_s)
+  return 1
+end
+
+-- m_extend renews the lease of key with fence for ttl from now, for a key
+-- in multi mode: 1, or 0 if it lapsed or ended.
+m_extend = function(key, kk, fence, ttl, now, now_s)
+  local k = m_load(key, kk, now_s)
+  m_settle(k, now)
+  local r = m_find(k, fence)
+  if not r then
+    return 0
+  end
+  r.x = str(deadline(now, ttl))
+  m_place(k, now, now_s)
+  return 1
+end
+
+-- m_due places key in multi mode, whose entry in a set of keys that come
+-- due came due at ts.
+m_due = function(key, kk, ts)
+  local now = tonumber(ts)
+  local k = m_load(key, kk, ts)
+  m_settle(k, now)
+  m_place(k, now, ts)
+end
+
+-- m_added places key in multi mode after an Add of n values at t (ts),
+-- its open burst having been b0 values due at bd0 before (fields of its
+-- hash, or nil).
+m_added = function(key, kk, n, t, ts, b0, bd0)
+  local k = m_load(key, kk, ts)
+  -- Whether free values were ready before the Add, once a burst that
+  -- came due by t was closed.
+  local len0, inr = k.len - n, m_in_runs(k)
+  b0 = tonumber(b0) or 0
+  if b0 > 0 and tonumber(bd0) <= t then
+    if len0 - inr == b0 then
+      k.free_at = tonumber(bd0)
+    end
+    b0 = 0
+  end
+  local was = len0 - inr - b0 > 0
+  m_settle(k, t)
+  if not was and m_ready(k) > 0 then
+    k.free_at = t
+  end
+  m_track(k, t)
+  m_place(k, t, ts)
+end
+
+-- m_release ends the hold of key in multi mode at now: the attempts of
+-- its kept runs start over, and those behind its last lease out give up
+-- their size. It returns 1, or 0 if the key is not held.
+m_release = function(key, kk, now, now_s)
+  local k = m_load(key, kk, now_s)
+  if not k.held then
+    return 0
+  end
+  rcall('ZREM', K_HELD, key)
+  m_settle(k, now)
+  k.held = nil
+  local last = 0
+  for i, r in ipairs(k.runs) do
+    if r.o then
+      last = i
+    end
+  end
+  if #k.runs > last then
+    if m_ready(k) == 0 then
+      k.free_at = now
+    end
+    for i = #k.runs, last + 1, -1 do
+      table.remove(k.runs, i)
+    end
+  end
+  for _, r in ipairs(k.runs) do
+    if not r.o then
+      r.a, r.u, r.r, r.e, r.x = 0, true, false, '', now_s
+    end
+  end
+  m_track(k, now)
+  m_place(k, now, now_s)
+  return 1
+end
+
+-- m_counts returns what Stats counts of key in multi mode at now: its
+-- leases out, and whether its first run was kept after a Retry, with the
+-- values behind it.
+local function m_counts(key, now, now_s)
+  local k = m_load(key, PFX .. 'k:' .. key, now_s)
+  m_settle(k, now)
+  local c = m_out(k)
+  local first = k.runs[1]
+  if first and first.r and not first.o then
+    return c, true, k.len - first.n
+  end
+  return c, false, 0
+end
+
+-- m_state returns what key in multi mode is doing at now, as key_state
+-- does for others (see lib_inspect.lua), and its leases out: the state
+-- (2 ready, 3 leased, 4 retrying, 5 held, 6 deferred, 7 scheduled, 1
+-- debouncing), since, until, maxwait, holder, error, attempt and fence,
+-- of the first run out on a lease if it is leased, else of its first
+-- kept run.
+local function m_state(key, now, now_s)
+  local k = m_load(key, PFX .. 'k:' .. key, now_s)
+  m_settle(k, now)
+  local c = m_out(k)
+  local shown
+  if c > 0 and not k.held then
+    for _, r in ipairs(k.runs) do
+      if r.o then
+        shown = r
+        break
+      end
+    end
+  end
+  local i = m_kept(k)
+  if not shown and i then
+    shown = k.runs[i]
+  end
+  local a, e = 0, ''
+  if shown then
+    a, e = shown.a, shown.e or ''
+  end
+  local f = tonumber(k.fence) or 0
+  if k.held then
+    return 5, k.held, false, 0, '', e, a, f, c
+  elseif c > 0 then
+    return 3, shown.c, shown.x, 0, shown.h or '', e, a, tonumber(shown.f), c
+  end
+  local at = m_ready_at(k, now)
+  if k.elig and at <= now then
+    return 2, str(at), false, 0, '', e, a, f, c
+  elseif i and k.runs[1].r then
+    return 4, false, str(at), 0, '', e, a, f, c
+  elseif i then
+    return 6, false, str(at), 0, '', e, a, f, c
+  elseif m_ready(k) > 0 then
+    return 7, false, str(at), 0, '', e, a, f, c
+  end
+  local mw = 0
+  if rcall('HGET', k.kk, 'm') == '1' then
+    mw = 1
+  end
+  return 1, false, str(at), mw, '', e, a, f, c
+end
+
+-- m_retry_now makes the kept batch of key in multi mode ready at now, if
+-- the key is retrying or deferred: 1, else 0.
+local function m_retry_now(key, kk, now, now_s)
+  local st = m_state(key, now, now_s)
+  if st ~= 4 and st ~= 6 then
+    return 0
+  end
+  local k = m_load(key, kk, now_s)
+  m_settle(k, now)
+  k.runs[m_kept(k)].x = now_s
+  m_place(k, now, now_s)
+  return 1
+end
