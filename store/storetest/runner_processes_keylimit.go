@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,11 +32,9 @@ const (
 // The timings of runKeyLimitProcesses: how soon after "go" every cold
 // key's call must have started, where a limit that held one key's calls
 // behind another's (one bucket for all keys) would take at least
-// (keyCold - keyBurst)/keyRate, 3.6 s; how far the server's clock and the host's may disagree about
-// a span (see checkKeyRate); and how long it all may take.
+// (keyCold - keyBurst)/keyRate, 3.6 s; and how long it all may take.
 const (
 	keyColdLimit  = 2 * time.Second
-	keyClockSlack = time.Millisecond
 	keyLimitTotal = time.Minute
 )
 
@@ -164,34 +161,14 @@ func runKeyLimitProcesses(t *testing.T, p Processes) {
 }
 
 // checkKeyRate fails t if the calls of key broke the limit, which the
-// engine's server enforces on its clock: in any span of length d, at most
-// floor(keyRate·d) + keyBurst tokens (GCRA). A call's token was taken at
-// an instant between its asked and started readings of the host's clock,
-// so for any two readings lo <= hi, the calls asked at or after lo that
-// started at or before hi had their tokens within [lo, hi], and there may
-// be at most that many of them for d = hi - lo. The one tolerance,
-// keyClockSlack, is for the clocks: the server's may run a hair faster or
-// slower than the host's over the span (one clock when the server is
-// local), never for the calls' own delays, which the readings bracket.
+// engine's server enforces on its clock (see CheckRate).
 func checkKeyRate(t *testing.T, key string, calls []keyCall) {
 	t.Helper()
-	for _, a := range calls {
-		for _, b := range calls {
-			lo, hi := a.asked, b.started
-			if hi < lo {
-				continue
-			}
-			n := 0
-			for _, c := range calls {
-				if c.asked >= lo && c.started <= hi {
-					n++
-				}
-			}
-			d := time.Duration(hi-lo) + keyClockSlack
-			most := int(math.Floor(keyRate*d.Seconds())) + keyBurst
-			require.LessOrEqual(t, n, most, "%d calls of %s had their tokens within %v, more than Burst + Rate·d allows", n, key, d)
-		}
+	tc := make([]TokenCall, len(calls))
+	for i, c := range calls {
+		tc[i] = TokenCall{Asked: time.Unix(0, c.asked), Started: time.Unix(0, c.started)}
 	}
+	CheckRate(t, key, tc, keyRate, keyBurst)
 }
 
 // A keyCall is a line of a process of runKeyLimitProcesses: a handler
