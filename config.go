@@ -81,6 +81,22 @@ type Config[K comparable, V any] struct {
 	// [Backoff.Attempts]: [ExhaustedDrop] (the default) or [ExhaustedHold].
 	// ExhaustedHold needs Retry.Attempts other than [Unlimited].
 	Exhausted Exhausted
+	// Tenant, when set, maps a key to its tenant: ready keys then take
+	// turns across tenants, each tenant's turns in proportion to its
+	// weight, and oldest-ready first within a tenant, so that a tenant
+	// with a large backlog does not keep one with a few keys waiting
+	// behind it (see Fairness in package store; the order holds across
+	// instances). A tenant back from having nothing ready earns no credit
+	// for the turns it did not take. A key keeps the tenant it had when it
+	// got its first value, until it has none left. "" is no tenant: such
+	// keys take turns as one tenant of weight 1. With Config.Store, the
+	// Store must implement [store.FairTenants].
+	Tenant func(key K) string
+	// TenantWeight, when set, gives a tenant's weight, from 1 to
+	// [store.MaxWeight] (values out of range are brought into it), read at
+	// every Add: a change counts from the tenant's next turn. nil weighs
+	// every tenant 1. It needs Tenant.
+	TenantWeight func(tenant string) int
 	// Limiter, when set, is waited on for one token before every handler
 	// call, retries included. A Limiter that is also a [ratelimit.Pauser]
 	// (as [ratelimit.Bucket] is) is paused by a [PauseAll] error and by a
@@ -432,6 +448,9 @@ func (c Config[K, V]) validate() error {
 		return fmt.Errorf("pacer: Config.%s applies only with Config.Store, which is nil", f)
 	}
 	if err := c.Retry.validate(); err != nil {
+		return err
+	}
+	if err := c.validateTenant(); err != nil {
 		return err
 	}
 	return c.Adaptive.validate(c.Debounce)

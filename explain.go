@@ -56,7 +56,10 @@ type Explanation struct {
 	Until   time.Time `json:"until,omitzero"`
 	MaxWait bool      `json:"max_wait,omitempty"`
 	// Ahead is, for a Ready key, how many ready keys come before it,
-	// counted up to store.MaxAhead.
+	// counted up to store.MaxAhead. With Config.Tenant, it counts the
+	// ready keys of the key's own tenant before it: the turns of the
+	// other tenants come in between, in proportion to their weights,
+	// which Explain does not count.
 	Ahead int `json:"ahead,omitempty"`
 	// Holder names the instance that holds a Leased key.
 	Holder string `json:"holder,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pacerkit/pacer/fifo"
 	"github.com/pacerkit/pacer/internal/adaptive"
 	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/internal/local"
@@ -208,6 +209,7 @@ func (r *Runner[K, V]) newEngine() (engine.Engine[K, V], error) {
 			Logger:          cfg.Logger,
 			AckInBackground: cfg.AckInBackground,
 			Acked:           r.acked,
+			Tenant:          cfg.tenantOf(),
 		}), nil
 	}
 	lc := local.Config[K, V]{
@@ -220,6 +222,9 @@ func (r *Runner[K, V]) newEngine() (engine.Engine[K, V], error) {
 		Clock:     cfg.Clock,
 		Ready:     r.ready,
 		Left:      r.lose,
+	}
+	if cfg.Tenant != nil {
+		lc.Tenants = fifo.Tenants[K]{Of: cfg.Tenant, Weight: cfg.tenantWeight}
 	}
 	if cfg.DropPendingOnShutdown {
 		lc.DropPending = r.dropPending

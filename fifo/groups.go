@@ -88,6 +88,9 @@ type Groups[K comparable, M any] struct {
 	groups   map[K]*group[M]
 	free     []*group[M] // recycled group records
 	ready    ring[readyKey[K, M]]
+	fair     *fairReady[K, M] // the ready order with tenants, instead of ready
+	tenantOf func(K) string
+	weightOf func(string) int
 	waiters  waitList
 	delay    delayer[K]
 	waiting  int // messages not leased
@@ -128,7 +131,8 @@ type group[M any] struct {
 	token   uint64
 	due     int64 // retry deadline, in stateDelayed
 	state   groupState
-	retry   bool // in stateDelayed after a Retry, not a Defer
+	retry   bool   // in stateDelayed after a Retry, not a Defer
+	tenant  string // with tenants: the key's, from its first message
 
 	// With PerKey > 1 the key's batches are runs instead of head, and its
 	// Attempt and lease tokens are theirs (groups_perkey.go).
@@ -155,12 +159,13 @@ func NewGroups[K comparable, M any](cfg GroupsConfig) (*Groups[K, M], error) {
 	if cfg.PerKey < 0 {
 		return nil, fmt.Errorf("fifo: GroupsConfig.PerKey must be >= 0, got %d", cfg.PerKey)
 	}
-	return &Groups[K, M]{
+	g := &Groups[K, M]{
 		maxBatch: cfg.MaxBatch,
 		perKey:   cfg.PerKey,
 		groups:   make(map[K]*group[M]),
 		delay:    newDelayer[K](timing.From(cfg.Clock)),
-	}, nil
+	}
+	return g, nil
 }
 
 // Put appends msgs to key, behind its earlier messages. A key that had no
@@ -168,6 +173,14 @@ func NewGroups[K comparable, M any](cfg GroupsConfig) (*Groups[K, M], error) {
 // its place and state. Put with no messages does nothing. Put returns
 // ErrClosed after shutdown.
 func (g *Groups[K, M]) Put(key K, msgs ...M) error {
+	var tn string
+	w := 0
+	if g.tenantOf != nil && len(msgs) > 0 {
+		tn = g.tenantOf(key)
+		if g.weightOf != nil {
+			w = max(g.weightOf(tn), 1)
+		}
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.shut {
@@ -176,9 +189,13 @@ func (g *Groups[K, M]) Put(key K, msgs ...M) error {
 	if len(msgs) == 0 {
 		return nil
 	}
+	if w > 0 {
+		g.fair.tenant(tn, w)
+	}
 	gr := g.groups[key]
 	if gr == nil {
 		gr = g.newGroup()
+		gr.tenant = tn
 		g.groups[key] = gr
 		g.makeReady(key, gr)
 	} else if gr.state == stateHeld {
@@ -206,7 +223,7 @@ func (g *Groups[K, M]) newGroup() *group[M] {
 
 func (g *Groups[K, M]) makeReady(key K, gr *group[M]) {
 	gr.state = stateReady
-	g.ready.push(readyKey[K, M]{key, gr})
+	g.pushReady(key, gr)
 	g.waiters.wakeOne()
 }
 
@@ -227,14 +244,9 @@ func (g *Groups[K, M]) Get(ctx context.Context) (Lease[K, M], error) {
 	}
 	g.mu.Lock()
 	for {
-		if r, ok := g.ready.pop(); ok {
+		if r, ok := g.popReady(); ok {
 			key, gr := r.key, r.gr
 			if g.perKey > 1 {
-				if gr.skip > 0 { // the key left the ready order since
-					gr.skip--
-					g.stale--
-					continue
-				}
 				l := g.leaseRun(key, gr)
 				g.mu.Unlock()
 				return l, nil
@@ -331,7 +343,7 @@ func (g *Groups[K, M]) remove(l leaseID[K, M], op string) (more bool) {
 // taken, and recycles its record.
 func (g *Groups[K, M]) forget(key K, gr *group[M]) {
 	delete(g.groups, key)
-	gr.msgs, gr.head, gr.attempt, gr.retry = nil, 0, 1, false
+	gr.msgs, gr.head, gr.attempt, gr.retry, gr.tenant = nil, 0, 1, false, ""
 	gr.runs, gr.leased, gr.skip = gr.runs[:0], 0, 0
 	if len(g.free) < 1024 {
 		g.free = append(g.free, gr)

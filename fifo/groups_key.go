@@ -35,6 +35,8 @@ type KeyInfo struct {
 	Due time.Time
 	// Ahead is, for a KeyReady key, the number of ready keys a Get would
 	// lease before it, counted up to the bound given to Key; 0 otherwise.
+	// With tenants (NewFairGroups), it counts the ready keys of the key's
+	// own tenant before it: the other tenants' turns come in between.
 	Ahead int
 	// Leases counts the key's leases out. With GroupsConfig.PerKey > 1 a
 	// key with one or more is KeyLeased unless held, whatever its next
@@ -82,7 +84,7 @@ func (g *Groups[K, M]) Key(key K, maxAhead int) (KeyInfo, bool) {
 // ahead returns the number of ready keys before gr in the ready order, up
 // to most.
 func (g *Groups[K, M]) ahead(gr *group[M], most int) int {
-	r := &g.ready
+	r := g.readyOf(gr)
 	for i := range min(r.n, most) {
 		if r.buf[(r.head+i)&(len(r.buf)-1)].gr == gr {
 			return i
@@ -127,7 +129,7 @@ func (g *Groups[K, M]) runsInfo(gr *group[M], maxAhead int) KeyInfo {
 // aheadRuns is ahead for a Groups with PerKey > 1, whose ready order may
 // hold stale entries: those are not counted, nor taken for gr's own.
 func (g *Groups[K, M]) aheadRuns(gr *group[M], most int) int {
-	r := &g.ready
+	r := g.readyOf(gr)
 	seen := map[*group[M]]int{}
 	n := 0
 	for i := range r.n {

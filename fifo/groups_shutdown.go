@@ -88,7 +88,7 @@ func (g *Groups[K, M]) ShutDownWithDrain(ctx context.Context) error {
 // or delayed and no lease out; after that only Release can make a key ready
 // again.
 func (g *Groups[K, M]) checkDrained() {
-	if g.shut && g.drained != nil && !g.drainEnd && g.ready.len() == g.stale && g.delayed == 0 && g.leases == 0 {
+	if g.shut && g.drained != nil && !g.drainEnd && g.readyLen() == g.stale && g.delayed == 0 && g.leases == 0 {
 		g.drainEnd = true
 		close(g.drained)
 	}
@@ -120,11 +120,9 @@ func (g *Groups[K, M]) Close(left func(key K, msgs []M)) {
 	g.mu.Lock()
 	if !g.closed {
 		g.closed, g.shut, g.left = true, true, left
-		for r, ok := g.ready.pop(); ok; r, ok = g.ready.pop() {
+		for r, ok := g.popReady(); ok; r, ok = g.popReady() { // stale entries dropped
 			if g.perKey > 1 {
-				if r.gr.skip > 0 {
-					r.gr.skip--
-				} else if msgs := g.takeRuns(r.key, r.gr); len(msgs) > 0 {
+				if msgs := g.takeRuns(r.key, r.gr); len(msgs) > 0 {
 					back = append(back, rest{r.key, msgs})
 				}
 				continue

@@ -185,6 +185,9 @@ type KeyInfo struct {
 	// (paused keys are not leased, and do not count), counted up to
 	// MaxAhead (a key with more ahead shows MaxAhead); 0 otherwise. A
 	// paused queue leases nothing, but its keys show where they stand.
+	// With tenants (AddParams.Tenant), it counts the ready keys of the
+	// key's own tenant ahead of it: its tenant's turns come between the
+	// other tenants', in proportion to the weights.
 	Ahead int `json:"ahead,omitempty"`
 	// Paused reports that an Operator paused the key: it is not leased
 	// until ResumeKey, whatever State says its values are doing.

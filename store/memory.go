@@ -31,8 +31,11 @@ type MemoryConfig struct {
 // engine, which keeps every guarantee of the package doc for the callers of
 // one process. Nothing survives the process, so it offers no durability.
 // It also keeps dead letters (DeadLetters), without limit until Purge,
-// shows what it holds (Inspector) and lets an operator steer it
-// (Operator).
+// shows what it holds (Inspector), lets an operator steer it
+// (Operator) and leases in turns across tenants (FairTenants): a Claim
+// in a queue with tenants costs O(log T) more in its T tenants with
+// ready keys, and moves the keys that came due to their tenants' ready
+// order at O(log K) each, once.
 //
 // Memory starts no goroutine and holds no resource beyond memory, so it
 // has nothing to close: Wait uses one timer per call. One lock guards all
@@ -86,6 +89,9 @@ type queue struct {
 	// paused, with values or without (see memory_operate.go).
 	paused     bool
 	pausedKeys map[string]struct{}
+	// fair is the turn order across tenants, nil until an Add names a
+	// tenant (memory_tenant.go).
+	fair *fair
 }
 
 // slot is an entry of a queue's schedule: k, scheduled as its order-th.
@@ -140,7 +146,10 @@ func (p AddParams) validate() error {
 	if p.Wait < 0 || p.MaxWait < 0 || p.MaxValues < 0 {
 		return fmt.Errorf("store: AddParams.Wait, MaxWait and MaxValues must be >= 0, got %v, %v and %d", p.Wait, p.MaxWait, p.MaxValues)
 	}
-	return p.ValidateDelay()
+	if err := p.ValidateDelay(); err != nil {
+		return err
+	}
+	return ValidateTenant(p)
 }
 
 // add appends vals to key in q, as Add and Redrive do.
@@ -150,6 +159,12 @@ func (m *Memory) add(q *queue, name string, vals [][]byte, p AddParams, now int6
 		k = &key{name: name}
 		q.keys[name] = k
 		q.created.add(k)
+		if p.Tenant != "" {
+			k.tenant = q.tenant(p.Tenant)
+		}
+	}
+	if p.Weight > 0 {
+		q.tenant(p.Tenant).weight = p.Weight
 	}
 	k.add(q, vals, p, now)
 	q.values += len(vals)

@@ -14,8 +14,16 @@ import (
 // visit of every key counts: the keys ready at now whose entry comes
 // before the key's, while keys are added to, leased several at once
 // (PerKey), lapse, retry, defer, hold, release, pause and resume at
-// random.
+// random; with tenants, Ahead counts the keys of the key's own tenant
+// alone.
 func TestMemoryAheadWalk(t *testing.T) {
+	t.Run("NoTenants", func(t *testing.T) { testMemoryAheadWalk(t, 0) })
+	t.Run("Tenants", func(t *testing.T) { testMemoryAheadWalk(t, 3) })
+}
+
+// testMemoryAheadWalk is TestMemoryAheadWalk with tenants tenants (0:
+// none), each key's tenant fixed by its name.
+func testMemoryAheadWalk(t *testing.T, tenants int) {
 	ctx := t.Context()
 	r := rand.New(rand.NewPCG(5, 6))
 	clk := clock.NewMock()
@@ -27,10 +35,15 @@ func TestMemoryAheadWalk(t *testing.T) {
 	}
 	checked := 0
 	for step := range 3000 {
-		name := names[r.IntN(len(names))]
+		i := r.IntN(len(names))
+		name := names[i]
 		switch op := r.IntN(10); {
 		case op < 3:
-			require.NoError(t, m.Add(ctx, "q", name, [][]byte{[]byte("v")}, AddParams{}))
+			var p AddParams
+			if tenants > 0 {
+				p.Tenant = fmt.Sprint("t", i%tenants)
+			}
+			require.NoError(t, m.Add(ctx, "q", name, [][]byte{[]byte("v")}, p))
 		case op < 5:
 			ls, _, err := m.Claim(ctx, "q", ClaimParams{Keys: 1 + r.IntN(3), MaxBatch: 1 + r.IntN(2), TTL: time.Duration(1+r.IntN(5)) * time.Second, PerKey: r.IntN(4)})
 			require.NoError(t, err)
@@ -71,7 +84,8 @@ func TestMemoryAheadWalk(t *testing.T) {
 	require.Greater(t, checked, 1000, "ready keys checked")
 }
 
-// aheadOfEveryKey counts Ahead by visiting every key of q.
+// aheadOfEveryKey counts Ahead by visiting every key of q: those of k's
+// tenant alone, if q has tenants.
 func aheadOfEveryKey(q *queue, k *key, now int64) int {
 	n := 0
 	for _, o := range q.keys {
@@ -79,6 +93,9 @@ func aheadOfEveryKey(q *queue, k *key, now int64) int {
 			continue
 		}
 		if o.settle(now); !o.isReady(now) {
+			continue
+		}
+		if q.fair != nil && q.tenantOf(o) != q.tenantOf(k) {
 			continue
 		}
 		if o.at < k.at || (o.at == k.at && o.order < k.order) {

@@ -26,6 +26,9 @@ func (m *Memory) Claim(ctx context.Context, queue string, p ClaimParams) ([]Leas
 		return nil, Never, nil
 	}
 	now := m.nano.Now()
+	if q.fair != nil {
+		return m.claimFair(queue, q, p, now), q.next(now), nil
+	}
 	var leases []Lease
 	for len(leases) < p.Keys {
 		k, at, ok := q.top()
@@ -93,6 +96,11 @@ func (k *key) offset(i int) int {
 // next returns how long until the first key of q is ready: 0 if one is,
 // Never if none is scheduled or only at the end of time, or q is paused.
 func (q *queue) next(now int64) time.Duration {
+	if q.fair != nil && !q.paused {
+		if _, _, ok := q.fair.peek(); ok {
+			return 0
+		}
+	}
 	_, at, ok := q.top()
 	switch {
 	case !ok || at == math.MaxInt64 || q.paused:

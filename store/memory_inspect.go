@@ -24,7 +24,12 @@ func (m *Memory) Queues(ctx context.Context) ([]QueueInfo, error) {
 			continue // a record kept for its Waits, holding nothing
 		}
 		info := QueueInfo{Name: name, Stats: q.stats(now)}
-		if k, at, ok := q.top(); ok && at <= now {
+		if q.fair != nil {
+			q.promote(now)
+			if _, k, ok := q.fair.peek(); ok {
+				info.Oldest = m.nano.Time(k.vals[0].at)
+			}
+		} else if k, at, ok := q.top(); ok && at <= now {
 			info.Oldest = m.nano.Time(k.vals[0].at)
 		}
 		out = append(out, info)
@@ -148,19 +153,29 @@ func (m *Memory) Key(ctx context.Context, queue, key string) (KeyInfo, bool, err
 // pass over (stale ones, and those of keys that are not ready, a lease of
 // theirs having lapsed), each settled on the way.
 func (q *queue) ahead(k *key, now int64) int {
+	if q.fair != nil {
+		return q.aheadFair(k, now)
+	}
 	n := 0
-	q.sched.Walk(func(s slot, at int64) bool {
-		if n >= MaxAhead || at > k.at || (at == k.at && s.order >= k.order) {
+	q.sched.Walk(q.countAhead(k, now, nil, &n))
+	return n
+}
+
+// countAhead returns the visit of a walk of a heap of slots that counts
+// into n the keys of tenant t (of any tenant if t is nil) whose live
+// entries come before k's and which are ready at now, up to MaxAhead.
+func (q *queue) countAhead(k *key, now int64, t *tenant, n *int) func(slot, int64) bool {
+	return func(s slot, at int64) bool {
+		if *n >= MaxAhead || at > k.at || (at == k.at && s.order >= k.order) {
 			return false // neither this entry nor any below it is before k's
 		}
-		if o := s.k; s.live() {
+		if o := s.k; s.live() && (t == nil || q.tenantOf(o) == t) {
 			if o.settle(now); o.isReady(now) {
-				n++
+				*n++
 			}
 		}
 		return true
-	})
-	return n
+	}
 }
 
 // Values implements Inspector.

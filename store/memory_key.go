@@ -51,6 +51,9 @@ type key struct {
 	// entry: before its first scheduling, once Claim popped it, after
 	// unschedule, and while the key is paused.
 	order uint64
+	// tenant is the tenant of the Add that gave the key its first value;
+	// nil for none.
+	tenant *tenant
 	// seq is when, among the keys the queue created, the key's record was
 	// created: its place in the pages of Keys (see keyOrder).
 	seq uint64

@@ -37,6 +37,20 @@
 //     came due, a lease ended with values behind it, a retry delay passed, or
 //     the key was released. A key that just ran goes behind the keys already
 //     waiting.
+//     With tenants (AddParams.Tenant, on an engine that implements
+//     FairTenants), keys are leased in turns across tenants, each tenant
+//     getting turns in proportion to its weight, and in the order above
+//     within a tenant: a Claim takes the tenant with the smallest virtual
+//     time among those with a ready key (ties go to the smaller tenant
+//     name), leases that tenant's oldest-ready key and advances the
+//     tenant's virtual time by 1/weight. The queue's virtual clock is the
+//     virtual time of the last tenant served; a tenant that had no ready
+//     key and gets one starts from the larger of its own virtual time and
+//     that clock, so that idleness earns no credit and a busy tenant
+//     cannot starve one that comes back. Keys without a tenant form one
+//     tenant of weight 1 among the others; a queue where no Add ever named
+//     a tenant is leased in the order above alone, on the same path and at
+//     the same cost as without tenants.
 //   - Debounce: values added with a Wait join the key's open burst; the burst
 //     is ready once no value came for Wait, and no later than MaxWait after
 //     its first value. Values that arrive while the key is leased wait behind
@@ -208,6 +222,23 @@ type AddParams struct {
 	// does not join a burst, and such an Add returns an error that names
 	// both fields. 0, the default, means no delay; math.MaxInt64, never.
 	Delay time.Duration
+	// Tenant, on an engine that implements FairTenants, is the tenant of
+	// key: ready keys are leased in turns across tenants (see Fairness in
+	// the package doc). A key belongs to the tenant named by the Add that
+	// gave it its first value, until its last value is gone: an Add that
+	// names another tenant while the key has values adds them to the
+	// key's tenant, and a Redrive adds to the key's tenant if it has
+	// values, else to no tenant. "" is no tenant. An engine that does not
+	// implement FairTenants ignores Tenant and Weight.
+	Tenant string
+	// Weight, from 1 to MaxWeight, is Tenant's weight: its share of the
+	// turns against the other tenants with ready keys. A positive Weight
+	// is the tenant's weight from then on, for every key of the tenant,
+	// and counts from the tenant's next turn (the virtual time it reached
+	// stays); 0 keeps the weight the tenant has, 1 for a tenant never
+	// weighed. It needs a Tenant. An engine keeps each tenant's virtual
+	// time and weight for the life of the queue.
+	Weight int
 }
 
 // ClaimParams says what Claim may lease.

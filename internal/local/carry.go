@@ -44,6 +44,7 @@ func NewCarrying[K comparable, V any](cfg Config[K, V], carry func(context.Conte
 		MaxWait:   cfg.MaxWait,
 		Adaptive:  cfg.Adaptive,
 		Clock:     cfg.Clock,
+		Tenants:   cfg.Tenants,
 		Ready:     cfg.Ready,
 	}
 	if f := cfg.DropPending; f != nil {

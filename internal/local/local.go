@@ -50,6 +50,9 @@ type Config[K comparable, V any] struct {
 	Adaptive *adaptive.Wait
 	// Clock is the time source; nil is the real clock.
 	Clock clock.Clock
+	// Tenants, when its Of is set, makes the keys take turns across
+	// tenants (fifo.NewFairGroups).
+	Tenants fifo.Tenants[K]
 
 	// Ready, when set, is called with each burst that closed and entered
 	// its key's queue, n values whose first was put at first, on the
@@ -87,7 +90,14 @@ var _ engine.Engine[string, int] = (*Engine[string, int])(nil)
 
 // New returns an empty Engine configured by cfg.
 func New[K comparable, V any](cfg Config[K, V]) (*Engine[K, V], error) {
-	g, err := fifo.NewGroups[K, V](fifo.GroupsConfig{MaxBatch: cfg.MaxBatch, PerKey: cfg.PerKey, Clock: cfg.Clock})
+	gc := fifo.GroupsConfig{MaxBatch: cfg.MaxBatch, PerKey: cfg.PerKey, Clock: cfg.Clock}
+	var g *fifo.Groups[K, V]
+	var err error
+	if cfg.Tenants.Of != nil {
+		g, err = fifo.NewFairGroups[K, V](gc, cfg.Tenants)
+	} else {
+		g, err = fifo.NewGroups[K, V](gc)
+	}
 	if err != nil {
 		return nil, err
 	}

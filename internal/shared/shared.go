@@ -85,6 +85,10 @@ type Config[K comparable, V any] struct {
 	// goroutine of the Engine.
 	AckInBackground bool
 	Acked           func(l engine.Lease[K, V], more bool, err error)
+
+	// Tenant, when set, gives each key's tenant and weight, passed with
+	// each Add (store.AddParams.Tenant and Weight).
+	Tenant func(K) (string, int)
 }
 
 // Engine is the engine over a store.Store. Make one with New; Close it.
@@ -105,7 +109,8 @@ type Engine[K comparable, V any] struct {
 	pause    func(failures int) time.Duration // paces the claims while the store fails
 
 	debounce, maxWait time.Duration
-	adapt             *adaptive.Wait // nil without Adaptive
+	tenant            func(K) (string, int) // Config.Tenant
+	adapt             *adaptive.Wait        // nil without Adaptive
 
 	// The claim loop: see claim.go.
 	idle    atomic.Int32            // workers in Get
@@ -157,6 +162,7 @@ func New[K comparable, V any](cfg Config[K, V]) *Engine[K, V] {
 		debounce: cfg.Debounce,
 		maxWait:  cfg.MaxWait,
 		adapt:    cfg.Adaptive,
+		tenant:   cfg.Tenant,
 		leader:   make(chan struct{}, 1),
 		handoff:  make(chan engine.Lease[K, V], 2*max(cfg.Workers, 1)),
 		handed:   make(chan struct{}, 1),
@@ -185,7 +191,7 @@ func (s *Engine[K, V]) Put(ctx context.Context, key K, v V) error {
 	if err != nil {
 		return err
 	}
-	return s.st.Add(ctx, s.name, k, vals, s.addParams(ctx))
+	return s.st.Add(ctx, s.name, k, vals, s.addParams(ctx, key))
 }
 
 // PutTx implements engine.Engine when the store implements store.TxAdder;
@@ -202,7 +208,7 @@ func (s *Engine[K, V]) PutTx(ctx context.Context, tx any, key K, v V) error {
 	if err != nil {
 		return err
 	}
-	return ta.AddTx(ctx, tx, s.name, k, vals, s.addParams(ctx))
+	return ta.AddTx(ctx, tx, s.name, k, vals, s.addParams(ctx, key))
 }
 
 // PutAfter implements engine.Engine: v is stored now, due d after the
@@ -242,9 +248,13 @@ func (s *Engine[K, V]) PutTxAfter(ctx context.Context, tx any, key K, v V, d tim
 }
 
 // addParams returns the AddParams of an Add now: the quiet period, the
-// max-wait and the bound.
-func (s *Engine[K, V]) addParams(ctx context.Context) store.AddParams {
-	return store.AddParams{Wait: s.quiet(ctx), MaxWait: s.maxWait, MaxValues: s.bound}
+// max-wait, the bound, and key's tenant and weight.
+func (s *Engine[K, V]) addParams(ctx context.Context, key K) store.AddParams {
+	p := store.AddParams{Wait: s.quiet(ctx), MaxWait: s.maxWait, MaxValues: s.bound}
+	if s.tenant != nil {
+		p.Tenant, p.Weight = s.tenant(key)
+	}
+	return p
 }
 
 // backlogEvery is how often Adaptive reads the store's backlog, which

@@ -120,23 +120,39 @@ func (s *Store) add(queue, key string, vals [][]byte, p store.AddParams, channel
 	if err := p.ValidateDelay(); err != nil {
 		return "", nil, err
 	}
+	if err := store.ValidateTenant(p); err != nil {
+		return "", nil, err
+	}
 	if len(vals) == 0 {
 		return "", nil, nil
 	}
+	if p.Tenant != "" {
+		s.fair.set(queue, true)
+	}
+	fair := p.Tenant != "" || s.fair.known(queue)
 	vals = notNull(vals)
 	var bound any // NULL: no bound
 	if p.MaxValues > 0 {
 		bound = int64(p.MaxValues)
 	}
 	if p.Delay > 0 {
+		if fair {
+			return s.tq.addDelayed, []any{queue, bytesOf(key), vals, interval(p.Delay), channel, payload(queue), bound, slot, p.Tenant, int32(p.Weight)}, nil
+		}
 		return s.q.addDelayed, []any{queue, bytesOf(key), vals, interval(p.Delay), channel, payload(queue), bound, slot}, nil
 	}
 	if p.Wait == 0 {
+		if fair {
+			return s.tq.addReady, []any{queue, bytesOf(key), vals, channel, payload(queue), bound, slot, p.Tenant, int32(p.Weight)}, nil
+		}
 		return s.q.addReady, []any{queue, bytesOf(key), vals, channel, payload(queue), bound, slot}, nil
 	}
 	var maxWait any // NULL: no bound
 	if p.MaxWait > 0 {
 		maxWait = interval(p.MaxWait)
+	}
+	if fair {
+		return s.tq.addBurst, []any{queue, bytesOf(key), vals, interval(p.Wait), maxWait, channel, payload(queue), bound, slot, p.Tenant, int32(p.Weight)}, nil
 	}
 	return s.q.addBurst, []any{queue, bytesOf(key), vals, interval(p.Wait), maxWait, channel, payload(queue), bound, slot}, nil
 }

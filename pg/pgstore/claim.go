@@ -21,6 +21,11 @@ func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([
 	if err := s.checkClaim(ctx, queue, p); err != nil {
 		return nil, 0, err
 	}
+	if on, err := s.fairQueue(ctx, queue); err != nil {
+		return nil, 0, err
+	} else if on {
+		return s.claimFair(ctx, s.pool, queue, p)
+	}
 	return s.claim(ctx, s.pool, queue, p)
 }
 

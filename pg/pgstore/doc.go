@@ -4,8 +4,9 @@
 // already runs, shared by all of its processes, and enqueueing can take
 // part in the service's own transactions (AddTx, which a pacer Runner's
 // AddTx calls). A Store implements store.Store, store.DeadLetters,
-// store.FinishClaimer, store.TxAdder, store.Inspector and store.Operator,
-// and passes the same conformance suite as store.Memory (store/storetest).
+// store.FinishClaimer, store.TxAdder, store.Inspector, store.Operator and
+// store.FairTenants, and passes the same conformance suite as
+// store.Memory (store/storetest).
 //
 // # Schema
 //
@@ -117,6 +118,38 @@
 // session's Acks (see below), never for a service's transaction. No
 // goroutine of the Store runs the flights, and an Ack that comes to an
 // idle queue takes off at once.
+//
+// # Tenants
+//
+// Migration 008 (006 and 007 are left to other changes) adds the keys'
+// tenant column, an index of each tenant's ready keys, a tenants table
+// (weight, virtual time, and vtime, its place in the turns, NULL while
+// the tenant has no key that can come ready) indexed by (queue, vtime),
+// and pick_tenant, a function that a Claim of a queue with tenants calls:
+// it walks the tenants by that index, locking each with FOR UPDATE SKIP
+// LOCKED, and takes the first that has a key ready and not paused,
+// advancing its virtual time by 1/weight; it takes out of the turns the
+// tenants it passes that have no key that can come ready. An Add that
+// names a tenant puts the tenant back in the turns, from the larger of
+// its own virtual time and the queue's clock (the smallest virtual time
+// in the turns), in its own statement, and writes no tenant row when the
+// tenant is in the turns already with that weight; Release does the same
+// for a key held while its tenant left the turns. A Claim of a queue with
+// tenants runs one statement per key, each leasing the oldest ready key
+// of the tenant whose turn it is: O(log T + log K), plus one step per
+// tenant that comes first in the turns with keys that are all leased,
+// delayed, debouncing or paused; FinishAndClaim leases one key, in one
+// round trip with the Finish, without the shared Acks of a queue without
+// tenants.
+//
+// A queue has tenants once an Add named one; a Store learns it from its
+// own Adds, or asks the server, in a Claim, at most once a second while
+// it has seen none: a queue without tenants claims as before, with that
+// one query a second more. An Add without a tenant, in a queue with
+// tenants, is the tenant "" (weight 1), but from a process that has not
+// learned of the tenants yet, and a Redrive that makes a key, make keys
+// outside the turns, which a Claim leases only when no tenant has a key
+// ready.
 //
 // # The count of stored values
 //

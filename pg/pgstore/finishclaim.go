@@ -28,7 +28,8 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 	if err := s.checkClaim(ctx, l.Queue, p); err != nil {
 		return false, nil, 0, err
 	}
-	if o.Kind == store.Ack {
+	fair := s.fair.known(l.Queue)
+	if o.Kind == store.Ack && !fair {
 		if a := s.ack(ctx, l, p.Keys, p); a.ended {
 			return a.more, a.leases, a.next, a.err
 		}
@@ -64,6 +65,10 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 		})
 	}
 	claimSQL, claimArgs := s.claimStatement(l.Queue, p)
+	if fair {
+		// A queue with tenants: the claim takes one tenant's turn, one key.
+		claimSQL = s.tq.claim
+	}
 	b.Queue(claimSQL, claimArgs...).Query(func(rows pgx.Rows) error {
 		var err error
 		leases, next, err = scanClaim(l.Queue, rows)

@@ -58,7 +58,7 @@ const headAddedSQL = `(SELECT m.added_at FROM {schema}.messages AS m
 // ahead of a ready key that is not paused (store.KeyInfo.Ahead): those
 // before it in keys_ready, which orders the ready keys as a claim leases
 // them, counted up to {maxAhead} by a LIMIT that stops the read of the
-// index there.
+// index there; in a queue with tenants, those of the key's tenant.
 //
 // $1 queue, $2 key.
 const keyInfoOneSQL = `
@@ -66,6 +66,7 @@ SELECT CASE WHEN st.state = {ready} AND NOT k.paused THEN (
 		SELECT count(*) FROM (
 			SELECT FROM {schema}.keys AS a
 			WHERE a.queue = $1 AND a.ready_at < k.ready_at AND NOT a.paused
+				AND a.tenant IS NOT DISTINCT FROM k.tenant
 			ORDER BY a.ready_at
 			LIMIT {maxAhead}
 		) AS a)

@@ -133,6 +133,11 @@ func (s *Store) Release(ctx context.Context, queue, key string) (bool, error) {
 	if err != nil {
 		return false, failed(ctx, "Release", err)
 	}
+	if found && s.fair.known(queue) {
+		if _, err := s.pool.Exec(ctx, s.tq.release, queue, bytesOf(key)); err != nil {
+			return true, failed(ctx, "Release", err)
+		}
+	}
 	if found {
 		s.notify(queue)
 	}

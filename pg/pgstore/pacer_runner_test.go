@@ -98,7 +98,8 @@ func instance(tb testing.TB, schema string) *pgstore.Store {
 // exactly; handling a queue that another process pauses, they start no
 // batch until it is resumed, and lose nothing; with a Config.KeyLimit
 // that is a pgrate.Keyed on the same schema (KeyLimit), each key's calls
-// over all three keep its rate.
+// over all three keep its rate; with tenants of weights 3 and 1
+// (Tenants), their batches split 3:1.
 func TestRunnerAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	schema := freshSchema(t, connect(t, appName(t)))

@@ -35,6 +35,8 @@ type Store struct {
 	pool    *pgxpool.Pool
 	cfg     Config
 	q       queries
+	tq      tenantQueries // the statements of queues with tenants
+	fair    fairCache     // which queues have tenants
 	channel string        // the channel of the schema's notifications
 	slot    atomic.Uint32 // turns through the slots of the queues' counts (see countAddSQL)
 
@@ -69,6 +71,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		pool:    pool,
 		cfg:     cfg,
 		q:       newQueries(schema),
+		tq:      newTenantQueries(schema, newQueries(schema)),
 		channel: cfg.Schema + channelSuffix,
 		claims:  make(map[claimForm]string),
 		closed:  make(chan struct{}),

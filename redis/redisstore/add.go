@@ -32,6 +32,9 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 	if err := p.ValidateDelay(); err != nil {
 		return err
 	}
+	if err := store.ValidateTenant(p); err != nil {
+		return err
+	}
 	if len(vals) == 0 {
 		return nil
 	}
@@ -57,16 +60,17 @@ func (s *Store) Add(ctx context.Context, queue, key string, vals [][]byte, p sto
 }
 
 // addParams is ARGV[1] of add.lua for n values added with p: "<n>" with a
-// Wait of 0, "<n> @<delay>" with a Delay, else "<n> <wait> <maxwait>".
+// Wait of 0, no Delay and no Tenant, "<n> @<delay>" with a Delay, else
+// "<n> <wait> <maxwait>"; then " <weight> <tenant>" with a Tenant.
 func addParams(n int, p store.AddParams) string {
 	if p.Delay > 0 {
 		b := make([]byte, 0, 32)
 		b = strconv.AppendInt(b, int64(n), 10)
 		b = append(b, ' ', '@')
 		b = strconv.AppendInt(b, micros(p.Delay), 10)
-		return string(b)
+		return string(appendTenant(b, p))
 	}
-	if p.Wait == 0 {
+	if p.Wait == 0 && p.Tenant == "" {
 		if n == 1 {
 			return "1"
 		}
@@ -78,9 +82,26 @@ func addParams(n int, p store.AddParams) string {
 	b = strconv.AppendInt(b, micros(p.Wait), 10)
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, maxWait(p.MaxWait), 10)
-	return string(b)
+	return string(appendTenant(b, p))
+}
+
+// appendTenant appends " <weight> <tenant>" to b for an Add with a Tenant.
+func appendTenant(b []byte, p store.AddParams) []byte {
+	if p.Tenant == "" {
+		return b
+	}
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(p.Weight), 10)
+	b = append(b, ' ')
+	return append(b, p.Tenant...)
 }
 
 // maxWait is a MaxWait as add.lua takes it: 0 for no bound, which a
 // MaxWait of for ever is too.
 func maxWait(d time.Duration) int64 { return max(micros(d), 0) }
+
+var _ store.FairTenants = (*Store)(nil)
+
+// FairTenants implements store.FairTenants: see Tenants in the package
+// doc.
+func (s *Store) FairTenants() {}

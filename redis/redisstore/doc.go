@@ -3,7 +3,7 @@
 // ready order and one set of leases, and a crash of any of them loses
 // nothing that Add accepted. A Store implements store.Store,
 // store.DeadLetters, store.FinishClaimer, store.Inspector,
-// store.Operator and store.PerKeyClaimer, and passes
+// store.Operator, store.PerKeyClaimer and store.FairTenants, and passes
 // the store/storetest conformance suite.
 //
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
@@ -155,6 +155,28 @@
 // queue's key. The limits and locks of packages redisrate and redismutex
 // write three parts in their braces, the second "rate" or "lock", so none
 // of their keys is a Store's either.
+//
+// # Tenants
+//
+// The first Add that names a tenant (store.AddParams.Tenant) turns the
+// queue's tenants on, for good: a hash of the tenants' weights, whose
+// existence the Claim reads in the one EXISTS that also tells it about
+// pauses, so a queue without tenants claims as before, with the same
+// commands. With tenants, each tenant's ready keys are a sorted set of
+// their own (the keys without a tenant stay in the ready set, as the
+// tenant ""), and a sorted set of turns holds the tenants with ready keys
+// by virtual time. Every step that puts a key in the ready order (the
+// fold of an Add, a burst, delay or lapse that came due, a Finish that
+// leaves values, a Release, RetryNow, ResumeKey) puts it in its tenant's
+// set, read from the key's hash, and gives the tenant a turn if it had
+// none. A Claim then pops, per key, the first tenant in turn and its
+// oldest key, and moves the tenant on by 1/weight: O(log T + log K) per
+// key in T tenants with turns and K ready keys, and no step visits every
+// tenant, but Stats (and Queues), which count the ready keys tenant by
+// tenant. A tenant's weight and virtual time stay in the queue's hashes
+// for the life of the queue. KeyInfo.Ahead counts the keys ahead of the
+// key in its tenant's set. The rest of the data model is unchanged:
+// lib.lua lists the keys.
 //
 // # Waiting
 //

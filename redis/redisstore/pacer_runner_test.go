@@ -21,7 +21,8 @@ import (
 // lose nothing; with a Config.KeyLimit that is a redisrate.Keyed on the
 // same Redis (KeyLimit), each key's calls over all three keep its rate;
 // with PerKey 2 (PerKey), no more than 2 batches of a key run at once
-// across them, and 2 do.
+// across them, and 2 do; with tenants of weights 3 and 1 (Tenants), their
+// batches split 3:1.
 func TestRunnerProcesses(t *testing.T) {
 	s, _, p := newStore(t)
 	storetest.RunProcesses(t, storetest.Processes{Store: s, Where: p, Child: "TestStoretestChild", KeyGate: keyGate, Gauge: openGauge})

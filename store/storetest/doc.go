@@ -19,7 +19,12 @@
 //     values land and leases out end as usual, a resume wakes a worker of
 //     another handle and puts a key at the tail of the ready order,
 //     RetryNow, DropKey's one dead letter and lost lease, and
-//     KeyInfo.Ahead; the [store.TxAdder] scenario, where the engine
+//     KeyInfo.Ahead; the scenarios of [store.FairTenants], where the
+//     engine implements it: a tenant with 10,000 ready keys lets one
+//     with 10 have every other turn, weights 3 and 1 split 4,000 turns
+//     3:1, a tenant back from idle earns no credit, and every path into
+//     the ready order keeps a key in its tenant's turns; the
+//     [store.TxAdder] scenario, where the engine
 //     implements it, with
 //     transactions that [Harness.BeginTx] begins; and the Runner scenarios:
 //     two Runners, one on each handle, share order, exclusivity, fences,
@@ -100,7 +105,7 @@
 //
 //	// TestStoretestChild is a process of TestProcesses; run on its own, it skips.
 //	func TestStoretestChild(t *testing.T) {
-//		storetest.Child(t, func(t *testing.T, ns string) store.Store { return open(t, addr, ns) }, keyGate)
+//		storetest.Child(t, func(t *testing.T, ns string) store.Store { return open(t, addr, ns) }, keyGate, nil)
 //	}
 //
 //	// keyGate is the engine's limit per key in the namespace (nil if it has none).

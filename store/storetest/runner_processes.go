@@ -70,13 +70,15 @@ type KeyRate struct {
 // p.Store implements store.Operator, is runPauseProcesses; "KeyLimit",
 // where p.KeyGate is set, is runKeyLimitProcesses; "PerKey", where
 // p.Store implements store.PerKeyClaimer and p.Gauge is set, is
-// runPerKeyProcesses.
+// runPerKeyProcesses; "Tenants", where p.Store implements
+// store.FairTenants, runTenantProcesses.
 func RunProcesses(t *testing.T, p Processes) {
 	t.Helper()
 	t.Run("MaxValues", func(t *testing.T) { runMaxValuesProcesses(t, p) })
 	t.Run("OperatorPause", func(t *testing.T) { runPauseProcesses(t, p) })
 	t.Run("KeyLimit", func(t *testing.T) { runKeyLimitProcesses(t, p) })
 	t.Run("PerKey", func(t *testing.T) { runPerKeyProcesses(t, p) })
+	t.Run("Tenants", func(t *testing.T) { runTenantProcesses(t, p) })
 }
 
 // runMaxValuesProcesses is the "MaxValues" scenario of RunProcesses.
@@ -128,8 +130,8 @@ const (
 // standard input closes, it prints how many values Add accepted, as
 // "handled N" (see Process.Stop). For "OperatorPause", see
 // runPauseProcesses; for "KeyLimit", runKeyLimitProcesses; for "PerKey",
-// runPerKeyProcesses, with the Gauge that gauge returns: gauge is
-// Processes.Gauge, nil if that is.
+// runPerKeyProcesses, with the Gauge that gauge returns (gauge is
+// Processes.Gauge, nil if that is); for "Tenants", runTenantProcesses.
 func Child(t *testing.T, open func(t *testing.T, where string) store.Store, keyGate KeyGateFunc, gauge GaugeFunc) {
 	f := ProcessArgs(t, processEnv)
 	require.GreaterOrEqual(t, len(f), 3, "the arguments of a process")
@@ -151,6 +153,8 @@ func Child(t *testing.T, open func(t *testing.T, where string) store.Store, keyG
 	case childPerKey:
 		require.NotNil(t, gauge, "Child needs the gauge that Processes.Gauge is")
 		childPerKeyHandle(t, s, gauge(t, f[0]), f[2])
+	case childTenants:
+		childRunTenants(t, s, f[2])
 	default:
 		require.Failf(t, "a process of RunProcesses", "unknown part %q", f[1])
 	}

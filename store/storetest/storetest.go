@@ -90,6 +90,11 @@ var scenarios = []scenario{
 	{"FairnessOldestReadyFirst", testFairnessOldestReadyFirst},
 	{"FairnessRerunAtTail", testFairnessRerunAtTail},
 	{"FairnessDelays", testFairnessDelays},
+	{"TenantTurns", testTenantTurns},
+	{"TenantWeights", testTenantWeights},
+	{"TenantNoCredit", testTenantNoCredit},
+	{"TenantKeys", testTenantKeys},
+	{"TenantPaths", testTenantPaths},
 	{"Retry", testRetry},
 	{"RetryWithoutDelay", testRetryWithoutDelay},
 	{"Defer", testDefer},
@@ -163,4 +168,5 @@ var scenarios = []scenario{
 	{"PerKeyHold", testPerKeyHold},
 	{"PerKeyFairness", testPerKeyFairness},
 	{"PerKeyConcurrent", testPerKeyConcurrent},
+	{"PerKeyTenants", testPerKeyTenants},
 }

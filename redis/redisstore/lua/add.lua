@@ -10,10 +10,11 @@
   KEYS[2]     the queue's wake
   KEYS[3]     the queue's meta
   ARGV[1]     the most values the queue may then store; 0 for no bound
-  ARGV[2]     params: "<count>" with a Wait of 0, "<count> @<delay>"
-              with a Delay, else "<count> <wait> <maxwait>": the count of
-              values, Delay and Wait in microseconds (-1 for ever) and
-              MaxWait in microseconds (0 for no bound)
+  ARGV[2]     params: "<count>" with a Wait of 0, no Delay and no
+              tenant, "<count> @<delay>" with a Delay, else "<count>
+              <wait> <maxwait>": the count of values, Delay and Wait in
+              microseconds (-1 for ever) and MaxWait in microseconds (0
+              for no bound); then " <weight> <tenant>" with a tenant
   ARGV[3]     key
   ARGV[4..]   the values
   Returns 1, or 0 if the bound refused the Add, which then changed nothing.

@@ -34,7 +34,7 @@ push(dk, vals)
 rcall('ZADD', K_DEAD, id, id)
 rcall('ZADD', K_DEADAT, now_s, id)
 rcall('HINCRBY', K_META, 'v', str(-#vals))
-for _, k in ipairs({K_READY, K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K_HELD, K_PARKED, K_KEYS}) do
+for _, k in ipairs({ready_set(kk), K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K_HELD, K_PARKED, K_KEYS}) do
   rcall('ZREM', k, key)
 end
 rcall('SREM', K_MULTI, key)

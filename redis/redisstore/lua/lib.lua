@@ -43,8 +43,30 @@
     inbox     LIST  the Adds not yet folded into their keys, oldest first:
                     each is the seconds and microseconds of the server's
                     TIME when it ran, its params ("<count>" with a Wait of
-                    0, "<count> @<delay>" with a Delay, else "<count>
-                    <wait> <maxwait>"), its key, then its values
+                    0 and no tenant, "<count> @<delay>" with a Delay,
+                    else "<count> <wait> <maxwait>"; then " <weight>
+                    <tenant>" with a tenant but for the first form), its
+                    key, then its values
+  and, once an Add named a tenant (store.AddParams.Tenant):
+    tweights  HASH  tenant -> its weight; it exists once an Add named a
+                    tenant, which turns the queue's tenants on (fair)
+    turns     ZSET  tenant -> its virtual time, for the tenants with ready
+                    keys (and some whose ready keys a pause or a drop
+                    took, which the next Claim removes); "" is the keys
+                    without a tenant, whose ready set is ready itself, and
+                    which the Claim adds when ready has keys
+    tvtimes   HASH  tenant -> its virtual time, kept when it leaves turns
+    r:<tenant> ZSET key -> when it became ready: the ready order of a
+                    tenant's keys, in place of ready
+    meta's tc is the queue's virtual clock: the virtual time of the last
+    tenant served. A key of a tenant has its hash from its first value on,
+    with tn, its tenant. Every place a key enters the ready order (enter)
+    puts it in its tenant's set and gives the tenant a turn (join) if it
+    had none, from the larger of its own virtual time and the clock; a
+    Claim takes the tenant with the smallest virtual time (ties to the
+    smaller name), pops its oldest ready key and advances it by 1/weight.
+    A queue without tweights does none of this: its Claim's one EXISTS
+    tells it so, as it tells the pauses.
 
   Add only appends to the inbox (add.lua). Every other function that
   reads or changes the keys' values or state first folds the inbox (fold):
@@ -76,6 +98,7 @@
     o   the holder that took it (ClaimParams.Holder)
     e   the error of the last retry or hold of its head batch (Outcome.Err)
     b   values at the tail in an open burst (absent: no open burst)
+    tn  its tenant (absent: none)
     bf  when that burst began, bd when it is due
     m   1 if bd is the burst's MaxWait deadline, 0 if its quiet period's end
     g   the latest time a value of the key added with a Delay is due
@@ -145,7 +168,9 @@ end
 local PFX, K_READY, K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K_HELD
 local K_KEYS, K_META, K_WAKE, K_DEAD, K_DEADAT, K_INBOX
 local K_PARKED, K_PAUSED, K_PAUSEDKEYS, K_MULTI
+local K_TW, K_TURNS, K_TV
 local woken
+local fairq -- whether the queue has tenants; nil until a step asks
 
 -- The steps of a key in multi mode (s m), which lib_perkey.lua defines.
 local m_lease, m_finish, m_extend, m_due, m_added, m_release
@@ -161,7 +186,9 @@ local function begin(prefix)
   K_INBOX = PFX .. 'inbox'
   K_PARKED, K_PAUSED, K_PAUSEDKEYS = PFX .. 'parked', PFX .. 'paused', PFX .. 'pausedkeys'
   K_MULTI = PFX .. 'multi'
+  K_TW, K_TURNS, K_TV = PFX .. 'tweights', PFX .. 'turns', PFX .. 'tvtimes'
   woken = false
+  fairq = nil
 end
 
 -- wake lets one waiting worker return from its blocking pop. Once per
@@ -201,16 +228,93 @@ local function wake_before(t)
   end
 end
 
+-- fair reports whether the queue has tenants, asking Redis once a call.
+local function fair()
+  if fairq == nil then
+    fairq = rcall('EXISTS', K_TW) == 1
+  end
+  return fairq
+end
+
+-- tenant_set is the ZSET of tenant g's ready keys: ready for none ('' or
+-- false).
+local function tenant_set(g)
+  if not g or g == '' then
+    return K_READY
+  end
+  return PFX .. 'r:' .. g
+end
+
+-- ready_set is the ZSET that key, with hash kk, is in when ready.
+local function ready_set(kk)
+  return tenant_set(fair() and rcall('HGET', kk, 'tn'))
+end
+
+-- join gives tenant g a turn if it has none, from the larger of its own
+-- virtual time and the queue's clock: idleness earns no credit.
+local function join(g)
+  if rcall('ZSCORE', K_TURNS, g) then
+    return
+  end
+  local v = tonumber(rcall('HGET', K_TV, g)) or 0
+  local c = tonumber(rcall('HGET', K_META, 'tc')) or 0
+  if c > v then
+    v = c
+  end
+  rcall('ZADD', K_TURNS, string.format('%.17g', v), g)
+end
+
+-- tenants_ready counts the ready keys of the tenants but those without
+-- one (in ready): O(T) in the T tenants with turns.
+local function tenants_ready()
+  if not fair() then
+    return 0
+  end
+  local n = 0
+  for _, g in ipairs(rcall('ZRANGE', K_TURNS, '0', '-1')) do
+    if g ~= '' then
+      n = n + rcall('ZCARD', tenant_set(g))
+    end
+  end
+  return n
+end
+
+-- enter puts key, with hash kk, in the ready order at ts: its tenant's,
+-- g, looked up when nil.
+local function enter(key, kk, ts, g)
+  if g == nil then
+    g = fair() and rcall('HGET', kk, 'tn')
+  end
+  if not g or g == '' then
+    rcall('ZADD', K_READY, ts, key)
+    return
+  end
+  rcall('ZADD', PFX .. 'r:' .. g, ts, key)
+  join(g)
+end
+
+-- weigh notes tenant g, named by an Add with weight w (0: keep), which
+-- turns the queue's tenants on.
+local function weigh(g, w)
+  if w > 0 then
+    rcall('HSET', K_TW, g, str(w))
+  else
+    rcall('HSETNX', K_TW, g, '1')
+  end
+  fairq = true
+end
+
 -- close_burst ends the open burst of key: its values are ready.
 local function close_burst(kk, key)
   rcall('HDEL', kk, 'b', 'bf', 'bd', 'm')
   rcall('ZREM', K_TRAILING, key)
 end
 
--- make_ready puts key in the ready order at the time ts, a string.
-local function make_ready(key, kk, ts)
+-- make_ready puts key in the ready order at the time ts, a string: its
+-- tenant's, g, looked up when nil.
+local function make_ready(key, kk, ts, g)
   rcall('HSET', kk, 's', 'r')
-  rcall('ZADD', K_READY, ts, key)
+  enter(key, kk, ts, g)
 end
 
 -- push appends the stored values vals to the LIST vk, in slices that
@@ -268,8 +372,8 @@ end
 -- fixed, no error): ready at now, scheduled until its first value is due
 -- if that is later (g, the key's latest due, tells whether it may be), or
 -- pending until its burst is due if all of them are in the burst. b, bd,
--- e and g are its hash's fields.
-local function settle(key, kk, left, now, now_s, b, bd, e, g)
+-- e, g and tn are its hash's fields (tn nil: not read).
+local function settle(key, kk, left, now, now_s, b, bd, e, g, tn)
   if e then
     rcall('HDEL', kk, 'e')
   end
@@ -287,7 +391,7 @@ local function settle(key, kk, left, now, now_s, b, bd, e, g)
       return
     end
     rcall('HSET', kk, 's', 'r', 'a', '0', 'n', '0')
-    rcall('ZADD', K_READY, now_s, key)
+    enter(key, kk, now_s, tn)
     wake()
     return
   end
@@ -299,7 +403,7 @@ end
 
 -- place updates key, which had values before n more came at t (ts as a
 -- string), as an Add with Wait wait and MaxWait maxwait does: h holds its
--- fields s, b, bf and bd from before.
+-- fields s, b, bf, bd and g from before.
 local function place(key, kk, n, t, ts, wait, maxwait, h)
   local s, b = h[1], tonumber(h[2]) or 0
   if b > 0 and tonumber(h[4]) <= t then
@@ -308,7 +412,7 @@ local function place(key, kk, n, t, ts, wait, maxwait, h)
     b = 0
     if s == 'p' then
       rcall('ZREM', K_PENDING, key)
-      make_ready(key, kk, h[4])
+      make_ready(key, kk, h[4], h[5])
       s = 'r'
     end
   end
@@ -318,7 +422,7 @@ local function place(key, kk, n, t, ts, wait, maxwait, h)
       close_burst(kk, key)
       if s == 'p' then
         rcall('ZREM', K_PENDING, key)
-        make_ready(key, kk, ts)
+        make_ready(key, kk, ts, h[5])
         wake()
       end
     end
@@ -346,28 +450,39 @@ local function place(key, kk, n, t, ts, wait, maxwait, h)
 end
 
 -- params reads an Add's params: its count of values, Wait, MaxWait and
--- Delay.
+-- Delay, and its tenant (nil for none) and weight.
 local function params(p)
   if not string.find(p, ' ', 1, true) then
     return tonumber(p), 0, 0, 0
   end
-  local n, delay = string.match(p, '^(%d+) @(%-?%d+)$')
+  local n, wait, maxwait, delay, rest = 0, 0, 0, 0, 0
+  n, delay, rest = string.match(p, '^(%d+) @(%-?%d+)()')
   if n then
-    return tonumber(n), 0, 0, tonumber(delay)
+    wait, maxwait = 0, 0
+  else
+    n, wait, maxwait, rest = string.match(p, '^(%d+) (%-?%d+) (%d+)()')
+    delay = 0
   end
-  local wait, maxwait
-  n, wait, maxwait = string.match(p, '^(%d+) (%-?%d+) (%d+)$')
-  return tonumber(n), tonumber(wait), tonumber(maxwait), 0
+  n, wait, maxwait, delay = tonumber(n), tonumber(wait), tonumber(maxwait), tonumber(delay)
+  if rest > #p then
+    return n, wait, maxwait, delay
+  end
+  local w, from = string.match(p, '^ (%d+) ()', rest)
+  return n, wait, maxwait, delay, string.sub(p, from), tonumber(w)
 end
 
 -- add_at applies to key, once pushed, the n values of an Add at t (ts)
 -- with Wait wait and MaxWait maxwait, the key's LIST being len long with
--- them: a new key joins keys and is ready, scheduled or pending, from t;
--- an older one is placed. With a Delay (so with a Wait of 0), gate is the
--- latest time its values are due, and head when the first is.
-local function add_at(key, kk, n, len, t, ts, wait, maxwait, gate, head)
+-- them: a new key joins keys, and the Add's tenant tn (nil: none), and
+-- is ready, scheduled or pending, from t; an older one is placed. With a
+-- Delay (so with a Wait of 0), gate is the latest time its values are
+-- due, and head when the first is.
+local function add_at(key, kk, n, len, t, ts, wait, maxwait, gate, head, tn)
   if len == n then
     rcall('ZADD', K_KEYS, '0', key)
+    if tn then
+      rcall('HSET', kk, 'tn', tn)
+    end
     if wait == 0 then
       if gate then
         rcall('HSET', kk, 'g', str(gate))
@@ -378,8 +493,8 @@ local function add_at(key, kk, n, len, t, ts, wait, maxwait, gate, head)
         rcall('ZADD', K_DELAYED, str(head), key)
         return
       end
-      -- A new key, ready; its state needs no hash.
-      rcall('ZADD', K_READY, ts, key)
+      -- A new key, ready; its state needs no hash, but for a tenant.
+      enter(key, kk, ts, tn or '')
       return
     end
     local due, m = burst_due(t, t, wait, maxwait)
@@ -391,7 +506,7 @@ local function add_at(key, kk, n, len, t, ts, wait, maxwait, gate, head)
   if gate and gate > (tonumber(rcall('HGET', kk, 'g')) or 0) then
     rcall('HSET', kk, 'g', str(gate))
   end
-  local h = rcall('HMGET', kk, 's', 'b', 'bf', 'bd')
+  local h = rcall('HMGET', kk, 's', 'b', 'bf', 'bd', 'tn')
   if wait == 0 and not h[2] then
     -- No open burst to end: the values wait behind the others, but for a
     -- key with leases out that may now take another.
@@ -438,7 +553,7 @@ local function fold_key(key, adds, e)
       j = j + 1
     until first.wait ~= 0 or j > #adds or adds[j].wait ~= 0
     local t, ts = at(e[first.i], e[first.i + 1])
-    add_at(key, kk, #vals, push(vk, vals), t, ts, first.wait, first.maxwait, gate, head)
+    add_at(key, kk, #vals, push(vk, vals), t, ts, first.wait, first.maxwait, gate, head, first.tenant)
   end
 end
 
@@ -457,7 +572,7 @@ local function fold()
   local keys, by = {}, {}
   local i = 1
   while i + 3 <= #e do
-    local n, wait, maxwait, delay = params(e[i + 2])
+    local n, wait, maxwait, delay, tenant, weight = params(e[i + 2])
     local last = i + 3 + n
     if last > #e then
       if i > 1 then
@@ -472,7 +587,10 @@ local function fold()
       by[key] = adds
       keys[#keys + 1] = key
     end
-    adds[#adds + 1] = {i = i, n = n, wait = wait, maxwait = maxwait, delay = delay}
+    adds[#adds + 1] = {i = i, n = n, wait = wait, maxwait = maxwait, delay = delay, tenant = tenant}
+    if tenant then
+      weigh(tenant, weight)
+    end
     i = last + 1
   end
   rcall('LTRIM', K_INBOX, i - 1, -1)
@@ -571,7 +689,7 @@ end
 -- superseded (and nothing changed).
 local function finish_lease(key, fence, kind, after, why, now, now_s)
   local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
-  local h = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g')
+  local h = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn')
   if not h then
     return -1
   end
@@ -598,7 +716,7 @@ local function finish_lease(key, fence, kind, after, why, now, now_s)
       rcall('ZREM', K_KEYS, key)
       return 0
     end
-    settle(key, kk, left, now, now_s, h[6], h[7], h[8], h[9])
+    settle(key, kk, left, now, now_s, h[6], h[7], h[8], h[9], h[10] or '')
     return 1
   end
 
@@ -623,7 +741,7 @@ local function finish_lease(key, fence, kind, after, why, now, now_s)
     rcall('HSET', kk, 's', s, 'u', '1')
   end
   if due <= now then
-    rcall('ZADD', K_READY, now_s, key)
+    enter(key, kk, now_s)
     wake()
     return 1
   end
@@ -679,6 +797,56 @@ local function pop_ready(now_s, want, any)
   return keep
 end
 
+-- pop_turns pops up to want ready keys in the tenants' turns, with their
+-- scores: each from the tenant with the smallest virtual time, which
+-- advances by 1/weight, the clock moving to where it was. With some keys
+-- paused (any), it sets aside those it pops, without a turn. Each round
+-- leases, sets aside or ends the turns of a tenant left without ready
+-- keys (a pause or a drop took them), so want + PARK_ROUNDS bound them.
+local function pop_turns(want, any)
+  if rcall('ZCARD', K_READY) > 0 then
+    -- The keys without a tenant enter ready without a look at tenants.
+    join('')
+  end
+  local keep, rounds, weights, clock = {}, 0, {}, nil
+  while #keep < 2 * want and rounds < want + PARK_ROUNDS do
+    rounds = rounds + 1
+    local r = rcall('ZRANGE', K_TURNS, '0', '0', 'WITHSCORES')
+    local g = r[1]
+    if not g then
+      break
+    end
+    local set = tenant_set(g)
+    local got = rcall('ZPOPMIN', set)
+    if not got[1] then
+      rcall('ZREM', K_TURNS, g)
+      rcall('HSET', K_TV, g, r[2])
+    elseif any and rcall('SISMEMBER', K_PAUSEDKEYS, got[1]) == 1 then
+      park(got[1], got[2])
+    else
+      clock = r[2]
+      local w = weights[g]
+      if not w then
+        w = tonumber(rcall('HGET', K_TW, g)) or 1
+        weights[g] = w
+      end
+      local v = string.format('%.17g', tonumber(r[2]) + 1 / w)
+      if rcall('ZCARD', set) > 0 then
+        rcall('ZADD', K_TURNS, v, g)
+      else
+        rcall('ZREM', K_TURNS, g)
+        rcall('HSET', K_TV, g, v)
+      end
+      keep[#keep + 1] = got[1]
+      keep[#keep + 1] = got[2]
+    end
+  end
+  if clock then
+    rcall('HSET', K_META, 'tc', clock)
+  end
+  return keep
+end
+
 -- claim_ready leases up to want ready keys at now (now_s), oldest-ready
 -- first, with at most maxbatch values each (0: all that are ready) for ttl
 -- (-1: for ever), to holder, after moving the keys that came due into the
@@ -687,16 +855,30 @@ end
 -- value..., key, ...}, next -1 (never) while the queue is paused. With
 -- perkey > 1 (ClaimParams.PerKey), a key may take up to perkey leases
 -- (lib_perkey.lua), several in one call: a key that leases in multi mode
--- and may lease again goes back in the ready order, and the call pops
--- again while it has leased fewer than want.
+-- and may lease again goes back in the ready order (its tenant's, with
+-- tenants), and the call pops again while it has leased fewer than want,
+-- each lease taking a turn of its tenant.
 local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
-  -- One command tells the common case, nothing paused, from the others.
-  local paused = rcall('EXISTS', K_PAUSED, K_PAUSEDKEYS) > 0
-  if paused and rcall('EXISTS', K_PAUSED) == 1 then
-    return {-1}
+  -- One command tells the common case, nothing paused and no tenants,
+  -- from the others.
+  local paused = false
+  local flags = rcall('EXISTS', K_PAUSED, K_PAUSEDKEYS, K_TW)
+  if flags == 0 then
+    fairq = false
+  else
+    paused = flags > (fair() and 1 or 0)
+    if paused and rcall('EXISTS', K_PAUSED) == 1 then
+      return {-1}
+    end
   end
   promote(now_s, want + 16)
-  local got = pop_ready(now_s, want, paused)
+  local function pop(n)
+    if fairq then
+      return pop_turns(n, paused)
+    end
+    return pop_ready(now_s, n, paused)
+  end
+  local got = pop(want)
   local out = {0}
   local leased, again = 0, false
   local popped = #got > 0
@@ -781,10 +963,10 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
     end
     got = {}
     if again and leased < want then
-      got = pop_ready(now_s, want - leased, paused)
+      got = pop(want - leased)
     end
   end
-  if rcall('ZCARD', K_READY) > 0 then
+  if rcall('ZCARD', fairq and K_TURNS or K_READY) > 0 then
     -- More is ready than this worker took: pass the wake-up on.
     wake()
     out[1] = 0

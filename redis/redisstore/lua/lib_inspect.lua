@@ -33,7 +33,7 @@ local function key_state(key, now)
   -- since, or until for the states that end by themselves: due.
   local due
   if not s or s == 'r' then
-    due = rcall('ZSCORE', K_READY, key) or rcall('ZSCORE', K_PARKED, key)
+    due = rcall('ZSCORE', ready_set(PFX .. 'k:' .. key), key) or rcall('ZSCORE', K_PARKED, key)
   elseif s == 'p' then
     due = h[3]
   elseif s == 'l' then
@@ -117,7 +117,8 @@ local AHEAD_PAUSED = 1000
 -- place them, but for paused ones; at most most.
 local function ahead(key, since, most)
   local before = '(' .. since
-  local n = rcall('ZRANK', K_READY, key) or rcall('ZCOUNT', K_READY, '-inf', before)
+  local set = ready_set(PFX .. 'k:' .. key)
+  local n = rcall('ZRANK', set, key) or rcall('ZCOUNT', set, '-inf', before)
   for _, k in ipairs({K_PENDING, K_DELAYED, K_LEASED}) do
     n = n + rcall('ZCOUNT', k, '-inf', before)
   end
@@ -180,14 +181,22 @@ local function indexed()
   for _, k in ipairs({K_READY, K_PENDING, K_DELAYED, K_LEASED, K_HELD, K_PARKED}) do
     n = n + rcall('ZCARD', k)
   end
-  return n == rcall('ZCARD', K_KEYS)
+  return n + tenants_ready() == rcall('ZCARD', K_KEYS)
 end
 
 -- oldest returns when the oldest value of the first lim keys of the ready
 -- order was added, in microseconds, or nil if none is ready.
 local function oldest(lim)
   local m
-  for _, key in ipairs(rcall('ZRANGE', K_READY, '0', str(lim - 1))) do
+  local keys = rcall('ZRANGE', K_READY, '0', str(lim - 1))
+  if fair() then
+    -- The first key of each of the first lim tenants in turn.
+    for _, g in ipairs(rcall('ZRANGE', K_TURNS, '0', str(lim - 1))) do
+      local r = rcall('ZRANGE', tenant_set(g), '0', '0')
+      keys[#keys + 1] = r[1]
+    end
+  end
+  for _, key in ipairs(keys) do
     local head = rcall('LINDEX', PFX .. 'v:' .. key, '0')
     local t = head and tonumber(stamp(head))
     if t and (m == nil or t < m) then

@@ -20,7 +20,8 @@
         later of P and when its next batch is
     F   when its free values outside the open burst became ready
     H   when it was held, while it is
-  It is in exactly one of the state sets: held while held; else ready (or
+  It is in exactly one of the state sets: held while held; else ready
+  (its tenant's ready set, with tenants, each lease taking a turn; or
   parked) once eligible and ready; else leased, scored by the earlier of
   when it is ready and when its first lease lapses, while a lease is out;
   else delayed, until its kept batch is ready. A lease that lapses while
@@ -173,23 +174,24 @@ local function m_save(k)
   end
 end
 
--- m_unset takes key out of the sets of the states it may be in but held,
--- and reports whether it was parked.
+-- m_unset takes key out of the sets of the states it may be in but held
+-- (its tenant's ready set, with tenants), and reports whether it was
+-- parked.
 local function m_unset(key)
-  rcall('ZREM', K_READY, key)
+  rcall('ZREM', ready_set(PFX .. 'k:' .. key), key)
   rcall('ZREM', K_LEASED, key)
   rcall('ZREM', K_DELAYED, key)
   return rcall('ZREM', K_PARKED, key) == 1
 end
 
--- m_ready_in puts key in the ready order at ts, or among the parked keys
--- if it was there.
-local function m_ready_in(key, ts, parked)
+-- m_ready_in puts key, with hash kk, in the ready order at ts (its
+-- tenant's, with tenants), or among the parked keys if it was there.
+local function m_ready_in(key, kk, ts, parked)
   if parked then
     park(key, ts)
     return
   end
-  rcall('ZADD', K_READY, ts, key)
+  enter(key, kk, ts)
   wake()
 end
 
@@ -211,7 +213,7 @@ local function m_place(k, now, now_s)
     local at = k.elig and m_ready_at(k, now)
     if at and at <= now then
       rcall('HSET', kk, 's', 'r', 'a', '0', 'n', '0')
-      m_ready_in(key, str(at), parked)
+      m_ready_in(key, kk, str(at), parked)
       return
     end
     local h = rcall('HMGET', kk, 'b', 'bd', 'g')
@@ -223,7 +225,7 @@ local function m_place(k, now, now_s)
   if k.elig then
     at = m_ready_at(k, now)
     if at <= now then
-      m_ready_in(key, str(at), parked)
+      m_ready_in(key, kk, str(at), parked)
       return
     end
   end
@@ -244,9 +246,9 @@ end
 
 -- m_delete removes key, which has no values left.
 local function m_delete(key, kk)
+  m_unset(key) -- before the hash goes, which names the key's tenant
   rcall('DEL', kk)
   rcall('ZREM', K_KEYS, key)
-  m_unset(key)
   rcall('ZREM', K_HELD, key)
   rcall('ZREM', K_TRAILING, key)
   rcall('SREM', K_MULTI, key)

@@ -14,9 +14,10 @@ local key = ARGV[2]
 if rcall('SADD', KEYS[1], key) == 0 then
   return 0
 end
-local since = rcall('ZSCORE', K_READY, key)
+local set = ready_set(PFX .. 'k:' .. key)
+local since = rcall('ZSCORE', set, key)
 if since then
-  rcall('ZREM', K_READY, key)
+  rcall('ZREM', set, key)
   park(key, since)
 end
 return 1

@@ -37,16 +37,17 @@ local key = ARGV[2]
 if rcall('SREM', KEYS[1], key) == 0 then
   return 0
 end
+local kk = PFX .. 'k:' .. key
 local since = rcall('ZSCORE', K_PARKED, key)
 if since then
   rcall('ZREM', K_PARKED, key)
 else
-  since = rcall('ZSCORE', K_READY, key) or due_now(key, now)
+  since = rcall('ZSCORE', ready_set(kk), key) or due_now(key, now)
 end
 if since then
   -- Behind the keys ready now; a finish stamps its keys a microsecond or
   -- so ahead, and no key goes before its own time.
-  rcall('ZADD', K_READY, str(math.max(now, tonumber(since))), key)
+  enter(key, kk, str(math.max(now, tonumber(since))))
 end
 wake()
 return 1

@@ -31,6 +31,6 @@ if rcall('SISMEMBER', K_PAUSEDKEYS, key) == 1 then
   park(key, now_s)
   return 1
 end
-rcall('ZADD', K_READY, now_s, key)
+enter(key, kk, now_s)
 wake()
 return 1

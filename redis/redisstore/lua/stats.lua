@@ -30,9 +30,10 @@ local paused = rcall('SMEMBERS', K_PAUSEDKEYS)
 local is_paused = {}
 for _, key in ipairs(paused) do
   is_paused[key] = true
-  local since = rcall('ZSCORE', K_READY, key)
+  local set = ready_set(PFX .. 'k:' .. key)
+  local since = rcall('ZSCORE', set, key)
   if since then
-    rcall('ZREM', K_READY, key)
+    rcall('ZREM', set, key)
     park(key, since)
   end
 end
@@ -51,11 +52,12 @@ for _, key in ipairs(held) do
 end
 
 local ready, pending, leased = rcall('ZCARD', K_READY), rcall('ZCARD', K_PENDING), rcall('ZCARD', K_LEASED)
+ready = ready + tenants_ready()
 -- A key in multi mode is leased while a lease of it is out, though it
 -- may be ready for another; one that waits for its kept batch retries.
 for _, key in ipairs(rcall('SMEMBERS', K_MULTI)) do
   local out, retry, left = m_counts(key, now, now_s)
-  if rcall('ZSCORE', K_READY, key) then
+  if rcall('ZSCORE', ready_set(PFX .. 'k:' .. key), key) then
     if out > 0 then
       ready, leased = ready - 1, leased + 1
     end

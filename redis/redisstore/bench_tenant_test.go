@@ -1,0 +1,161 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/redis/internal/redistest"
+	"github.com/pacerkit/pacer/redis/redisstore"
+	"github.com/pacerkit/pacer/store"
+)
+
+// The cost of a Claim with tenants does not grow with the tenants or the
+// keys: a Claim of one key from a queue of 10^5 keys over 10^3 tenants
+// against one from a queue of 10 keys of one tenant, and one without
+// tenants, in alternating rounds of 64 Claims, each lease acked and its
+// value added back (untimed). The target is a ratio of at most 1.5.
+func TestMeasureTenantClaimCost(t *testing.T) {
+	benchOnly(t)
+	c := benchClient(t, redistest.StartServer(t).Addr())
+	s, err := redisstore.New(t.Context(), c, redisstore.Config{Prefix: "tenants"})
+	require.NoError(t, err)
+	defer s.Close()
+	measureTenantClaims(t, s)
+}
+
+// measureTenantClaims fills three queues of s and prints the Claim costs.
+func measureTenantClaims(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	val := [][]byte{[]byte(`{"user":42}`)}
+	tenantOf := map[string]string{}
+	fill := func(q string, keys, tenants int) {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for range 16 {
+			wg.Go(func() {
+				for k := next.Add(1) - 1; k < int64(keys); k = next.Add(1) - 1 {
+					key := fmt.Sprint("k", k)
+					p := store.AddParams{}
+					if tenants > 0 {
+						p.Tenant = fmt.Sprint("t", k%int64(tenants))
+						mu.Lock()
+						tenantOf[q+key] = p.Tenant
+						mu.Unlock()
+					}
+					assertNoError(t, s.Add(ctx, q, key, val, p))
+				}
+			})
+		}
+		wg.Wait()
+		_, err := s.Stats(ctx, q) // an engine may fold its Adds here
+		require.NoError(t, err)
+	}
+	t0 := time.Now()
+	fill("big", 100000, 1000)
+	fill("small", 10, 1)
+	fill("plain", 10, 0)
+	fmt.Printf("queues filled in %v\n", time.Since(t0).Round(time.Millisecond))
+	claim := func(q string) time.Duration {
+		t0 := time.Now()
+		ls, _, err := s.Claim(ctx, q, store.ClaimParams{Keys: 1, TTL: time.Minute})
+		took := time.Since(t0)
+		require.NoError(t, err)
+		require.Len(t, ls, 1)
+		_, err = s.Finish(ctx, ls[0], store.Outcome{Kind: store.Ack})
+		require.NoError(t, err)
+		require.NoError(t, s.Add(ctx, q, ls[0].Key, ls[0].Values, store.AddParams{Tenant: tenantOf[q+ls[0].Key]}))
+		return took
+	}
+	for range 3 {
+		var big, small, plain time.Duration
+		for range 20 {
+			for range 64 {
+				plain += claim("plain")
+			}
+			for range 64 {
+				small += claim("small")
+			}
+			for range 64 {
+				big += claim("big")
+			}
+		}
+		n := time.Duration(20 * 64)
+		fmt.Printf("claim: 10^5 keys over 10^3 tenants %v, 10 keys of 1 tenant %v (ratio %.2f), 10 keys without tenants %v\n",
+			big/n, small/n, float64(big)/float64(small), plain/n)
+	}
+}
+
+// measureTenantThroughput times a Runner in strict order (MaxBatch 1, 8
+// workers, a handler that does nothing) through 500 keys of 10 values
+// each, with and without tenants (50 of them), in PACER_BENCH_ROUNDS (5) alternating rounds on
+// queues of their own; open returns a fresh store for a round.
+func measureTenantThroughput(t *testing.T, open func() store.Store) {
+	const keys, per = 500, 10
+	rounds := 5
+	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_ROUNDS")); err == nil {
+		rounds = n
+	}
+	run := func(round int, tenants bool) time.Duration {
+		s := open()
+		q := fmt.Sprint("thr", round, tenants)
+		var left atomic.Int64
+		left.Store(keys * per)
+		done := make(chan struct{})
+		cfg := pacer.Config[string, int]{Store: s, Name: q, MaxBatch: 1, Workers: 8}
+		if tenants {
+			cfg.Tenant = func(k string) string { return "t" + k[len(k)-2:] }
+		}
+		r, err := pacer.New(cfg, func(context.Context, string, []int) error {
+			if left.Add(-1) == 0 {
+				close(done)
+			}
+			return nil
+		})
+		require.NoError(t, err)
+		ctx := context.Background()
+		for v := range per {
+			for k := range keys {
+				require.NoError(t, r.Add(ctx, fmt.Sprintf("k%03d", k), v))
+			}
+		}
+		if st, err := s.Stats(ctx, q); err == nil { // an engine may fold its Adds here
+			require.Equal(t, keys*per, st.Values)
+		}
+		t0 := time.Now()
+		go r.Run(ctx)
+		<-done
+		took := time.Since(t0)
+		require.NoError(t, r.Shutdown(ctx))
+		return took
+	}
+	for round := range rounds {
+		off, on := run(round, false), run(round, true)
+		fmt.Printf("strict end-to-end, %d values over %d keys: without tenants %v (%.0f/s), with 50 tenants %v (%.0f/s): %+.1f%%\n",
+			keys*per, keys, off.Round(time.Millisecond), keys*per/off.Seconds(), on.Round(time.Millisecond), keys*per/on.Seconds(),
+			100*(off.Seconds()/on.Seconds()-1))
+	}
+}
+
+// Throughput with tenants: see measureTenantThroughput.
+func TestMeasureTenantThroughput(t *testing.T) {
+	benchOnly(t)
+	c := benchClient(t, redistest.StartServer(t).Addr())
+	n := 0
+	measureTenantThroughput(t, func() store.Store {
+		n++
+		s, err := redisstore.New(t.Context(), c, redisstore.Config{Prefix: fmt.Sprint("thr", n)})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
