@@ -63,6 +63,12 @@ type Explanation struct {
 	Ahead int `json:"ahead,omitempty"`
 	// Holder names the instance that holds a Leased key.
 	Holder string `json:"holder,omitempty"`
+	// Leases counts a Leased key's batches out at once when there are
+	// several (store.KeyInfo.Leases; Config.PerKey above 1), 0 otherwise;
+	// PerKey is the Runner's Config.PerKey when above 1, 0 otherwise (and
+	// for ExplainStored): how many it may run at once.
+	Leases int `json:"leases,omitempty"`
+	PerKey int `json:"per_key,omitempty"`
 	// Attempt is the head batch's last attempt (store.KeyInfo.Attempt):
 	// the one running, or the one that failed.
 	Attempt int `json:"attempt"`
@@ -170,6 +176,7 @@ func (x Explanation) stateClause() string {
 			fmt.Fprintf(&b, " until %s", x.clock(x.Until))
 		}
 		fmt.Fprintf(&b, ", attempt %d%s", x.Attempt, x.ofMax())
+		x.running(&b)
 		x.lastError(&b)
 	case store.Retrying:
 		fmt.Fprintf(&b, "is retrying at %s after attempt %d%s", x.clock(x.Until), x.Attempt, x.ofMax())
@@ -194,6 +201,19 @@ func (x Explanation) stateClause() string {
 		fmt.Fprintf(&b, "is in state %v", x.State)
 	}
 	return b.String()
+}
+
+// running says how many batches of a key that may run several at once
+// are out: its first lease's attempt is what the sentence gave before.
+func (x Explanation) running(b *strings.Builder) {
+	switch {
+	case x.Leases > 1 && x.PerKey > 1:
+		fmt.Fprintf(b, " (%d of %d batches running)", x.Leases, x.PerKey)
+	case x.Leases > 1:
+		fmt.Fprintf(b, " (%d batches running)", x.Leases)
+	case x.PerKey > 1:
+		fmt.Fprintf(b, " (1 of %d batches running)", x.PerKey)
+	}
 }
 
 // ofMax returns " of m" for the Runner's attempts, "" when unknown.
@@ -313,6 +333,7 @@ func explained(info store.KeyInfo, found, queuePaused bool) Explanation {
 	x.State, x.Values = info.State, info.Values
 	x.Since, x.Until, x.MaxWait = info.Since, info.Until, info.MaxWait
 	x.Ahead, x.Holder, x.Attempt, x.Err = info.Ahead, info.Holder, info.Attempt, info.Err
+	x.Leases = info.Leases
 	x.KeyPaused = info.Paused
 	return x
 }

@@ -49,6 +49,9 @@ func (r *Runner[K, V]) Explain(ctx context.Context, key K) (Explanation, error) 
 		return x, nil
 	}
 	x.MaxAttempts = r.cfg.Retry.Attempts
+	if r.cfg.PerKey > 1 {
+		x.PerKey = r.cfg.PerKey
+	}
 	if r.cfg.Store == nil && x.State == store.Leased {
 		x.Holder = r.cfg.Instance
 	}

@@ -30,6 +30,12 @@ func TestExplanationString(t *testing.T) {
 			`key "u1" is ready, next in line (last error: "503")`},
 		{pacer.Explanation{Key: "u1", At: at, State: store.Leased, Since: at, Until: later(30 * time.Second), Attempt: 3, Err: "timeout"},
 			`key "u1" is leased since 14:03:00Z until 14:03:30Z, attempt 3 (last error: "timeout")`},
+		{pacer.Explanation{Key: "u1", State: store.Leased, Attempt: 1, Leases: 2, PerKey: 3},
+			`key "u1" is leased, attempt 1 (2 of 3 batches running)`},
+		{pacer.Explanation{Key: "u1", State: store.Leased, Attempt: 1, PerKey: 3},
+			`key "u1" is leased, attempt 1 (1 of 3 batches running)`},
+		{pacer.Explanation{Key: "u1", State: store.Leased, Attempt: 1, Leases: 2},
+			`key "u1" is leased, attempt 1 (2 batches running)`},
 		{pacer.Explanation{Key: "u1", At: at, State: store.Retrying, Until: later(5 * time.Second), Attempt: 2, MaxAttempts: 5, Err: "503 from api",
 			WindowClosedUntil: later(18*time.Hour + 57*time.Minute)},
 			`key "u1" is retrying at 14:03:05Z after attempt 2 of 5 (error: "503 from api"), and the window is closed until 09:00:00Z`},
@@ -64,7 +70,7 @@ func TestExplanationString(t *testing.T) {
 var fullExplanation = pacer.Explanation{
 	Key: "u1", StoredKey: "u1\x00", At: time.Date(2025, 3, 1, 15, 3, 0, 0, time.FixedZone("CET", 3600)),
 	State: store.Retrying, Values: 3, Since: time.Date(2025, 3, 1, 14, 2, 0, 0, time.UTC), Until: time.Date(2025, 3, 1, 14, 3, 5, 500_000_000, time.UTC),
-	MaxWait: true, Ahead: 4, Holder: "host:1", Attempt: 2, MaxAttempts: pacer.Unlimited, Err: "503 from api",
+	MaxWait: true, Ahead: 4, Holder: "host:1", Leases: 2, PerKey: 3, Attempt: 2, MaxAttempts: pacer.Unlimited, Err: "503 from api",
 	KeyPaused: true, QueuePaused: true,
 	WindowClosedUntil:    time.Date(2025, 3, 2, 9, 0, 0, 0, time.UTC),
 	LimiterPausedUntil:   time.Date(2025, 3, 1, 14, 4, 0, 0, time.UTC),
@@ -84,7 +90,7 @@ func TestExplanationJSON(t *testing.T) {
 	}{
 		{"zero", pacer.Explanation{}, `{"key":"","state":"","values":0,"attempt":0}`},
 		{"full", fullExplanation,
-			`{"key":"u1","stored_key":"u1\u0000","state":"retrying","values":3,"max_wait":true,"ahead":4,"holder":"host:1",` +
+			`{"key":"u1","stored_key":"u1\u0000","state":"retrying","values":3,"max_wait":true,"ahead":4,"holder":"host:1","leases":2,"per_key":3,` +
 				`"attempt":2,"max_attempts":-1,"error":"503 from api","key_paused":true,"queue_paused":true,"rate_limited":true,` +
 				`"at":"2025-03-01T14:03:00Z","since":"2025-03-01T14:02:00Z","until":"2025-03-01T14:03:05.5Z",` +
 				`"window_closed_until":"2025-03-02T09:00:00Z","limiter_paused_until":"2025-03-01T14:04:00Z","limiter_next_token":"2025-03-01T14:04:01Z",` +

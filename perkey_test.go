@@ -46,6 +46,11 @@ func TestPerKeyRunsBatchesOfAKeyAtOnce(t *testing.T) {
 					require.NoError(t, r.Add(ctx, "k", i))
 				}
 				stop := start(t, r)
+				synctest.Wait() // three batches of k are in their handlers
+				x, err := r.Explain(ctx, "k")
+				require.NoError(t, err)
+				require.Equal(t, 3, x.Leases, "%s", x)
+				require.Contains(t, x.String(), "(3 of 3 batches running)")
 				time.Sleep(time.Minute)
 				synctest.Wait()
 				stop()
