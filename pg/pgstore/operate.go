@@ -98,6 +98,7 @@ func (s *Store) DropKey(ctx context.Context, queue, key, reason string) (int, er
 		n int64
 	)
 	b.Queue(s.q.lockKey, queue, bytesOf(key)).Exec(func(pgconn.CommandTag) error { return nil })
+	b.Queue(s.q.foldLanes, queue, bytesOf(key)).Exec(func(pgconn.CommandTag) error { return nil })
 	b.Queue(s.q.dropKey, queue, bytesOf(key), bytesOf(reason)).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
 	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return 0, failed(ctx, "DropKey", err)
