@@ -90,13 +90,14 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
 			return false, nil, 0, failed(ctx, "FinishAndClaim", err)
 		}
-		// A lease of a key of lanes, or lost (lanes.go).
-		more, err := s.finishLane(ctx, l, o)
+		// A lease of a key of lanes, or lost (lanes.go), on the
+		// connection held: the pool may have no other.
+		more, err := s.finishLane(ctx, conn, l, o)
 		if err != nil {
 			return false, nil, 0, err
 		}
 		s.finished(l, o, more)
-		leases, next, err := s.claim(ctx, s.pool, l.Queue, p)
+		leases, next, err := s.claim(ctx, conn, l.Queue, p)
 		return more, leases, next, err
 	}
 	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {

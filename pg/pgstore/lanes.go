@@ -34,17 +34,17 @@ func (s *Store) claimLanes(ctx context.Context, queue string, p store.ClaimParam
 	return leases, next, nil
 }
 
-// finishLane ends the lane of l as o says, after the statement of a key
+// finishLane ends the lane of l as o says, on q, after the statement of a key
 // of one lease found no lease of l; store.ErrLeaseLost if it finds none
 // either.
-func (s *Store) finishLane(ctx context.Context, l store.Lease, o store.Outcome) (bool, error) {
+func (s *Store) finishLane(ctx context.Context, q querier, l store.Lease, o store.Outcome) (bool, error) {
 	fence, _ := fenceOf(l)
 	var delay any
 	if o.Kind == store.Retry || o.Kind == store.Defer {
 		delay = interval(o.After)
 	}
 	var more bool
-	found, err := row(ctx, s.pool, s.q.finishLane, []any{l.Queue, bytesOf(l.Key), fence, int(o.Kind), delay, bytesOf(o.Err)}, &more)
+	found, err := row(ctx, q, s.q.finishLane, []any{l.Queue, bytesOf(l.Key), fence, int(o.Kind), delay, bytesOf(o.Err)}, &more)
 	if err != nil {
 		return false, failed(ctx, "Finish", err)
 	}

@@ -90,7 +90,7 @@ func (s *Store) finish(ctx context.Context, q querier, l store.Lease, o store.Ou
 		if _, ok := q.(*pgxpool.Pool); !ok {
 			return false, store.ErrLeaseLost // a caller's transaction, which finishes one lease
 		}
-		return s.finishLane(ctx, l, o)
+		return s.finishLane(ctx, q, l, o)
 	}
 	return more, nil
 }
