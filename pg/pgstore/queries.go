@@ -326,6 +326,7 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT coalesce(k.ready_at = statement_timestam
 // claimSQL leases up to {keys} ready keys of a queue, oldest-ready first. It
 // locks key rows only, skipping those another transaction holds, and
 // commits at once: no transaction stays open while a lease is out. It
+// leaves the keys of lanes to claim_lanes (lanes.go). It
 // leases no paused key, which keys_ready leaves out, and nothing of a
 // paused queue (running, read once), and then says NULL, never, for the
 // next. A lease
@@ -595,7 +596,7 @@ WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND fence = $3 AND lease
 
 // releaseSQL puts a held key back in the ready order, at the tail, with its
 // attempts started over and its error forgotten. It changes no row if the
-// key was not held.
+// key was not held, or is a key of lanes (release_lanes, lanes.go).
 //
 // $1 queue, $2 key.
 const releaseSQL = `
