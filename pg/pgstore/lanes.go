@@ -77,6 +77,19 @@ func (s *Store) releaseLanes(ctx context.Context, queue, key string) (bool, erro
 	return ok, nil
 }
 
+// retryLanes is RetryNow of a key of lanes, after retryNowSQL changed
+// nothing.
+func (s *Store) retryLanes(ctx context.Context, queue, key string) (bool, error) {
+	var ok bool
+	if err := s.pool.QueryRow(ctx, s.q.retryLanes, queue, bytesOf(key)).Scan(&ok); err != nil {
+		return false, failed(ctx, "RetryNow", err)
+	}
+	if ok {
+		s.notify(queue)
+	}
+	return ok, nil
+}
+
 // The statements that call the functions of lanes. {schema} stands for
 // the store's quoted schema.
 const (
@@ -85,7 +98,8 @@ const (
 	extendLaneSQL   = `SELECT {schema}.extend_lane($1, $2, $3, $4)`
 	releaseLanesSQL = `SELECT {schema}.release_lanes($1, $2)`
 	// foldLanesSQL comes between lockKeySQL and dropKeySQL in DropKey.
-	foldLanesSQL = `SELECT {schema}.fold_lanes($1, $2, {removeSlot} + pg_backend_pid() % {addSlots})`
+	foldLanesSQL  = `SELECT {schema}.fold_lanes($1, $2, {removeSlot} + pg_backend_pid() % {addSlots})`
+	retryLanesSQL = `SELECT {schema}.retry_lanes($1, $2)`
 )
 
 var _ store.PerKeyClaimer = (*Store)(nil)

@@ -77,9 +77,14 @@ func (s *Store) ResumeKey(ctx context.Context, queue, key string) (bool, error) 
 }
 
 // RetryNow implements store.Operator: one statement, and then a
-// notification that wakes the Waits of every process.
+// notification that wakes the Waits of every process; for a key of lanes
+// (lanes.go), one more.
 func (s *Store) RetryNow(ctx context.Context, queue, key string) (bool, error) {
-	return s.operate(ctx, "RetryNow", queue, s.q.retryNow, true, queue, bytesOf(key))
+	done, err := s.operate(ctx, "RetryNow", queue, s.q.retryNow, true, queue, bytesOf(key))
+	if err != nil || done {
+		return done, err
+	}
+	return s.retryLanes(ctx, queue, key)
 }
 
 // DropKey implements store.Operator: two statements in one transaction,

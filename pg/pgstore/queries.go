@@ -79,7 +79,7 @@ type queries struct {
 	queuePaused                                      string
 	retryNow, lockKey, dropKey                       string
 	claimLanes, finishLane, extendLane, releaseLanes string // lanes.go
-	foldLanes                                        string
+	foldLanes, retryLanes                            string
 }
 
 // newQueries fills schema, quoted already, into the statements.
@@ -127,6 +127,7 @@ func newQueries(schema string) queries {
 		extendLane:   r.Replace(extendLaneSQL),
 		releaseLanes: r.Replace(releaseLanesSQL),
 		foldLanes:    r.Replace(foldLanesSQL),
+		retryLanes:   r.Replace(retryLanesSQL),
 	}
 }
 
@@ -263,7 +264,8 @@ const addBurstSQL = countAddSQL + `, k AS (
 			CASE WHEN k.leased_until IS NOT NULL OR k.held OR k.batch > 0 OR k.tail - k.head > o.open
 				THEN k.ready_at
 				WHEN d.due <= statement_timestamp() THEN statement_timestamp()
-				ELSE d.due END
+				-- A key of lanes keeps its place if sooner: when a lane lapses.
+				ELSE least(d.due, CASE WHEN k.lanes > 0 THEN k.ready_at END) END
 		FROM (SELECT CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END AS open) o,
 		LATERAL (SELECT CASE WHEN o.open = 0 THEN statement_timestamp() ELSE k.burst_first END AS first) f,
 		LATERAL (SELECT coalesce(least(statement_timestamp() + $4::interval, f.first + $5::interval), 'infinity') AS due,
@@ -308,7 +310,7 @@ const addDelayedSQL = countAddSQL + `, due AS (
 		ready_at = CASE WHEN k.leased_until IS NOT NULL OR k.held OR k.batch > 0
 				OR k.tail - k.head > CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END
 			THEN k.ready_at
-			WHEN k.tail = k.head THEN EXCLUDED.ready_at
+			WHEN k.tail = k.head THEN least(EXCLUDED.ready_at, CASE WHEN k.lanes > 0 THEN k.ready_at END)
 			ELSE statement_timestamp() END
 	WHERE k.key = EXCLUDED.key
 	RETURNING k.key_hash, k.tail, k.ready_at

@@ -377,3 +377,30 @@ BEGIN
 	UPDATE keys SET head = low, batch = 0, lanes = 0, lent = 0, out_until = NULL, leased_until = NULL
 	WHERE queue = q AND key_hash = h;
 END $$;
+
+-- retry_lanes makes the first lane back of a key of lanes, if it waits
+-- for a Retry's or a Defer's delay and the key is not held, ready now, as
+-- RetryNow does a key of one lease (retryNowSQL). It returns whether it
+-- did.
+CREATE OR REPLACE FUNCTION retry_lanes(q text, kk bytea) RETURNS boolean
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+#variable_conflict use_column
+DECLARE
+	t timestamptz := statement_timestamp();
+	h bytea := sha256(kk);
+	b record;
+BEGIN
+	PERFORM FROM keys AS r WHERE r.queue = q AND r.key_hash = h AND r.key = kk AND r.lanes > 0 AND NOT r.held FOR UPDATE;
+	IF NOT FOUND THEN
+		RETURN false;
+	END IF;
+	SELECT * INTO b FROM lanes AS l
+	WHERE l.queue = q AND l.key_hash = h AND (l.leased_until IS NULL OR l.leased_until <= t)
+	ORDER BY l.lo LIMIT 1;
+	IF NOT FOUND OR b.leased_until IS NOT NULL OR NOT (b.ready_at > t) THEN
+		RETURN false;
+	END IF;
+	UPDATE lanes AS l SET ready_at = t WHERE l.queue = q AND l.key_hash = h AND l.fence = b.fence;
+	PERFORM settle_lanes(q, h, t);
+	RETURN true;
+END $$;
