@@ -150,6 +150,7 @@
 // learned of the tenants yet, and a Redrive that makes a key, make keys
 // outside the turns, which a Claim leases only when no tenant has a key
 // ready.
+//
 // # Several leases of a key
 //
 // A Claim with store.ClaimParams.PerKey > 1 (migration 007) runs a

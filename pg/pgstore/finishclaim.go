@@ -97,7 +97,13 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 			return false, nil, 0, err
 		}
 		s.finished(l, o, more)
-		leases, next, err := s.claim(ctx, conn, l.Queue, p)
+		if fair {
+			one := p
+			one.Keys = 1 // one tenant's turn, as the batch's claim
+			leases, next, err = s.claimFair(ctx, conn, l.Queue, one)
+		} else {
+			leases, next, err = s.claim(ctx, conn, l.Queue, p)
+		}
 		return more, leases, next, err
 	}
 	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {

@@ -22,7 +22,11 @@ func (s *Store) claimLanes(ctx context.Context, queue string, p store.ClaimParam
 	if p.MaxBatch > 0 {
 		maxBatch = int64(p.MaxBatch)
 	}
-	rows, err := s.pool.Query(ctx, s.q.claimLanes, queue, p.Keys, maxBatch, interval(p.TTL), bytesOf(p.Holder), p.PerKey)
+	fair, err := s.fairQueue(ctx, queue)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.pool.Query(ctx, s.q.claimLanes, queue, p.Keys, maxBatch, interval(p.TTL), bytesOf(p.Holder), p.PerKey, fair)
 	if err != nil {
 		return nil, 0, failed(ctx, "Claim", err)
 	}
@@ -93,7 +97,7 @@ func (s *Store) retryLanes(ctx context.Context, queue, key string) (bool, error)
 // The statements that call the functions of lanes. {schema} stands for
 // the store's quoted schema.
 const (
-	claimLanesSQL   = `SELECT * FROM {schema}.claim_lanes($1, $2, $3, $4, $5, $6)`
+	claimLanesSQL   = `SELECT * FROM {schema}.claim_lanes($1, $2, $3, $4, $5, $6, $7)`
 	finishLaneSQL   = `SELECT more FROM {schema}.finish_lane($1, $2, $3, $4, $5, $6, {removeSlot} + pg_backend_pid() % {addSlots})`
 	extendLaneSQL   = `SELECT {schema}.extend_lane($1, $2, $3, $4)`
 	releaseLanesSQL = `SELECT {schema}.release_lanes($1, $2)`

@@ -134,9 +134,12 @@ END $$;
 -- is ready again at t, behind the keys already waiting. It locks key rows
 -- only, skipping those another transaction holds. A key of one lease is a
 -- key of lanes from its first lease here: its batch kept or out, if any,
--- becomes its first lane. It returns the rows of the claim statement of
+-- becomes its first lane. In a queue with tenants (fair, migration 008),
+-- each lease takes the turn of a tenant (pick_tenant) and a key of that
+-- tenant; when no tenant has a key ready, a key outside the turns. It returns the rows of the claim statement of
 -- the store (claimSQL), in the order of the leases.
-CREATE OR REPLACE FUNCTION claim_lanes(q text, want integer, max_batch bigint, ttl interval, who bytea, per_key integer)
+CREATE OR REPLACE FUNCTION claim_lanes(q text, want integer, max_batch bigint, ttl interval, who bytea, per_key integer,
+	fair boolean)
 RETURNS TABLE (o_now timestamptz, o_upcoming timestamptz, o_found boolean, o_key bytea, o_attempt integer,
 	o_fence bigint, o_vals bytea[], o_first timestamptz)
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
@@ -153,6 +156,7 @@ DECLARE
 	k record;
 	b record;
 	tried bytea[] := '{}';
+	turn text;
 	got integer := 0;
 	open bigint;
 	size bigint;
@@ -167,8 +171,12 @@ BEGIN
 		RETURN;
 	END IF;
 	WHILE got < want LOOP
+		IF fair THEN
+			turn := pick_tenant(q);
+		END IF;
 		SELECT * INTO k FROM keys AS r
 		WHERE r.queue = q AND r.ready_at <= t AND NOT r.paused AND r.key_hash <> ALL (tried)
+			AND (NOT fair OR r.tenant = turn OR (turn IS NULL AND r.tenant IS NULL))
 		ORDER BY r.ready_at, r.key_hash
 		LIMIT 1
 		FOR UPDATE SKIP LOCKED;
