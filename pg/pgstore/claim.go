@@ -21,6 +21,9 @@ func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([
 	if err := s.checkClaim(ctx, queue, p); err != nil {
 		return nil, 0, err
 	}
+	if p.PerKey > 1 {
+		return s.claimLanes(ctx, queue, p)
+	}
 	if on, err := s.fairQueue(ctx, queue); err != nil {
 		return nil, 0, err
 	} else if on {
@@ -34,8 +37,8 @@ func (s *Store) checkClaim(ctx context.Context, queue string, p store.ClaimParam
 	if err := s.begin(ctx, queue); err != nil {
 		return err
 	}
-	if p.Keys < 1 || p.MaxBatch < 0 || p.TTL <= 0 {
-		return fmt.Errorf("pgstore: ClaimParams needs Keys >= 1, MaxBatch >= 0 and TTL > 0, got %+v", p)
+	if p.Keys < 1 || p.MaxBatch < 0 || p.TTL <= 0 || p.PerKey < 0 {
+		return fmt.Errorf("pgstore: ClaimParams needs Keys >= 1, MaxBatch >= 0, TTL > 0 and PerKey >= 0, got %+v", p)
 	}
 	return nil
 }

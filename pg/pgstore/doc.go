@@ -4,9 +4,9 @@
 // already runs, shared by all of its processes, and enqueueing can take
 // part in the service's own transactions (AddTx, which a pacer Runner's
 // AddTx calls). A Store implements store.Store, store.DeadLetters,
-// store.FinishClaimer, store.TxAdder, store.Inspector, store.Operator and
-// store.FairTenants, and passes the same conformance suite as
-// store.Memory (store/storetest).
+// store.FinishClaimer, store.TxAdder, store.Inspector, store.Operator,
+// store.FairTenants and store.PerKeyClaimer, and passes the same
+// conformance suite as store.Memory (store/storetest).
 //
 // # Schema
 //
@@ -150,6 +150,29 @@
 // learned of the tenants yet, and a Redrive that makes a key, make keys
 // outside the turns, which a Claim leases only when no tenant has a key
 // ready.
+//
+// # Several leases of a key
+//
+// A Claim with store.ClaimParams.PerKey > 1 (migration 007) runs a
+// server-side function, claim_lanes, instead of the claim statement: it
+// takes the ready keys one at a time, FOR UPDATE SKIP LOCKED as the
+// statement does, and a key that takes a lease goes back behind the keys
+// already waiting, so one Claim may lease several batches of one key.
+// Each batch of such a key, out on a lease or come back (a lapse, a
+// Retry, a Defer, a Hold), is a row of lanes, keyed by (queue, key's
+// SHA-256, fence), with its range of values, its attempt, deadline,
+// holder and error; the key row keeps the values never leased from its
+// head, how many lanes and values of lanes the key has, the latest
+// deadline of those out, and when a lease was last taken or ended, and is
+// ready as store.PerKeyClaimer says. Its row shows no lease to the
+// statements of a key of one lease: the claim statement and Release's
+// skip it, and a Finish or an Extend whose statement found no lease tries
+// the lane of the lease's fence, in a function of its own
+// (finish_lane, extend_lane), in one more round trip. So a key of one
+// lease runs the statements it ran before, and pays nothing for lanes but
+// a comparison of a column; a lease of a lane pays a round trip more per
+// Finish and Extend, and its Acks do not share a flight. Once its last
+// lane ends, a key is a key of one lease again.
 //
 // # The count of stored values
 //

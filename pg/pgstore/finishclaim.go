@@ -28,6 +28,15 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 	if err := s.checkClaim(ctx, l.Queue, p); err != nil {
 		return false, nil, 0, err
 	}
+	if p.PerKey > 1 {
+		// The leases of keys of lanes: a Finish, then a Claim (lanes.go).
+		more, err := s.Finish(ctx, l, o)
+		if err != nil {
+			return false, nil, 0, err
+		}
+		leases, next, err := s.claimLanes(ctx, l.Queue, p)
+		return more, leases, next, err
+	}
 	fair := s.fair.known(l.Queue)
 	if o.Kind == store.Ack && !fair {
 		if a := s.ack(ctx, l, p.Keys, p); a.ended {
@@ -81,7 +90,21 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
 			return false, nil, 0, failed(ctx, "FinishAndClaim", err)
 		}
-		return false, nil, 0, store.ErrLeaseLost
+		// A lease of a key of lanes, or lost (lanes.go), on the
+		// connection held: the pool may have no other.
+		more, err := s.finishLane(ctx, conn, l, o)
+		if err != nil {
+			return false, nil, 0, err
+		}
+		s.finished(l, o, more)
+		if fair {
+			one := p
+			one.Keys = 1 // one tenant's turn, as the batch's claim
+			leases, next, err = s.claimFair(ctx, conn, l.Queue, one)
+		} else {
+			leases, next, err = s.claim(ctx, conn, l.Queue, p)
+		}
+		return more, leases, next, err
 	}
 	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
 		return false, nil, 0, failed(ctx, "FinishAndClaim", err)

@@ -138,10 +138,10 @@ func scanKeyInfo(row pgx.Row, head ...any) (store.KeyInfo, error) {
 		key, holder, why     []byte
 		state                int32
 		since, until, oldest pgtype.Timestamptz
-		values               int64
+		values, leases       int64
 	)
 	dst := append(head, &key, &state, &since, &until, &info.MaxWait, &info.Attempt,
-		&info.Fence, &holder, &why, &values, &info.Paused, &oldest)
+		&info.Fence, &holder, &why, &values, &info.Paused, &leases, &oldest)
 	if err := row.Scan(dst...); err != nil {
 		return store.KeyInfo{}, err
 	}
@@ -149,6 +149,9 @@ func scanKeyInfo(row pgx.Row, head ...any) (store.KeyInfo, error) {
 	info.Since, info.Until, info.Oldest = timeOf(since), timeOf(until), timeOf(oldest)
 	info.Holder, info.Err = string(holder), string(why)
 	info.Values = int(values)
+	if leases > 1 {
+		info.Leases = int(leases)
+	}
 	return info, nil
 }
 

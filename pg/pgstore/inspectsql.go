@@ -19,9 +19,9 @@ import (
 // all it has. A paused key's state is what
 // its values are doing.
 const keyStateSQL = `CASE
-	WHEN k.tail = k.head THEN 0
+	WHEN k.tail = k.head AND k.lent = 0 THEN 0
 	WHEN k.held THEN {held}
-	WHEN k.leased_until > statement_timestamp() THEN {leased}
+	WHEN k.leased_until > statement_timestamp() OR k.out_until > statement_timestamp() THEN {leased}
 	WHEN k.ready_at <= statement_timestamp() THEN {ready}
 	WHEN k.retrying THEN {retrying}
 	WHEN k.batch > 0 THEN {deferred}
@@ -41,18 +41,25 @@ const keyInfoSQL = `k.key, st.state,
 	CASE st.state WHEN {ready} THEN k.ready_at WHEN {leased} THEN k.leased_at WHEN {held} THEN k.held_at END,
 	CASE WHEN st.state IN ({leased}, {retrying}, {deferred}, {debouncing}, {scheduled}) THEN k.ready_at END,
 	st.state = {debouncing} AND k.burst_capped,
-	CASE WHEN st.state IN ({leased}, {held}) THEN k.attempt WHEN k.batch = 0 THEN 0
+	CASE WHEN k.lanes > 0 THEN (SELECT l.attempt - CASE WHEN l.retrying AND l.leased_until IS NULL THEN 1 ELSE 0 END
+			FROM {schema}.lanes AS l WHERE l.queue = k.queue AND l.key_hash = k.key_hash ORDER BY l.lo LIMIT 1)
+		WHEN st.state IN ({leased}, {held}) THEN k.attempt WHEN k.batch = 0 THEN 0
 		WHEN k.retrying THEN k.attempt - 1 ELSE k.attempt END,
-	k.fence,
+	CASE WHEN k.lanes > 0 THEN (SELECT l.fence FROM {schema}.lanes AS l
+		WHERE l.queue = k.queue AND l.key_hash = k.key_hash ORDER BY l.lo LIMIT 1) ELSE k.fence END,
 	CASE WHEN st.state = {leased} THEN k.holder END,
 	k.error,
-	k.tail - k.head,
-	k.paused`
+	k.tail - k.head + k.lent,
+	k.paused,
+	CASE WHEN k.lanes > 1 THEN (SELECT count(*) FROM {schema}.lanes AS l
+		WHERE l.queue = k.queue AND l.key_hash = k.key_hash AND l.leased_until > statement_timestamp()) ELSE 0 END`
 
 // headAddedSQL is when the first value of a key of row {row} was added,
 // read by the primary key: the column after keyInfoSQL's.
 const headAddedSQL = `(SELECT m.added_at FROM {schema}.messages AS m
-	WHERE m.queue = {row}.queue AND m.key_hash = {row}.key_hash AND m.seq = {row}.head)`
+	WHERE m.queue = {row}.queue AND m.key_hash = {row}.key_hash AND m.seq = CASE WHEN {row}.lanes > 0
+		THEN (SELECT min(l.lo) FROM {schema}.lanes AS l WHERE l.queue = {row}.queue AND l.key_hash = {row}.key_hash)
+		ELSE {row}.head END)`
 
 // keyInfoOneSQL is what one key is doing, after the count of the keys
 // ahead of a ready key that is not paused (store.KeyInfo.Ahead): those
@@ -116,7 +123,8 @@ const valuesSQL = `
 SELECT m.value, m.added_at
 FROM {schema}.keys AS k CROSS JOIN LATERAL (
 	SELECT m.value, m.added_at FROM {schema}.messages AS m
-	WHERE m.queue = k.queue AND m.key_hash = k.key_hash AND m.seq >= k.head AND m.seq < k.tail
+	WHERE m.queue = k.queue AND m.key_hash = k.key_hash AND m.seq < k.tail AND m.seq >= CASE WHEN k.lanes > 0
+		THEN (SELECT min(l.lo) FROM {schema}.lanes AS l WHERE l.queue = k.queue AND l.key_hash = k.key_hash) ELSE k.head END
 	ORDER BY m.seq
 	LIMIT $3
 ) AS m
@@ -147,7 +155,7 @@ SELECT queue FROM kq UNION SELECT queue FROM dq`
 const queueInfoSQL = `
 SELECT` + statsColumnsSQL + `, (
 	SELECT {headAdded:f} FROM (
-		SELECT queue, key_hash, head FROM {schema}.keys
+		SELECT queue, key_hash, head, lanes FROM {schema}.keys
 		WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused
 		ORDER BY ready_at
 		LIMIT 1

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pacerkit/pacer/store"
 )
@@ -28,7 +29,7 @@ func (s *Store) Extend(ctx context.Context, l store.Lease, ttl time.Duration) er
 		return failed(ctx, "Extend", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return store.ErrLeaseLost
+		return s.extendLane(ctx, l, ttl)
 	}
 	return nil
 }
@@ -86,7 +87,10 @@ func (s *Store) finish(ctx context.Context, q querier, l store.Lease, o store.Ou
 		return false, failed(ctx, "Finish", err)
 	}
 	if !found {
-		return false, store.ErrLeaseLost
+		if _, ok := q.(*pgxpool.Pool); !ok {
+			return false, store.ErrLeaseLost // a caller's transaction, which finishes one lease
+		}
+		return s.finishLane(ctx, q, l, o)
 	}
 	return more, nil
 }
@@ -132,6 +136,11 @@ func (s *Store) Release(ctx context.Context, queue, key string) (bool, error) {
 	found, err := changed(ctx, s.pool, s.q.release, queue, bytesOf(key))
 	if err != nil {
 		return false, failed(ctx, "Release", err)
+	}
+	if !found {
+		if found, err = s.releaseLanes(ctx, queue, key); err != nil {
+			return false, err
+		}
 	}
 	if found && s.fair.known(queue) {
 		if _, err := s.pool.Exec(ctx, s.tq.release, queue, bytesOf(key)); err != nil {

@@ -77,9 +77,14 @@ func (s *Store) ResumeKey(ctx context.Context, queue, key string) (bool, error) 
 }
 
 // RetryNow implements store.Operator: one statement, and then a
-// notification that wakes the Waits of every process.
+// notification that wakes the Waits of every process; for a key of lanes
+// (lanes.go), one more.
 func (s *Store) RetryNow(ctx context.Context, queue, key string) (bool, error) {
-	return s.operate(ctx, "RetryNow", queue, s.q.retryNow, true, queue, bytesOf(key))
+	done, err := s.operate(ctx, "RetryNow", queue, s.q.retryNow, true, queue, bytesOf(key))
+	if err != nil || done {
+		return done, err
+	}
+	return s.retryLanes(ctx, queue, key)
 }
 
 // DropKey implements store.Operator: two statements in one transaction,
@@ -98,6 +103,7 @@ func (s *Store) DropKey(ctx context.Context, queue, key, reason string) (int, er
 		n int64
 	)
 	b.Queue(s.q.lockKey, queue, bytesOf(key)).Exec(func(pgconn.CommandTag) error { return nil })
+	b.Queue(s.q.foldLanes, queue, bytesOf(key)).Exec(func(pgconn.CommandTag) error { return nil })
 	b.Queue(s.q.dropKey, queue, bytesOf(key), bytesOf(reason)).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
 	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return 0, failed(ctx, "DropKey", err)

@@ -70,13 +70,13 @@ SELECT FROM k`
 // retryNowSQL makes a key that waits for a Retry's or a Defer's delay (a
 // head batch kept, no lease, not held) ready now, at the tail of the ready
 // order, with its batch and attempt as they are. It changes no row for any
-// other key.
+// other key, nor for a key of lanes (retry_lanes, lanes.go).
 //
 // $1 queue, $2 key.
 const retryNowSQL = `
 UPDATE {schema}.keys SET ready_at = statement_timestamp()
 WHERE queue = $1 AND key_hash = sha256($2) AND key = $2
-	AND batch > 0 AND leased_until IS NULL AND NOT held AND ready_at > statement_timestamp()`
+	AND batch > 0 AND leased_until IS NULL AND NOT held AND ready_at > statement_timestamp() AND lanes = 0`
 
 // lockKeySQL locks a key's row, for the statement after it in its
 // transaction (dropKeySQL) to read a snapshot taken once it holds the

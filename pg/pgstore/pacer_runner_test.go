@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
@@ -99,17 +100,43 @@ func instance(tb testing.TB, schema string) *pgstore.Store {
 // batch until it is resumed, and lose nothing; with a Config.KeyLimit
 // that is a pgrate.Keyed on the same schema (KeyLimit), each key's calls
 // over all three keep its rate; with tenants of weights 3 and 1
-// (Tenants), their batches split 3:1.
+// (Tenants), their batches split 3:1; with PerKey 2, no more than 2
+// batches of a key run at once across them, and 2 do.
 func TestRunnerAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	schema := freshSchema(t, connect(t, appName(t)))
-	storetest.RunProcesses(t, storetest.Processes{Store: instance(t, schema), Where: schema, Child: "TestStoretestChild", KeyGate: keyGate})
+	storetest.RunProcesses(t, storetest.Processes{Store: instance(t, schema), Where: schema, Child: "TestStoretestChild",
+		KeyGate: keyGate, Gauge: openGauge})
 }
 
 // TestStoretestChild is one process of TestRunnerAcrossProcesses,
 // on the schema it names.
 func TestStoretestChild(t *testing.T) {
-	storetest.Child(t, func(t *testing.T, schema string) store.Store { return instance(t, schema) }, keyGate, nil)
+	storetest.Child(t, func(t *testing.T, schema string) store.Store { return instance(t, schema) }, keyGate, openGauge)
+}
+
+// gauge is a storetest.Gauge: a table of counts in the schema, apart from
+// the Store's tables.
+type gauge struct {
+	pool   *pgxpool.Pool
+	schema string
+}
+
+// openGauge is the storetest.GaugeFunc of the tests: the gauge of schema,
+// whose table it makes where it is not there yet (RunProcesses opens it
+// before the processes do).
+func openGauge(t *testing.T, schema string) storetest.Gauge {
+	g := gauge{connect(t, appName(t)), schema}
+	_, err := g.pool.Exec(t.Context(), `CREATE TABLE IF NOT EXISTS `+pgx.Identifier{schema, "test_gauge"}.Sanitize()+
+		` (name text PRIMARY KEY, n int NOT NULL)`)
+	require.NoError(t, err)
+	return g
+}
+
+func (g gauge) Add(ctx context.Context, name string, d int) (n int, err error) {
+	err = g.pool.QueryRow(ctx, `INSERT INTO `+pgx.Identifier{g.schema, "test_gauge"}.Sanitize()+` AS g (name, n) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET n = g.n + EXCLUDED.n RETURNING n`, name, d).Scan(&n)
+	return n, err
 }
 
 // keyGate is the storetest.KeyGateFunc of the tests: a pgrate.Keyed in

@@ -68,16 +68,18 @@ const (
 
 // queries holds the statements with the schema filled in.
 type queries struct {
-	addReady, addBurst, addDelayed, claim          string
-	claimShared, extend                            string
-	finishAck, finishDrop, finishRetry, finishHold string
-	finishAcks                                     string
-	release, upcoming, stats, notify               string
-	deadLetters, redrive, purge                    string
-	queues, queueInfo, keyInfo, values, keysPage   string // inspectsql.go
-	pauseQueue, resumeQueue, pauseKey, resumeKey   string // operatesql.go
-	queuePaused                                    string
-	retryNow, lockKey, dropKey                     string
+	addReady, addBurst, addDelayed, claim            string
+	claimShared, extend                              string
+	finishAck, finishDrop, finishRetry, finishHold   string
+	finishAcks                                       string
+	release, upcoming, stats, notify                 string
+	deadLetters, redrive, purge                      string
+	queues, queueInfo, keyInfo, values, keysPage     string // inspectsql.go
+	pauseQueue, resumeQueue, pauseKey, resumeKey     string // operatesql.go
+	queuePaused                                      string
+	retryNow, lockKey, dropKey                       string
+	claimLanes, finishLane, extendLane, releaseLanes string // lanes.go
+	foldLanes, retryLanes                            string
 }
 
 // newQueries fills schema, quoted already, into the statements.
@@ -89,37 +91,43 @@ func newQueries(schema string) queries {
 		return strings.ReplaceAll(sql, "{running}", strings.ReplaceAll(runningSQL, "{queue}", queue))
 	}
 	return queries{
-		addReady:    strings.NewReplacer("{bound}", "$6", "{slot}", "$7").Replace(r.Replace(addReadySQL)),
-		addBurst:    strings.NewReplacer("{bound}", "$8", "{slot}", "$9").Replace(r.Replace(addBurstSQL)),
-		addDelayed:  strings.NewReplacer("{bound}", "$7", "{slot}", "$8").Replace(r.Replace(addDelayedSQL)),
-		claim:       strings.Replace(r.Replace(running(claimSQL, "$1")), "{take}", "picked", 1),
-		claimShared: strings.Replace(r.Replace(running(claimSQL, "$1")), "{take}", claimSharedTake, 1),
-		extend:      r.Replace(extendSQL),
-		finishAck:   r.Replace(finishAckSQL),
-		finishDrop:  r.Replace(finishDropSQL),
-		finishRetry: r.Replace(finishRetrySQL),
-		finishHold:  r.Replace(finishHoldSQL),
-		finishAcks:  r.Replace(finishAcksSQL),
-		release:     r.Replace(releaseSQL),
-		notify:      notifySQL,
-		upcoming:    r.Replace(running(upcomingSQL, "q.queue")),
-		stats:       r.Replace(running(statsSQL, "$1")),
-		deadLetters: r.Replace(deadLettersSQL),
-		redrive:     r.Replace(redriveSQL),
-		purge:       r.Replace(purgeSQL),
-		queues:      r.Replace(queuesSQL),
-		queueInfo:   r.Replace(running(keyStates.Replace(queueInfoSQL), "$1")),
-		keyInfo:     r.Replace(keyStates.Replace(keyInfoOneSQL)),
-		values:      r.Replace(valuesSQL),
-		keysPage:    r.Replace(keyStates.Replace(keysPageSQL)),
-		pauseQueue:  r.Replace(pauseQueueSQL),
-		resumeQueue: r.Replace(resumeQueueSQL),
-		queuePaused: r.Replace(running(queuePausedSQL, "$1")),
-		pauseKey:    r.Replace(pauseKeySQL),
-		resumeKey:   r.Replace(resumeKeySQL),
-		retryNow:    r.Replace(retryNowSQL),
-		lockKey:     r.Replace(lockKeySQL),
-		dropKey:     r.Replace(dropKeySQL),
+		addReady:     strings.NewReplacer("{bound}", "$6", "{slot}", "$7").Replace(r.Replace(addReadySQL)),
+		addBurst:     strings.NewReplacer("{bound}", "$8", "{slot}", "$9").Replace(r.Replace(addBurstSQL)),
+		addDelayed:   strings.NewReplacer("{bound}", "$7", "{slot}", "$8").Replace(r.Replace(addDelayedSQL)),
+		claim:        strings.Replace(r.Replace(running(claimSQL, "$1")), "{take}", "picked", 1),
+		claimShared:  strings.Replace(r.Replace(running(claimSQL, "$1")), "{take}", claimSharedTake, 1),
+		extend:       r.Replace(extendSQL),
+		finishAck:    r.Replace(finishAckSQL),
+		finishDrop:   r.Replace(finishDropSQL),
+		finishRetry:  r.Replace(finishRetrySQL),
+		finishHold:   r.Replace(finishHoldSQL),
+		finishAcks:   r.Replace(finishAcksSQL),
+		release:      r.Replace(releaseSQL),
+		notify:       notifySQL,
+		upcoming:     r.Replace(running(upcomingSQL, "q.queue")),
+		stats:        r.Replace(running(statsSQL, "$1")),
+		deadLetters:  r.Replace(deadLettersSQL),
+		redrive:      r.Replace(redriveSQL),
+		purge:        r.Replace(purgeSQL),
+		queues:       r.Replace(queuesSQL),
+		queueInfo:    r.Replace(running(keyStates.Replace(queueInfoSQL), "$1")),
+		keyInfo:      r.Replace(keyStates.Replace(keyInfoOneSQL)),
+		values:       r.Replace(valuesSQL),
+		keysPage:     r.Replace(keyStates.Replace(keysPageSQL)),
+		pauseQueue:   r.Replace(pauseQueueSQL),
+		resumeQueue:  r.Replace(resumeQueueSQL),
+		queuePaused:  r.Replace(running(queuePausedSQL, "$1")),
+		pauseKey:     r.Replace(pauseKeySQL),
+		resumeKey:    r.Replace(resumeKeySQL),
+		retryNow:     r.Replace(retryNowSQL),
+		lockKey:      r.Replace(lockKeySQL),
+		dropKey:      r.Replace(dropKeySQL),
+		claimLanes:   r.Replace(claimLanesSQL),
+		finishLane:   r.Replace(finishLaneSQL),
+		extendLane:   r.Replace(extendLaneSQL),
+		releaseLanes: r.Replace(releaseLanesSQL),
+		foldLanes:    r.Replace(foldLanesSQL),
+		retryLanes:   r.Replace(retryLanesSQL),
 	}
 }
 
@@ -256,7 +264,8 @@ const addBurstSQL = countAddSQL + `, k AS (
 			CASE WHEN k.leased_until IS NOT NULL OR k.held OR k.batch > 0 OR k.tail - k.head > o.open
 				THEN k.ready_at
 				WHEN d.due <= statement_timestamp() THEN statement_timestamp()
-				ELSE d.due END
+				-- A key of lanes keeps its place if sooner: when a lane lapses.
+				ELSE least(d.due, CASE WHEN k.lanes > 0 THEN k.ready_at END) END
 		FROM (SELECT CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END AS open) o,
 		LATERAL (SELECT CASE WHEN o.open = 0 THEN statement_timestamp() ELSE k.burst_first END AS first) f,
 		LATERAL (SELECT coalesce(least(statement_timestamp() + $4::interval, f.first + $5::interval), 'infinity') AS due,
@@ -301,7 +310,7 @@ const addDelayedSQL = countAddSQL + `, due AS (
 		ready_at = CASE WHEN k.leased_until IS NOT NULL OR k.held OR k.batch > 0
 				OR k.tail - k.head > CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END
 			THEN k.ready_at
-			WHEN k.tail = k.head THEN EXCLUDED.ready_at
+			WHEN k.tail = k.head THEN least(EXCLUDED.ready_at, CASE WHEN k.lanes > 0 THEN k.ready_at END)
 			ELSE statement_timestamp() END
 	WHERE k.key = EXCLUDED.key
 	RETURNING k.key_hash, k.tail, k.ready_at
@@ -319,6 +328,7 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT coalesce(k.ready_at = statement_timestam
 // claimSQL leases up to {keys} ready keys of a queue, oldest-ready first. It
 // locks key rows only, skipping those another transaction holds, and
 // commits at once: no transaction stays open while a lease is out. It
+// leaves the keys of lanes to claim_lanes (lanes.go). It
 // leases no paused key, which keys_ready leaves out, and nothing of a
 // paused queue (running, read once), and then says NULL, never, for the
 // next. A lease
@@ -349,6 +359,7 @@ WITH running AS MATERIALIZED (
 	SELECT queue, key_hash, ready_at
 	FROM {schema}.keys
 	WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)
+		AND lanes = 0
 	ORDER BY ready_at
 	LIMIT {keys}
 	FOR UPDATE SKIP LOCKED
@@ -587,13 +598,13 @@ WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND fence = $3 AND lease
 
 // releaseSQL puts a held key back in the ready order, at the tail, with its
 // attempts started over and its error forgotten. It changes no row if the
-// key was not held.
+// key was not held, or is a key of lanes (release_lanes, lanes.go).
 //
 // $1 queue, $2 key.
 const releaseSQL = `
 UPDATE {schema}.keys SET
 	held = false, held_at = NULL, error = NULL, attempt = 1, batch = 0, ready_at = statement_timestamp()
-WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND held`
+WHERE queue = $1 AND key_hash = sha256($2) AND key = $2 AND held AND lanes = 0`
 
 // upcomingSQL returns, for each queue given, a row with the server's now,
 // the queue, and the earliest ready_at of its keys, NULL if none is
@@ -623,15 +634,15 @@ WHERE queue = $1`
 // over the keys of queue $1. A paused key's row without values (see
 // parkedSQL) counts in PausedKeys alone.
 const statsColumnsSQL = `
-	coalesce(sum(tail - head), 0),
-	count(*) FILTER (WHERE tail > head),
+	coalesce(sum(tail - head + lent), 0),
+	count(*) FILTER (WHERE tail > head OR lent > 0),
 	count(*) FILTER (WHERE ready_at <= statement_timestamp() AND NOT paused),
 	count(*) FILTER (WHERE burst > 0 AND burst_due > statement_timestamp()),
-	count(*) FILTER (WHERE leased_until > statement_timestamp()),
+	count(*) FILTER (WHERE (leased_until > statement_timestamp() OR out_until > statement_timestamp()) AND NOT held),
 	count(*) FILTER (WHERE retrying AND leased_until IS NULL AND ready_at > statement_timestamp() AND NOT paused),
 	coalesce(sum(tail - head - batch) FILTER (WHERE retrying AND leased_until IS NULL AND ready_at > statement_timestamp() AND NOT paused), 0),
 	count(*) FILTER (WHERE held),
-	coalesce(sum(tail - head) FILTER (WHERE held), 0),
+	coalesce(sum(tail - head + lent) FILTER (WHERE held), 0),
 	(SELECT count(*) FROM {schema}.dead_letters WHERE queue = $1),
 	count(*) FILTER (WHERE paused),
 	NOT {running}`

@@ -1,0 +1,112 @@
+package pgstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/pacerkit/pacer/store"
+)
+
+// A key that a claim with ClaimParams.PerKey > 1 leases keeps its batches
+// out, or come back, as rows of lanes (migration 007), with the server's
+// functions there: claim_lanes, finish_lane, extend_lane, release_lanes.
+// The statements of a key of one lease never find a lease of such a key
+// (its row has no leased_until, and claimSQL skips it), so a Finish or an
+// Extend of a lease that its statement did not find tries the lane of its
+// fence: a lease of one lease at a time pays nothing for lanes, and a lost
+// lease one more round trip.
+
+// claimLanes is Claim with PerKey > 1.
+func (s *Store) claimLanes(ctx context.Context, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
+	var maxBatch any // NULL: all
+	if p.MaxBatch > 0 {
+		maxBatch = int64(p.MaxBatch)
+	}
+	fair, err := s.fairQueue(ctx, queue)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.pool.Query(ctx, s.q.claimLanes, queue, p.Keys, maxBatch, interval(p.TTL), bytesOf(p.Holder), p.PerKey, fair)
+	if err != nil {
+		return nil, 0, failed(ctx, "Claim", err)
+	}
+	defer rows.Close()
+	leases, next, err := scanClaim(queue, rows)
+	if err != nil {
+		return nil, 0, failed(ctx, "Claim", err)
+	}
+	return leases, next, nil
+}
+
+// finishLane ends the lane of l as o says, on q, after the statement of a key
+// of one lease found no lease of l; store.ErrLeaseLost if it finds none
+// either.
+func (s *Store) finishLane(ctx context.Context, q querier, l store.Lease, o store.Outcome) (bool, error) {
+	fence, _ := fenceOf(l)
+	var delay any
+	if o.Kind == store.Retry || o.Kind == store.Defer {
+		delay = interval(o.After)
+	}
+	var more bool
+	found, err := row(ctx, q, s.q.finishLane, []any{l.Queue, bytesOf(l.Key), fence, int(o.Kind), delay, bytesOf(o.Err)}, &more)
+	if err != nil {
+		return false, failed(ctx, "Finish", err)
+	}
+	if !found {
+		return false, store.ErrLeaseLost
+	}
+	return more, nil
+}
+
+// extendLane renews the lane of l, after extendSQL found no lease of l.
+func (s *Store) extendLane(ctx context.Context, l store.Lease, ttl time.Duration) error {
+	fence, _ := fenceOf(l)
+	var ok bool
+	if err := s.pool.QueryRow(ctx, s.q.extendLane, l.Queue, bytesOf(l.Key), fence, interval(ttl)).Scan(&ok); err != nil {
+		return failed(ctx, "Extend", err)
+	}
+	if !ok {
+		return store.ErrLeaseLost
+	}
+	return nil
+}
+
+// releaseLanes releases a held key of lanes, after releaseSQL found no
+// held key of one lease.
+func (s *Store) releaseLanes(ctx context.Context, queue, key string) (bool, error) {
+	var ok bool
+	if err := s.pool.QueryRow(ctx, s.q.releaseLanes, queue, bytesOf(key)).Scan(&ok); err != nil {
+		return false, failed(ctx, "Release", err)
+	}
+	return ok, nil
+}
+
+// retryLanes is RetryNow of a key of lanes, after retryNowSQL changed
+// nothing.
+func (s *Store) retryLanes(ctx context.Context, queue, key string) (bool, error) {
+	var ok bool
+	if err := s.pool.QueryRow(ctx, s.q.retryLanes, queue, bytesOf(key)).Scan(&ok); err != nil {
+		return false, failed(ctx, "RetryNow", err)
+	}
+	if ok {
+		s.notify(queue)
+	}
+	return ok, nil
+}
+
+// The statements that call the functions of lanes. {schema} stands for
+// the store's quoted schema.
+const (
+	claimLanesSQL   = `SELECT * FROM {schema}.claim_lanes($1, $2, $3, $4, $5, $6, $7)`
+	finishLaneSQL   = `SELECT more FROM {schema}.finish_lane($1, $2, $3, $4, $5, $6, {removeSlot} + pg_backend_pid() % {addSlots})`
+	extendLaneSQL   = `SELECT {schema}.extend_lane($1, $2, $3, $4)`
+	releaseLanesSQL = `SELECT {schema}.release_lanes($1, $2)`
+	// foldLanesSQL comes between lockKeySQL and dropKeySQL in DropKey.
+	foldLanesSQL  = `SELECT {schema}.fold_lanes($1, $2, {removeSlot} + pg_backend_pid() % {addSlots})`
+	retryLanesSQL = `SELECT {schema}.retry_lanes($1, $2)`
+)
+
+var _ store.PerKeyClaimer = (*Store)(nil)
+
+// ClaimsPerKey implements store.PerKeyClaimer.
+func (s *Store) ClaimsPerKey() bool { return true }
