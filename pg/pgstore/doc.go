@@ -121,8 +121,8 @@
 //
 // # Tenants
 //
-// Migration 008 (006 and 007 are left to other changes) adds the keys'
-// tenant column, an index of each tenant's ready keys, a tenants table
+// Migration 008 adds the keys' tenant column, an index of each tenant's
+// ready keys, a tenants table
 // (weight, virtual time, and vtime, its place in the turns, NULL while
 // the tenant has no key that can come ready) indexed by (queue, vtime),
 // and pick_tenant, a function that a Claim of a queue with tenants calls:
@@ -153,7 +153,7 @@
 //
 // # Several leases of a key
 //
-// A Claim with store.ClaimParams.PerKey > 1 (migration 007) runs a
+// A Claim with store.ClaimParams.PerKey > 1 (migration 009) runs a
 // server-side function, claim_lanes, instead of the claim statement: it
 // takes the ready keys one at a time, FOR UPDATE SKIP LOCKED as the
 // statement does, and a key that takes a lease goes back behind the keys

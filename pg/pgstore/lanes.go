@@ -8,7 +8,7 @@ import (
 )
 
 // A key that a claim with ClaimParams.PerKey > 1 leases keeps its batches
-// out, or come back, as rows of lanes (migration 007), with the server's
+// out, or come back, as rows of lanes (migration 009), with the server's
 // functions there: claim_lanes, finish_lane, extend_lane, release_lanes.
 // The statements of a key of one lease never find a lease of such a key
 // (its row has no leased_until, and claimSQL skips it), so a Finish or an

@@ -1,5 +1,4 @@
--- 008: tenants that take turns (store.FairTenants). 006 and 007 are left
--- to other changes; migrations run in the order of their numbers.
+-- 008: tenants that take turns (store.FairTenants).
 
 -- tenant is the key's tenant in a queue with tenants ('' for a key added
 -- without one), from the Add that made its row; NULL in a queue without

@@ -1,4 +1,4 @@
--- 007: several leases of one key at once (store.ClaimParams.PerKey). Run
+-- 009: several leases of one key at once (store.ClaimParams.PerKey). Run
 -- inside the migration's transaction with search_path set to the store's
 -- schema; each step does nothing, or the same again, when run a second
 -- time; its functions keep that search_path. New columns with a constant default cost no rewrite, and their
@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS lanes (
 CREATE INDEX IF NOT EXISTS lanes_by_lo ON lanes (queue, key_hash, lo);
 
 -- settle_lanes sets the row of a key of several leases, locked by the
--- caller, from its lanes at t, as the comment of 007 says: the key is
+-- caller, from its lanes at t, as the comment of 009 says: the key is
 -- ready when its next batch is (its first lane back, else the values at
 -- head, from slot_at on), if it has fewer than per_key lanes out, and at
 -- the latest when a lane out lapses; never while held. A key left without
