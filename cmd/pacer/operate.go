@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+
+	"github.com/pacerkit/pacer/store"
 )
 
 // queueOrKey names what pause and resume act on, for their messages.
@@ -34,26 +36,7 @@ of a key. A queue or key that was paused already changes nothing: pacer
 says so and exits 1.`,
 		example: "pacer pause -redis redis://localhost:6379/0 emails user-42",
 		minArgs: 1, maxArgs: 2,
-		bind: func(*flag.FlagSet) action {
-			return func(ctx context.Context, c *call) error {
-				op, err := c.operator()
-				if err != nil {
-					return err
-				}
-				var ok bool
-				if len(c.args) == 2 {
-					ok, err = op.PauseKey(ctx, c.args[0], c.args[1])
-				} else {
-					ok, err = op.PauseQueue(ctx, c.args[0])
-				}
-				if err != nil {
-					return err
-				}
-				what := queueOrKey(c.args)
-				return c.report(result{Action: "pause", Queue: c.args[0], Key: keyOf(c.args), Changed: ok},
-					"paused "+what, what+" was paused already")
-			}
-		},
+		bind: pauseAction("pause", store.Operator.PauseKey, store.Operator.PauseQueue, "paused", "was paused already"),
 	}
 }
 
@@ -67,26 +50,34 @@ store: its keys are leased again. A queue or key that was not paused
 changes nothing: pacer says so and exits 1.`,
 		example: "pacer resume -redis redis://localhost:6379/0 emails",
 		minArgs: 1, maxArgs: 2,
-		bind: func(*flag.FlagSet) action {
-			return func(ctx context.Context, c *call) error {
-				op, err := c.operator()
-				if err != nil {
-					return err
-				}
-				var ok bool
-				if len(c.args) == 2 {
-					ok, err = op.ResumeKey(ctx, c.args[0], c.args[1])
-				} else {
-					ok, err = op.ResumeQueue(ctx, c.args[0])
-				}
-				if err != nil {
-					return err
-				}
-				what := queueOrKey(c.args)
-				return c.report(result{Action: "resume", Queue: c.args[0], Key: keyOf(c.args), Changed: ok},
-					"resumed "+what, what+" was not paused")
+		bind: pauseAction("resume", store.Operator.ResumeKey, store.Operator.ResumeQueue, "resumed", "was not paused"),
+	}
+}
+
+// pauseAction is the action of pause and resume: onKey on QUEUE's KEY when
+// there is one, else onQueue on QUEUE, reported as done or, when it
+// changed nothing, as unchanged.
+func pauseAction(name string, onKey func(store.Operator, context.Context, string, string) (bool, error),
+	onQueue func(store.Operator, context.Context, string) (bool, error), done, unchanged string) func(*flag.FlagSet) action {
+	return func(*flag.FlagSet) action {
+		return func(ctx context.Context, c *call) error {
+			op, err := c.operator()
+			if err != nil {
+				return err
 			}
-		},
+			var ok bool
+			if len(c.args) == 2 {
+				ok, err = onKey(op, ctx, c.args[0], c.args[1])
+			} else {
+				ok, err = onQueue(op, ctx, c.args[0])
+			}
+			if err != nil {
+				return err
+			}
+			what := queueOrKey(c.args)
+			return c.report(result{Action: name, Queue: c.args[0], Key: keyOf(c.args), Changed: ok},
+				done+" "+what, what+" "+unchanged)
+		}
 	}
 }
 
