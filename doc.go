@@ -17,6 +17,9 @@
 //	a token bucket that obeys Retry-After          ratelimit.Bucket, ratelimit.Keyed, ratelimit.Transport
 //	only inside working hours of a time zone       window.Schedule
 //	a rate limit or a window per key in a Runner   pacer.Config.KeyLimit, pacer.Config.KeyWindow
+//	up to N batches of one key at once             pacer.Config.PerKey
+//	fair turns across tenants                      pacer.Config.Tenant, pacer.Config.TenantWeight
+//	a value not ready before a time                pacer.Runner.AddAfter, pacer.Runner.AddAt
 //	all of the above around one handler            pacer.Runner
 //	the Runner's state shared by several processes  pacer.Config.Store, package store
 //
