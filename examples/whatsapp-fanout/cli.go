@@ -32,7 +32,7 @@ type config struct {
 	// Shared by the instances with -redis (openShared); nil: this
 	// process's own, and the state file.
 	Locks    accountLocks
-	Limits   func(account string) limiter
+	Limits   ratelimit.KeyGate[string] // the accounts' buckets
 	Progress backend
 }
 
@@ -41,13 +41,6 @@ type config struct {
 // the lock is lost, and redismutex.FenceFrom reads its fence).
 type accountLocks interface {
 	Do(ctx context.Context, account string, fn func(ctx context.Context) error) error
-}
-
-// limiter is an account's token bucket: Wait takes a token (and fails if
-// ctx's deadline comes first), PauseFor holds it for a 429's Retry-After.
-type limiter interface {
-	ratelimit.Limiter
-	ratelimit.Pauser
 }
 
 func (c config) validate() error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -9,17 +10,35 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/redis/redismutex"
 	"github.com/pacerkit/pacer/window"
 )
 
 // fanout sends reminders for one run of the program: each reminder under
-// its account's lock (send), Parallel groups in flight (sendLocked), a
-// group's parts in order with jitter between them (group).
+// its account's lock (send), its pending groups through the Runner
+// (sendLocked), a batch of groups per handler call (handle), a group's
+// parts in order with jitter between them (group).
 type fanout struct {
-	cfg   config
-	store *store
-	media *mediaCache
+	cfg      config
+	store    *store
+	media    *mediaCache
+	runner   *pacer.Runner[string, int]  // keys: reminder ids; values: group indexes
+	windows  map[string]*window.Schedule // by reminder id
+	accounts map[string]string           // by reminder id
+
+	mu   sync.Mutex
+	runs map[string]*reminderRun // by reminder id, once it started in this run
+}
+
+func newFanout(cfg config, st *store) *fanout {
+	f := &fanout{cfg: cfg, store: st, windows: map[string]*window.Schedule{}, accounts: map[string]string{}, runs: map[string]*reminderRun{},
+		media: &mediaCache{sender: cfg.Sender, items: map[[2]string]*mediaItem{}, prepared: map[string]int{}}}
+	for _, rs := range st.p.Reminders {
+		s, _ := rs.Reminder.schedule(nil) // validated when added; the zero Schedule never opens
+		f.windows[rs.Reminder.ID], f.accounts[rs.Reminder.ID] = &s, rs.Reminder.Account
+	}
+	return f
 }
 
 // result is what one run did with one reminder.
@@ -33,17 +52,15 @@ type result struct {
 	NextOpen    time.Time // when paused: when the window opens next
 	Start, End  time.Time
 	Err         error // why an interrupted run stopped, when not ctx
-	// This run's counters, updated atomically. Duplicates are parts the
-	// service had delivered before (not yet recorded when a run stopped).
+	// This run's counters, updated atomically. Retries are the failed
+	// tries that the Runner's retry of their batch sends again;
+	// Duplicates are parts the service had delivered before (not yet
+	// recorded when a run stopped).
 	SentNow, Attempts, Retries, Duplicates int64
 	Media                                  int // media preparations of the account in this run
 }
 
 const statusInterrupted = "interrupted"
-
-// errStopped means the window closes (or the run was stopped) before the
-// message could go out: the part stays pending.
-var errStopped = errors.New("stopped before the window closes")
 
 // send runs reminder i under its account's lock: it reads the reminder's
 // progress as the previous holder (with -redis, of any instance) left it,
@@ -71,62 +88,209 @@ func (f *fanout) send(ctx context.Context, i int) result {
 	return res
 }
 
+// reminderRun is a reminder's fan-out in this run, while its account's
+// lock is held: the groups it added to the Runner, and the handler calls
+// at work on them.
+type reminderRun struct {
+	i       int
+	r       reminder
+	res     *result
+	pending []int         // the groups added
+	done    chan struct{} // closed once none of them is pending
+	busy    sync.WaitGroup
+
+	mu   sync.Mutex
+	open bool // handlers may still send for it
+	left int  // groups still pending
+}
+
+// begin marks reminder i running and starts its run with its pending groups.
+func (f *fanout) begin(i int, r reminder, res *result) *reminderRun {
+	rr := &reminderRun{i: i, r: r, res: res, done: make(chan struct{}), open: true}
+	f.store.update(i, func(rs *reminderState) {
+		rs.Status = statusRunning
+		for j, g := range rs.Groups {
+			if g.Status == groupPending {
+				rr.pending = append(rr.pending, j)
+			}
+		}
+	})
+	if rr.left = len(rr.pending); rr.left == 0 {
+		close(rr.done)
+	}
+	f.mu.Lock()
+	f.runs[r.ID] = rr
+	f.mu.Unlock()
+	return rr
+}
+
+// enter returns reminder id's run for a handler call, which must call
+// busy.Done, or nil if it is over.
+func (f *fanout) enter(id string) *reminderRun {
+	f.mu.Lock()
+	rr := f.runs[id]
+	f.mu.Unlock()
+	if rr == nil {
+		return nil
+	}
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	if !rr.open {
+		return nil
+	}
+	rr.busy.Add(1)
+	return rr
+}
+
+// close ends the run: no handler call sends for it any more, and those at
+// work have returned.
+func (rr *reminderRun) close() {
+	rr.mu.Lock()
+	rr.open = false
+	rr.mu.Unlock()
+	rr.busy.Wait()
+}
+
+// ended counts a group that is no longer pending.
+func (rr *reminderRun) ended() {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	if rr.left--; rr.left == 0 {
+		close(rr.done)
+	}
+}
+
+// handle is the Runner's handler: it sends the groups of batch, of
+// reminder id, one after the other. A group that fails is retried with
+// the batch (the groups sent are not sent again); one the service refuses
+// is skipped. At the window's close it waits for the Runner to cut the
+// call, which then defers the batch to the window's next opening without
+// using an attempt.
+func (f *fanout) handle(ctx context.Context, id string, batch []int) error {
+	rr := f.enter(id)
+	if rr == nil {
+		return nil // the run is over: the groups stay pending in the progress, for the next run
+	}
+	defer rr.busy.Done()
+	paid := true // the Runner took this call's token from the account's bucket (Config.KeyLimit)
+	var first error
+	for _, j := range batch {
+		err := f.group(ctx, rr, j, &paid)
+		var ra *retryAfterError
+		switch {
+		case err == nil:
+		case f.stopped(ctx):
+			<-ctx.Done() // the window closes, or the run stops: cut by the Runner
+			return ctx.Err()
+		case errors.As(err, &ra):
+			return pacer.RetryAfter(err, ra.wait) // pauses the account's bucket (KeyLimit.PauseKeyFor)
+		default:
+			first = cmp.Or(first, err)
+		}
+	}
+	return first
+}
+
+// dropped is the Runner's OnDrop: a batch that used up its attempts fails
+// its groups still pending. What the Runner drops at its Shutdown
+// (ErrClosed) stays pending for the next run.
+func (f *fanout) dropped(id string, batch []int, err error) {
+	if errors.Is(err, pacer.ErrClosed) {
+		return
+	}
+	if rr := f.enter(id); rr != nil {
+		defer rr.busy.Done()
+		for _, j := range batch {
+			f.finish(rr, j, groupFailed, err)
+		}
+	}
+}
+
 // group sends the parts of group j that are not sent yet, in order.
-func (f *fanout) group(ctx context.Context, i, j int, r reminder, res *result) {
+func (f *fanout) group(ctx context.Context, rr *reminderRun, j int, paid *bool) error {
 	var g groupState
-	f.store.view(i, func(rs *reminderState) { g = rs.Groups[j] })
-	for k := g.Parts; k < len(r.Parts); k++ {
+	f.store.view(rr.i, func(rs *reminderState) { g = rs.Groups[j] })
+	r := rr.r
+	for k := g.Parts; g.Status == groupPending && k < len(r.Parts); k++ {
 		if k > 0 && sleepCtx(ctx, f.cfg.Clock, f.jitter()) != nil {
-			return
+			return ctx.Err()
 		}
 		m := message{Account: r.Account, Group: g.ID, Part: k, Text: r.Parts[k].Text, Key: partKey(r.ID, g.ID, k)}
 		var err error
 		if src := r.Parts[k].Media; src != "" {
-			if m.Media, err = f.media.get(ctx, r.Account, src); err != nil && f.stopped(ctx) {
-				err = errStopped
-			}
+			m.Media, err = f.media.get(ctx, r.Account, src)
 		}
 		if err == nil {
-			err = f.deliver(ctx, m, res)
+			err = f.takeToken(ctx, r.Account, paid)
 		}
-		f.store.update(i, func(rs *reminderState) {
-			g := &rs.Groups[j]
-			switch {
-			case err == nil:
-				if g.Parts = k + 1; g.Parts == len(r.Parts) {
-					g.Status = groupSent
-				}
-			case errors.Is(err, errStopped) || ctx.Err() != nil:
-				// Stays pending; the next run continues with part k.
-			case isPermanent(err):
-				g.Status, g.Err = groupSkipped, err.Error()
-			default:
-				g.Status, g.Err = groupFailed, err.Error()
-			}
-		})
+		if err == nil {
+			err = f.deliver(ctx, m, rr.res)
+		}
 		if err != nil {
-			return
+			if isPermanent(err) && !f.stopped(ctx) {
+				f.finish(rr, j, groupSkipped, err)
+				return nil
+			}
+			return err // stays pending, at part k
 		}
-		atomic.AddInt64(&res.SentNow, 1)
+		f.store.update(rr.i, func(rs *reminderState) { rs.Groups[j].Parts = k + 1 })
+		atomic.AddInt64(&rr.res.SentNow, 1)
+	}
+	f.finish(rr, j, groupSent, nil)
+	return nil
+}
+
+// takeToken takes a token of account's bucket for the next send: the
+// call's first send has the one the Runner took; the others ask the
+// bucket, and sleep until it has one.
+func (f *fanout) takeToken(ctx context.Context, account string, paid *bool) error {
+	if *paid {
+		*paid = false
+		return nil
+	}
+	for {
+		wait, err := f.cfg.Limits.TakeKey(ctx, account)
+		if err != nil || wait <= 0 {
+			return err
+		}
+		if err := sleepCtx(ctx, f.cfg.Clock, wait); err != nil {
+			return err
+		}
+	}
+}
+
+// deliver sends one message once and counts the try.
+func (f *fanout) deliver(ctx context.Context, m message, res *result) error {
+	atomic.AddInt64(&res.Attempts, 1)
+	duplicate, err := f.cfg.Sender.Send(ctx, m)
+	switch {
+	case err == nil && duplicate:
+		atomic.AddInt64(&res.Duplicates, 1)
+	case err != nil && !isPermanent(err) && !f.stopped(ctx):
+		atomic.AddInt64(&res.Retries, 1)
+	}
+	return err
+}
+
+// finish records group j's end with status, if it was pending.
+func (f *fanout) finish(rr *reminderRun, j int, status string, err error) {
+	ended := false
+	f.store.update(rr.i, func(rs *reminderState) {
+		if g := &rs.Groups[j]; g.Status == groupPending {
+			g.Status, ended = status, true
+			if err != nil {
+				g.Err = err.Error()
+			}
+		}
+	})
+	if ended {
+		rr.ended()
 	}
 }
 
 func (f *fanout) tally(i int) (t tally) {
 	f.store.view(i, func(rs *reminderState) { t = rs.tally() })
 	return t
-}
-
-// begin marks reminder i running and returns its pending groups.
-func (f *fanout) begin(i int) (pending []int) {
-	f.store.update(i, func(rs *reminderState) {
-		rs.Status = statusRunning
-		for j, g := range rs.Groups {
-			if g.Status == groupPending {
-				pending = append(pending, j)
-			}
-		}
-	})
-	return pending
 }
 
 // stop sets reminder i's status by the rules (resolveStatus) now that its

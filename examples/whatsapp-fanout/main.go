@@ -1,9 +1,11 @@
 // Command whatsapp-fanout sends reminders from accounts to many groups:
-// one fan-out per account at a time (mutex.Keyed), a token per message from
-// the account's bucket (ratelimit.Keyed), and a stop when the reminder's
-// delivery window closes (window.Schedule). A state file keeps the
-// progress; with -redis, instances share locks, buckets and progress.
-// Without -reminders it plays a demo against a fake service. See README.md.
+// one fan-out per account at a time (mutex.Keyed), and within it a pacer
+// Runner whose key is the reminder: Parallel groups of it at once
+// (Config.PerKey), a token per message from the account's bucket
+// (Config.KeyLimit) and nothing outside the reminder's delivery window
+// (Config.KeyWindow). A state file keeps the progress; with -redis,
+// instances share locks, buckets and progress. Without -reminders it plays
+// a demo against a fake service. See README.md.
 package main
 
 import (
@@ -14,13 +16,13 @@ import (
 	"os"
 	"os/signal"
 	"sync"
-	"sync/atomic"
 	"syscall"
+	"time"
 
+	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/mutex"
 	"github.com/pacerkit/pacer/ratelimit"
 	"github.com/pacerkit/pacer/window"
-	"golang.org/x/sync/errgroup"
 )
 
 func main() {
@@ -46,8 +48,7 @@ func run(ctx context.Context, cfg config, out io.Writer) ([]result, error) {
 		if err != nil {
 			return nil, err
 		}
-		cfg.Locks = &mutex.Keyed[string]{} // waiters take turns in arrival order
-		cfg.Limits = func(account string) limiter { return limits.For(account) }
+		cfg.Locks, cfg.Limits = &mutex.Keyed[string]{}, limits // lock waiters take turns in arrival order
 		if be, err = openStateFile(ctx, cfg.State); err != nil {
 			return nil, err
 		}
@@ -56,20 +57,43 @@ func run(ctx context.Context, cfg config, out io.Writer) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fanout{cfg: cfg, store: st, media: &mediaCache{sender: cfg.Sender, items: map[[2]string]*mediaItem{}, prepared: map[string]int{}}}
+	f := newFanout(cfg, st)
+	runner, err := pacer.New(pacer.Config[string, int]{
+		MaxBatch:  2,                                                         // two groups per call, one after the other
+		PerKey:    cfg.Parallel,                                              // groups of a reminder (so of its account) in flight
+		Workers:   cfg.Parallel * len(f.accounts),                            // every reminder's account busy at once
+		KeyLimit:  accountGate{cfg.Limits, f.accounts},                       // the account's bucket: a token per call
+		KeyWindow: func(id string) *window.Schedule { return f.windows[id] }, // the reminder's window
+		Retry:     pacer.Backoff{Initial: cfg.Backoff, Attempts: cfg.Attempts},
+		Clock:     cfg.Clock,
+		OnDrop:    f.dropped,
+	}, f.handle)
+	if err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
+	f.runner = runner
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = runner.Run(ctx) }) // ends with ctx, or with the Shutdown below
 	fmt.Fprintf(out, "run at %s\n", cfg.Clock.Now().UTC().Format("Mon 02 Jan 15:04:05 MST"))
 	results := make([]result, len(st.p.Reminders))
-	var wg sync.WaitGroup
+	var sends sync.WaitGroup
 	for i := range results {
-		wg.Go(func() { results[i] = f.send(ctx, i) })
+		sends.Go(func() { results[i] = f.send(ctx, i) })
 	}
+	sends.Wait()
+	// What a paused or interrupted reminder left in the Runner stays pending
+	// in the progress, for the next run: OnDrop ignores it (ErrClosed).
+	now, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = runner.Shutdown(now)
 	wg.Wait()
 	printResults(out, results)
 	return results, st.Close()
 }
 
-// sendLocked sends the pending groups of reminder i, Parallel at a time,
-// until they are done or the window closes. The account's lock is held.
+// sendLocked adds the pending groups of reminder i to the Runner and waits
+// until they are done, or the window closes, or ctx ends. The account's
+// lock is held.
 func (f *fanout) sendLocked(ctx context.Context, i int, r reminder, res *result) {
 	res.Start = f.cfg.Clock.Now()
 	defer func() { res.End, res.Tally, res.Media = f.cfg.Clock.Now(), f.tally(i), f.media.count(r.Account) }()
@@ -77,60 +101,45 @@ func (f *fanout) sendLocked(ctx context.Context, i int, r reminder, res *result)
 		res.Already = true
 		return
 	}
-	sched, _ := r.schedule(f.cfg.Clock) // validated when loaded
-	if !sched.Contains(res.Start) {     // fired outside its window: nothing is sent now
+	sched := *f.windows[r.ID]
+	if !sched.Contains(res.Start) { // fired outside its window: nothing is sent now
 		f.stop(i, res, sched, true)
 		return
 	}
-	wctx, cancel := sched.Context(ctx) // cancelled at the window's close, with cause window.ErrOutside
+	wctx, cancel := sched.WithClock(f.cfg.Clock).Context(ctx) // cancelled at the window's close, with cause window.ErrOutside
 	defer cancel()
-	var eg errgroup.Group
-	eg.SetLimit(f.cfg.Parallel)
-	for _, j := range f.begin(i) {
-		if wctx.Err() != nil {
-			break
+	rr := f.begin(i, r, res)
+	for _, j := range rr.pending {
+		if err := f.runner.Add(ctx, r.ID, j); err != nil {
+			break // the Runner stops: ctx ended
 		}
-		eg.Go(func() error { f.group(wctx, i, j, r, res); return nil })
 	}
-	eg.Wait()
-	// Groups leave parts pending only when ctx ended, or when the window
+	select {
+	case <-rr.done:
+	case <-wctx.Done():
+	}
+	rr.close() // the Runner cuts the handlers at the window's close: wait for them
+	// Groups are left pending only when ctx ended, or when the window
 	// closed or will close before their next message may go out.
 	f.stop(i, res, sched, ctx.Err() == nil && (errors.Is(context.Cause(wctx), window.ErrOutside) || f.tally(i).Pending > 0))
 }
 
-// deliver sends one message: it takes a token from the account's bucket
-// for every attempt and retries transient errors with doubling backoff. A
-// 429 pauses the whole account's bucket for its Retry-After.
-func (f *fanout) deliver(ctx context.Context, m message, res *result) error {
-	bucket, backoff := f.cfg.Limits(m.Account), f.cfg.Backoff
-	for attempt := 1; ; attempt++ {
-		if err := bucket.Wait(ctx); err != nil {
-			return errStopped // ctx ended, or the token comes after the window's close
-		}
-		atomic.AddInt64(&res.Attempts, 1)
-		duplicate, err := f.cfg.Sender.Send(ctx, m)
-		switch {
-		case err == nil:
-			if duplicate {
-				atomic.AddInt64(&res.Duplicates, 1)
-			}
-			return nil
-		case f.stopped(ctx):
-			return errStopped
-		case isPermanent(err) || attempt >= f.cfg.Attempts:
-			return err
-		}
-		atomic.AddInt64(&res.Retries, 1)
-		wait := backoff
-		if ra := (*retryAfterError)(nil); errors.As(err, &ra) {
-			// Every send of the account waits: in this process, and with
-			// -redis in every instance that Redis reaches.
-			bucket.PauseFor(ra.wait)
-			wait = 0
-		}
-		if sleepCtx(ctx, f.cfg.Clock, wait) != nil {
-			return errStopped
-		}
-		backoff *= 2
-	}
+// accountGate is the Runner's KeyLimit: the bucket of the reminder's
+// account, shared by the reminders of the account (and, with -redis, by
+// every instance).
+type accountGate struct {
+	buckets  ratelimit.KeyGate[string]
+	accounts map[string]string // by reminder id
+}
+
+func (g accountGate) TakeKey(ctx context.Context, id string) (time.Duration, error) {
+	return g.buckets.TakeKey(ctx, g.accounts[id])
+}
+
+func (g accountGate) PeekKey(ctx context.Context, id string) (time.Duration, error) {
+	return g.buckets.PeekKey(ctx, g.accounts[id])
+}
+
+func (g accountGate) PauseKeyFor(ctx context.Context, id string, d time.Duration) error {
+	return g.buckets.PauseKeyFor(ctx, g.accounts[id], d)
 }
