@@ -16,29 +16,13 @@ import (
 )
 
 // fanout sends reminders for one run of the program: each reminder under
-// its account's lock (send), its pending groups through the Runner
-// (sendLocked), a batch of groups per handler call (handle), a group's
+// its account's lock (send), its pending groups through a Runner of its
+// own (sendLocked), a batch of groups per handler call (handle), a group's
 // parts in order with jitter between them (group).
 type fanout struct {
-	cfg      config
-	store    *store
-	media    *mediaCache
-	runner   *pacer.Runner[string, int]  // keys: reminder ids; values: group indexes
-	windows  map[string]*window.Schedule // by reminder id
-	accounts map[string]string           // by reminder id
-
-	mu   sync.Mutex
-	runs map[string]*reminderRun // by reminder id, once it started in this run
-}
-
-func newFanout(cfg config, st *store) *fanout {
-	f := &fanout{cfg: cfg, store: st, windows: map[string]*window.Schedule{}, accounts: map[string]string{}, runs: map[string]*reminderRun{},
-		media: &mediaCache{sender: cfg.Sender, items: map[[2]string]*mediaItem{}, prepared: map[string]int{}}}
-	for _, rs := range st.p.Reminders {
-		s, _ := rs.Reminder.schedule(nil) // validated when added; the zero Schedule never opens
-		f.windows[rs.Reminder.ID], f.accounts[rs.Reminder.ID] = &s, rs.Reminder.Account
-	}
-	return f
+	cfg   config
+	store *store
+	media *mediaCache
 }
 
 // result is what one run did with one reminder.
@@ -74,7 +58,9 @@ func (f *fanout) send(ctx context.Context, i int) result {
 		if err := f.store.claim(ctx, i, fence); err != nil {
 			return err
 		}
-		f.sendLocked(ctx, i, r, &res)
+		if err := f.sendLocked(ctx, i, r, &res); err != nil {
+			return err
+		}
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		return f.store.flush(wctx, i)
@@ -89,24 +75,20 @@ func (f *fanout) send(ctx context.Context, i int) result {
 }
 
 // reminderRun is a reminder's fan-out in this run, while its account's
-// lock is held: the groups it added to the Runner, and the handler calls
-// at work on them.
+// lock is held.
 type reminderRun struct {
 	i       int
 	r       reminder
 	res     *result
-	pending []int         // the groups added
+	pending []int         // the groups to send
 	done    chan struct{} // closed once none of them is pending
-	busy    sync.WaitGroup
-
-	mu   sync.Mutex
-	open bool // handlers may still send for it
-	left int  // groups still pending
+	mu      sync.Mutex
+	left    int // groups still pending
 }
 
 // begin marks reminder i running and starts its run with its pending groups.
 func (f *fanout) begin(i int, r reminder, res *result) *reminderRun {
-	rr := &reminderRun{i: i, r: r, res: res, done: make(chan struct{}), open: true}
+	rr := &reminderRun{i: i, r: r, res: res, done: make(chan struct{})}
 	f.store.update(i, func(rs *reminderState) {
 		rs.Status = statusRunning
 		for j, g := range rs.Groups {
@@ -118,37 +100,7 @@ func (f *fanout) begin(i int, r reminder, res *result) *reminderRun {
 	if rr.left = len(rr.pending); rr.left == 0 {
 		close(rr.done)
 	}
-	f.mu.Lock()
-	f.runs[r.ID] = rr
-	f.mu.Unlock()
 	return rr
-}
-
-// enter returns reminder id's run for a handler call, which must call
-// busy.Done, or nil if it is over.
-func (f *fanout) enter(id string) *reminderRun {
-	f.mu.Lock()
-	rr := f.runs[id]
-	f.mu.Unlock()
-	if rr == nil {
-		return nil
-	}
-	rr.mu.Lock()
-	defer rr.mu.Unlock()
-	if !rr.open {
-		return nil
-	}
-	rr.busy.Add(1)
-	return rr
-}
-
-// close ends the run: no handler call sends for it any more, and those at
-// work have returned.
-func (rr *reminderRun) close() {
-	rr.mu.Lock()
-	rr.open = false
-	rr.mu.Unlock()
-	rr.busy.Wait()
 }
 
 // ended counts a group that is no longer pending.
@@ -161,17 +113,12 @@ func (rr *reminderRun) ended() {
 }
 
 // handle is the Runner's handler: it sends the groups of batch, of
-// reminder id, one after the other. A group that fails is retried with
+// the reminder, one after the other. A group that fails is retried with
 // the batch (the groups sent are not sent again); one the service refuses
 // is skipped. At the window's close it waits for the Runner to cut the
 // call, which then defers the batch to the window's next opening without
 // using an attempt.
-func (f *fanout) handle(ctx context.Context, id string, batch []int) error {
-	rr := f.enter(id)
-	if rr == nil {
-		return nil // the run is over: the groups stay pending in the progress, for the next run
-	}
-	defer rr.busy.Done()
+func (f *fanout) handle(ctx context.Context, rr *reminderRun, batch []int) error {
 	paid := true // the Runner took this call's token from the account's bucket (Config.KeyLimit)
 	var first error
 	for _, j := range batch {
@@ -194,13 +141,9 @@ func (f *fanout) handle(ctx context.Context, id string, batch []int) error {
 // dropped is the Runner's OnDrop: a batch that used up its attempts fails
 // its groups still pending. What the Runner drops at its Shutdown
 // (ErrClosed) stays pending for the next run.
-func (f *fanout) dropped(id string, batch []int, err error) {
-	if errors.Is(err, pacer.ErrClosed) {
-		return
-	}
-	if rr := f.enter(id); rr != nil {
-		defer rr.busy.Done()
-		for _, j := range batch {
+func (f *fanout) dropped(rr *reminderRun, batch []int, err error) {
+	for _, j := range batch {
+		if !errors.Is(err, pacer.ErrClosed) {
 			f.finish(rr, j, groupFailed, err)
 		}
 	}

@@ -57,89 +57,86 @@ func run(ctx context.Context, cfg config, out io.Writer) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := newFanout(cfg, st)
-	runner, err := pacer.New(pacer.Config[string, int]{
-		MaxBatch:  2,                                                         // two groups per call, one after the other
-		PerKey:    cfg.Parallel,                                              // groups of a reminder (so of its account) in flight
-		Workers:   cfg.Parallel * len(f.accounts),                            // every reminder's account busy at once
-		KeyLimit:  accountGate{cfg.Limits, f.accounts},                       // the account's bucket: a token per call
-		KeyWindow: func(id string) *window.Schedule { return f.windows[id] }, // the reminder's window
-		Retry:     pacer.Backoff{Initial: cfg.Backoff, Attempts: cfg.Attempts},
-		Clock:     cfg.Clock,
-		OnDrop:    f.dropped,
-	}, f.handle)
-	if err != nil {
-		return nil, errors.Join(err, st.Close())
-	}
-	f.runner = runner
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = runner.Run(ctx) }) // ends with ctx, or with the Shutdown below
+	f := &fanout{cfg: cfg, store: st, media: &mediaCache{sender: cfg.Sender, items: map[[2]string]*mediaItem{}, prepared: map[string]int{}}}
 	fmt.Fprintf(out, "run at %s\n", cfg.Clock.Now().UTC().Format("Mon 02 Jan 15:04:05 MST"))
 	results := make([]result, len(st.p.Reminders))
-	var sends sync.WaitGroup
+	var wg sync.WaitGroup
 	for i := range results {
-		sends.Go(func() { results[i] = f.send(ctx, i) })
+		wg.Go(func() { results[i] = f.send(ctx, i) })
 	}
-	sends.Wait()
-	// What a paused or interrupted reminder left in the Runner stays pending
-	// in the progress, for the next run: OnDrop ignores it (ErrClosed).
-	now, cancel := context.WithCancel(context.Background())
-	cancel()
-	_ = runner.Shutdown(now)
 	wg.Wait()
 	printResults(out, results)
 	return results, st.Close()
 }
 
-// sendLocked adds the pending groups of reminder i to the Runner and waits
+// sendLocked hands the pending groups of reminder i to a Runner and waits
 // until they are done, or the window closes, or ctx ends. The account's
 // lock is held.
-func (f *fanout) sendLocked(ctx context.Context, i int, r reminder, res *result) {
+func (f *fanout) sendLocked(ctx context.Context, i int, r reminder, res *result) error {
 	res.Start = f.cfg.Clock.Now()
 	defer func() { res.End, res.Tally, res.Media = f.cfg.Clock.Now(), f.tally(i), f.media.count(r.Account) }()
 	if f.store.view(i, func(rs *reminderState) { res.Status = rs.Status }); final(res.Status) {
 		res.Already = true
-		return
+		return nil
 	}
-	sched := *f.windows[r.ID]
-	if !sched.Contains(res.Start) { // fired outside its window: nothing is sent now
+	sched, _ := r.schedule(f.cfg.Clock) // validated when loaded
+	if !sched.Contains(res.Start) {     // fired outside its window: nothing is sent now
 		f.stop(i, res, sched, true)
-		return
+		return nil
 	}
-	wctx, cancel := sched.WithClock(f.cfg.Clock).Context(ctx) // cancelled at the window's close, with cause window.ErrOutside
-	defer cancel()
 	rr := f.begin(i, r, res)
-	for _, j := range rr.pending {
-		if err := f.runner.Add(ctx, r.ID, j); err != nil {
-			break // the Runner stops: ctx ended
-		}
+	runner, err := pacer.New(pacer.Config[string, int]{ // one key, the reminder's id; values: its groups
+		MaxBatch:  2,              // two groups per call, one after the other
+		PerKey:    f.cfg.Parallel, // groups in flight: the account's, as it has one reminder at a time
+		Workers:   f.cfg.Parallel,
+		KeyLimit:  accountGate{f.cfg.Limits, r.Account},            // a token of the account's bucket per call
+		KeyWindow: func(string) *window.Schedule { return &sched }, // the reminder's window cuts the calls at its close
+		Retry:     pacer.Backoff{Initial: f.cfg.Backoff, Attempts: f.cfg.Attempts},
+		Clock:     f.cfg.Clock,
+		OnDrop:    func(_ string, batch []int, err error) { f.dropped(rr, batch, err) },
+	}, func(ctx context.Context, _ string, batch []int) error { return f.handle(ctx, rr, batch) })
+	if err != nil {
+		return err
 	}
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = runner.Run(ctx) })
+	for _, j := range rr.pending {
+		_ = runner.Add(ctx, r.ID, j) // in the process: refused only once stopped
+	}
+	wctx, cancel := sched.Context(ctx) // cancelled at the window's close, with cause window.ErrOutside
+	defer cancel()
 	select {
 	case <-rr.done:
 	case <-wctx.Done():
 	}
-	rr.close() // the Runner cuts the handlers at the window's close: wait for them
+	// Stop at once: the calls at work end (the window's close has cut
+	// them already), and what is left stays pending in the progress.
+	now, stop := context.WithCancel(context.Background())
+	stop()
+	_ = runner.Shutdown(now)
+	wg.Wait()
 	// Groups are left pending only when ctx ended, or when the window
 	// closed or will close before their next message may go out.
 	f.stop(i, res, sched, ctx.Err() == nil && (errors.Is(context.Cause(wctx), window.ErrOutside) || f.tally(i).Pending > 0))
+	return nil
 }
 
 // accountGate is the Runner's KeyLimit: the bucket of the reminder's
 // account, shared by the reminders of the account (and, with -redis, by
 // every instance).
 type accountGate struct {
-	buckets  ratelimit.KeyGate[string]
-	accounts map[string]string // by reminder id
+	buckets ratelimit.KeyGate[string]
+	account string
 }
 
-func (g accountGate) TakeKey(ctx context.Context, id string) (time.Duration, error) {
-	return g.buckets.TakeKey(ctx, g.accounts[id])
+func (g accountGate) TakeKey(ctx context.Context, _ string) (time.Duration, error) {
+	return g.buckets.TakeKey(ctx, g.account)
 }
 
-func (g accountGate) PeekKey(ctx context.Context, id string) (time.Duration, error) {
-	return g.buckets.PeekKey(ctx, g.accounts[id])
+func (g accountGate) PeekKey(ctx context.Context, _ string) (time.Duration, error) {
+	return g.buckets.PeekKey(ctx, g.account)
 }
 
-func (g accountGate) PauseKeyFor(ctx context.Context, id string, d time.Duration) error {
-	return g.buckets.PauseKeyFor(ctx, g.accounts[id], d)
+func (g accountGate) PauseKeyFor(ctx context.Context, _ string, d time.Duration) error {
+	return g.buckets.PauseKeyFor(ctx, g.account, d)
 }
