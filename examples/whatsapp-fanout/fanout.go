@@ -77,39 +77,22 @@ func (f *fanout) send(ctx context.Context, i int) result {
 // reminderRun is a reminder's fan-out in this run, while its account's
 // lock is held.
 type reminderRun struct {
-	i       int
-	r       reminder
-	res     *result
-	pending []int         // the groups to send
-	done    chan struct{} // closed once none of them is pending
-	mu      sync.Mutex
-	left    int // groups still pending
+	i   int
+	r   reminder
+	res *result
 }
 
-// begin marks reminder i running and starts its run with its pending groups.
-func (f *fanout) begin(i int, r reminder, res *result) *reminderRun {
-	rr := &reminderRun{i: i, r: r, res: res, done: make(chan struct{})}
+// begin marks reminder i running and returns its pending groups.
+func (f *fanout) begin(i int) (pending []int) {
 	f.store.update(i, func(rs *reminderState) {
 		rs.Status = statusRunning
 		for j, g := range rs.Groups {
 			if g.Status == groupPending {
-				rr.pending = append(rr.pending, j)
+				pending = append(pending, j)
 			}
 		}
 	})
-	if rr.left = len(rr.pending); rr.left == 0 {
-		close(rr.done)
-	}
-	return rr
-}
-
-// ended counts a group that is no longer pending.
-func (rr *reminderRun) ended() {
-	rr.mu.Lock()
-	defer rr.mu.Unlock()
-	if rr.left--; rr.left == 0 {
-		close(rr.done)
-	}
+	return pending
 }
 
 // handle is the Runner's handler: it sends the groups of batch, of
@@ -217,18 +200,14 @@ func (f *fanout) deliver(ctx context.Context, m message, res *result) error {
 
 // finish records group j's end with status, if it was pending.
 func (f *fanout) finish(rr *reminderRun, j int, status string, err error) {
-	ended := false
 	f.store.update(rr.i, func(rs *reminderState) {
 		if g := &rs.Groups[j]; g.Status == groupPending {
-			g.Status, ended = status, true
+			g.Status = status
 			if err != nil {
 				g.Err = err.Error()
 			}
 		}
 	})
-	if ended {
-		rr.ended()
-	}
 }
 
 func (f *fanout) tally(i int) (t tally) {
@@ -287,41 +266,24 @@ func sleepCtx(ctx context.Context, clk clock.Clock, d time.Duration) error {
 // success or error. One cut short by ctx is forgotten.
 type mediaCache struct {
 	sender   sender
+	items    sync.Map // by account and source: func() (handle string, err error), from sync.OnceValues
 	mu       sync.Mutex
-	items    map[[2]string]*mediaItem // by account and source
-	prepared map[string]int           // preparations started, by account
-}
-
-type mediaItem struct {
-	done   chan struct{} // closed once handle and err are set
-	handle string
-	err    error
+	prepared map[string]int // preparations started, by account
 }
 
 func (c *mediaCache) get(ctx context.Context, account, src string) (string, error) {
 	key := [2]string{account, src}
-	c.mu.Lock()
-	it, ok := c.items[key]
-	if !ok {
-		it = &mediaItem{done: make(chan struct{})}
-		c.items[key], c.prepared[account] = it, c.prepared[account]+1
-	}
-	c.mu.Unlock()
-	if !ok {
-		it.handle, it.err = c.sender.PrepareMedia(ctx, account, src)
+	prepare, _ := c.items.LoadOrStore(key, sync.OnceValues(func() (string, error) {
+		c.mu.Lock()
+		c.prepared[account]++
+		c.mu.Unlock()
+		handle, err := c.sender.PrepareMedia(ctx, account, src)
 		if ctx.Err() != nil {
-			c.mu.Lock()
-			delete(c.items, key)
-			c.mu.Unlock()
+			c.items.Delete(key)
 		}
-		close(it.done)
-	}
-	select {
-	case <-it.done:
-		return it.handle, it.err
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
+		return handle, err
+	}))
+	return prepare.(func() (string, error))()
 }
 
 // count returns how many media preparations the run started for account.

@@ -17,7 +17,6 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/mutex"
@@ -57,7 +56,7 @@ func run(ctx context.Context, cfg config, out io.Writer) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fanout{cfg: cfg, store: st, media: &mediaCache{sender: cfg.Sender, items: map[[2]string]*mediaItem{}, prepared: map[string]int{}}}
+	f := &fanout{cfg: cfg, store: st, media: &mediaCache{sender: cfg.Sender, prepared: map[string]int{}}}
 	fmt.Fprintf(out, "run at %s\n", cfg.Clock.Now().UTC().Format("Mon 02 Jan 15:04:05 MST"))
 	results := make([]result, len(st.p.Reminders))
 	var wg sync.WaitGroup
@@ -84,12 +83,12 @@ func (f *fanout) sendLocked(ctx context.Context, i int, r reminder, res *result)
 		f.stop(i, res, sched, true)
 		return nil
 	}
-	rr := f.begin(i, r, res)
-	runner, err := pacer.New(pacer.Config[string, int]{ // one key, the reminder's id; values: its groups
+	rr := &reminderRun{i: i, r: r, res: res}
+	runner, err := pacer.New(pacer.Config[string, int]{ // one key, the account; values: the reminder's groups
 		MaxBatch:  2,              // two groups per call, one after the other
 		PerKey:    f.cfg.Parallel, // groups in flight: the account's, as it has one reminder at a time
 		Workers:   f.cfg.Parallel,
-		KeyLimit:  accountGate{f.cfg.Limits, r.Account},            // a token of the account's bucket per call
+		KeyLimit:  f.cfg.Limits,                                    // a token of the account's bucket per call
 		KeyWindow: func(string) *window.Schedule { return &sched }, // the reminder's window cuts the calls at its close
 		Retry:     pacer.Backoff{Initial: f.cfg.Backoff, Attempts: f.cfg.Attempts},
 		Clock:     f.cfg.Clock,
@@ -98,45 +97,16 @@ func (f *fanout) sendLocked(ctx context.Context, i int, r reminder, res *result)
 	if err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = runner.Run(ctx) })
-	for _, j := range rr.pending {
-		_ = runner.Add(ctx, r.ID, j) // in the process: refused only once stopped
+	for _, j := range f.begin(i) {
+		_ = runner.Add(ctx, r.Account, j) // in the process: refused only once closed
 	}
 	wctx, cancel := sched.Context(ctx) // cancelled at the window's close, with cause window.ErrOutside
 	defer cancel()
-	select {
-	case <-rr.done:
-	case <-wctx.Done():
-	}
-	// Stop at once: the calls at work end (the window's close has cut
-	// them already), and what is left stays pending in the progress.
-	now, stop := context.WithCancel(context.Background())
-	stop()
-	_ = runner.Shutdown(now)
-	wg.Wait()
+	// Shutdown handles every group, retries included, or, when the window
+	// closes or ctx ends, stops at once: what is left stays pending.
+	_ = runner.Shutdown(wctx)
 	// Groups are left pending only when ctx ended, or when the window
 	// closed or will close before their next message may go out.
 	f.stop(i, res, sched, ctx.Err() == nil && (errors.Is(context.Cause(wctx), window.ErrOutside) || f.tally(i).Pending > 0))
 	return nil
-}
-
-// accountGate is the Runner's KeyLimit: the bucket of the reminder's
-// account, shared by the reminders of the account (and, with -redis, by
-// every instance).
-type accountGate struct {
-	buckets ratelimit.KeyGate[string]
-	account string
-}
-
-func (g accountGate) TakeKey(ctx context.Context, _ string) (time.Duration, error) {
-	return g.buckets.TakeKey(ctx, g.account)
-}
-
-func (g accountGate) PeekKey(ctx context.Context, _ string) (time.Duration, error) {
-	return g.buckets.PeekKey(ctx, g.account)
-}
-
-func (g accountGate) PauseKeyFor(ctx context.Context, _ string, d time.Duration) error {
-	return g.buckets.PauseKeyFor(ctx, g.account, d)
 }
