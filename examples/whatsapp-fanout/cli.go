@@ -180,21 +180,16 @@ func printResults(w io.Writer, results []result) {
 		if x.Already {
 			notes[0] = "nothing to do"
 		}
-		if x.Duplicates > 0 {
-			notes = append(notes, fmt.Sprintf("duplicates suppressed by the gateway: %d", x.Duplicates))
+		note := func(ok bool, s string) {
+			if ok {
+				notes = append(notes, s)
+			}
 		}
-		if t.Failed+t.Skipped > 0 {
-			notes = append(notes, fmt.Sprintf("%d failed, %d skipped", t.Failed, t.Skipped))
-		}
-		if x.Err != nil {
-			notes = append(notes, "stopped: "+x.Err.Error())
-		}
-		if x.Closed {
-			notes = append(notes, "window "+x.Window+" closed")
-		}
-		if !x.NextOpen.IsZero() {
-			notes = append(notes, "opens again "+x.NextOpen.Format("Mon 15:04 MST"))
-		}
+		note(x.Duplicates > 0, fmt.Sprintf("duplicates suppressed by the gateway: %d", x.Duplicates))
+		note(t.Failed+t.Skipped > 0, fmt.Sprintf("%d failed, %d skipped", t.Failed, t.Skipped))
+		note(x.Err != nil, fmt.Sprint("stopped: ", x.Err))
+		note(x.Closed, "window "+x.Window+" closed")
+		note(!x.NextOpen.IsZero(), "opens again "+x.NextOpen.Format("Mon 15:04 MST"))
 		fmt.Fprintf(w, "  %-12s %-16s %12s delivered  %-11s  %s\n", x.Account, x.ID, fmt.Sprintf("%d of %d", t.Sent, t.Targets), x.Status, strings.Join(notes, "; "))
 	}
 }

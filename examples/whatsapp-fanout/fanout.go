@@ -36,10 +36,8 @@ type result struct {
 	NextOpen    time.Time // when paused: when the window opens next
 	Start, End  time.Time
 	Err         error // why an interrupted run stopped, when not ctx
-	// This run's counters, updated atomically. Retries are the failed
-	// tries that the Runner's retry of their batch sends again;
-	// Duplicates are parts the service had delivered before (not yet
-	// recorded when a run stopped).
+	// This run's counters, updated atomically. Duplicates are parts the
+	// service had delivered before (not yet recorded when a run stopped).
 	SentNow, Attempts, Retries, Duplicates int64
 	Media                                  int // media preparations of the account in this run
 }
@@ -74,38 +72,17 @@ func (f *fanout) send(ctx context.Context, i int) result {
 	return res
 }
 
-// reminderRun is a reminder's fan-out in this run, while its account's
-// lock is held.
-type reminderRun struct {
-	i   int
-	r   reminder
-	res *result
-}
-
-// begin marks reminder i running and returns its pending groups.
-func (f *fanout) begin(i int) (pending []int) {
-	f.store.update(i, func(rs *reminderState) {
-		rs.Status = statusRunning
-		for j, g := range rs.Groups {
-			if g.Status == groupPending {
-				pending = append(pending, j)
-			}
-		}
-	})
-	return pending
-}
-
 // handle is the Runner's handler: it sends the groups of batch, of
 // the reminder, one after the other. A group that fails is retried with
 // the batch (the groups sent are not sent again); one the service refuses
 // is skipped. At the window's close it waits for the Runner to cut the
 // call, which then defers the batch to the window's next opening without
 // using an attempt.
-func (f *fanout) handle(ctx context.Context, rr *reminderRun, batch []int) error {
+func (f *fanout) handle(ctx context.Context, i int, res *result, batch []int) error {
 	paid := true // the Runner took this call's token from the account's bucket (Config.KeyLimit)
 	var first error
 	for _, j := range batch {
-		err := f.group(ctx, rr, j, &paid)
+		err := f.group(ctx, i, res, j, &paid)
 		var ra *retryAfterError
 		switch {
 		case err == nil:
@@ -124,19 +101,20 @@ func (f *fanout) handle(ctx context.Context, rr *reminderRun, batch []int) error
 // dropped is the Runner's OnDrop: a batch that used up its attempts fails
 // its groups still pending. What the Runner drops at its Shutdown
 // (ErrClosed) stays pending for the next run.
-func (f *fanout) dropped(rr *reminderRun, batch []int, err error) {
+func (f *fanout) dropped(i int, batch []int, err error) {
 	for _, j := range batch {
 		if !errors.Is(err, pacer.ErrClosed) {
-			f.finish(rr, j, groupFailed, err)
+			f.finish(i, j, groupFailed, err)
 		}
 	}
 }
 
-// group sends the parts of group j that are not sent yet, in order.
-func (f *fanout) group(ctx context.Context, rr *reminderRun, j int, paid *bool) error {
+// group sends the parts of group j that are not sent yet, in order, and
+// counts the tries in the run's result.
+func (f *fanout) group(ctx context.Context, i int, res *result, j int, paid *bool) error {
 	var g groupState
-	f.store.view(rr.i, func(rs *reminderState) { g = rs.Groups[j] })
-	r := rr.r
+	var r reminder
+	f.store.view(i, func(rs *reminderState) { g, r = rs.Groups[j], rs.Reminder })
 	for k := g.Parts; g.Status == groupPending && k < len(r.Parts); k++ {
 		if k > 0 && sleepCtx(ctx, f.cfg.Clock, f.jitter()) != nil {
 			return ctx.Err()
@@ -149,20 +127,29 @@ func (f *fanout) group(ctx context.Context, rr *reminderRun, j int, paid *bool) 
 		if err == nil {
 			err = f.takeToken(ctx, r.Account, paid)
 		}
+		duplicate := false
 		if err == nil {
-			err = f.deliver(ctx, m, rr.res)
+			atomic.AddInt64(&res.Attempts, 1)
+			duplicate, err = f.cfg.Sender.Send(ctx, m)
 		}
-		if err != nil {
-			if isPermanent(err) && !f.stopped(ctx) {
-				f.finish(rr, j, groupSkipped, err)
-				return nil
-			}
+		switch {
+		case err == nil:
+		case f.stopped(ctx):
 			return err // stays pending, at part k
+		case isPermanent(err):
+			f.finish(i, j, groupSkipped, err)
+			return nil
+		default:
+			atomic.AddInt64(&res.Retries, 1) // sent again with its batch's retry
+			return err
 		}
-		f.store.update(rr.i, func(rs *reminderState) { rs.Groups[j].Parts = k + 1 })
-		atomic.AddInt64(&rr.res.SentNow, 1)
+		if duplicate {
+			atomic.AddInt64(&res.Duplicates, 1)
+		}
+		f.store.update(i, func(rs *reminderState) { rs.Groups[j].Parts = k + 1 })
+		atomic.AddInt64(&res.SentNow, 1)
 	}
-	f.finish(rr, j, groupSent, nil)
+	f.finish(i, j, groupSent, nil)
 	return nil
 }
 
@@ -174,33 +161,18 @@ func (f *fanout) takeToken(ctx context.Context, account string, paid *bool) erro
 		*paid = false
 		return nil
 	}
-	for {
-		wait, err := f.cfg.Limits.TakeKey(ctx, account)
-		if err != nil || wait <= 0 {
-			return err
-		}
+	wait, err := f.cfg.Limits.TakeKey(ctx, account)
+	for ; err == nil && wait > 0; wait, err = f.cfg.Limits.TakeKey(ctx, account) {
 		if err := sleepCtx(ctx, f.cfg.Clock, wait); err != nil {
 			return err
 		}
-	}
-}
-
-// deliver sends one message once and counts the try.
-func (f *fanout) deliver(ctx context.Context, m message, res *result) error {
-	atomic.AddInt64(&res.Attempts, 1)
-	duplicate, err := f.cfg.Sender.Send(ctx, m)
-	switch {
-	case err == nil && duplicate:
-		atomic.AddInt64(&res.Duplicates, 1)
-	case err != nil && !isPermanent(err) && !f.stopped(ctx):
-		atomic.AddInt64(&res.Retries, 1)
 	}
 	return err
 }
 
 // finish records group j's end with status, if it was pending.
-func (f *fanout) finish(rr *reminderRun, j int, status string, err error) {
-	f.store.update(rr.i, func(rs *reminderState) {
+func (f *fanout) finish(i, j int, status string, err error) {
+	f.store.update(i, func(rs *reminderState) {
 		if g := &rs.Groups[j]; g.Status == groupPending {
 			g.Status = status
 			if err != nil {
@@ -240,17 +212,12 @@ func (f *fanout) stopped(ctx context.Context) bool {
 }
 
 func (f *fanout) jitter() time.Duration {
-	if lo, hi := f.cfg.Jitter[0], f.cfg.Jitter[1]; hi > lo {
-		return lo + rand.N(hi-lo)
-	}
-	return f.cfg.Jitter[0]
+	lo, hi := f.cfg.Jitter[0], f.cfg.Jitter[1] // validated: 0 <= lo <= hi
+	return lo + rand.N(hi-lo+1)
 }
 
 // sleepCtx waits for d on clk, or until ctx ends.
 func sleepCtx(ctx context.Context, clk clock.Clock, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
 	t := clk.Timer(d)
 	defer t.Stop()
 	select {

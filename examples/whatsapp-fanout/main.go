@@ -83,7 +83,6 @@ func (f *fanout) sendLocked(ctx context.Context, i int, r reminder, res *result)
 		f.stop(i, res, sched, true)
 		return nil
 	}
-	rr := &reminderRun{i: i, r: r, res: res}
 	runner, err := pacer.New(pacer.Config[string, int]{ // one key, the account; values: the reminder's groups
 		MaxBatch:  2,              // two groups per call, one after the other
 		PerKey:    f.cfg.Parallel, // groups in flight: the account's, as it has one reminder at a time
@@ -92,12 +91,21 @@ func (f *fanout) sendLocked(ctx context.Context, i int, r reminder, res *result)
 		KeyWindow: func(string) *window.Schedule { return &sched }, // the reminder's window cuts the calls at its close
 		Retry:     pacer.Backoff{Initial: f.cfg.Backoff, Attempts: f.cfg.Attempts},
 		Clock:     f.cfg.Clock,
-		OnDrop:    func(_ string, batch []int, err error) { f.dropped(rr, batch, err) },
-	}, func(ctx context.Context, _ string, batch []int) error { return f.handle(ctx, rr, batch) })
+		OnDrop:    func(_ string, batch []int, err error) { f.dropped(i, batch, err) },
+	}, func(ctx context.Context, _ string, batch []int) error { return f.handle(ctx, i, res, batch) })
 	if err != nil {
 		return err
 	}
-	for _, j := range f.begin(i) {
+	var pending []int
+	f.store.update(i, func(rs *reminderState) {
+		rs.Status = statusRunning
+		for j, g := range rs.Groups {
+			if g.Status == groupPending {
+				pending = append(pending, j)
+			}
+		}
+	})
+	for _, j := range pending {
 		_ = runner.Add(ctx, r.Account, j) // in the process: refused only once closed
 	}
 	wctx, cancel := sched.Context(ctx) // cancelled at the window's close, with cause window.ErrOutside
