@@ -22,7 +22,7 @@ type config struct {
 	Burst     int              // messages an idle account may send at once
 	Parallel  int              // groups in flight per account
 	Jitter    [2]time.Duration // pause between two parts of a group, uniform in [min, max)
-	Attempts  int              // tries per message
+	Attempts  int              // handler calls per batch of two groups
 	Backoff   time.Duration    // pause before the first retry, doubling
 	Clock     clock.Clock      // the time; clock.New() for real use
 	Sender    sender           // the messaging service
@@ -95,7 +95,7 @@ func start(ctx context.Context, args []string, out, errOut io.Writer) (int, erro
 	fs.IntVar(&cfg.Parallel, "parallel", 3, "groups in flight per account")
 	fs.DurationVar(&cfg.Jitter[0], "jitter-min", 500*time.Millisecond, "least pause between two parts of a group")
 	fs.DurationVar(&cfg.Jitter[1], "jitter-max", 1500*time.Millisecond, "longest pause between two parts of a group")
-	fs.IntVar(&cfg.Attempts, "attempts", 3, "tries per message")
+	fs.IntVar(&cfg.Attempts, "attempts", 3, "tries per batch of two groups (the Runner's Retry.Attempts)")
 	fs.DurationVar(&cfg.Backoff, "backoff", 2*time.Second, "pause before the first retry, doubling")
 	redisURL := fs.String("redis", "", "Redis `URL` (e.g. redis://127.0.0.1:6379/0) where several instances share the account locks and buckets and the progress, instead of -state")
 	redisPrefix := fs.String("redis-prefix", "pacer", "start of the program's Redis keys; instances with the same -redis and -redis-prefix work together")

@@ -15,10 +15,8 @@ import (
 	"github.com/pacerkit/pacer/window"
 )
 
-// fanout sends reminders for one run of the program: each reminder under
-// its account's lock (send), its pending groups through a Runner of its
-// own (sendLocked), a batch of groups per handler call (handle), a group's
-// parts in order with jitter between them (group).
+// fanout sends reminders for one run of the program: a reminder under its
+// account's lock (send), through a Runner of its own (sendLocked).
 type fanout struct {
 	cfg   config
 	store *store
@@ -64,7 +62,7 @@ func (f *fanout) send(ctx context.Context, i int) result {
 		return f.store.flush(wctx, i)
 	})
 	if err != nil {
-		res.Tally = f.tally(i)
+		f.store.view(i, func(rs *reminderState) { res.Tally = rs.tally() })
 		if ctx.Err() == nil { // the progress could not be read or written, or the lock was lost
 			res.Status, res.Err = statusInterrupted, err
 		}
@@ -72,12 +70,10 @@ func (f *fanout) send(ctx context.Context, i int) result {
 	return res
 }
 
-// handle is the Runner's handler: it sends the groups of batch, of
-// the reminder, one after the other. A group that fails is retried with
-// the batch (the groups sent are not sent again); one the service refuses
-// is skipped. At the window's close it waits for the Runner to cut the
-// call, which then defers the batch to the window's next opening without
-// using an attempt.
+// handle is the Runner's handler: it sends batch, groups of reminder i,
+// one after the other. A group that fails is retried with the batch; one
+// the service refuses is skipped. At the window's close it waits for the
+// Runner's cut, which defers the batch without using an attempt.
 func (f *fanout) handle(ctx context.Context, i int, res *result, batch []int) error {
 	paid := true // the Runner took this call's token from the account's bucket (Config.KeyLimit)
 	var first error
@@ -133,6 +129,8 @@ func (f *fanout) group(ctx context.Context, i int, res *result, j int, paid *boo
 			duplicate, err = f.cfg.Sender.Send(ctx, m)
 		}
 		switch {
+		case err == nil && duplicate:
+			atomic.AddInt64(&res.Duplicates, 1)
 		case err == nil:
 		case f.stopped(ctx):
 			return err // stays pending, at part k
@@ -142,9 +140,6 @@ func (f *fanout) group(ctx context.Context, i int, res *result, j int, paid *boo
 		default:
 			atomic.AddInt64(&res.Retries, 1) // sent again with its batch's retry
 			return err
-		}
-		if duplicate {
-			atomic.AddInt64(&res.Duplicates, 1)
 		}
 		f.store.update(i, func(rs *reminderState) { rs.Groups[j].Parts = k + 1 })
 		atomic.AddInt64(&res.SentNow, 1)
@@ -182,11 +177,6 @@ func (f *fanout) finish(i, j int, status string, err error) {
 	})
 }
 
-func (f *fanout) tally(i int) (t tally) {
-	f.store.view(i, func(rs *reminderState) { t = rs.tally() })
-	return t
-}
-
 // stop sets reminder i's status by the rules (resolveStatus) now that its
 // run has stopped, and completes res; an interrupted run stays running.
 func (f *fanout) stop(i int, res *result, sched window.Schedule, closed bool) {
@@ -196,12 +186,8 @@ func (f *fanout) stop(i int, res *result, sched window.Schedule, closed bool) {
 			rs.Status, res.Status = s, s
 		}
 	})
-	if res.Status == statusPaused {
-		now := f.cfg.Clock.Now()
-		if sched.Contains(now) {
-			now = sched.EndAt(now)
-		}
-		res.NextOpen = sched.NextOpen(now)
+	if res.Status == statusPaused { // the opening after the span that closed, or is open
+		res.NextOpen = sched.NextOpen(sched.EndAt(f.cfg.Clock.Now()))
 	}
 }
 
@@ -233,24 +219,42 @@ func sleepCtx(ctx context.Context, clk clock.Clock, d time.Duration) error {
 // success or error. One cut short by ctx is forgotten.
 type mediaCache struct {
 	sender   sender
-	items    sync.Map // by account and source: func() (handle string, err error), from sync.OnceValues
 	mu       sync.Mutex
-	prepared map[string]int // preparations started, by account
+	items    map[[2]string]*mediaItem // by account and source
+	prepared map[string]int           // preparations started, by account
+}
+
+// mediaItem is one preparation: handle and err are set once done is closed.
+type mediaItem struct {
+	done   chan struct{}
+	handle string
+	err    error
 }
 
 func (c *mediaCache) get(ctx context.Context, account, src string) (string, error) {
 	key := [2]string{account, src}
-	prepare, _ := c.items.LoadOrStore(key, sync.OnceValues(func() (string, error) {
-		c.mu.Lock()
-		c.prepared[account]++
-		c.mu.Unlock()
-		handle, err := c.sender.PrepareMedia(ctx, account, src)
-		if ctx.Err() != nil {
-			c.items.Delete(key)
+	c.mu.Lock()
+	it, found := c.items[key]
+	if !found {
+		it = &mediaItem{done: make(chan struct{})}
+		c.items[key], c.prepared[account] = it, c.prepared[account]+1
+		defer close(it.done)
+	}
+	c.mu.Unlock()
+	if found {
+		select {
+		case <-it.done:
+			return it.handle, it.err
+		case <-ctx.Done():
+			return "", ctx.Err()
 		}
-		return handle, err
-	}))
-	return prepare.(func() (string, error))()
+	}
+	if it.handle, it.err = c.sender.PrepareMedia(ctx, account, src); ctx.Err() != nil {
+		c.mu.Lock()
+		delete(c.items, key)
+		c.mu.Unlock()
+	}
+	return it.handle, it.err
 }
 
 // count returns how many media preparations the run started for account.

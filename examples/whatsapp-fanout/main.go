@@ -56,7 +56,7 @@ func run(ctx context.Context, cfg config, out io.Writer) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fanout{cfg: cfg, store: st, media: &mediaCache{sender: cfg.Sender, prepared: map[string]int{}}}
+	f := &fanout{cfg: cfg, store: st, media: &mediaCache{sender: cfg.Sender, items: map[[2]string]*mediaItem{}, prepared: map[string]int{}}}
 	fmt.Fprintf(out, "run at %s\n", cfg.Clock.Now().UTC().Format("Mon 02 Jan 15:04:05 MST"))
 	results := make([]result, len(st.p.Reminders))
 	var wg sync.WaitGroup
@@ -73,7 +73,10 @@ func run(ctx context.Context, cfg config, out io.Writer) ([]result, error) {
 // lock is held.
 func (f *fanout) sendLocked(ctx context.Context, i int, r reminder, res *result) error {
 	res.Start = f.cfg.Clock.Now()
-	defer func() { res.End, res.Tally, res.Media = f.cfg.Clock.Now(), f.tally(i), f.media.count(r.Account) }()
+	defer func() {
+		res.End, res.Media = f.cfg.Clock.Now(), f.media.count(r.Account)
+		f.store.view(i, func(rs *reminderState) { res.Tally = rs.tally() })
+	}()
 	if f.store.view(i, func(rs *reminderState) { res.Status = rs.Status }); final(res.Status) {
 		res.Already = true
 		return nil
@@ -96,25 +99,19 @@ func (f *fanout) sendLocked(ctx context.Context, i int, r reminder, res *result)
 	if err != nil {
 		return err
 	}
-	var pending []int
-	f.store.update(i, func(rs *reminderState) {
+	f.store.update(i, func(rs *reminderState) { // no worker runs before Shutdown starts them
 		rs.Status = statusRunning
 		for j, g := range rs.Groups {
 			if g.Status == groupPending {
-				pending = append(pending, j)
+				_ = runner.Add(ctx, r.Account, j) // in the process: refused only once closed
 			}
 		}
 	})
-	for _, j := range pending {
-		_ = runner.Add(ctx, r.Account, j) // in the process: refused only once closed
-	}
 	wctx, cancel := sched.Context(ctx) // cancelled at the window's close, with cause window.ErrOutside
 	defer cancel()
 	// Shutdown handles every group, retries included, or, when the window
 	// closes or ctx ends, stops at once: what is left stays pending.
 	_ = runner.Shutdown(wctx)
-	// Groups are left pending only when ctx ended, or when the window
-	// closed or will close before their next message may go out.
-	f.stop(i, res, sched, ctx.Err() == nil && (errors.Is(context.Cause(wctx), window.ErrOutside) || f.tally(i).Pending > 0))
+	f.stop(i, res, sched, ctx.Err() == nil && errors.Is(context.Cause(wctx), window.ErrOutside))
 	return nil
 }
