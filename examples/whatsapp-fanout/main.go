@@ -1,6 +1,6 @@
 // Command whatsapp-fanout sends reminders from accounts to many groups:
-// one fan-out per account at a time (mutex.Keyed), and within it a pacer
-// Runner whose key is the reminder: Parallel groups of it at once
+// one fan-out per account at a time (mutex.Keyed), each through a pacer
+// Runner of its own keyed by the account: Parallel groups at once
 // (Config.PerKey), a token per message from the account's bucket
 // (Config.KeyLimit) and nothing outside the reminder's delivery window
 // (Config.KeyWindow). A state file keeps the progress; with -redis,
