@@ -22,7 +22,7 @@ type config struct {
 	Burst     int              // messages an idle account may send at once
 	Parallel  int              // groups in flight per account
 	Jitter    [2]time.Duration // pause between two parts of a group, uniform in [min, max)
-	Attempts  int              // tries per message
+	Attempts  int              // handler calls per batch of two groups
 	Backoff   time.Duration    // pause before the first retry, doubling
 	Clock     clock.Clock      // the time; clock.New() for real use
 	Sender    sender           // the messaging service
@@ -32,7 +32,7 @@ type config struct {
 	// Shared by the instances with -redis (openShared); nil: this
 	// process's own, and the state file.
 	Locks    accountLocks
-	Limits   func(account string) limiter
+	Limits   ratelimit.KeyGate[string] // the accounts' buckets
 	Progress backend
 }
 
@@ -41,13 +41,6 @@ type config struct {
 // the lock is lost, and redismutex.FenceFrom reads its fence).
 type accountLocks interface {
 	Do(ctx context.Context, account string, fn func(ctx context.Context) error) error
-}
-
-// limiter is an account's token bucket: Wait takes a token (and fails if
-// ctx's deadline comes first), PauseFor holds it for a 429's Retry-After.
-type limiter interface {
-	ratelimit.Limiter
-	ratelimit.Pauser
 }
 
 func (c config) validate() error {
@@ -102,7 +95,7 @@ func start(ctx context.Context, args []string, out, errOut io.Writer) (int, erro
 	fs.IntVar(&cfg.Parallel, "parallel", 3, "groups in flight per account")
 	fs.DurationVar(&cfg.Jitter[0], "jitter-min", 500*time.Millisecond, "least pause between two parts of a group")
 	fs.DurationVar(&cfg.Jitter[1], "jitter-max", 1500*time.Millisecond, "longest pause between two parts of a group")
-	fs.IntVar(&cfg.Attempts, "attempts", 3, "tries per message")
+	fs.IntVar(&cfg.Attempts, "attempts", 3, "tries per batch of two groups (the Runner's Retry.Attempts)")
 	fs.DurationVar(&cfg.Backoff, "backoff", 2*time.Second, "pause before the first retry, doubling")
 	redisURL := fs.String("redis", "", "Redis `URL` (e.g. redis://127.0.0.1:6379/0) where several instances share the account locks and buckets and the progress, instead of -state")
 	redisPrefix := fs.String("redis-prefix", "pacer", "start of the program's Redis keys; instances with the same -redis and -redis-prefix work together")
@@ -187,21 +180,16 @@ func printResults(w io.Writer, results []result) {
 		if x.Already {
 			notes[0] = "nothing to do"
 		}
-		if x.Duplicates > 0 {
-			notes = append(notes, fmt.Sprintf("duplicates suppressed by the gateway: %d", x.Duplicates))
+		note := func(ok bool, s string) {
+			if ok {
+				notes = append(notes, s)
+			}
 		}
-		if t.Failed+t.Skipped > 0 {
-			notes = append(notes, fmt.Sprintf("%d failed, %d skipped", t.Failed, t.Skipped))
-		}
-		if x.Err != nil {
-			notes = append(notes, "stopped: "+x.Err.Error())
-		}
-		if x.Closed {
-			notes = append(notes, "window "+x.Window+" closed")
-		}
-		if !x.NextOpen.IsZero() {
-			notes = append(notes, "opens again "+x.NextOpen.Format("Mon 15:04 MST"))
-		}
+		note(x.Duplicates > 0, fmt.Sprintf("duplicates suppressed by the gateway: %d", x.Duplicates))
+		note(t.Failed+t.Skipped > 0, fmt.Sprintf("%d failed, %d skipped", t.Failed, t.Skipped))
+		note(x.Err != nil, fmt.Sprint("stopped: ", x.Err))
+		note(x.Closed, "window "+x.Window+" closed")
+		note(!x.NextOpen.IsZero(), "opens again "+x.NextOpen.Format("Mon 15:04 MST"))
 		fmt.Fprintf(w, "  %-12s %-16s %12s delivered  %-11s  %s\n", x.Account, x.ID, fmt.Sprintf("%d of %d", t.Sent, t.Targets), x.Status, strings.Join(notes, "; "))
 	}
 }

@@ -1,9 +1,11 @@
 // Command whatsapp-fanout sends reminders from accounts to many groups:
-// one fan-out per account at a time (mutex.Keyed), a token per message from
-// the account's bucket (ratelimit.Keyed), and a stop when the reminder's
-// delivery window closes (window.Schedule). A state file keeps the
-// progress; with -redis, instances share locks, buckets and progress.
-// Without -reminders it plays a demo against a fake service. See README.md.
+// one fan-out per account at a time (mutex.Keyed), each through a pacer
+// Runner of its own keyed by the account: Parallel groups at once
+// (Config.PerKey), a token per message from the account's bucket
+// (Config.KeyLimit) and nothing outside the reminder's delivery window
+// (Config.KeyWindow). A state file keeps the progress; with -redis,
+// instances share locks, buckets and progress. Without -reminders it plays
+// a demo against a fake service. See README.md.
 package main
 
 import (
@@ -14,13 +16,12 @@ import (
 	"os"
 	"os/signal"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
+	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/mutex"
 	"github.com/pacerkit/pacer/ratelimit"
 	"github.com/pacerkit/pacer/window"
-	"golang.org/x/sync/errgroup"
 )
 
 func main() {
@@ -46,8 +47,7 @@ func run(ctx context.Context, cfg config, out io.Writer) ([]result, error) {
 		if err != nil {
 			return nil, err
 		}
-		cfg.Locks = &mutex.Keyed[string]{} // waiters take turns in arrival order
-		cfg.Limits = func(account string) limiter { return limits.For(account) }
+		cfg.Locks, cfg.Limits = &mutex.Keyed[string]{}, limits // lock waiters take turns in arrival order
 		if be, err = openStateFile(ctx, cfg.State); err != nil {
 			return nil, err
 		}
@@ -68,69 +68,50 @@ func run(ctx context.Context, cfg config, out io.Writer) ([]result, error) {
 	return results, st.Close()
 }
 
-// sendLocked sends the pending groups of reminder i, Parallel at a time,
-// until they are done or the window closes. The account's lock is held.
-func (f *fanout) sendLocked(ctx context.Context, i int, r reminder, res *result) {
+// sendLocked hands the pending groups of reminder i to a Runner and waits
+// until they are done, or the window closes, or ctx ends. The account's
+// lock is held.
+func (f *fanout) sendLocked(ctx context.Context, i int, r reminder, res *result) error {
 	res.Start = f.cfg.Clock.Now()
-	defer func() { res.End, res.Tally, res.Media = f.cfg.Clock.Now(), f.tally(i), f.media.count(r.Account) }()
+	defer func() {
+		res.End, res.Media = f.cfg.Clock.Now(), f.media.count(r.Account)
+		f.store.view(i, func(rs *reminderState) { res.Tally = rs.tally() })
+	}()
 	if f.store.view(i, func(rs *reminderState) { res.Status = rs.Status }); final(res.Status) {
 		res.Already = true
-		return
+		return nil
 	}
 	sched, _ := r.schedule(f.cfg.Clock) // validated when loaded
 	if !sched.Contains(res.Start) {     // fired outside its window: nothing is sent now
 		f.stop(i, res, sched, true)
-		return
+		return nil
 	}
+	runner, err := pacer.New(pacer.Config[string, int]{ // one key, the account; values: the reminder's groups
+		MaxBatch:  2,              // two groups per call, one after the other
+		PerKey:    f.cfg.Parallel, // groups in flight: the account's, as it has one reminder at a time
+		Workers:   f.cfg.Parallel,
+		KeyLimit:  f.cfg.Limits,                                    // a token of the account's bucket per call
+		KeyWindow: func(string) *window.Schedule { return &sched }, // the reminder's window cuts the calls at its close
+		Retry:     pacer.Backoff{Initial: f.cfg.Backoff, Attempts: f.cfg.Attempts},
+		Clock:     f.cfg.Clock,
+		OnDrop:    func(_ string, batch []int, err error) { f.dropped(i, batch, err) },
+	}, func(ctx context.Context, _ string, batch []int) error { return f.handle(ctx, i, res, batch) })
+	if err != nil {
+		return err
+	}
+	f.store.update(i, func(rs *reminderState) { // no worker runs before Shutdown starts them
+		rs.Status = statusRunning
+		for j, g := range rs.Groups {
+			if g.Status == groupPending {
+				_ = runner.Add(ctx, r.Account, j) // in the process: refused only once closed
+			}
+		}
+	})
 	wctx, cancel := sched.Context(ctx) // cancelled at the window's close, with cause window.ErrOutside
 	defer cancel()
-	var eg errgroup.Group
-	eg.SetLimit(f.cfg.Parallel)
-	for _, j := range f.begin(i) {
-		if wctx.Err() != nil {
-			break
-		}
-		eg.Go(func() error { f.group(wctx, i, j, r, res); return nil })
-	}
-	eg.Wait()
-	// Groups leave parts pending only when ctx ended, or when the window
-	// closed or will close before their next message may go out.
-	f.stop(i, res, sched, ctx.Err() == nil && (errors.Is(context.Cause(wctx), window.ErrOutside) || f.tally(i).Pending > 0))
-}
-
-// deliver sends one message: it takes a token from the account's bucket
-// for every attempt and retries transient errors with doubling backoff. A
-// 429 pauses the whole account's bucket for its Retry-After.
-func (f *fanout) deliver(ctx context.Context, m message, res *result) error {
-	bucket, backoff := f.cfg.Limits(m.Account), f.cfg.Backoff
-	for attempt := 1; ; attempt++ {
-		if err := bucket.Wait(ctx); err != nil {
-			return errStopped // ctx ended, or the token comes after the window's close
-		}
-		atomic.AddInt64(&res.Attempts, 1)
-		duplicate, err := f.cfg.Sender.Send(ctx, m)
-		switch {
-		case err == nil:
-			if duplicate {
-				atomic.AddInt64(&res.Duplicates, 1)
-			}
-			return nil
-		case f.stopped(ctx):
-			return errStopped
-		case isPermanent(err) || attempt >= f.cfg.Attempts:
-			return err
-		}
-		atomic.AddInt64(&res.Retries, 1)
-		wait := backoff
-		if ra := (*retryAfterError)(nil); errors.As(err, &ra) {
-			// Every send of the account waits: in this process, and with
-			// -redis in every instance that Redis reaches.
-			bucket.PauseFor(ra.wait)
-			wait = 0
-		}
-		if sleepCtx(ctx, f.cfg.Clock, wait) != nil {
-			return errStopped
-		}
-		backoff *= 2
-	}
+	// Shutdown handles every group, retries included, or, when the window
+	// closes or ctx ends, stops at once: what is left stays pending.
+	_ = runner.Shutdown(wctx)
+	f.stop(i, res, sched, ctx.Err() == nil && errors.Is(context.Cause(wctx), window.ErrOutside))
+	return nil
 }

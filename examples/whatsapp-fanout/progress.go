@@ -46,6 +46,7 @@ func loadReminders(path string) ([]reminder, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for _, r := range rs {
+		_, err := r.schedule(nil)
 		switch {
 		case r.ID == "":
 			return nil, fmt.Errorf("reminder without id")
@@ -53,8 +54,7 @@ func loadReminders(path string) ([]reminder, error) {
 			return nil, fmt.Errorf("reminder %s: no account", r.ID)
 		case len(r.Parts) == 0:
 			return nil, fmt.Errorf("reminder %s: no parts", r.ID)
-		}
-		if _, err := r.schedule(nil); err != nil {
+		case err != nil:
 			return nil, err
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/pacerkit/pacer/redis/redismutex"
@@ -36,19 +35,7 @@ func openShared(ctx context.Context, cfg *config, url, prefix string, lockTTL ti
 	if err != nil {
 		return nil, errors.Join(err, locker.Close(), client.Close())
 	}
-	// One KeyLimiter per account, so that a pause (a 429) also holds the
-	// sends of this process that were already waiting for a token.
-	var mu sync.Mutex
-	byAccount := map[string]*redisrate.KeyLimiter{}
-	cfg.Locks = locker
-	cfg.Limits = func(account string) limiter {
-		mu.Lock()
-		defer mu.Unlock()
-		if byAccount[account] == nil {
-			byAccount[account] = limits.For(account)
-		}
-		return byAccount[account]
-	}
+	cfg.Locks, cfg.Limits = locker, limits
 	cfg.Progress = newRedisProgress(client, cmp.Or(prefix, redismutex.DefaultPrefix))
 	return func() error { return errors.Join(locker.Close(), client.Close()) }, nil
 }

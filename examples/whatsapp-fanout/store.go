@@ -80,7 +80,7 @@ func openStore(ctx context.Context, be backend, add []reminder, clk clock.Clock,
 			case <-sctx.Done():
 				return
 			}
-			if sleepCtx(sctx, clk, every) != nil {
+			if every > 0 && sleepCtx(sctx, clk, every) != nil {
 				return
 			}
 		}
