@@ -5,12 +5,12 @@ import (
 	"time"
 )
 
-// Take runs l's take statement once, taking an event unless its delay
+// Take runs l's take statement (not the allow statement) once, taking an event unless its delay
 // would be more than most (most < 0: any), and returns its reply: whether
 // it was refused, else its delay, the server's clock it read and the tat
 // it wrote.
 func Take(ctx context.Context, l *Bucket, most time.Duration) (refused bool, delay time.Duration, now, tat time.Time, err error) {
-	t, err := l.b.srv.(*flights).takeServer.(*remote).take(ctx, most)
+	t, err := l.b.srv.(*flights).takeServer.(*remote).takeRow(ctx, most)
 	return t.refused, t.delay, t.now, t.tat, err
 }
 

@@ -17,13 +17,36 @@ import (
 // clock_timestamp(), read once per statement part, after the bucket's row
 // is locked; durations are intervals of whole microseconds.
 type queries struct {
-	take, takes, try, pause, release, sweep string
+	allow, take, takes, try, pause, release, sweep string
 }
 
 // newQueries returns the statements on the tables of schema, quoted.
 func newQueries(schema string) *queries {
 	t := schema + ".rate_buckets"
 	return &queries{
+		// allow takes one event if it conforms now: take with $6 = 0, for
+		// Allow (and a Wait's first try), which needs to know only whether
+		// it was taken. It returns no row; the command tag says how many
+		// rows it wrote, 1 if the event was taken, 0 if refused.
+		//
+		// $1, $2, $3, $4, $5 as take's. A bucket without a row is full:
+		// the row is inserted with tat one interval from now. Otherwise,
+		// with the row locked, the WHERE reads the clock and refuses the
+		// event unless greatest(paused_until, tat + interval - span) is
+		// at or before it, and the SET reads it again, no earlier, and
+		// sets tat to greatest(tat, now) + interval: the event conforms
+		// at the first reading, so it does at the second, its now.
+		//
+		// It is take cut to what Allow needs, because each part costs
+		// time on the server: no reply row, no seen (which only take's
+		// reply reads), no subquery to read the clock once for two
+		// columns; the row is rewritten either way.
+		allow: `INSERT INTO ` + t + ` AS b (name, keyed, key, tat, paused_until, seen)
+VALUES ($1::bytea, $2::boolean, $3::bytea, clock_timestamp() + $4::interval, clock_timestamp(), clock_timestamp())
+ON CONFLICT (name, keyed, key) DO UPDATE
+SET tat = greatest(b.tat, clock_timestamp()) + $4::interval
+WHERE greatest(b.paused_until, b.tat + $4::interval - $5::interval) <= clock_timestamp()`,
+
 		// take takes one event (GCRA): now, or at the earliest instant it
 		// conforms, unless that is more than $6 away ($6 NULL: any).
 		//
@@ -146,8 +169,23 @@ type remote struct {
 	key  []byte
 }
 
-// take runs queries.take; see server.
+// take runs queries.allow if most is 0, else queries.take; see server.
+// A turn of queries.allow carries neither tat nor the server's clock:
+// its delay is 0, so no release needs its tat.
 func (r *remote) take(ctx context.Context, most time.Duration) (turn, error) {
+	if most != 0 {
+		return r.takeRow(ctx, most)
+	}
+	tag, err := r.pool.Exec(ctx, r.s.q.allow, r.s.nameArg, r.s.keyed, r.key, r.s.interval, r.s.span)
+	if err != nil {
+		return turn{}, err
+	}
+	return turn{refused: tag.RowsAffected() == 0}, nil
+}
+
+// takeRow runs queries.take, which takes an event unless its delay would
+// be more than most (< 0: any), and returns its turn.
+func (r *remote) takeRow(ctx context.Context, most time.Duration) (turn, error) {
 	var mostArg any
 	if most >= 0 {
 		mostArg = most
