@@ -30,9 +30,10 @@ var (
 // usable. It owns no goroutine and nothing to close: a sweep runs in the
 // call that finds it due.
 type Keyed struct {
-	pool  *pgxpool.Pool
-	s     *shape
-	sweep *sweeper
+	pool    *pgxpool.Pool
+	s       *shape
+	sweep   *sweeper
+	flights *keyFlights // of Allow and Wait
 }
 
 // NewKeyed returns a Keyed of cfg's shared buckets on pool, once it made
@@ -50,7 +51,9 @@ func NewKeyed(ctx context.Context, pool *pgxpool.Pool, cfg KeyedConfig) (*Keyed,
 	if err := s.migrate(ctx, pool); err != nil {
 		return nil, err
 	}
-	return &Keyed{pool: pool, s: s, sweep: newSweeper(pool, s, cfg.SweepEvery)}, nil
+	k := &Keyed{pool: pool, s: s, sweep: newSweeper(pool, s, cfg.SweepEvery)}
+	k.flights = newKeyFlights(k)
+	return k, nil
 }
 
 // Allow takes one event of key if its bucket has one now and no pause of
@@ -101,10 +104,12 @@ func (k *Keyed) For(key string) *KeyLimiter {
 	return kl
 }
 
-// bucket returns key's bucket for one call.
+// bucket returns key's bucket for one call, whose Allow shares the
+// Keyed's flights.
 func (k *Keyed) bucket(key string) *bucket {
 	b := &bucket{}
 	k.init(b, key)
+	b.srv = keyedServer{remote: b.srv.(*remote), flights: k.flights}
 	return b
 }
 
