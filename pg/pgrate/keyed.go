@@ -57,7 +57,8 @@ func NewKeyed(ctx context.Context, pool *pgxpool.Pool, cfg KeyedConfig) (*Keyed,
 }
 
 // Allow takes one event of key if its bucket has one now and no pause of
-// key is in effect; see Bucket.Allow.
+// key is in effect; see Bucket.Allow. The Allows of a Keyed that come at
+// once, whatever their keys, share round trips (see the package doc).
 func (k *Keyed) Allow(ctx context.Context, key string) (bool, error) {
 	b := k.bucket(key)
 	return b.allow(ctx)
