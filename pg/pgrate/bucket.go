@@ -79,7 +79,13 @@ func (b *bucket) wait(ctx context.Context) error {
 			}
 			most = microsDown(left)
 		}
-		t, err := b.srv.take(ctx, most)
+		// First as Allow does, with the cheaper statement, which is all a
+		// Wait whose token is there needs; a Wait that has to wait then
+		// asks for its turn.
+		t, err := b.srv.take(ctx, 0)
+		if err == nil && t.refused && most != 0 {
+			t, err = b.srv.take(ctx, most)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -20,22 +20,27 @@
 //
 // # One statement per call
 //
-// Allow and Wait each run one statement, an INSERT ... ON CONFLICT DO
-// UPDATE ... RETURNING on the bucket's row (see queries.go), in one round
-// trip; pgx prepares it once per connection and then sends only its
-// arguments. A missing row is a full bucket: the statement inserts it.
-// Otherwise, with the row locked, it reads the server's clock
-// (clock_timestamp()) and computes GCRA: with interval = 1/Rate and
-// span = Burst·interval, in whole microseconds, the event conforms at
+// Allow runs one statement (queries.allow in queries.go) in one round
+// trip: an INSERT ... ON CONFLICT DO UPDATE on the bucket's row that
+// returns no row, only its count; pgx prepares it once per connection and
+// then sends only its arguments. A missing row is a full bucket: the
+// statement inserts it. Otherwise, with the row locked, it reads the
+// server's clock (clock_timestamp()) and computes GCRA: with interval =
+// 1/Rate and span = Burst·interval, in whole microseconds, the event
+// conforms at
 //
 //	at = greatest(now, paused_until, tat + interval - span)
 //
-// If at - now is more than the caller accepts (0 for Allow, the time left
-// before ctx's deadline for Wait), it refuses and writes nothing;
-// otherwise it sets tat to greatest(tat, at) + interval and returns now and
-// at. Wait then sleeps at - now on one local timer, never asking again.
-// Pause runs a statement of the same shape; a Wait whose ctx ends gives
-// its turn back with an UPDATE.
+// If at is after now it refuses and writes nothing; otherwise it sets tat
+// to greatest(tat, now) + interval. Wait first runs the same statement,
+// which is all a Wait whose token is there needs. Only if that refuses
+// does it run the take statement (queries.take), of the same shape, which
+// accepts a delay up to the time left before ctx's deadline, sets tat to
+// greatest(tat, at) + interval and returns now and at; Wait then sleeps
+// at - now on one local timer, never asking again. So a Wait that has to
+// wait makes two round trips, and a Wait that need not, one. Pause runs a
+// statement of the same shape; a Wait whose ctx ends gives its turn back
+// with an UPDATE.
 //
 // The calls of one Bucket (or KeyLimiter) value share round trips when
 // several come at once: one flies at a time, alone, as above; the calls
@@ -46,8 +51,14 @@
 // Every call of a bucket locks its one row, so calls in flight at once
 // would only queue for that lock on the server; a flight carries them in
 // one round trip, one lock and one write. A caller alone costs what it
-// did. Keyed.Allow and Keyed.Wait, which build the key's bucket anew on
-// each call, do not share; a KeyLimiter from Keyed.For does.
+// did. The Allows of one Keyed value, and its Waits' first statements,
+// share flights in the same way whatever their keys (keyflight.go): a
+// flight runs one statement, queries.allowKeys, that takes one event of
+// each of its keys as Allow would, in one transaction, locking their rows
+// in the order of the keys, so that two flights never wait for each other
+// both ways; the sweep, the one other statement that locks several rows,
+// skips the rows it finds locked. Keyed.Wait's take statement, when it
+// has to wait, goes alone.
 //
 // Keyed.TakeKey and Keyed.PeekKey (ratelimit.KeyGate) never wait: each
 // calls the function rate_try (migration 003) once, which computes at as
@@ -97,7 +108,8 @@
 // a Bucket's (name, keyed false, key empty), a Keyed's key's (name, keyed
 // true, key), so a Bucket and a Keyed of one Name share nothing. Name and
 // key are bytea: any bytes will do. The row holds tat, paused_until and the
-// clock the last call read (seen).
+// clock the last take statement read (seen), which its reply returns;
+// Allow's statement leaves seen as it was.
 //
 // The table is UNLOGGED. Its writes skip the write-ahead log, so a call
 // commits without waiting for the disk, and its cost is that of the
@@ -129,10 +141,10 @@
 // and deletes the idle ones. No sweep reads the whole table, and sweeps
 // in turn visit every row. A Keyed runs one in the first Allow, Wait or
 // TakeKey after each KeyedConfig.SweepEvery (10 s by default), after
-// that call's own statement; Keyed.Sweep runs one at will. A take that
-// holds a row makes the sweep's DELETE wait, and the DELETE then leaves
-// the row if the take made it matter. So rows cost space only while
-// keys are busy, or for a few sweeps after.
+// that call's own statement; Keyed.Sweep runs one at will. A sweep never
+// waits for a lock: it skips a row that a call holds (that key is in use)
+// and leaves a row that a call made matter since the sweep read it. So
+// rows cost space only while keys are busy, or for a few sweeps after.
 //
 // # Failures
 //
@@ -153,12 +165,16 @@
 //
 // # Performance
 //
-// Allow and Wait make one round trip, one prepared statement, and write
-// the bucket's row: a transaction with a transaction ID, an update that
-// stays on the row's page (HOT, fillfactor 50) and a commit that waits for
-// no disk. That write is most of the cost: a bare one-column UPDATE of the
-// same row costs about what Allow does (BenchmarkWriteFloor). With several
-// calls in flight, a flight of them shares one round trip and one write.
+// Allow, and a Wait that need not wait, make one round trip, one prepared
+// statement, and write the bucket's row: a transaction with a transaction
+// ID, an update that stays on the row's page (HOT, fillfactor 50) and a
+// commit that waits for no disk. That write is most of the cost: a bare
+// one-column UPDATE of the same row costs about what Allow does
+// (BenchmarkWriteFloor). Allow's statement returns no row and computes
+// only what it writes, which cost measurably more on the server when it
+// returned the clock, at and tat. With several calls in flight, a flight
+// of them shares one round trip and one transaction; of one bucket, also
+// one write.
 // Figures, as multiples of a SELECT 1 on the same pool, serially and with
 // 8 calls in flight, and the command that reproduces them: BENCHMARKS.md
 // at the repository root.

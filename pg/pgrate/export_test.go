@@ -5,12 +5,12 @@ import (
 	"time"
 )
 
-// Take runs l's take statement once, taking an event unless its delay
+// Take runs l's take statement (not the allow statement) once, taking an event unless its delay
 // would be more than most (most < 0: any), and returns its reply: whether
 // it was refused, else its delay, the server's clock it read and the tat
 // it wrote.
 func Take(ctx context.Context, l *Bucket, most time.Duration) (refused bool, delay time.Duration, now, tat time.Time, err error) {
-	t, err := l.b.srv.(*flights).takeServer.(*remote).take(ctx, most)
+	t, err := l.b.srv.(*flights).takeServer.(*remote).takeRow(ctx, most)
 	return t.refused, t.delay, t.now, t.tat, err
 }
 
@@ -39,15 +39,25 @@ func Takes(ctx context.Context, l *Bucket, most []time.Duration) (refused []bool
 // take is set and it conforms now, and returns the server's clock it read
 // and the instant the event conforms.
 func TryKey(ctx context.Context, k *Keyed, key string, take bool) (now, at time.Time, err error) {
-	return k.bucket(key).srv.(*remote).try(ctx, take)
+	return k.bucket(key).srv.(keyedServer).try(ctx, take)
 }
 
 // ServerPauseKey runs the pause statement once for key's bucket of k and
 // returns what ServerPause does.
 func ServerPauseKey(ctx context.Context, k *Keyed, key string, d time.Duration) (now, until time.Time, err error) {
-	return k.bucket(key).srv.(*remote).pause(ctx, d)
+	return k.bucket(key).srv.(keyedServer).pause(ctx, d)
 }
 
 // KeyedInterval and KeyedSpan return the interval and span of k's buckets.
 func KeyedInterval(k *Keyed) time.Duration { return k.s.interval }
 func KeyedSpan(k *Keyed) time.Duration     { return k.s.span }
+
+// AllowKeys runs k's allowKeys statement, as a flight of Allows of keys
+// does, and returns whether each took its event.
+func AllowKeys(ctx context.Context, k *Keyed, keys ...string) ([]bool, error) {
+	bs := make([][]byte, len(keys))
+	for i, key := range keys {
+		bs[i] = []byte(key)
+	}
+	return k.flights.allowKeys(ctx, bs)
+}

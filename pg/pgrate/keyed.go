@@ -30,9 +30,10 @@ var (
 // usable. It owns no goroutine and nothing to close: a sweep runs in the
 // call that finds it due.
 type Keyed struct {
-	pool  *pgxpool.Pool
-	s     *shape
-	sweep *sweeper
+	pool    *pgxpool.Pool
+	s       *shape
+	sweep   *sweeper
+	flights *keyFlights // of Allow and Wait
 }
 
 // NewKeyed returns a Keyed of cfg's shared buckets on pool, once it made
@@ -50,11 +51,14 @@ func NewKeyed(ctx context.Context, pool *pgxpool.Pool, cfg KeyedConfig) (*Keyed,
 	if err := s.migrate(ctx, pool); err != nil {
 		return nil, err
 	}
-	return &Keyed{pool: pool, s: s, sweep: newSweeper(pool, s, cfg.SweepEvery)}, nil
+	k := &Keyed{pool: pool, s: s, sweep: newSweeper(pool, s, cfg.SweepEvery)}
+	k.flights = newKeyFlights(k)
+	return k, nil
 }
 
 // Allow takes one event of key if its bucket has one now and no pause of
-// key is in effect; see Bucket.Allow.
+// key is in effect; see Bucket.Allow. The Allows of a Keyed that come at
+// once, whatever their keys, share round trips (see the package doc).
 func (k *Keyed) Allow(ctx context.Context, key string) (bool, error) {
 	b := k.bucket(key)
 	return b.allow(ctx)
@@ -101,10 +105,12 @@ func (k *Keyed) For(key string) *KeyLimiter {
 	return kl
 }
 
-// bucket returns key's bucket for one call.
+// bucket returns key's bucket for one call, whose Allow shares the
+// Keyed's flights.
 func (k *Keyed) bucket(key string) *bucket {
 	b := &bucket{}
 	k.init(b, key)
+	b.srv = keyedServer{remote: b.srv.(*remote), flights: k.flights}
 	return b
 }
 

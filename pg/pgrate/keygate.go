@@ -43,7 +43,7 @@ func (k *Keyed) try(ctx context.Context, op, key string, take bool) (time.Durati
 		return 0, err
 	}
 	b := k.bucket(key)
-	now, at, err := b.srv.(*remote).try(ctx, take)
+	now, at, err := b.srv.(keyedServer).try(ctx, take)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, ctx.Err()

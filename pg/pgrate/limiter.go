@@ -21,8 +21,9 @@ var (
 // in one row of PostgreSQL and paced by GCRA on the server's clock. See
 // the package doc for the guarantees, the table and the failures.
 //
-// Allow takes an event now or refuses; Wait waits for one. Both make one
-// round trip, one statement. Pause and PauseFor hold every process's
+// Allow takes an event now or refuses, in one round trip, one statement;
+// Wait waits for one, in one round trip if a token is there, two if it
+// has to wait. Pause and PauseFor hold every process's
 // events for a while.
 //
 // A Bucket is safe for concurrent use. Use NewBucket; the zero value is
@@ -64,8 +65,9 @@ func NewBucket(ctx context.Context, pool *pgxpool.Pool, cfg BucketConfig) (*Buck
 func (l *Bucket) Allow(ctx context.Context) (bool, error) { return l.b.allow(ctx) }
 
 // Wait blocks until one event may happen. One round trip takes the
-// event's turn, now or later, and Wait sleeps until it on a local timer,
-// never asking again. It returns:
+// event's token if there is one now, as Allow does; otherwise a second
+// takes its turn, later, and Wait sleeps until it on a local timer, never
+// asking again. It returns:
 //
 //   - nil when the event may happen;
 //   - ratelimit.ErrWouldExceedDeadline at once, with nothing taken, if the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pacerkit/pacer/internal/enginetest"
 	"github.com/pacerkit/pacer/pg/pgrate"
+	"github.com/pacerkit/pacer/store/storetest"
 )
 
 // childEnv, when set, makes the test binary a child process of the tests
@@ -25,7 +26,8 @@ const childEnv = "PGRATE_TEST_CHILD"
 
 // The buckets of the children: "count" asks Allow for childTries events
 // of a bucket that refills one per 10 s; "window" takes events as fast as
-// it can for childWindow from a bucket of windowRate and windowBurst.
+// it can for childWindow from a bucket of windowRate and windowBurst, with
+// the take statement; "allow" does the same with Allow.
 const (
 	childTries  = 10
 	childWindow = time.Second
@@ -35,7 +37,9 @@ const (
 
 // runChild is a child process: in mode "count" it prints how many events
 // Allow let through, in mode "window" the server's clock of every event
-// it took, one per line in Unix microseconds.
+// it took, one per line in Unix microseconds, in mode "allow" the clock
+// of this host before and after every Allow that let an event through,
+// as "before,after" in Unix microseconds.
 func runChild() int {
 	mode, schema, _ := strings.Cut(os.Getenv(childEnv), ":")
 	if err := child(mode, schema); err != nil {
@@ -74,7 +78,17 @@ func child(mode, schema string) error {
 	if err != nil {
 		return err
 	}
-	for end := time.Now().Add(childWindow); time.Now().Before(end); {
+	for end := time.Now().Add(childWindow); mode == "allow" && time.Now().Before(end); {
+		before := time.Now()
+		ok, err := l.Allow(ctx)
+		if err != nil {
+			return err
+		}
+		if ok {
+			fmt.Printf("%d,%d\n", before.UnixMicro(), time.Now().UnixMicro())
+		}
+	}
+	for end := time.Now().Add(childWindow); mode == "window" && time.Now().Before(end); {
 		refused, _, now, _, err := pgrate.Take(ctx, l, 0) // Allow's statement, with the clock of its reply
 		if err != nil {
 			return err
@@ -160,4 +174,43 @@ func TestProcessesKeepTheRate(t *testing.T) {
 	least := int(0.8 * span.Seconds() * windowRate)
 	require.GreaterOrEqual(t, len(at), least, "%d events in %v: far fewer than the rate allows", len(at), span)
 	t.Logf("%d events in %v, per process %v", len(at), span, per)
+}
+
+// TestProcessesAllowKeepsTheRate: three OS processes calling Allow on one
+// bucket as fast as they can for a second let through, between them, no
+// more than GCRA allows at any instants within the brackets of the calls
+// (storetest.CheckRate), and about Rate·t in all.
+func TestProcessesAllowKeepsTheRate(t *testing.T) {
+	t.Parallel()
+	pool := connect(t)
+	schema := freshSchema(t, pool)
+	newBucket(t, pool, pgrate.BucketConfig{Rate: windowRate, Name: "window", Schema: schema})
+	var calls []storetest.TokenCall
+	per := make([]int, 3)
+	for i, out := range runChildren(t, "allow", schema) {
+		per[i] = len(out)
+		for _, s := range out {
+			before, after, _ := strings.Cut(s, ",")
+			b, err := strconv.ParseInt(before, 10, 64)
+			require.NoError(t, err)
+			a, err := strconv.ParseInt(after, 10, 64)
+			require.NoError(t, err)
+			calls = append(calls, storetest.TokenCall{Asked: time.UnixMicro(b), Started: time.UnixMicro(a)})
+		}
+	}
+	require.NotEmpty(t, calls)
+	storetest.CheckRate(t, "Allow", calls, windowRate, windowBurst)
+	first, last := calls[0].Asked, calls[0].Started
+	for _, c := range calls {
+		if c.Asked.Before(first) {
+			first = c.Asked
+		}
+		if c.Started.After(last) {
+			last = c.Started
+		}
+	}
+	span := last.Sub(first)
+	least := int(0.8 * span.Seconds() * windowRate)
+	require.GreaterOrEqual(t, len(calls), least, "%d events in %v: far fewer than the rate allows", len(calls), span)
+	t.Logf("%d events in %v, per process %v", len(calls), span, per)
 }

@@ -17,13 +17,52 @@ import (
 // clock_timestamp(), read once per statement part, after the bucket's row
 // is locked; durations are intervals of whole microseconds.
 type queries struct {
-	take, takes, try, pause, release, sweep string
+	allow, allowKeys, take, takes, try, pause, release, sweep string
 }
 
 // newQueries returns the statements on the tables of schema, quoted.
 func newQueries(schema string) *queries {
 	t := schema + ".rate_buckets"
 	return &queries{
+		// allow takes one event if it conforms now: take with $6 = 0, for
+		// Allow (and a Wait's first try), which needs to know only whether
+		// it was taken. It returns no row; the command tag says how many
+		// rows it wrote, 1 if the event was taken, 0 if refused.
+		//
+		// $1, $2, $3, $4, $5 as take's. A bucket without a row is full:
+		// the row is inserted with tat one interval from now. Otherwise,
+		// with the row locked, the WHERE reads the clock and refuses the
+		// event unless greatest(paused_until, tat + interval - span) is
+		// at or before it, and the SET reads it again, no earlier, and
+		// sets tat to greatest(tat, now) + interval: the event conforms
+		// at the first reading, so it does at the second, its now.
+		//
+		// It is take cut to what Allow needs, because each part costs
+		// time on the server: no reply row, no seen (which only take's
+		// reply reads), no subquery to read the clock once for two
+		// columns; the row is rewritten either way.
+		allow: `INSERT INTO ` + t + ` AS b (name, keyed, key, tat, paused_until, seen)
+VALUES ($1::bytea, $2::boolean, $3::bytea, clock_timestamp() + $4::interval, clock_timestamp(), clock_timestamp())
+ON CONFLICT (name, keyed, key) DO UPDATE
+SET tat = greatest(b.tat, clock_timestamp()) + $4::interval
+WHERE greatest(b.paused_until, b.tat + $4::interval - $5::interval) <= clock_timestamp()`,
+
+		// allowKeys is allow for several keys of one Keyed at once, $3
+		// (keyflight.go), each at most once, in one transaction. It
+		// returns the keys whose event it took. It takes the keys in
+		// their order, so that two of them, in any processes, lock the
+		// rows they share in the same order, and never wait for each
+		// other both ways; every other statement locks one row, but for
+		// the sweep, which skips locked rows.
+		allowKeys: `INSERT INTO ` + t + ` AS b (name, keyed, key, tat, paused_until, seen)
+SELECT $1::bytea, $2::boolean, k.key, clock_timestamp() + $4::interval, clock_timestamp(), clock_timestamp()
+FROM unnest($3::bytea[]) AS k(key)
+ORDER BY k.key
+ON CONFLICT (name, keyed, key) DO UPDATE
+SET tat = greatest(b.tat, clock_timestamp()) + $4::interval
+WHERE greatest(b.paused_until, b.tat + $4::interval - $5::interval) <= clock_timestamp()
+RETURNING b.key`,
+
 		// take takes one event (GCRA): now, or at the earliest instant it
 		// conforms, unless that is more than $6 away ($6 NULL: any).
 		//
@@ -94,16 +133,23 @@ WHERE name = $1::bytea AND keyed = $2::boolean AND key = $3::bytea
 		// from ($1, $2, $3) on, and deletes those whose bucket is full and
 		// not paused: a row that says nothing a missing row would not.
 		// It returns the last row it read and how many it read and
-		// deleted; no row if it read none. A take that holds a row makes
-		// the DELETE wait, and then look at the row again.
+		// deleted; no row if it read none. It never waits for a lock: it
+		// locks the idle rows it deletes first, skipping those that a
+		// take holds (in use, so not idle), and so never takes part in a
+		// deadlock with allowKeys, which locks several rows.
 		sweep: `WITH batch AS (
 	SELECT name, keyed, key FROM ` + t + `
 	WHERE (name, keyed, key) >= ($1::bytea, $2::boolean, $3::bytea)
 	ORDER BY name, keyed, key
 	LIMIT $4::integer
+), idle AS (
+	SELECT b.name, b.keyed, b.key FROM ` + t + ` b
+	WHERE (b.name, b.keyed, b.key) IN (SELECT name, keyed, key FROM batch)
+	  AND greatest(b.tat, b.paused_until) < clock_timestamp()
+	FOR UPDATE OF b SKIP LOCKED
 ), gone AS (
-	DELETE FROM ` + t + ` b USING batch
-	WHERE b.name = batch.name AND b.keyed = batch.keyed AND b.key = batch.key
+	DELETE FROM ` + t + ` b USING idle
+	WHERE b.name = idle.name AND b.keyed = idle.keyed AND b.key = idle.key
 	  AND greatest(b.tat, b.paused_until) < clock_timestamp()
 	RETURNING 1
 )
@@ -146,8 +192,23 @@ type remote struct {
 	key  []byte
 }
 
-// take runs queries.take; see server.
+// take runs queries.allow if most is 0, else queries.take; see server.
+// A turn of queries.allow carries neither tat nor the server's clock:
+// its delay is 0, so no release needs its tat.
 func (r *remote) take(ctx context.Context, most time.Duration) (turn, error) {
+	if most != 0 {
+		return r.takeRow(ctx, most)
+	}
+	tag, err := r.pool.Exec(ctx, r.s.q.allow, r.s.nameArg, r.s.keyed, r.key, r.s.interval, r.s.span)
+	if err != nil {
+		return turn{}, err
+	}
+	return turn{refused: tag.RowsAffected() == 0}, nil
+}
+
+// takeRow runs queries.take, which takes an event unless its delay would
+// be more than most (< 0: any), and returns its turn.
+func (r *remote) takeRow(ctx context.Context, most time.Duration) (turn, error) {
 	var mostArg any
 	if most >= 0 {
 		mostArg = most
