@@ -83,7 +83,7 @@ func TestMeasureStrictPath(t *testing.T) {
 			q := fillQueue(sc)
 			hook.reset()
 			stats0, server0, proc0 := readCommandStats(t, c), serverCPU(t, c), storetest.ProcessCPU(t)
-			took := storetest.StrictRun{Workers: strictWorkers, AckInBackground: sc.background, Values: strictValues}.Run(t, s, q)
+			took := storetest.RunStrict[int](t, s, q, storetest.StrictRun{Workers: strictWorkers, AckInBackground: sc.background, Values: strictValues})
 			proc, server := storetest.ProcessCPU(t)-proc0, serverCPU(t, c)-server0
 			stats := readCommandStats(t, c).minus(stats0)
 			emptyQueue(t, s, q)
@@ -103,7 +103,7 @@ func TestMeasureStrictPath(t *testing.T) {
 		require.NoError(t, c.SlowLogReset(t.Context()).Err())
 		var took time.Duration
 		p := storetest.ProfileRun(t, "redis-"+strings.ReplaceAll(strings.ReplaceAll(sc.name, ",", ""), " ", "-"), func() {
-			took = storetest.StrictRun{Workers: strictWorkers, AckInBackground: sc.background, Values: strictValues}.Run(t, s, q)
+			took = storetest.RunStrict[int](t, s, q, storetest.StrictRun{Workers: strictWorkers, AckInBackground: sc.background, Values: strictValues})
 		})
 		require.NoError(t, c.ConfigSet(t.Context(), "slowlog-log-slower-than", "-1").Err())
 		server := serverCPU(t, c) - cpu0
@@ -121,8 +121,8 @@ func TestMeasureStrictPath(t *testing.T) {
 		printRoundTrips(hook)
 		printScripts(slow)
 		printCommandStats(stats, server)
-		printCPUShares(t, p)
-		printWaits(t, p, took)
+		storetest.PrintCPUShares(t, p, strictValues, cpuShares)
+		storetest.PrintWaits(t, p, strictValues, strictWorkers, took, combined)
 	}
 }
 
@@ -355,7 +355,7 @@ func sortedBy[V any](m map[string]V, by func(V) float64) []string {
 // cpuShares are the parts of the code that a value's CPU time in this
 // process is put on.
 var cpuShares = []storetest.Share{
-	{Name: "codec", Has: isCodec},
+	{Name: "codec", Has: storetest.IsCodec},
 	{Name: "go-redis", Has: storetest.Prefixed("github.com/redis/go-redis/")},
 	{Name: "store (redisstore)", Has: storetest.Prefixed("github.com/pacerkit/pacer/redis/redisstore.")},
 	{Name: "adapter (internal/...)", Has: storetest.Prefixed("github.com/pacerkit/pacer/internal/")},
@@ -363,38 +363,5 @@ var cpuShares = []storetest.Share{
 	{Name: "test (handler, harness)", Has: storetest.Prefixed("github.com/pacerkit/pacer/store/storetest.", "testing.")},
 }
 
-// isCodec reports whether fn encodes or decodes keys or values: the
-// Runner's codecs, and the adapter's steps that call them.
-func isCodec(fn string) bool {
-	if rest, ok := strings.CutPrefix(fn, "github.com/pacerkit/pacer."); ok {
-		for _, c := range []string{"JSON[", "stringKey[", "intKey[", "uintKey["} {
-			if strings.HasPrefix(rest, c) {
-				return true
-			}
-		}
-	}
-	if strings.HasPrefix(fn, "github.com/pacerkit/pacer/internal/shared.") {
-		_, m, ok := strings.Cut(fn, "]).")
-		return ok && (strings.HasPrefix(m, "decode") || strings.HasPrefix(m, "encode") || strings.HasPrefix(m, "Decode"))
-	}
-	return false
-}
-
-func printCPUShares(t *testing.T, p storetest.Profiled) {
-	by, total := storetest.ProfileShares(t, p.CPUProfile, "", "cpu", storetest.FirstFrame(cpuShares))
-	fmt.Printf("  this process: CPU (getrusage) %.1f µs; by part (profile, %v sampled):\n", micros(p.CPU), total)
-	for _, name := range sortedBy(by, func(d time.Duration) float64 { return float64(d) }) {
-		share := float64(by[name]) / float64(total)
-		fmt.Printf("    %-40s %4.1f%%  %5.1f µs/value\n", name, 100*share, share*float64(p.CPU.Microseconds())/strictValues)
-	}
-}
-
-func printWaits(t *testing.T, p storetest.Profiled, took time.Duration) {
-	redisShared := storetest.Prefixed("github.com/pacerkit/pacer/redis/redisstore.(*combiner).do")
-	by, _ := storetest.ProfileShares(t, p.BlockProfile, p.BlockBase, "delay", storetest.WorkerWaits(redisShared))
-	workers := float64(strictWorkers) * float64(took.Nanoseconds()) / 1e3 / strictValues
-	fmt.Printf("  waits (block profile): the %d workers' time, %.1f µs per value\n", strictWorkers, workers)
-	for _, name := range []string{storetest.WaitFinish, storetest.WaitShared, storetest.WaitGet, storetest.WaitWorker, storetest.WaitBackground} {
-		fmt.Printf("    %-56s %7.1f µs/value\n", name, micros(by[name]))
-	}
-}
+// combined is where a redisstore finish call waits for the script ahead.
+var combined = storetest.Prefixed("github.com/pacerkit/pacer/redis/redisstore.(*combiner).do")

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -152,9 +153,7 @@ func ProfileShares(t testing.TB, profile, base, sampleIndex string, part func(st
 			continue
 		}
 		if v := strings.TrimSpace(line[:width]); v != "" {
-			d, err := time.ParseDuration(v)
-			require.NoError(t, err, "a sample's value in %q", line)
-			value = d
+			value = pprofDuration(t, v)
 		}
 		stack = append(stack, strings.TrimSpace(line[width:]))
 	}
@@ -207,4 +206,19 @@ func WorkerWaits(sharedFinish func(fn string) bool) func(stack []string) string 
 		}
 		return WaitWorker
 	}
+}
+
+// pprofDuration parses a value as pprof prints times: a Go duration
+// below a minute, then with the units mins, hrs and days.
+func pprofDuration(t testing.TB, v string) time.Duration {
+	for unit, d := range map[string]time.Duration{"mins": time.Minute, "hrs": time.Hour, "days": 24 * time.Hour} {
+		if n, ok := strings.CutSuffix(v, unit); ok {
+			f, err := strconv.ParseFloat(n, 64)
+			require.NoError(t, err, "a sample's value %q", v)
+			return time.Duration(f * float64(d))
+		}
+	}
+	d, err := time.ParseDuration(v)
+	require.NoError(t, err, "a sample's value %q", v)
+	return d
 }

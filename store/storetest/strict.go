@@ -22,15 +22,16 @@ type StrictRun struct {
 	Values int
 }
 
-// Run works queue q of s until the handler saw r.Values values, and
-// returns the time from Run's start until then; it then shuts the
-// Runner down (the last Acks land), which the time leaves out.
-func (r StrictRun) Run(t testing.TB, s store.Store, q string) time.Duration {
+// RunStrict works queue q of s as r says, its values decoded as V, until
+// the handler saw r.Values values, and returns the time from Run's start
+// until then; it then shuts the Runner down (the last Acks land), which
+// the time leaves out.
+func RunStrict[V any](t testing.TB, s store.Store, q string, r StrictRun) time.Duration {
 	t.Helper()
 	var handled atomic.Int64
 	all := make(chan struct{})
-	runner, err := pacer.New(pacer.Config[string, int]{Store: s, Name: q, Workers: r.Workers, MaxBatch: 1, AckInBackground: r.AckInBackground},
-		func(_ context.Context, _ string, batch []int) error {
+	runner, err := pacer.New(pacer.Config[string, V]{Store: s, Name: q, Workers: r.Workers, MaxBatch: 1, AckInBackground: r.AckInBackground},
+		func(_ context.Context, _ string, batch []V) error {
 			if handled.Add(int64(len(batch))) == int64(r.Values) {
 				close(all)
 			}
