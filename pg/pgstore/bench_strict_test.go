@@ -50,8 +50,8 @@ const strictValues, strictWorkers = 20000, 8
 // of the server's processes and of this process, per value.
 // PACER_BENCH_ROUNDS sets the rounds (3).
 //
-// Then one more run of each workload, under a CPU and a block profile of
-// this process, breaks a value's time down: the statements by text, with
+// Then one more run of each workload (of the first PACER_BENCH_PROFILED
+// if set), under a CPU and a block profile of this process, breaks a value's time down: the statements by text, with
 // the server's time for each (pg_stat_statements), this process's CPU
 // time by part of the code (the Runner, the adapter, the store, the
 // codec, pgx), and the time workers wait for each other (for a lease
@@ -131,7 +131,11 @@ func TestMeasureStrictPath(t *testing.T) {
 			run(sc, false)
 		}
 	}
-	for _, sc := range strictCases {
+	profiled := len(strictCases)
+	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_PROFILED")); err == nil {
+		profiled = min(n, profiled)
+	}
+	for _, sc := range strictCases[:profiled] {
 		run(sc, true)
 	}
 }

@@ -45,8 +45,8 @@ const strictValues, strictWorkers = 20000, 8
 // the server ran (INFO commandstats) and the CPU time of the server and
 // of this process, per value. PACER_BENCH_ROUNDS sets the rounds (3).
 //
-// Then one more run of each workload, under a CPU and a block profile of
-// this process and with the server's slow log recording every command,
+// Then one more run of each workload (of the first PACER_BENCH_PROFILED
+// if set), under a CPU and a block profile of this process and with the server's slow log recording every command,
 // breaks a value's time down: the server's time by script and by
 // command, this process's CPU time by part of the code (the Runner, the
 // adapter, the store, the codec, go-redis), and the time workers wait
