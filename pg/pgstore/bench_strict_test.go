@@ -1,0 +1,330 @@
+//go:build unix
+
+package pgstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/pg/pgstore"
+	"github.com/pacerkit/pacer/store/storetest"
+)
+
+// A strictCase is one workload of TestMeasureStrictPath: 20,000 values
+// over keys keys, worked by one Runner of 8 workers in strict mode.
+type strictCase struct {
+	name       string
+	keys       int
+	background bool // Config.AckInBackground
+}
+
+var strictCases = []strictCase{
+	{"500 keys", 500, false},
+	{"distinct keys", 20000, false},
+	{"500 keys, AckInBackground", 500, true},
+}
+
+const strictValues, strictWorkers = 20000, 8
+
+// TestMeasureStrictPath measures the strict path end to end, in the
+// test's own process, on a server of its own with pg_stat_statements:
+// 20,000 values stored over 500 keys (or 20,000) with COPY, then handled
+// by one Runner of 8 workers with a no-op handler, MaxBatch 1, timed from
+// Run until the handler saw the last value. Each round runs each
+// workload next to its floor, SELECT 1 from 8 goroutines on the same pool
+// (8 in flight), and prints values/s, SELECT 1s a second and their
+// ratio, with the round trips the client made (statements alone and
+// batches), the statements and commits the server ran, and the CPU time
+// of the server's processes and of this process, per value.
+// PACER_BENCH_ROUNDS sets the rounds (3).
+//
+// Then one more run of each workload (of the first PACER_BENCH_PROFILED
+// if set), under a CPU and a block profile of this process, breaks a value's time down: the statements by text, with
+// the server's time for each (pg_stat_statements), this process's CPU
+// time by part of the code (the Runner, the adapter, the store, the
+// codec, pgx), and the time workers wait for each other (for a lease
+// handed over, for a shared flight of Acks).
+func TestMeasureStrictPath(t *testing.T) {
+	if os.Getenv("PACER_BENCH") != "1" {
+		t.Skip("a measurement: set PACER_BENCH=1 to run it")
+	}
+	rounds := 3
+	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_ROUNDS")); err == nil {
+		rounds = n
+	}
+	srv := startPGServer(t, "shared_preload_libraries=pg_stat_statements", "max_connections=60")
+	ctx := t.Context()
+	trips := &pgTrips{statements: map[string]int{}}
+	cfg, err := pgxpool.ParseConfig(srv.url())
+	require.NoError(t, err)
+	cfg.MaxConns = 16
+	cfg.ConnConfig.RuntimeParams["application_name"] = "strict-path"
+	cfg.ConnConfig.Tracer = trips
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	_, err = pool.Exec(ctx, "CREATE EXTENSION pg_stat_statements")
+	require.NoError(t, err)
+	run := func(sc strictCase, profile bool) {
+		schema := freshSchema(t, pool)
+		s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema})
+		require.NoError(t, err)
+		defer s.Close()
+		backlog(t, pool, schema, "q", sc.keys, strictValues/sc.keys)
+		var parallel float64
+		if !profile {
+			_, parallel = select1Floor(t, pool)
+		}
+		_, err = pool.Exec(ctx, "SELECT pg_stat_statements_reset()")
+		require.NoError(t, err)
+		trips.reset()
+		time.Sleep(statsFlush)
+		commits0, server0, proc0 := commits(t, pool), serverCPU(t, srv), storetest.ProcessCPU(t)
+		r := storetest.StrictRun{Workers: strictWorkers, AckInBackground: sc.background, Values: strictValues}
+		var took time.Duration
+		var p storetest.Profiled
+		if profile {
+			p = storetest.ProfileRun(t, "pg-"+strings.ReplaceAll(strings.ReplaceAll(sc.name, ",", ""), " ", "-"), func() {
+				took = storetest.RunStrict[string](t, s, "q", r)
+			})
+		} else {
+			took = storetest.RunStrict[string](t, s, "q", r)
+		}
+		proc, server := storetest.ProcessCPU(t)-proc0, serverCPU(t, srv)-server0
+		trips.off()
+		time.Sleep(statsFlush)
+		xacts := commits(t, pool) - commits0
+		statements := statementStats(t, pool)
+		var left int
+		require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema, "messages"}.Sanitize()).Scan(&left))
+		require.Zero(t, left, "values left in the queue")
+		rate := strictValues / took.Seconds()
+		if !profile {
+			fmt.Printf("strict path, %s: %.0f values/s, SELECT 1 8 in flight %.0f/s, ratio %.3f; per value: %.3f round trips, %.3f statements, %.3f commits, CPU µs: server %.1f, this process %.1f\n",
+				sc.name, rate, parallel, rate/parallel, perValue(trips.total()), perValue(statements.calls()), perValue(float64(xacts)), micros(server), micros(proc))
+			return
+		}
+		fmt.Printf("\nstrict path, %s, profiled (%v, %.0f values/s under the profiles): per value\n", sc.name, took.Round(time.Millisecond), rate)
+		fmt.Printf("  server: CPU of its processes %.1f µs, %.3f commits, %.3f statements, %.1f µs of their execution and planning (pg_stat_statements), by statement:\n",
+			micros(server), perValue(float64(xacts)), perValue(statements.calls()), statements.micros()/strictValues)
+		for _, st := range statements {
+			fmt.Printf("    %.4f calls, %7.1f µs/call, %6.2f µs/value  %s\n", perValue(st.calls), st.ms*1e3/st.calls, st.ms*1e3/strictValues, st.query)
+		}
+		trips.print()
+		storetest.PrintCPUShares(t, p, strictValues, pgCPUShares)
+		storetest.PrintWaits(t, p, strictValues, strictWorkers, took, storetest.Prefixed("github.com/pacerkit/pacer/pg/pgstore.(*Store).board"))
+	}
+	for range rounds {
+		for _, sc := range strictCases {
+			run(sc, false)
+		}
+	}
+	profiled := len(strictCases)
+	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_PROFILED")); err == nil {
+		profiled = min(n, profiled)
+	}
+	for _, sc := range strictCases[:profiled] {
+		run(sc, true)
+	}
+}
+
+func perValue(n float64) float64 { return n / strictValues }
+
+// micros returns d per value, in µs.
+func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / strictValues }
+
+// pgCPUShares are the parts of the code that a value's CPU time in this
+// process is put on.
+var pgCPUShares = []storetest.Share{
+	{Name: "codec", Has: storetest.IsCodec},
+	{Name: "pgx", Has: storetest.Prefixed("github.com/jackc/")},
+	{Name: "store (pgstore)", Has: storetest.Prefixed("github.com/pacerkit/pacer/pg/pgstore.")},
+	{Name: "adapter (internal/...)", Has: storetest.Prefixed("github.com/pacerkit/pacer/internal/")},
+	{Name: "Runner (root package)", Has: storetest.Prefixed("github.com/pacerkit/pacer.")},
+	{Name: "test (handler, harness)", Has: storetest.Prefixed("github.com/pacerkit/pacer/store/storetest.", "testing.")},
+}
+
+// statsFlush is how long a reading of pg_stat_database waits for the
+// backends' counts: an idle backend sends them within a second.
+const statsFlush = 1100 * time.Millisecond
+
+// commits returns the transactions committed in the pool's database so
+// far, as the backends reported them.
+func commits(t *testing.T, pool *pgxpool.Pool) int64 {
+	var n int64
+	require.NoError(t, pool.QueryRow(t.Context(), "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()").Scan(&n))
+	return n
+}
+
+// serverCPU returns the CPU time that srv's processes (the postmaster and
+// its children) used so far, read from /proc.
+func serverCPU(t *testing.T, srv *pgServer) time.Duration {
+	root := srv.cmd.Process.Pid
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	require.NoError(t, err)
+	var ticks int64
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // it ended meanwhile
+		}
+		// The fields after the command's closing parenthesis: the parent
+		// is the 2nd, utime and stime the 12th and 13th.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+		if ppid, _ := strconv.Atoi(f[1]); pid != root && ppid != root {
+			continue
+		}
+		for _, i := range []int{11, 12} {
+			n, _ := strconv.ParseInt(f[i], 10, 64)
+			ticks += n
+		}
+	}
+	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
+}
+
+// A statementStat is one statement's line of pg_stat_statements.
+type statementStat struct {
+	query string
+	calls float64
+	ms    float64 // of execution and planning
+}
+
+type statementTable []statementStat
+
+// statementStats returns the statements of pg_stat_statements but its
+// own and the test's readings, the most time first.
+func statementStats(t *testing.T, pool *pgxpool.Pool) statementTable {
+	rows, err := pool.Query(t.Context(), `SELECT query, calls, total_exec_time + total_plan_time FROM pg_stat_statements
+		WHERE query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE '%pg_stat_database%' ORDER BY 3 DESC`)
+	require.NoError(t, err)
+	var out statementTable
+	for rows.Next() {
+		var st statementStat
+		var calls int64
+		require.NoError(t, rows.Scan(&st.query, &calls, &st.ms))
+		st.calls = float64(calls)
+		st.query = shortSQL(st.query)
+		out = append(out, st)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+func (ss statementTable) calls() (n float64) {
+	for _, s := range ss {
+		n += s.calls
+	}
+	return n
+}
+
+func (ss statementTable) micros() (n float64) {
+	for _, s := range ss {
+		n += s.ms * 1e3
+	}
+	return n
+}
+
+// shortSQL is the start of q, its spaces folded.
+func shortSQL(q string) string {
+	q = strings.Join(strings.Fields(q), " ")
+	if len(q) > 110 {
+		q = q[:110] + "..."
+	}
+	return q
+}
+
+// pgTrips counts what a pool sends: each statement sent alone is a round
+// trip, as is each batch.
+type pgTrips struct {
+	mu         sync.Mutex
+	statements map[string]int // alone, and "(batched) ..."
+	batches    int
+	stopped    bool // counts nothing until reset
+}
+
+func (p *pgTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	p.mu.Lock()
+	if !p.stopped {
+		p.statements[shortSQL(d.SQL)]++
+	}
+	p.mu.Unlock()
+	return ctx
+}
+
+func (p *pgTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (p *pgTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	p.mu.Lock()
+	if !p.stopped {
+		p.batches++
+	}
+	p.mu.Unlock()
+	return ctx
+}
+
+func (p *pgTrips) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	p.mu.Lock()
+	if !p.stopped {
+		p.statements["(batched) "+shortSQL(d.SQL)]++
+	}
+	p.mu.Unlock()
+}
+
+func (p *pgTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+func (p *pgTrips) reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.statements, p.batches, p.stopped = map[string]int{}, 0, false
+}
+
+// off stops the counting until reset.
+func (p *pgTrips) off() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+}
+
+func (p *pgTrips) total() float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.count()
+}
+
+// count returns the round trips counted, under p.mu.
+func (p *pgTrips) count() float64 {
+	n := p.batches
+	for q, calls := range p.statements {
+		if !strings.HasPrefix(q, "(batched) ") {
+			n += calls
+		}
+	}
+	return float64(n)
+}
+
+func (p *pgTrips) print() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Printf("  client: %.3f round trips (%.3f batches), by statement:\n", perValue(p.count()), perValue(float64(p.batches)))
+	qs := make([]string, 0, len(p.statements))
+	for q := range p.statements {
+		qs = append(qs, q)
+	}
+	slices.SortFunc(qs, func(a, b string) int { return p.statements[b] - p.statements[a] })
+	for _, q := range qs {
+		fmt.Printf("    %.4f  %s\n", perValue(float64(p.statements[q])), q)
+	}
+}
