@@ -58,15 +58,15 @@ type Explanation struct {
 	// Ahead is, for a Ready key, how many ready keys come before it,
 	// counted up to store.MaxAhead. With Config.Tenant, it counts the
 	// ready keys of the key's own tenant before it: the turns of the
-	// other tenants come in between, in proportion to their weights,
-	// which Explain does not count.
+	// other tenants come in between, in proportion to their weights, and
+	// TenantsAhead counts those before its tenant's next turn.
 	Ahead int `json:"ahead,omitempty"`
 	// TenantsAhead is, for a Ready key with Config.Tenant, how many other
 	// tenants with ready keys take a turn before the key's tenant takes
 	// its next one (store.KeyInfo.TenantsAhead: by virtual time, ties to
 	// the smaller name; the key's own tenant is not counted), up to
 	// store.MaxAhead; 0 for a paused key, in any other state, and without
-	// tenants. The key itself comes Ahead turns of its tenant after that.
+	// tenants. The key itself is leased at its tenant's turn Ahead+1.
 	TenantsAhead int `json:"tenants_ahead,omitempty"`
 	// Holder names the instance that holds a Leased key.
 	Holder string `json:"holder,omitempty"`

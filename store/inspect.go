@@ -201,8 +201,8 @@ type KeyInfo struct {
 	// no Claim has seen yet counts with the virtual time it takes then,
 	// the larger of its own and the queue's clock. The key's own tenant is
 	// never counted: its keys before the key are in Ahead, and the key
-	// itself waits for Ahead more turns of its tenant after the next,
-	// each after the other tenants' turns, in proportion to the weights.
+	// itself is leased at its tenant's turn Ahead+1 from now, the other
+	// tenants taking theirs in between, in proportion to the weights.
 	// The keys without a tenant are the tenant "" in this count. A tenant
 	// that gets a ready key later may still come first, from the queue's
 	// clock. It is counted up to MaxAhead (a key with more tenants ahead

@@ -23,7 +23,9 @@ import (
 // drop left without ready keys, which the next Claim that comes to them
 // takes out of the turns), and O(1) per key that came due and that no
 // Claim moved into the ready order yet, up to 1,000 of each kind (the
-// tenants of the others are left out until a Claim moves them).
+// tenants of the others are left out until a Claim moves them). A tenant
+// whose ready keys were all paused before they came ready still counts,
+// until a Claim that comes to it sets them aside.
 func (s *Store) Key(ctx context.Context, queue, key string) (store.KeyInfo, bool, error) {
 	q, err := s.queue(ctx, queue)
 	if err != nil {
