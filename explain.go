@@ -58,9 +58,16 @@ type Explanation struct {
 	// Ahead is, for a Ready key, how many ready keys come before it,
 	// counted up to store.MaxAhead. With Config.Tenant, it counts the
 	// ready keys of the key's own tenant before it: the turns of the
-	// other tenants come in between, in proportion to their weights,
-	// which Explain does not count.
+	// other tenants come in between, in proportion to their weights, and
+	// TenantsAhead counts those before its tenant's next turn.
 	Ahead int `json:"ahead,omitempty"`
+	// TenantsAhead is, for a Ready key with Config.Tenant, how many other
+	// tenants with ready keys take a turn before the key's tenant takes
+	// its next one (store.KeyInfo.TenantsAhead: by virtual time, ties to
+	// the smaller name; the key's own tenant is not counted), up to
+	// store.MaxAhead; 0 for a paused key, in any other state, and without
+	// tenants. The key itself is leased at its tenant's turn Ahead+1.
+	TenantsAhead int `json:"tenants_ahead,omitempty"`
 	// Holder names the instance that holds a Leased key.
 	Holder string `json:"holder,omitempty"`
 	// Leases counts a Leased key's batches out at once when there are
@@ -109,6 +116,12 @@ type Explanation struct {
 // String says x in one English sentence, for example:
 //
 //	key "u1" is retrying at 14:03:05Z after attempt 2 of 5 (error: "503 from api"), and the window is closed until 09:00:00Z
+//	key "u1" is ready with 3 keys ahead of it in its tenant, its tenant's turn after 2 others
+//
+// A ready key says where it stands: next in line, or how many keys are
+// ahead of it; with other tenants first (TenantsAhead), those keys are its
+// tenant's (Ahead), and it says how many tenants take their turn before
+// its tenant's. With no tenant first it says nothing of tenants.
 //
 // The key's state comes first. The other reasons follow, the one that
 // holds the key longest first: the operator's pauses, which only a person
@@ -153,16 +166,7 @@ func (x Explanation) stateClause() string {
 		if !x.Since.IsZero() {
 			fmt.Fprintf(&b, " since %s", x.clock(x.Since))
 		}
-		switch {
-		case x.Ahead == 0:
-			b.WriteString(", next in line")
-		case x.Ahead >= store.MaxAhead:
-			fmt.Fprintf(&b, " with at least %d keys ahead of it", x.Ahead)
-		case x.Ahead == 1:
-			b.WriteString(" with 1 key ahead of it")
-		default:
-			fmt.Fprintf(&b, " with %d keys ahead of it", x.Ahead)
-		}
+		x.inLine(&b)
 		x.lastError(&b)
 	case store.Leased:
 		b.WriteString("is leased")
@@ -201,6 +205,40 @@ func (x Explanation) stateClause() string {
 		fmt.Fprintf(&b, "is in state %v", x.State)
 	}
 	return b.String()
+}
+
+// inLine says where a ready key stands: the keys ahead of it, and, when
+// other tenants come first, that those are its tenant's keys and how many
+// tenants take their turn before its tenant's.
+func (x Explanation) inLine(b *strings.Builder) {
+	tenants := x.TenantsAhead > 0
+	switch {
+	case x.Ahead == 0 && tenants:
+		b.WriteString(", first of its tenant's keys")
+	case x.Ahead == 0:
+		b.WriteString(", next in line")
+		return
+	case x.Ahead >= store.MaxAhead:
+		fmt.Fprintf(b, " with at least %d keys ahead of it", x.Ahead)
+	case x.Ahead == 1:
+		b.WriteString(" with 1 key ahead of it")
+	default:
+		fmt.Fprintf(b, " with %d keys ahead of it", x.Ahead)
+	}
+	if !tenants {
+		return
+	}
+	if x.Ahead > 0 {
+		b.WriteString(" in its tenant")
+	}
+	switch {
+	case x.TenantsAhead >= store.MaxAhead:
+		fmt.Fprintf(b, ", its tenant's turn after at least %d others", x.TenantsAhead)
+	case x.TenantsAhead == 1:
+		b.WriteString(", its tenant's turn after 1 other")
+	default:
+		fmt.Fprintf(b, ", its tenant's turn after %d others", x.TenantsAhead)
+	}
 }
 
 // running says how many batches of a key that may run several at once
@@ -332,7 +370,8 @@ func explained(info store.KeyInfo, found, queuePaused bool) Explanation {
 	}
 	x.State, x.Values = info.State, info.Values
 	x.Since, x.Until, x.MaxWait = info.Since, info.Until, info.MaxWait
-	x.Ahead, x.Holder, x.Attempt, x.Err = info.Ahead, info.Holder, info.Attempt, info.Err
+	x.Ahead, x.TenantsAhead = info.Ahead, info.TenantsAhead
+	x.Holder, x.Attempt, x.Err = info.Holder, info.Attempt, info.Err
 	x.Leases = info.Leases
 	x.KeyPaused = info.Paused
 	return x

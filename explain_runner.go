@@ -24,7 +24,8 @@ var ErrNoInspector = errors.New("pacer: the Runner's store cannot be inspected (
 // and store.Operator's QueuePaused cost (its Stats, for a store that is no
 // Operator), and returns the engine's error if one fails, or
 // ErrNoInspector. In the process it reads the Runner's own state, in
-// O(log n) plus, for a ready key, up to store.MaxAhead steps; there it
+// O(log n) plus, for a ready key, up to store.MaxAhead steps (and, with
+// Config.Tenant, up to store.MaxAhead more to count TenantsAhead); there it
 // knows no Since for a ready or a leased key, and a leased key's Holder
 // is Config.Instance. The windows' and the limits' reasons are given
 // for every key that holds values, whatever its state: whether a leased

@@ -26,6 +26,16 @@ func TestExplanationString(t *testing.T) {
 			`key "u1" is ready with 1 key ahead of it`},
 		{pacer.Explanation{Key: "u1", State: store.Ready, Ahead: store.MaxAhead},
 			`key "u1" is ready with at least 10000 keys ahead of it`},
+		{pacer.Explanation{Key: "u1", State: store.Ready, Ahead: 3, TenantsAhead: 2},
+			`key "u1" is ready with 3 keys ahead of it in its tenant, its tenant's turn after 2 others`},
+		{pacer.Explanation{Key: "u1", State: store.Ready, Ahead: 1, TenantsAhead: 1},
+			`key "u1" is ready with 1 key ahead of it in its tenant, its tenant's turn after 1 other`},
+		{pacer.Explanation{Key: "u1", State: store.Ready, TenantsAhead: 4},
+			`key "u1" is ready, first of its tenant's keys, its tenant's turn after 4 others`},
+		{pacer.Explanation{Key: "u1", State: store.Ready, Ahead: store.MaxAhead, TenantsAhead: store.MaxAhead},
+			`key "u1" is ready with at least 10000 keys ahead of it in its tenant, its tenant's turn after at least 10000 others`},
+		{pacer.Explanation{Key: "u1", At: at, State: store.Ready, Ahead: 2, TenantsAhead: 1, Err: "503", WindowClosedUntil: later(time.Hour)},
+			`key "u1" is ready with 2 keys ahead of it in its tenant, its tenant's turn after 1 other (last error: "503"), and the window is closed until 15:03:00Z`},
 		{pacer.Explanation{Key: "u1", At: at, State: store.Ready, Err: "503", Attempt: 0},
 			`key "u1" is ready, next in line (last error: "503")`},
 		{pacer.Explanation{Key: "u1", At: at, State: store.Leased, Since: at, Until: later(30 * time.Second), Attempt: 3, Err: "timeout"},
@@ -70,7 +80,7 @@ func TestExplanationString(t *testing.T) {
 var fullExplanation = pacer.Explanation{
 	Key: "u1", StoredKey: "u1\x00", At: time.Date(2025, 3, 1, 15, 3, 0, 0, time.FixedZone("CET", 3600)),
 	State: store.Retrying, Values: 3, Since: time.Date(2025, 3, 1, 14, 2, 0, 0, time.UTC), Until: time.Date(2025, 3, 1, 14, 3, 5, 500_000_000, time.UTC),
-	MaxWait: true, Ahead: 4, Holder: "host:1", Leases: 2, PerKey: 3, Attempt: 2, MaxAttempts: pacer.Unlimited, Err: "503 from api",
+	MaxWait: true, Ahead: 4, TenantsAhead: 5, Holder: "host:1", Leases: 2, PerKey: 3, Attempt: 2, MaxAttempts: pacer.Unlimited, Err: "503 from api",
 	KeyPaused: true, QueuePaused: true,
 	WindowClosedUntil:    time.Date(2025, 3, 2, 9, 0, 0, 0, time.UTC),
 	LimiterPausedUntil:   time.Date(2025, 3, 1, 14, 4, 0, 0, time.UTC),
@@ -90,7 +100,7 @@ func TestExplanationJSON(t *testing.T) {
 	}{
 		{"zero", pacer.Explanation{}, `{"key":"","state":"","values":0,"attempt":0}`},
 		{"full", fullExplanation,
-			`{"key":"u1","stored_key":"u1\u0000","state":"retrying","values":3,"max_wait":true,"ahead":4,"holder":"host:1","leases":2,"per_key":3,` +
+			`{"key":"u1","stored_key":"u1\u0000","state":"retrying","values":3,"max_wait":true,"ahead":4,"tenants_ahead":5,"holder":"host:1","leases":2,"per_key":3,` +
 				`"attempt":2,"max_attempts":-1,"error":"503 from api","key_paused":true,"queue_paused":true,"rate_limited":true,` +
 				`"at":"2025-03-01T14:03:00Z","since":"2025-03-01T14:02:00Z","until":"2025-03-01T14:03:05.5Z",` +
 				`"window_closed_until":"2025-03-02T09:00:00Z","limiter_paused_until":"2025-03-01T14:04:00Z","limiter_next_token":"2025-03-01T14:04:01Z",` +

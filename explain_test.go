@@ -53,6 +53,9 @@ func block(ctx context.Context, _ string, _ []int) error {
 	return context.Cause(ctx)
 }
 
+// firstLetter is a Config.Tenant: a key's first letter.
+func firstLetter(key string) string { return key[:1] }
+
 // fail is a handler that always fails with msg.
 func fail(msg string) pacer.Handler[string, int] {
 	return func(context.Context, string, []int) error { return errors.New(msg) }
@@ -135,6 +138,57 @@ func explainCases(t *testing.T) []explainCase {
 					return x, `key "u1" is ready since 00:00:01Z with 2 keys ahead of it, and the window is closed until 09:00:00Z`
 				}
 				return x, `key "u1" is ready with 2 keys ahead of it, and the window is closed until 09:00:00Z`
+			},
+		},
+		{
+			name: "ready behind a key of its tenant and two tenants",
+			cfg:  pacer.Config[string, int]{Tenant: firstLetter},
+			setup: func(t *testing.T, r *pacer.Runner[string, int], env explainEnv) {
+				add(t, r, "u0", 1) // u's first key
+				add(t, r, "b1", 1) // tenants a and b come before u at the same virtual time, by name
+				add(t, r, "a1", 1)
+				add(t, r, "x1", 1) // and x after it
+				time.Sleep(time.Second)
+				add(t, r, "u1", 1)
+			},
+			want: func(env explainEnv) (pacer.Explanation, string) {
+				x := pacer.Explanation{State: store.Ready, Values: 1, Ahead: 1, TenantsAhead: 2, MaxAttempts: 25}
+				if env.mem != nil {
+					x.Since = env.at(time.Second)
+					return x, `key "u1" is ready since 00:00:01Z with 1 key ahead of it in its tenant, its tenant's turn after 2 others`
+				}
+				return x, `key "u1" is ready with 1 key ahead of it in its tenant, its tenant's turn after 2 others`
+			},
+		},
+		{
+			name: "first of its tenant's keys, its tenant's turn first",
+			cfg:  pacer.Config[string, int]{Tenant: firstLetter},
+			setup: func(t *testing.T, r *pacer.Runner[string, int], env explainEnv) {
+				add(t, r, "x1", 1)
+				add(t, r, "u1", 1)
+			},
+			want: func(env explainEnv) (pacer.Explanation, string) {
+				x := pacer.Explanation{State: store.Ready, Values: 1, MaxAttempts: 25}
+				if env.mem != nil {
+					x.Since = env.at(0)
+					return x, `key "u1" is ready since 00:00:00Z, next in line`
+				}
+				return x, `key "u1" is ready, next in line`
+			},
+		},
+		{
+			name:       "a paused key of a tenant behind another",
+			memoryOnly: true,
+			cfg:        pacer.Config[string, int]{Tenant: firstLetter},
+			setup: func(t *testing.T, r *pacer.Runner[string, int], env explainEnv) {
+				add(t, r, "a1", 1)
+				add(t, r, "u1", 1)
+				_, err := env.mem.PauseKey(context.Background(), "q", "u1")
+				require.NoError(t, err)
+			},
+			want: func(env explainEnv) (pacer.Explanation, string) {
+				return pacer.Explanation{State: store.Ready, Since: env.at(0), Values: 1, MaxAttempts: 25, KeyPaused: true},
+					`key "u1" is ready since 00:00:00Z, next in line, and the key is paused by an operator`
 			},
 		},
 		{

@@ -35,7 +35,9 @@
 //     first 20 values, and the explanation: the Runner's RunnerView.Explain
 //     for a Runner's queue, pacer.ExplainStored for any other; both read
 //     Inspector.Key and store.Operator's QueuePaused (Store.Stats from a
-//     store that is no Operator).
+//     store that is no Operator). A ready key shows the keys ahead of it
+//     and, in a queue with tenants, the tenants whose turn comes before
+//     its tenant's (KeyInfo.TenantsAhead), in its facts and its sentence.
 //   - Dead letters ("dead?queue=Q"): one DeadLetters.DeadLetters of 50,
 //     after the ID in the address; each shows its first 3 values.
 //   - A confirmation ("confirm?do=…"): no store call.
@@ -54,7 +56,10 @@
 // key's Ahead, plus O(1) per paused key. ** For a ready key's Ahead,
 // plus the entries of Memory's schedule before the key that Claims pass
 // over, superseded or of a key whose lease lapsed and that is not ready;
-// O(1) for another key.) A page of Keys with a filter reads
+// O(1) for another key. In a queue with tenants, a ready key's
+// TenantsAhead adds O(MaxAhead) on every engine, plus the tenants
+// without a ready key that it passes over, as Claims do: see each
+// engine's Key.) A page of Keys with a filter reads
 // at most 2,000 keys on pgstore and Memory. So on every engine a page is
 // sent after O(log n + the page) of reads (plus MaxAhead for a ready
 // key); on pgstore and Memory the counts that the overview and a queue's

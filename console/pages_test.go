@@ -251,6 +251,25 @@ func TestKeyPage(t *testing.T) {
 	assert.False(t, hasButton(body, "release"), "only a held key is released")
 }
 
+// A ready key of a queue with tenants shows the keys ahead of it in its
+// tenant and the tenants ahead of its tenant, in its facts and in the
+// explanation's sentence.
+func TestKeyPageTenantsAhead(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	for _, k := range []struct{ key, tenant string }{{"a-1", "acme"}, {"b-1", "beta"}, {"c-1", "core"}, {"c-2", "core"}} {
+		require.NoError(t, f.mem.Add(ctx, "jobs", k.key, [][]byte{[]byte("v")}, store.AddParams{Tenant: k.tenant}))
+	}
+	body := f.page("/key?queue=jobs&key=c-2")
+	assert.Contains(t, body, `<dt>Keys ahead</dt><dd>1 <span class="tag">of its tenant</span></dd>`)
+	assert.Contains(t, body, "<dt>Tenants ahead</dt><dd>2</dd>")
+	assert.Regexp(t, `key &#34;c-2&#34; is ready since [^<]* with 1 key ahead of it in its tenant, its tenant&#39;s turn after 2 others\s*</section>`, body)
+
+	first := f.page("/key?queue=jobs&key=a-1")
+	assert.NotContains(t, first, "Tenants ahead", "the first tenant in turn has none ahead")
+	assert.Contains(t, first, "next in line")
+}
+
 func TestKeyPageLeaseAndValueLimit(t *testing.T) {
 	f := setup(t)
 	vals := make([]string, 25)

@@ -38,6 +38,13 @@ type KeyInfo struct {
 	// With tenants (NewFairGroups), it counts the ready keys of the key's
 	// own tenant before it: the other tenants' turns come in between.
 	Ahead int
+	// TenantsAhead is, for a KeyReady key of a Groups with tenants, how
+	// many other tenants with a ready key take a turn before the key's
+	// tenant takes its next one: those whose virtual time is lower, or
+	// the same with a smaller name, as Get orders the turns. The key's own
+	// tenant is not counted. It is counted up to the bound given to Key;
+	// 0 otherwise.
+	TenantsAhead int
 	// Leases counts the key's leases out. With GroupsConfig.PerKey > 1 a
 	// key with one or more is KeyLeased unless held, whatever its next
 	// lease waits for, and its Attempt is that of the lease of its first
@@ -48,7 +55,9 @@ type KeyInfo struct {
 // Key returns what key is doing, and reports whether it has messages or
 // a lease. It changes nothing. It costs a map lookup, plus, for a ready
 // key, a walk of the ready order up to maxAhead keys: a key with more
-// ready keys ahead of it shows maxAhead.
+// ready keys ahead of it shows maxAhead; with tenants, a walk of the
+// tenants before its tenant in the turns, up to maxAhead of them too
+// (with PerKey > 1, plus the stale entries at the front of their keys).
 func (g *Groups[K, M]) Key(key K, maxAhead int) (KeyInfo, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -67,6 +76,7 @@ func (g *Groups[K, M]) Key(key K, maxAhead int) (KeyInfo, bool) {
 	case stateReady:
 		info.State = KeyReady
 		info.Ahead = g.ahead(gr, maxAhead)
+		info.TenantsAhead = g.tenantsAhead(gr, maxAhead)
 	case stateLeased:
 		info.State = KeyLeased
 	case stateDelayed:
@@ -116,6 +126,7 @@ func (g *Groups[K, M]) runsInfo(gr *group[M], maxAhead int) KeyInfo {
 	case gr.state == stateReady:
 		info.State = KeyReady
 		info.Ahead = g.aheadRuns(gr, maxAhead)
+		info.TenantsAhead = g.tenantsAhead(gr, maxAhead)
 	case gr.state == stateDelayed:
 		info.State = KeyDeferred
 		if gr.retry {

@@ -195,3 +195,48 @@ func (g *Groups[K, M]) readyLen() int {
 	}
 	return g.fair.n
 }
+
+// tenantsAhead returns how many tenants with a ready key come before the
+// tenant of gr, which is ready, in the turns, up to most; 0 without
+// tenants. It walks the heap of turns from its root down to the tenants
+// before gr's only, no tenant coming before its parent: O(1) per tenant
+// counted. A tenant in the turns has entries in its FIFO; only with
+// PerKey > 1 may they all be stale, which it looks for in each.
+func (g *Groups[K, M]) tenantsAhead(gr *group[M], most int) int {
+	if g.fair == nil {
+		return 0
+	}
+	own := g.fair.tenants[gr.tenant]
+	if own == nil || own.pos < 0 {
+		return 0
+	}
+	turns, n := g.fair.turns, 0
+	var walk func(i int)
+	walk = func(i int) {
+		if i >= len(turns) || n >= most || !turns.Less(i, own.pos) {
+			return // neither this tenant nor any below it comes before gr's
+		}
+		if g.stale == 0 || hasLive(&turns[i].ready) {
+			n++
+		}
+		walk(2*i + 1)
+		walk(2*i + 2)
+	}
+	walk(0)
+	return n
+}
+
+// hasLive reports whether r holds an entry that is not stale: as
+// aheadRuns tells them, the first skip entries of a key being stale.
+func hasLive[K comparable, M any](r *ring[readyKey[K, M]]) bool {
+	seen := map[*group[M]]int{}
+	for i := range r.n {
+		e := r.buf[(r.head+i)&(len(r.buf)-1)].gr
+		if seen[e] < e.skip {
+			seen[e]++
+			continue
+		}
+		return true
+	}
+	return false
+}

@@ -119,3 +119,37 @@ func TestFairGroupsPerKey(t *testing.T) {
 	require.Equal(t, []string{"B/1", "A/1", "B/1", "A/1"}, keys, "the keys leased, none acked")
 	require.Equal(t, 4, g.Stats().Leases, "both keys have PerKey leases out")
 }
+
+// tenantsAhead returns the TenantsAhead of key, which is ready, counted
+// up to most.
+func tenantsAhead(t *testing.T, g *Groups[string, int], key string, most int) int {
+	t.Helper()
+	info, ok := g.Key(key, most)
+	require.True(t, ok)
+	require.Equal(t, KeyReady, info.State, "key %s", key)
+	return info.TenantsAhead
+}
+
+// TenantsAhead counts the other tenants with a ready key before the key's
+// tenant in the turns: ties go to the smaller name, a tenant without a
+// ready key is not counted until it has one again, the key's own tenant
+// is not counted, and
+// the count stops at the bound.
+func TestFairGroupsTenantsAhead(t *testing.T) {
+	g := fairGroups(t, 0, nil)
+	for _, k := range []string{"A/1", "B/1", "B/2", "C/1"} {
+		require.NoError(t, g.Put(k, 1))
+	}
+	require.Zero(t, tenantsAhead(t, g, "A/1", 10))
+	require.Equal(t, 1, tenantsAhead(t, g, "B/1", 10), "A, first by name at the same virtual time")
+	require.Equal(t, 1, tenantsAhead(t, g, "B/2", 10), "A: B's own key ahead is not a tenant")
+	require.Equal(t, 2, tenantsAhead(t, g, "C/1", 10))
+	require.Equal(t, 1, tenantsAhead(t, g, "C/1", 1), "bounded")
+
+	require.Equal(t, []string{"A/1", "B/1"}, tenantTurns(t, g, 2)) // A and B at 1, C at 0
+	require.Zero(t, tenantsAhead(t, g, "C/1", 10))
+	require.Equal(t, 1, tenantsAhead(t, g, "B/2", 10), "C, at a lower virtual time; A has no ready key")
+	require.NoError(t, g.Put("A/2", 1)) // back at its own virtual time, 1, above the clock's 0
+	require.Equal(t, 1, tenantsAhead(t, g, "A/2", 10), "C")
+	require.Equal(t, 2, tenantsAhead(t, g, "B/2", 10), "A, back at the same virtual time as B, and C")
+}

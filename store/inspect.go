@@ -54,8 +54,10 @@ type QueueInfo struct {
 	Oldest time.Time `json:"oldest,omitzero"`
 }
 
-// MaxAhead bounds KeyInfo.Ahead, so that reading it costs at most
-// O(MaxAhead) whatever the queue holds.
+// MaxAhead bounds KeyInfo.Ahead and KeyInfo.TenantsAhead, so that
+// reading them costs at most O(MaxAhead) each whatever the queue holds
+// (plus, on some engines, the stale entries a Claim would pass over too;
+// see each engine's Key).
 const MaxAhead = 10000
 
 // KeyQuery selects a page of a queue's keys.
@@ -189,6 +191,25 @@ type KeyInfo struct {
 	// key's own tenant ahead of it: its tenant's turns come between the
 	// other tenants', in proportion to the weights.
 	Ahead int `json:"ahead,omitempty"`
+	// TenantsAhead is, for a Ready key that is not paused, read by Key
+	// (not in a page of Keys), in a queue with tenants (FairTenants, once
+	// an Add named a tenant), how many other tenants take a turn before
+	// the key's tenant takes its next one: the tenants with a key that is
+	// ready and not paused whose virtual time is lower than that of the
+	// key's tenant, or the same with a smaller name (Claim's order of the
+	// turns, see Fairness in the package doc); a tenant whose ready keys
+	// no Claim has seen yet counts with the virtual time it takes then,
+	// the larger of its own and the queue's clock. The key's own tenant is
+	// never counted: its keys before the key are in Ahead, and the key
+	// itself is leased at its tenant's turn Ahead+1 from now, the other
+	// tenants taking theirs in between, in proportion to the weights.
+	// The keys without a tenant are the tenant "" in this count. A tenant
+	// that gets a ready key later may still come first, from the queue's
+	// clock. It is counted up to MaxAhead (a key with more tenants ahead
+	// shows MaxAhead); 0 otherwise: for a key that is not Ready, is
+	// paused, or is in a queue without tenants. A paused queue's keys
+	// show where they stand.
+	TenantsAhead int `json:"tenants_ahead,omitempty"`
 	// Paused reports that an Operator paused the key: it is not leased
 	// until ResumeKey, whatever State says its values are doing.
 	Paused bool `json:"paused,omitempty"`

@@ -114,6 +114,8 @@ func TestKeyInfoJSON(t *testing.T) {
 			`{"key":"alice","state":"debouncing","max_wait":true,"attempt":0,"values":4,"until":"2025-03-01T12:00:08Z","oldest":"2025-03-01T11:59:53Z"}`},
 		{"ready", store.KeyInfo{Key: "bob", State: store.Ready, Since: at(1), Values: 1, Oldest: at(0)},
 			`{"key":"bob","state":"ready","attempt":0,"values":1,"since":"2025-03-01T12:00:05.001Z","oldest":"2025-03-01T12:00:05Z"}`},
+		{"ready behind keys of its tenant and other tenants", store.KeyInfo{Key: "bob", State: store.Ready, Since: at(1), Values: 1, Oldest: at(0), Ahead: 3, TenantsAhead: 2},
+			`{"key":"bob","state":"ready","attempt":0,"values":1,"ahead":3,"tenants_ahead":2,"since":"2025-03-01T12:00:05.001Z","oldest":"2025-03-01T12:00:05Z"}`},
 		{"leased", store.KeyInfo{Key: "carol", State: store.Leased, Since: at(0), Until: at(30000), Attempt: 2, Fence: 41, Holder: "web-1", Values: 3, Oldest: at(-500)},
 			`{"key":"carol","state":"leased","attempt":2,"fence":41,"holder":"web-1","values":3,"since":"2025-03-01T12:00:05Z","until":"2025-03-01T12:00:35Z","oldest":"2025-03-01T12:00:04.5Z"}`},
 		{"retrying", store.KeyInfo{Key: "dave", State: store.Retrying, Until: at(60000), Attempt: 3, Fence: 9, Err: "503 Service Unavailable", Values: 2, Oldest: at(0)},

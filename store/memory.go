@@ -49,7 +49,10 @@ type MemoryConfig struct {
 // O(MaxAhead) for a ready key (to count KeyInfo.Ahead, plus the entries of
 // the schedule before the key that Claims pass over: superseded ones, and
 // keys whose lease lapsed with a batch not ready yet; with PerKey, O(PerKey)
-// more per key ahead) and constant time otherwise, Values O(limit). The calls of
+// more per key ahead; with tenants, O(log n) per key that came due since
+// the last Claim, and for KeyInfo.TenantsAhead O(MaxAhead) plus the
+// entries those tenants' Claims pass over before a ready key) and constant
+// time otherwise, Values O(limit). The calls of
 // Operator take logarithmic time, DropKey O(values) of the key. Values
 // are copied in and out, so callers may reuse their buffers.
 //

@@ -15,7 +15,9 @@ import (
 // before the key's, while keys are added to, leased several at once
 // (PerKey), lapse, retry, defer, hold, release, pause and resume at
 // random; with tenants, Ahead counts the keys of the key's own tenant
-// alone.
+// alone, and TenantsAhead what a visit of every key counts: the other
+// tenants with a key ready and not paused, before the key's tenant in the
+// order of the turns.
 func TestMemoryAheadWalk(t *testing.T) {
 	t.Run("NoTenants", func(t *testing.T) { testMemoryAheadWalk(t, 0) })
 	t.Run("Tenants", func(t *testing.T) { testMemoryAheadWalk(t, 3) })
@@ -33,7 +35,7 @@ func testMemoryAheadWalk(t *testing.T, tenants int) {
 	for i := range names {
 		names[i] = fmt.Sprint("k", i)
 	}
-	checked := 0
+	checked, tenantsSeen := 0, 0
 	for step := range 3000 {
 		i := r.IntN(len(names))
 		name := names[i]
@@ -78,10 +80,17 @@ func testMemoryAheadWalk(t *testing.T, tenants int) {
 			}
 			q := m.queues["q"]
 			require.Equal(t, aheadOfEveryKey(q, q.keys[name], m.nano.Now()), info.Ahead, "step %d, key %s", step, name)
+			require.Equal(t, tenantsAheadOfEveryKey(q, q.keys[name], m.nano.Now()), info.TenantsAhead, "step %d, key %s", step, name)
+			if tenants > 0 && info.TenantsAhead > 0 {
+				tenantsSeen++
+			}
 			checked++
 		}
 	}
 	require.Greater(t, checked, 1000, "ready keys checked")
+	if tenants > 0 {
+		require.Greater(t, tenantsSeen, 100, "ready keys checked with other tenants ahead")
+	}
 }
 
 // aheadOfEveryKey counts Ahead by visiting every key of q: those of k's
@@ -103,4 +112,29 @@ func aheadOfEveryKey(q *queue, k *key, now int64) int {
 		}
 	}
 	return min(n, MaxAhead)
+}
+
+// tenantsAheadOfEveryKey counts TenantsAhead by visiting every key of q,
+// after Key moved the keys that came due into their tenants' turns: the
+// tenants but k's with a key ready at now and not paused, whose virtual
+// time, or name at the same time, is lower than k's tenant's.
+func tenantsAheadOfEveryKey(q *queue, k *key, now int64) int {
+	if q.fair == nil {
+		return 0
+	}
+	own := q.tenantOf(k)
+	ahead := map[*tenant]bool{}
+	for _, o := range q.keys {
+		t := q.tenantOf(o)
+		if t == own || q.keyPaused(o.name) {
+			continue
+		}
+		if o.settle(now); !o.isReady(now) {
+			continue
+		}
+		if t.vtime < own.vtime || (t.vtime == own.vtime && t.name < own.name) {
+			ahead[t] = true
+		}
+	}
+	return min(len(ahead), MaxAhead)
 }

@@ -140,6 +140,7 @@ func (m *Memory) Key(ctx context.Context, queue, key string) (KeyInfo, bool, err
 	info := m.info(q, k, now)
 	if info.State == Ready && !info.Paused {
 		info.Ahead = q.ahead(k, now)
+		info.TenantsAhead = q.tenantsAhead(k, now)
 	}
 	return info, true, nil
 }

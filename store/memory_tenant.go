@@ -179,3 +179,56 @@ func (h *turns) Pop() any {
 	t.pos = -1
 	return t
 }
+
+// tenantsAhead is KeyInfo.TenantsAhead of k, a key of q which is ready
+// and not paused: 0 without tenants. It first moves the keys that came
+// due into their tenants' ready heaps, as a Claim would at now, which
+// changes no turn and no order (a Claim does the same before it leases),
+// so that every tenant with a ready key has its place in the turns. It
+// then walks the heap of turns from its root, down to the tenants before
+// k's only, no tenant coming before its parent, and counts those with a
+// key ready at now whose entry is live (a paused key has none): O(1) per
+// tenant before k's, up to MaxAhead, plus the stale entries and the keys
+// not ready after all (a lapse with nothing to lease) that the count
+// passes over in their ready heaps, which Claims pass over too.
+func (q *queue) tenantsAhead(k *key, now int64) int {
+	if q.fair == nil {
+		return 0
+	}
+	q.promote(now)
+	own := q.tenantOf(k)
+	if own.pos < 0 {
+		return 0 // cannot be: k is ready, so its tenant has a turn
+	}
+	turns, n := q.fair.turns, 0
+	var walk func(i int)
+	walk = func(i int) {
+		if i >= len(turns) || n >= MaxAhead || !turns.Less(i, own.pos) {
+			return // neither this tenant nor any below it comes before k's
+		}
+		if turns[i].hasReady(now) {
+			n++
+		}
+		walk(2*i + 1)
+		walk(2*i + 2)
+	}
+	walk(0)
+	return n
+}
+
+// hasReady reports whether t has a key ready at now in its ready heap,
+// under a live entry.
+func (t *tenant) hasReady(now int64) bool {
+	found := false
+	t.ready.Walk(func(s slot, _ int64) bool {
+		if found {
+			return false
+		}
+		if o := s.k; s.live() {
+			o.settle(now)
+			found = o.isReady(now)
+		}
+		return !found
+	})
+	return found
+}

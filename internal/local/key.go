@@ -78,7 +78,8 @@ func (e *Engine[K, V]) Release(_ context.Context, key K) (bool, error) {
 // the Groups keep no time, Since is zero: the engine reads no clock on a
 // lease, to keep the clock off the path of every batch. A lease in the
 // process never lapses, so a Leased key has no Until; its Holder is for
-// the Runner to name. Ready keys ahead are counted up to store.MaxAhead.
+// the Runner to name. Ready keys ahead, and with tenants the tenants
+// ahead, are counted up to store.MaxAhead.
 // A key whose values all wait for a delayed one (PutAfter) is Scheduled
 // until its first is due; the engine keeps no time of their Put, so its
 // Oldest is zero.
@@ -132,7 +133,7 @@ func groupInfo(gi fifo.KeyInfo, n note) store.KeyInfo {
 	case fifo.KeyReady:
 		// Whether the head batch was leased before, the Groups do not
 		// tell: its Attempt is the next lease's.
-		info.State, info.Ahead, info.Attempt = store.Ready, gi.Ahead, 0
+		info.State, info.Ahead, info.TenantsAhead, info.Attempt = store.Ready, gi.Ahead, gi.TenantsAhead, 0
 	case fifo.KeyLeased:
 		info.State = store.Leased
 	case fifo.KeyRetrying:

@@ -149,7 +149,9 @@
 // tenants, is the tenant "" (weight 1), but from a process that has not
 // learned of the tenants yet, and a Redrive that makes a key, make keys
 // outside the turns, which a Claim leases only when no tenant has a key
-// ready.
+// ready. Key's KeyInfo.TenantsAhead walks tenants_turns as pick_tenant
+// does, up to the key's tenant, and counts the tenants with a key ready
+// and not paused (a key outside the turns comes after all of them).
 //
 // # Several leases of a key
 //

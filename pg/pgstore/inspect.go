@@ -77,7 +77,11 @@ func (s *Store) Queues(ctx context.Context) ([]store.QueueInfo, error) {
 // Key implements store.Inspector: one statement, which reads the key's row
 // by its primary key, and, for a ready key that is not paused, counts the
 // keys ahead of it in the ready order up to store.MaxAhead: O(log n +
-// min(ahead, MaxAhead)).
+// min(ahead, MaxAhead)); with tenants, it counts the tenants ahead of its
+// tenant in the turns up to store.MaxAhead too, with one probe of
+// keys_tenant_ready each (O(log n), plus the paused keys at the front of
+// the tenant's ready keys), for those counted and those passed over that
+// have no key ready (as a Claim's pick_tenant passes over them).
 func (s *Store) Key(ctx context.Context, queue, key string) (store.KeyInfo, bool, error) {
 	if err := s.begin(ctx, queue); err != nil {
 		return store.KeyInfo{}, false, err
@@ -88,15 +92,15 @@ func (s *Store) Key(ctx context.Context, queue, key string) (store.KeyInfo, bool
 	}
 	defer rows.Close()
 	var (
-		info  store.KeyInfo
-		ahead int
-		found = rows.Next()
+		info           store.KeyInfo
+		ahead, tenants int
+		found          = rows.Next()
 	)
 	if found {
-		if info, err = scanKeyInfo(rows, &ahead); err != nil {
+		if info, err = scanKeyInfo(rows, &ahead, &tenants); err != nil {
 			return store.KeyInfo{}, false, failed(ctx, "Key", err)
 		}
-		info.Ahead = ahead
+		info.Ahead, info.TenantsAhead = ahead, tenants
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

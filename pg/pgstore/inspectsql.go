@@ -65,7 +65,15 @@ const headAddedSQL = `(SELECT m.added_at FROM {schema}.messages AS m
 // ahead of a ready key that is not paused (store.KeyInfo.Ahead): those
 // before it in keys_ready, which orders the ready keys as a claim leases
 // them, counted up to {maxAhead} by a LIMIT that stops the read of the
-// index there; in a queue with tenants, those of the key's tenant.
+// index there; in a queue with tenants, those of the key's tenant. Then
+// the count of the tenants ahead of its tenant (store.KeyInfo.TenantsAhead):
+// those before it in tenants_turns, which orders the turns as pick_tenant
+// takes them (by virtual time, then by name in the column's collation),
+// that have a key ready and not paused, as pick_tenant asks, counted up to
+// {maxAhead} by a LIMIT that stops the read of the index there. A key
+// whose tenant is out of the turns (pick_tenant's NULL vtime), or that has
+// no tenant in a queue with tenants (an Add that did not know of them),
+// comes after every tenant in the turns; a queue without tenants has none.
 //
 // $1 queue, $2 key.
 const keyInfoOneSQL = `
@@ -77,6 +85,18 @@ SELECT CASE WHEN st.state = {ready} AND NOT k.paused THEN (
 			ORDER BY a.ready_at
 			LIMIT {maxAhead}
 		) AS a)
+	ELSE 0 END,
+	CASE WHEN st.state = {ready} AND NOT k.paused THEN (
+		SELECT count(*) FROM (
+			SELECT FROM {schema}.tenants AS t
+			WHERE t.queue = $1 AND t.vtime IS NOT NULL
+				AND (t.vtime, t.tenant) < (coalesce((SELECT o.vtime FROM {schema}.tenants AS o
+					WHERE o.queue = $1 AND o.tenant = k.tenant), 'infinity'::double precision), k.tenant)
+				AND EXISTS (SELECT FROM {schema}.keys AS r WHERE r.queue = $1 AND r.tenant = t.tenant
+					AND r.ready_at <= statement_timestamp() AND NOT r.paused)
+			ORDER BY t.vtime, t.tenant
+			LIMIT {maxAhead}
+		) AS t)
 	ELSE 0 END,
 	` + keyInfoSQL + `, {headAdded:k}
 FROM {schema}.keys AS k CROSS JOIN LATERAL (SELECT ` + keyStateSQL + ` AS state) AS st

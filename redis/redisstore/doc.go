@@ -175,7 +175,11 @@
 // tenant, but Stats (and Queues), which count the ready keys tenant by
 // tenant. A tenant's weight and virtual time stay in the queue's hashes
 // for the life of the queue. KeyInfo.Ahead counts the keys ahead of the
-// key in its tenant's set. The rest of the data model is unchanged:
+// key in its tenant's set, and KeyInfo.TenantsAhead the tenants before
+// its tenant in the turns that have keys in their sets, with those that
+// would join the turns at the next Claim (the keys without a tenant, and
+// the tenants of keys that came due), at the virtual time join gives
+// them (see Key). The rest of the data model is unchanged:
 // lib.lua lists the keys.
 //
 // # Waiting
@@ -333,7 +337,9 @@
 // due key it moves into the ready order and per paused key it sets aside;
 // Stats O(log n) plus O(1) per held, delayed or paused key; Purge runs one
 // call per 1,000 dead letters; Keys O(log n) plus O(1) per key read; Key
-// O(log n) (and O(1) per paused key for a ready key's Ahead); Values
+// O(log n) (and O(1) per paused key for a ready key's Ahead, and with
+// tenants O(1) per tenant ahead, up to store.MaxAhead, and per key that
+// came due and is not moved yet, up to 3,000, for its TenantsAhead); Values
 // O(limit); PauseQueue and ResumeQueue O(1); PauseKey, ResumeKey and
 // RetryNow O(log n); DropKey O(log n) plus O(values) of the key; Queues
 // O(queues) calls of Stats; the first Add or Redrive of a queue in a

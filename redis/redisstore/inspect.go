@@ -17,7 +17,15 @@ import (
 // Adds of the inbox first; see store.Inspector. It costs O(log n) in the
 // keys of the queue, and for a ready key's Ahead O(1) more per paused key
 // of the queue (with more than 1,000 paused, Ahead counts too the paused
-// keys that came due and no Claim or Stats set aside yet).
+// keys that came due and no Claim or Stats set aside yet); with tenants,
+// a ready key's TenantsAhead costs O(1) more per tenant before its
+// tenant's in the turns, up to store.MaxAhead (plus those a pause or a
+// drop left without ready keys, which the next Claim that comes to them
+// takes out of the turns), and O(1) per key that came due and that no
+// Claim moved into the ready order yet, up to 1,000 of each kind (the
+// tenants of the others are left out until a Claim moves them). A tenant
+// whose ready keys were all paused before they came ready still counts,
+// until a Claim that comes to it sets them aside.
 func (s *Store) Key(ctx context.Context, queue, key string) (store.KeyInfo, bool, error) {
 	q, err := s.queue(ctx, queue)
 	if err != nil {
@@ -65,16 +73,16 @@ func (s *Store) Values(ctx context.Context, queue, key string, limit int) ([]sto
 
 // parseKeyInfo reads a key's info as lib_inspect.lua's key_info replies
 // it: {key, state, since, until, maxwait, attempt, fence, holder, error,
-// values, oldest, ahead, paused, leases}.
+// values, oldest, ahead, paused, leases, tenants ahead}.
 func parseKeyInfo(r any) (store.KeyInfo, error) {
 	f, ok := r.([]any)
-	if !ok || len(f) != 14 {
+	if !ok || len(f) != 15 {
 		return store.KeyInfo{}, fmt.Errorf("key info of %T %d long", r, len(f))
 	}
 	var info store.KeyInfo
-	var maxWait, state, attempt, fence, values, ahead, paused, leases int64
+	var maxWait, state, attempt, fence, values, ahead, paused, leases, tenants int64
 	var since, until, oldest string
-	for i, p := range []any{&info.Key, &state, &since, &until, &maxWait, &attempt, &fence, &info.Holder, &info.Err, &values, &oldest, &ahead, &paused, &leases} {
+	for i, p := range []any{&info.Key, &state, &since, &until, &maxWait, &attempt, &fence, &info.Holder, &info.Err, &values, &oldest, &ahead, &paused, &leases, &tenants} {
 		var ok bool
 		switch p := p.(type) {
 		case *string:
@@ -99,7 +107,7 @@ func parseKeyInfo(r any) (store.KeyInfo, error) {
 	info.State = store.KeyState(state)
 	info.MaxWait = maxWait == 1
 	info.Attempt, info.Fence, info.Values = int(attempt), uint64(fence), int(values)
-	info.Ahead, info.Paused, info.Leases = int(ahead), paused == 1, int(leases)
+	info.Ahead, info.Paused, info.Leases, info.TenantsAhead = int(ahead), paused == 1, int(leases), int(tenants)
 	return info, nil
 }
 

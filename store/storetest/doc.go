@@ -22,8 +22,10 @@
 //     KeyInfo.Ahead; the scenarios of [store.FairTenants], where the
 //     engine implements it: a tenant with 10,000 ready keys lets one
 //     with 10 have every other turn, weights 3 and 1 split 4,000 turns
-//     3:1, a tenant back from idle earns no credit, and every path into
-//     the ready order keeps a key in its tenant's turns; the
+//     3:1, a tenant back from idle earns no credit, every path into
+//     the ready order keeps a key in its tenant's turns, and, where the
+//     engine implements store.Operator and store.Inspector too,
+//     KeyInfo.TenantsAhead counts the tenants whose turn comes first; the
 //     [store.TxAdder] scenario, where the engine
 //     implements it, with
 //     transactions that [Harness.BeginTx] begins; and the Runner scenarios:

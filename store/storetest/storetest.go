@@ -95,6 +95,8 @@ var scenarios = []scenario{
 	{"TenantNoCredit", testTenantNoCredit},
 	{"TenantKeys", testTenantKeys},
 	{"TenantPaths", testTenantPaths},
+	{"TenantsAhead", testTenantsAhead},
+	{"TenantsAheadBound", testTenantsAheadBound},
 	{"Retry", testRetry},
 	{"RetryWithoutDelay", testRetryWithoutDelay},
 	{"Defer", testDefer},

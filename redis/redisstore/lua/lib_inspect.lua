@@ -139,11 +139,114 @@ local function ahead(key, since, most)
   return math.min(n, most)
 end
 
+-- TURNS_DUE bounds the keys that came due and that no Claim moved into the
+-- ready order yet which tenants_ahead looks at, in each of pending,
+-- delayed and leased: with more, the tenants of those after the first
+-- TURNS_DUE are left out until a Claim moves them.
+local TURNS_DUE = 1000
+
+-- bytes_less reports whether the string a comes before b byte by byte, as
+-- a ZSET orders members of one score (Lua's < follows the locale).
+local function bytes_less(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      return x < y
+    end
+  end
+  return #a < #b
+end
+
+-- tenants_ahead counts the tenants but g, the tenant of key, with hash kk,
+-- which is ready at now and not paused, that take their turn before g's
+-- next one, as store.KeyInfo.TenantsAhead says, at most most: those with
+-- a key in their ready set whose virtual time is lower than g's, or the
+-- same with a smaller name. A tenant out of the turns, as g itself may be
+-- (a key of it that came due, or the keys without a tenant, join at the
+-- next Claim), counts with the virtual time join gives it. It walks the
+-- turns up to g's place, one command per tenant (those whose ready set a
+-- pause or a drop emptied are passed over, as a Claim passes over them),
+-- then looks at the keys without a tenant and at the keys that came due
+-- and are not paused (see TURNS_DUE), one or two commands each.
+local function tenants_ahead(key, kk, now, most)
+  local g = rcall('HGET', kk, 'tn') or ''
+  local clock = tonumber(rcall('HGET', K_META, 'tc')) or 0
+  -- place returns the virtual time of tenant t: its turn's, or join's.
+  local function place(t)
+    local v = rcall('ZSCORE', K_TURNS, t)
+    if v then
+      return tonumber(v), true
+    end
+    v = tonumber(rcall('HGET', K_TV, t)) or 0
+    if clock > v then
+      v = clock
+    end
+    return v, false
+  end
+  local own = place(g)
+  local function before(v, t)
+    return v < own or (v == own and bytes_less(t, g))
+  end
+  local n, seen = 0, {[g] = true}
+  local from = 0
+  while n < most do
+    local r = rcall('ZRANGE', K_TURNS, str(from), str(from + 99), 'WITHSCORES')
+    local last = #r < 200
+    for i = 1, #r, 2 do
+      local t = r[i]
+      if t == g or not before(tonumber(r[i + 1]), t) then
+        last = true
+        break
+      end
+      if rcall('ZCARD', tenant_set(t)) > 0 then
+        seen[t] = true
+        n = n + 1
+        if n == most then
+          return n
+        end
+      end
+    end
+    if last then
+      break
+    end
+    from = from + 100
+  end
+  -- The keys without a tenant join the turns at a Claim.
+  if not seen[''] and rcall('ZCARD', K_READY) > 0 then
+    seen[''] = true
+    local v, turn = place('')
+    if not turn and before(v, '') then
+      n = n + 1
+    end
+  end
+  -- The tenants of keys that came due join at the Claim that moves them.
+  for _, set in ipairs({K_PENDING, K_DELAYED, K_LEASED}) do
+    if n >= most then
+      break
+    end
+    local due = rcall('ZRANGE', set, '-inf', str(now), 'BYSCORE', 'LIMIT', '0', str(TURNS_DUE))
+    for _, k in ipairs(due) do
+      local t = rcall('HGET', PFX .. 'k:' .. k, 'tn') or ''
+      if not seen[t] and rcall('SISMEMBER', K_PAUSEDKEYS, k) == 0 then
+        seen[t] = true
+        if before(place(t), t) then
+          n = n + 1
+          if n == most then
+            break
+          end
+        end
+      end
+    end
+  end
+  return math.min(n, most)
+end
+
 -- key_info returns what key is doing at now, if it has values and its
 -- state is state (0: any): {key, state, since, until, maxwait, attempt,
--- fence, holder, error, values, oldest, ahead, paused, leases}, with '' for a
--- time it does not have, paused 1 or 0, and ahead, with most > 0, for a
--- ready key that is not paused: see ahead (0 otherwise); nil otherwise,
+-- fence, holder, error, values, oldest, ahead, paused, leases,
+-- tenants ahead}, with '' for a time it does not have, paused 1 or 0, and
+-- ahead and tenants ahead, with most > 0, for a ready key that is not
+-- paused: see ahead and tenants_ahead (0 otherwise); nil otherwise,
 -- and then true if key has no values. It reads the time of the key's
 -- first value, not the value.
 local function key_info(key, now, state, most)
@@ -163,14 +266,17 @@ local function key_info(key, now, state, most)
     return nil, true
   end
   local head = rcall('LINDEX', vk, '0')
-  local paused, before = rcall('SISMEMBER', K_PAUSEDKEYS, key), 0
+  local paused, before, tenants = rcall('SISMEMBER', K_PAUSEDKEYS, key), 0, 0
   if most > 0 and st == READY and paused == 0 then
     before = ahead(key, since, most)
+    if fair() then
+      tenants = tenants_ahead(key, PFX .. 'k:' .. key, now, most)
+    end
   end
   if leases < 2 then
     leases = 0 -- as store.KeyInfo.Leases counts them
   end
-  return {key, st, since or '', till or '', maxwait, a, f, holder, err, n, stamp(head) or '', before, paused, leases}
+  return {key, st, since or '', till or '', maxwait, a, f, holder, err, n, stamp(head) or '', before, paused, leases, tenants}
 end
 
 -- indexed reports whether keys counts as many keys as the state sets,
