@@ -536,7 +536,14 @@ local function add_at(key, kk, n, len, t, ts, wait, maxwait, gate, head, tn)
   if gate and gate > (tonumber(rcall('HGET', kk, 'g')) or 0) then
     rcall('HSET', kk, 'g', str(gate))
   end
-  local h = rcall('HMGET', kk, 's', 'b', 'bf', 'bd', 'tn')
+  local h
+  if featq == false then
+    -- Without features, no key has a tenant.
+    h = rcall('HMGET', kk, 's', 'b', 'bf', 'bd')
+    h[5] = ''
+  else
+    h = rcall('HMGET', kk, 's', 'b', 'bf', 'bd', 'tn')
+  end
   if wait == 0 and not h[2] then
     -- No open burst to end: the values wait behind the others, but for a
     -- key with leases out that may now take another.
@@ -565,10 +572,13 @@ local function fold_key(key, adds, e)
     local gate, head
     repeat
       local a = adds[j]
-      local stamp = e[a.i] .. ZEROS[#e[a.i + 1]] .. e[a.i + 1]
-      if a.delay ~= 0 then
+      local stamp
+      if a.delay == 0 then
+        -- One concatenation, as each makes a string of its own.
+        stamp = e[a.i] .. ZEROS[#e[a.i + 1]] .. e[a.i + 1] .. ':'
+      else
         local due = deadline(at(e[a.i], e[a.i + 1]), a.delay)
-        stamp = stamp .. '@' .. str(due)
+        stamp = e[a.i] .. ZEROS[#e[a.i + 1]] .. e[a.i + 1] .. '@' .. str(due) .. ':'
         if gate == nil or due > gate then
           gate = due
         end
@@ -576,7 +586,6 @@ local function fold_key(key, adds, e)
           head = due
         end
       end
-      stamp = stamp .. ':'
       for v = a.i + 4, a.i + 3 + a.n do
         vals[#vals + 1] = stamp .. e[v]
       end
@@ -624,6 +633,11 @@ local function fold()
     i = last + 1
   end
   rcall('LTRIM', K_INBOX, i - 1, -1)
+  if #keys > 16 then
+    -- One command to learn that no key has a tenant, which spares each
+    -- key's place a field (add_at).
+    features()
+  end
   for _, key in ipairs(keys) do
     fold_key(key, by[key], e)
   end
