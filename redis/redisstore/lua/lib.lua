@@ -855,8 +855,12 @@ end
 -- paused (any), it sets aside those it pops, without a turn. Each round
 -- leases, sets aside or ends the turns of a tenant left without ready
 -- keys (a pause or a drop took them), so want + PARK_ROUNDS bound them.
-local function pop_turns(want, any)
-  if rcall('ZCARD', K_READY) > 0 then
+-- untenanted tells whether ready has keys, if the caller knows.
+local function pop_turns(want, any, untenanted)
+  if untenanted == nil then
+    untenanted = rcall('ZCARD', K_READY) > 0
+  end
+  if untenanted then
     -- The keys without a tenant enter ready without a look at tenants.
     join('')
   end
@@ -943,13 +947,22 @@ end
 -- each lease taking a turn of its tenant.
 local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
   promote(now_s, want + 16)
-  local got, paused, multi = pop_plain(want), false, false
+  local got, paused, multi, untenanted = pop_plain(want), false, false, nil
   if not got then
     -- The queue has features, which pop_plain may have popped: which are
     -- they still? The features key stays while one is. EXISTS counts a
-    -- key as often as it is named, so one call tells all four apart.
-    local f = rcall('EXISTS', K_PAUSED, K_PAUSED, K_PAUSED, K_PAUSED, K_PAUSED, K_PAUSED, K_PAUSED, K_PAUSED,
-      K_PAUSEDKEYS, K_PAUSEDKEYS, K_PAUSEDKEYS, K_PAUSEDKEYS, K_TW, K_TW, K_MULTI)
+    -- key as often as it is named, so one call tells all four apart, and
+    -- whether ready has keys, which pop_turns would ask: ready 16 times,
+    -- paused 8, pausedkeys 4, tweights 2, multi once.
+    local names = {K_MULTI}
+    for i, k in ipairs({K_TW, K_PAUSEDKEYS, K_PAUSED, K_READY}) do
+      for _ = 1, 2 ^ i do
+        names[#names + 1] = k
+      end
+    end
+    local f = rcall('EXISTS', unpack(names))
+    untenanted = f >= 16
+    f = f % 16
     if f == 0 then
       rcall('DEL', K_FEATURES)
       featq = false
@@ -969,7 +982,11 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
     return pop_ready(now_s, n, paused)
   end
   if not got then
-    got = pop(want)
+    if fairq then
+      got = pop_turns(want, paused, untenanted)
+    else
+      got = pop(want)
+    end
   end
   local out = {0}
   local leased, again = 0, false
