@@ -253,7 +253,10 @@
 // ready set, which pops from the first of them that has members: in a
 // queue that uses none of these, the common case, the Claim runs the
 // commands it ran before any of them existed, and pays nothing for
-// pauses, tenants or several leases of a key. Otherwise it learns which
+// pauses, tenants or several leases of a key (but one EXISTS of the
+// features key in a call that moves keys that came due into the ready
+// order, or folds the Adds of more than 16 keys, which then read no
+// tenant field). Otherwise it learns which
 // of them the queue uses from one EXISTS, puts the features key back,
 // and, the last of them gone, removes it: only a Claim removes it, in the
 // call that found none of them, so a pause made through any process stops
