@@ -54,6 +54,7 @@ func TestMeasureThroughput(t *testing.T) {
 					throughputChild, addr, "tp", q, strconv.Itoa(mode.maxBatch)))
 			}
 			cpu0, scripts0, cmds0 := serverCPU(t, c), scriptCalls(t, c), commandCalls(t, c)
+			stats0 := commandStats(t, c)
 			t0 := time.Now()
 			for _, p := range procs {
 				p.Go(t)
@@ -69,6 +70,7 @@ func TestMeasureThroughput(t *testing.T) {
 			took := time.Since(t0)
 			server := serverCPU(t, c) - cpu0
 			scripts, cmds := scriptCalls(t, c)-scripts0, commandCalls(t, c)-cmds0
+			stats1 := commandStats(t, c)
 			handled := 0
 			var procCPU time.Duration
 			for _, p := range procs {
@@ -81,6 +83,7 @@ func TestMeasureThroughput(t *testing.T) {
 			fmt.Printf("throughput %s round %d: %d values in %v: %.0f values/s; per value: %.2f scripts, %.1f commands, CPU: server %.1f µs, processes %.1f µs\n",
 				mode.name, round, values, took.Round(time.Millisecond), values/took.Seconds(),
 				float64(scripts)/values, float64(cmds)/values, perValue(server), perValue(procCPU))
+			printCommandStats(stats0, stats1, values)
 		}
 	}
 }

@@ -159,10 +159,9 @@
 // # Tenants
 //
 // The first Add that names a tenant (store.AddParams.Tenant) turns the
-// queue's tenants on, for good: a hash of the tenants' weights, whose
-// existence the Claim reads in the one EXISTS that also tells it about
-// pauses, so a queue without tenants claims as before, with the same
-// commands. With tenants, each tenant's ready keys are a sorted set of
+// queue's tenants on, for good: a hash of the tenants' weights, which
+// turns on the queue's features key too (see Operating), so a queue
+// without tenants claims as before, with the same commands. With tenants, each tenant's ready keys are a sorted set of
 // their own (the keys without a tenant stay in the ready set, as the
 // tenant ""), and a sorted set of turns holds the tenants with ready keys
 // by virtual time. Every step that puts a key in the ready order (the
@@ -250,10 +249,22 @@
 //
 // # Operating
 //
-// PauseQueue sets a flag key of the queue, which the claiming step reads
-// together with the set of paused keys in one EXISTS: when neither is
-// there, the common case, that command is all a Claim or a
-// FinishAndClaim pays for pausing. A paused queue's Claim folds the inbox
+// PauseQueue sets a flag key of the queue, and PauseKey adds to a set of
+// paused keys. Each of them, the first Add with a tenant and the first
+// lease of a key in multi mode (PerKey) also sets the queue's features
+// key, a sorted set of one member, in the same call. The claiming step
+// pops the first ready keys with one ZMPOP over the features key and the
+// ready set, which pops from the first of them that has members: in a
+// queue that uses none of these, the common case, the Claim runs the
+// commands it ran before any of them existed, and pays nothing for
+// pauses, tenants or several leases of a key (but one EXISTS of the
+// features key in a call that moves keys that came due into the ready
+// order, or folds the Adds of more than 16 keys, which then read no
+// tenant field). Otherwise it learns which
+// of them the queue uses from one EXISTS, puts the features key back,
+// and, the last of them gone, removes it: only a Claim removes it, in the
+// call that found none of them, so a pause made through any process stops
+// the next Claim of every other. A paused queue's Claim folds the inbox
 // and leases nothing; the rest goes on (Adds, Finishes, Releases, the
 // clocks of bursts and delays), and ResumeQueue wakes a waiting worker,
 // whose Claim passes the wake-up on while keys are left ready, as every

@@ -38,6 +38,14 @@
     multi     SET   the keys in multi mode, which a Claim with PerKey > 1
                     leased and which may have several leases out (see
                     lib_perkey.lua)
+    features  ZSET  one member, "on", while the queue may be paused, have
+                    paused keys, tenants or keys in multi mode: each
+                    step that creates paused, pausedkeys, tweights or
+                    multi adds it in the same call, and only a Claim that
+                    finds none of the four removes it. A Claim pops it
+                    with ready in one ZMPOP, so that a queue using none
+                    of these costs the Claim no command to find out
+                    (claim_ready)
     dead      ZSET  dead letter id -> id
     deadat    ZSET  dead letter id -> when it was dropped
     inbox     LIST  the Adds not yet folded into their keys, oldest first:
@@ -65,8 +73,8 @@
     had none, from the larger of its own virtual time and the clock; a
     Claim takes the tenant with the smallest virtual time (ties to the
     smaller name), pops its oldest ready key and advances it by 1/weight.
-    A queue without tweights does none of this: its Claim's one EXISTS
-    tells it so, as it tells the pauses.
+    A queue without tweights does none of this; without features, its
+    Claim does not even ask.
 
   Add only appends to the inbox (add.lua). Every other function that
   reads or changes the keys' values or state first folds the inbox (fold):
@@ -167,9 +175,11 @@ end
 -- set by begin, as Redis runs one call at a time.
 local PFX, K_READY, K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K_HELD
 local K_KEYS, K_META, K_WAKE, K_DEAD, K_DEADAT, K_INBOX
-local K_PARKED, K_PAUSED, K_PAUSEDKEYS, K_MULTI
+local K_PARKED, K_PAUSED, K_PAUSEDKEYS, K_MULTI, K_FEATURES
 local K_TW, K_TURNS, K_TV
 local woken
+local featq -- whether the queue has features; nil until a step asks
+local features_popped -- whether pop_plain popped the features key
 local fairq -- whether the queue has tenants; nil until a step asks
 
 -- The steps of a key in multi mode (s m), which lib_perkey.lua defines.
@@ -185,10 +195,10 @@ local function begin(prefix)
   K_META, K_WAKE, K_DEAD, K_DEADAT = PFX .. 'meta', PFX .. 'wake', PFX .. 'dead', PFX .. 'deadat'
   K_INBOX = PFX .. 'inbox'
   K_PARKED, K_PAUSED, K_PAUSEDKEYS = PFX .. 'parked', PFX .. 'paused', PFX .. 'pausedkeys'
-  K_MULTI = PFX .. 'multi'
+  K_MULTI, K_FEATURES = PFX .. 'multi', PFX .. 'features'
   K_TW, K_TURNS, K_TV = PFX .. 'tweights', PFX .. 'turns', PFX .. 'tvtimes'
   woken = false
-  fairq = nil
+  featq, fairq, features_popped = nil, nil, false
 end
 
 -- wake lets one waiting worker return from its blocking pop. Once per
@@ -228,10 +238,29 @@ local function wake_before(t)
   end
 end
 
--- fair reports whether the queue has tenants, asking Redis once a call.
+-- features reports whether the queue may use pauses, tenants or several
+-- leases of a key (its features key), asking Redis once a call.
+local function features()
+  if featq == nil then
+    featq = rcall('EXISTS', K_FEATURES) == 1
+  end
+  return featq
+end
+
+-- feature_on notes that this call creates paused, pausedkeys, tweights or
+-- multi: the queue's Claims take the long way from now on.
+local function feature_on()
+  if featq ~= true then
+    rcall('ZADD', K_FEATURES, '0', 'on')
+    featq = true
+  end
+end
+
+-- fair reports whether the queue has tenants, asking Redis once a call,
+-- and not at all in a queue without features.
 local function fair()
   if fairq == nil then
-    fairq = rcall('EXISTS', K_TW) == 1
+    fairq = features() and rcall('EXISTS', K_TW) == 1
   end
   return fairq
 end
@@ -296,6 +325,7 @@ end
 -- weigh notes tenant g, named by an Add with weight w (0: keep), which
 -- turns the queue's tenants on.
 local function weigh(g, w)
+  feature_on()
   if w > 0 then
     rcall('HSET', K_TW, g, str(w))
   else
@@ -506,7 +536,14 @@ local function add_at(key, kk, n, len, t, ts, wait, maxwait, gate, head, tn)
   if gate and gate > (tonumber(rcall('HGET', kk, 'g')) or 0) then
     rcall('HSET', kk, 'g', str(gate))
   end
-  local h = rcall('HMGET', kk, 's', 'b', 'bf', 'bd', 'tn')
+  local h
+  if featq == false then
+    -- Without features, no key has a tenant.
+    h = rcall('HMGET', kk, 's', 'b', 'bf', 'bd')
+    h[5] = ''
+  else
+    h = rcall('HMGET', kk, 's', 'b', 'bf', 'bd', 'tn')
+  end
   if wait == 0 and not h[2] then
     -- No open burst to end: the values wait behind the others, but for a
     -- key with leases out that may now take another.
@@ -535,10 +572,13 @@ local function fold_key(key, adds, e)
     local gate, head
     repeat
       local a = adds[j]
-      local stamp = e[a.i] .. ZEROS[#e[a.i + 1]] .. e[a.i + 1]
-      if a.delay ~= 0 then
+      local stamp
+      if a.delay == 0 then
+        -- One concatenation, as each makes a string of its own.
+        stamp = e[a.i] .. ZEROS[#e[a.i + 1]] .. e[a.i + 1] .. ':'
+      else
         local due = deadline(at(e[a.i], e[a.i + 1]), a.delay)
-        stamp = stamp .. '@' .. str(due)
+        stamp = e[a.i] .. ZEROS[#e[a.i + 1]] .. e[a.i + 1] .. '@' .. str(due) .. ':'
         if gate == nil or due > gate then
           gate = due
         end
@@ -546,7 +586,6 @@ local function fold_key(key, adds, e)
           head = due
         end
       end
-      stamp = stamp .. ':'
       for v = a.i + 4, a.i + 3 + a.n do
         vals[#vals + 1] = stamp .. e[v]
       end
@@ -594,6 +633,11 @@ local function fold()
     i = last + 1
   end
   rcall('LTRIM', K_INBOX, i - 1, -1)
+  if #keys > 16 then
+    -- One command to learn that no key has a tenant, which spares each
+    -- key's place a field (add_at).
+    features()
+  end
   for _, key in ipairs(keys) do
     fold_key(key, by[key], e)
   end
@@ -618,6 +662,11 @@ end
 -- says.
 local function come_due(key, ts)
   local kk = PFX .. 'k:' .. key
+  if not features() then
+    -- No key in multi mode, no tenant: as before either came.
+    make_ready(key, kk, ts, '')
+    return
+  end
   if rcall('HGET', kk, 's') == 'm' then
     m_due(key, kk, ts)
     return
@@ -695,6 +744,9 @@ local function finish_lease(key, fence, kind, after, why, now, now_s)
   end
   if h == 'm' then
     return m_finish(key, kk, fence, kind, after, why, now, now_s)
+  end
+  if h[10] then
+    featq = true -- a key of a tenant: the queue has tweights
   end
   local n = h[4]
   rcall('ZREM', K_LEASED, key)
@@ -803,8 +855,12 @@ end
 -- paused (any), it sets aside those it pops, without a turn. Each round
 -- leases, sets aside or ends the turns of a tenant left without ready
 -- keys (a pause or a drop took them), so want + PARK_ROUNDS bound them.
-local function pop_turns(want, any)
-  if rcall('ZCARD', K_READY) > 0 then
+-- untenanted tells whether ready has keys, if the caller knows.
+local function pop_turns(want, any, untenanted)
+  if untenanted == nil then
+    untenanted = rcall('ZCARD', K_READY) > 0
+  end
+  if untenanted then
     -- The keys without a tenant enter ready without a look at tenants.
     join('')
   end
@@ -847,11 +903,42 @@ local function pop_turns(want, any)
   return keep
 end
 
+-- pop_plain pops up to want keys off the front of the ready order, with
+-- their scores, if the queue has no features; it returns nil, and pops
+-- nothing, if it has (the features key popped only to be put back). One
+-- command either way, as ZMPOP pops from the first of its sets that has
+-- members: with features, that is the features key.
+local function pop_plain(want)
+  if featq == false then
+    return rcall('ZPOPMIN', K_READY, str(want))
+  end
+  if featq then
+    return nil
+  end
+  local r = rcall('ZMPOP', '2', K_FEATURES, K_READY, 'MIN', 'COUNT', str(want))
+  if not r then
+    featq = false
+    return {}
+  end
+  if r[1] == K_FEATURES then
+    featq, features_popped = true, true
+    return nil
+  end
+  featq = false
+  local got = {}
+  for i, e in ipairs(r[2]) do
+    got[2 * i - 1] = e[1]
+    got[2 * i] = e[2]
+  end
+  return got
+end
+
 -- claim_ready leases up to want ready keys at now (now_s), oldest-ready
 -- first, with at most maxbatch values each (0: all that are ready) for ttl
 -- (-1: for ever), to holder, after moving the keys that came due into the
--- ready order; paused keys it sets aside (pop_ready), and nothing while
--- the queue is paused. It returns {next, key, fence, attempt, count,
+-- ready order; without features, it pops the ready order as it did before
+-- any of them existed (pop_plain); paused keys it sets aside (pop_ready),
+-- and nothing while the queue is paused. It returns {next, key, fence, attempt, count,
 -- value..., key, ...}, next -1 (never) while the queue is paused. With
 -- perkey > 1 (ClaimParams.PerKey), a key may take up to perkey leases
 -- (lib_perkey.lua), several in one call: a key that leases in multi mode
@@ -859,26 +946,48 @@ end
 -- tenants), and the call pops again while it has leased fewer than want,
 -- each lease taking a turn of its tenant.
 local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
-  -- One command tells the common case, nothing paused and no tenants,
-  -- from the others.
-  local paused = false
-  local flags = rcall('EXISTS', K_PAUSED, K_PAUSEDKEYS, K_TW)
-  if flags == 0 then
-    fairq = false
-  else
-    paused = flags > (fair() and 1 or 0)
-    if paused and rcall('EXISTS', K_PAUSED) == 1 then
+  promote(now_s, want + 16)
+  local got, paused, multi, untenanted = pop_plain(want), false, false, nil
+  if not got then
+    -- The queue has features, which pop_plain may have popped: which are
+    -- they still? The features key stays while one is. EXISTS counts a
+    -- key as often as it is named, so one call tells all four apart, and
+    -- whether ready has keys, which pop_turns would ask: ready 16 times,
+    -- paused 8, pausedkeys 4, tweights 2, multi once.
+    local names = {K_MULTI}
+    for i, k in ipairs({K_TW, K_PAUSEDKEYS, K_PAUSED, K_READY}) do
+      for _ = 1, 2 ^ i do
+        names[#names + 1] = k
+      end
+    end
+    local f = rcall('EXISTS', unpack(names))
+    untenanted = f >= 16
+    f = f % 16
+    if f == 0 then
+      rcall('DEL', K_FEATURES)
+      featq = false
+    elseif features_popped then
+      rcall('ZADD', K_FEATURES, '0', 'on')
+    end
+    features_popped = false
+    if f >= 8 then
       return {-1}
     end
+    paused, fairq, multi = f >= 4, f % 4 >= 2, f % 2 == 1
   end
-  promote(now_s, want + 16)
   local function pop(n)
     if fairq then
       return pop_turns(n, paused)
     end
     return pop_ready(now_s, n, paused)
   end
-  local got = pop(want)
+  if not got then
+    if fairq then
+      got = pop_turns(want, paused, untenanted)
+    else
+      got = pop(want)
+    end
+  end
   local out = {0}
   local leased, again = 0, false
   local popped = #got > 0
@@ -891,7 +1000,13 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
     for i = 1, #got, 2 do
       local key = got[i]
       local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
-      local h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd', 'u', 'g', 'R')
+      local h
+      if multi then
+        h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd', 'u', 'g', 'R')
+      else
+        -- Without multi, no key is in multi mode.
+        h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd', 'u', 'g')
+      end
       if h[7] or perkey > 1 then
         -- In multi mode, or to be: lib_perkey.lua leases it.
         fence = fence + 1

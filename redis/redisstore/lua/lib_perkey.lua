@@ -51,6 +51,7 @@ local function m_load(key, kk, ts)
     k.elig = true
     rcall('HDEL', kk, 'n', 'a', 'u', 'e', 'x', 'c', 'o')
     rcall('SADD', K_MULTI, key)
+    feature_on()
   end
   return k
 end

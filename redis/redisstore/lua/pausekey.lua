@@ -14,6 +14,7 @@ local key = ARGV[2]
 if rcall('SADD', KEYS[1], key) == 0 then
   return 0
 end
+feature_on()
 local set = ready_set(PFX .. 'k:' .. key)
 local since = rcall('ZSCORE', set, key)
 if since then

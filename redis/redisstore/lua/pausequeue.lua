@@ -12,6 +12,7 @@
 -- @include lib.lua
 if ARGV[2] == '1' then
   if rcall('SET', KEYS[1], '1', 'NX') then
+    feature_on()
     return 1
   end
   return 0

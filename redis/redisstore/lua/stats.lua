@@ -2,7 +2,8 @@
   stats.lua counts the queue at one instant, after folding the inbox and
   moving the keys that came due into the ready order and setting aside
   the paused keys among them (see lib.lua's parked). It visits the held,
-  the delayed and the paused keys, and those in multi mode.
+  the delayed and the paused keys, and those in multi mode; a queue
+  without features (see lib.lua) has neither paused nor multi-mode keys.
 
   KEYS[1]     the queue's ready (see lib.lua)
   ARGV[1]     prefix of the queue's names
@@ -26,7 +27,8 @@ end
 promote(now_s, due)
 
 -- The paused keys wait for ResumeKey: none counts as ready or retrying.
-local paused = rcall('SMEMBERS', K_PAUSEDKEYS)
+local on = features()
+local paused = on and rcall('SMEMBERS', K_PAUSEDKEYS) or {}
 local is_paused = {}
 for _, key in ipairs(paused) do
   is_paused[key] = true
@@ -55,7 +57,7 @@ local ready, pending, leased = rcall('ZCARD', K_READY), rcall('ZCARD', K_PENDING
 ready = ready + tenants_ready()
 -- A key in multi mode is leased while a lease of it is out, though it
 -- may be ready for another; one that waits for its kept batch retries.
-for _, key in ipairs(rcall('SMEMBERS', K_MULTI)) do
+for _, key in ipairs(on and rcall('SMEMBERS', K_MULTI) or {}) do
   local out, retry, left = m_counts(key, now, now_s)
   if rcall('ZSCORE', ready_set(PFX .. 'k:' .. key), key) then
     if out > 0 then
@@ -69,7 +71,7 @@ for _, key in ipairs(rcall('SMEMBERS', K_MULTI)) do
     retrying, behind = retrying + 1, behind + left
   end
 end
-local delayed, parked = rcall('ZCARD', K_DELAYED), rcall('ZCARD', K_PARKED)
+local delayed, parked = rcall('ZCARD', K_DELAYED), on and rcall('ZCARD', K_PARKED) or 0
 local out = {
   tonumber(rcall('HGET', K_META, 'v')) or 0,
   ready + pending + leased + delayed + #held + parked,
@@ -83,7 +85,7 @@ local out = {
   heldvalues,
   rcall('ZCARD', K_DEAD),
   #paused,
-  rcall('EXISTS', K_PAUSED),
+  on and rcall('EXISTS', K_PAUSED) or 0,
 }
 local lim = tonumber(ARGV[2]) or 0
 if lim > 0 then
