@@ -73,7 +73,7 @@ func TestMeasureStrictPath(t *testing.T) {
 		return q
 	}
 	type measured struct {
-		stats  commandStats
+		stats  serverCommands
 		server time.Duration
 	}
 	last := map[string]measured{}
@@ -115,12 +115,12 @@ func TestMeasureStrictPath(t *testing.T) {
 		fmt.Printf("\nstrict path, %s: per value\n", sc.name)
 		if m, ok := last[sc.name]; ok {
 			fmt.Printf("  (last round)")
-			printCommandStats(m.stats, m.server)
+			printServerCommands(m.stats, m.server)
 		}
 		fmt.Printf("  profiled (%v, %.0f values/s under the profiles and the slow log):\n", took.Round(time.Millisecond), strictValues/took.Seconds())
 		printRoundTrips(hook)
 		printScripts(slow)
-		printCommandStats(stats, server)
+		printServerCommands(stats, server)
 		storetest.PrintCPUShares(t, p, strictValues, cpuShares)
 		storetest.PrintWaits(t, p, strictValues, strictWorkers, took, combined)
 	}
@@ -275,14 +275,14 @@ func printScripts(slow []redis.SlowLog) {
 	}
 }
 
-// commandStats is INFO commandstats: calls and µs by command, the commands
+// serverCommands is INFO commandstats: calls and µs by command, the commands
 // that scripts run included.
-type commandStats map[string][2]float64
+type serverCommands map[string][2]float64
 
-func readCommandStats(t *testing.T, c *redis.Client) commandStats {
+func readCommandStats(t *testing.T, c *redis.Client) serverCommands {
 	info, err := c.Info(context.Background(), "commandstats").Result()
 	require.NoError(t, err)
-	cs := commandStats{}
+	cs := serverCommands{}
 	for _, line := range strings.Split(info, "\n") {
 		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
 		if !ok {
@@ -299,8 +299,8 @@ func readCommandStats(t *testing.T, c *redis.Client) commandStats {
 	return cs
 }
 
-func (cs commandStats) minus(base commandStats) commandStats {
-	d := commandStats{}
+func (cs serverCommands) minus(base serverCommands) serverCommands {
+	d := serverCommands{}
 	for name, v := range cs {
 		b := base[name]
 		if v[0] != b[0] {
@@ -310,14 +310,14 @@ func (cs commandStats) minus(base commandStats) commandStats {
 	return d
 }
 
-func (cs commandStats) calls() (n float64) {
+func (cs serverCommands) calls() (n float64) {
 	for _, v := range cs {
 		n += v[0]
 	}
 	return n
 }
 
-func (cs commandStats) usec() (n float64) {
+func (cs serverCommands) usec() (n float64) {
 	for name, v := range cs {
 		if name != "fcall" && name != "evalsha" && name != "eval" {
 			n += v[1] // a script's own µs include its commands'
@@ -326,9 +326,9 @@ func (cs commandStats) usec() (n float64) {
 	return n
 }
 
-func (cs commandStats) scripts() float64 { return cs["fcall"][0] + cs["evalsha"][0] + cs["eval"][0] }
+func (cs serverCommands) scripts() float64 { return cs["fcall"][0] + cs["evalsha"][0] + cs["eval"][0] }
 
-func printCommandStats(cs commandStats, server time.Duration) {
+func printServerCommands(cs serverCommands, server time.Duration) {
 	fmt.Printf("  server: CPU (INFO cpu) %.1f µs; by command (INFO commandstats, a script's own µs include its commands'):\n", micros(server))
 	for _, name := range sortedBy(cs, func(v [2]float64) float64 { return v[1] }) {
 		v := cs[name]
