@@ -44,9 +44,48 @@ WHERE t.queue = $1 AND t.vtime IS NULL
 // fairQueueSQL reports whether a queue has tenants.
 const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = $1)`
 
+// fairPickSQL is claimPickSQL in a queue with tenants: it takes the next
+// {turns} turns (take_turns, migration 010) and, for each tenant with
+// turns, as many of its oldest ready keys, locked. With the queue paused
+// it takes no turn.
+const fairPickSQL = `, turns AS MATERIALIZED (
+	SELECT * FROM {schema}.take_turns($1, CASE WHEN (SELECT running FROM running) THEN {turns} ELSE 0 END)
+), picked AS MATERIALIZED (
+	SELECT r.queue, r.key_hash, r.ready_at, r.tenant
+	FROM turns CROSS JOIN LATERAL (
+		SELECT queue, key_hash, ready_at, tenant
+		FROM {schema}.keys
+		WHERE queue = $1 AND tenant = turns.tenant AND ready_at <= statement_timestamp() AND NOT paused
+			AND lanes = 0
+		ORDER BY ready_at
+		LIMIT turns.turns
+		FOR UPDATE SKIP LOCKED
+	) AS r
+)`
+
+// chargeSQL advances, once per claim statement, the virtual time of each
+// tenant whose keys it leased by their number over its weight: the time
+// of as many turns as it took. A turn whose key another claim held has
+// no lease, and costs its tenant nothing.
+const chargeSQL = `), charged AS (
+	UPDATE {schema}.tenants AS t
+	SET vtime = t.vtime + c.n / t.weight, last = t.vtime + c.n / t.weight
+	FROM (SELECT p.tenant, count(*)::double precision AS n FROM leased JOIN picked AS p USING (key_hash) GROUP BY p.tenant) AS c
+	WHERE t.queue = $1 AND t.tenant = c.tenant
+), upcoming AS (`
+
+// sharedTurns is {turns} of fairPickSQL after a finishAcksSQL: as many as
+// the keys it left in pgstore.leases (see claimSharedTake), up to {keys}.
+const sharedTurns = `least({keys}, current_setting('pgstore.leases')::integer)`
+
 // tenantQueries are the statements of queues with tenants.
 type tenantQueries struct {
-	addReady, addBurst, addDelayed, claim, claimNone, release, fairQueue string
+	addReady, addBurst, addDelayed, release, fairQueue string
+	// claim and claimShared are the claim statements (claimSQL) that take
+	// the tenants' turns; claimNone leases keys added without a tenant
+	// by a process that did not know of the queue's tenants yet. Each
+	// with {keys} to fill in (see Store.claimSQL).
+	claim, claimShared, claimNone string
 }
 
 // newTenantQueries makes them from the statements of queues without
@@ -71,20 +110,21 @@ func newTenantQueries(schema string, q queries) tenantQueries {
 	addDelayed := mustReplace(q.addDelayed, ", k AS (", activate("$9", "$10")+", k AS (")
 	addDelayed = mustReplace(addDelayed, "(queue, key_hash, key, tail, ready_at, gate)\n\tSELECT $1, sha256($2), $2, cardinality($3::bytea[]), due.at, due.at FROM counted, due",
 		"(queue, key_hash, key, tail, ready_at, gate, tenant)\n\tSELECT $1, sha256($2), $2, cardinality($3::bytea[]), due.at, due.at, $9::text FROM counted, due")
-	const pick = "WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)\n"
-	claim := mustReplace(q.claim, "), picked AS MATERIALIZED (", `), turn AS MATERIALIZED (
-	SELECT CASE WHEN (SELECT running FROM running) THEN {schema}.pick_tenant($1) END AS tenant
-), picked AS MATERIALIZED (`)
-	claim = r.Replace(mustReplace(claim, pick, pick+"\t\tAND tenant = (SELECT tenant FROM turn)\n"))
-	claimNone := mustReplace(q.claim, pick, pick+"\t\tAND tenant IS NULL\n")
+	pick := r.Replace(claimPickSQL)
+	fair := func(claim, turns string) string {
+		claim = mustReplace(claim, pick, r.Replace(strings.Replace(fairPickSQL, "{turns}", turns, 1)))
+		return mustReplace(claim, "), upcoming AS (", r.Replace(chargeSQL))
+	}
+	const ready = "WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)\n"
 	return tenantQueries{
-		addReady:   addReady,
-		addBurst:   addBurst,
-		addDelayed: addDelayed,
-		claim:      strings.Replace(claim, "{keys}", "1", 1),
-		claimNone:  strings.Replace(claimNone, "{keys}", "1", 1),
-		release:    r.Replace(releaseTenantSQL),
-		fairQueue:  r.Replace(fairQueueSQL),
+		addReady:    addReady,
+		addBurst:    addBurst,
+		addDelayed:  addDelayed,
+		claim:       fair(q.claim, "{keys}"),
+		claimShared: fair(q.claim, sharedTurns), // its turns are the keys to take
+		claimNone:   mustReplace(q.claim, ready, ready+"\t\tAND tenant IS NULL\n"),
+		release:     r.Replace(releaseTenantSQL),
+		fairQueue:   r.Replace(fairQueueSQL),
 	}
 }
 
@@ -137,33 +177,17 @@ func (s *Store) fairQueue(ctx context.Context, queue string) (bool, error) {
 	return on, nil
 }
 
-// claimFair runs a Claim in a queue with tenants: one statement per key,
-// each taking the turn of one tenant (pick_tenant) and leasing its oldest
-// ready key; when no tenant has one, the keys added without a tenant by a
-// process that did not know of the queue's tenants yet.
+// claimFair runs a Claim in a queue with tenants: one statement that
+// takes the next p.Keys turns of the tenants and leases a key in each;
+// when no tenant has a key ready, a second for the keys added without a
+// tenant by a process that did not know of the queue's tenants yet.
 func (s *Store) claimFair(ctx context.Context, q querier, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
 	_, args := s.claimStatement(queue, p)
-	var (
-		leases []store.Lease
-		next   time.Duration
-	)
-	for len(leases) < p.Keys {
-		ls, n, err := s.claimOn(ctx, q, s.tq.claim, queue, args)
-		if err != nil {
-			return nil, 0, err
-		}
-		if len(ls) == 0 && n == 0 {
-			ls, n, err = s.claimOn(ctx, q, s.tq.claimNone, queue, args)
-			if err != nil {
-				return nil, 0, err
-			}
-		}
-		leases, next = append(leases, ls...), n
-		if len(ls) == 0 {
-			break
-		}
+	leases, next, err := s.claimOn(ctx, q, s.claimSQL(claimForm{keys: p.Keys, kind: fairClaim}), queue, args)
+	if err != nil || len(leases) > 0 || next != 0 {
+		return leases, next, err
 	}
-	return leases, next, nil
+	return s.claimOn(ctx, q, s.claimSQL(claimForm{keys: p.Keys, kind: untenantedClaim}), queue, args)
 }
 
 // claimOn runs the claim statement sql.
