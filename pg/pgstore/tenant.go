@@ -131,8 +131,7 @@ const chargeSQL = `), charged AS (
 // snapshot so sees every turn the claims before it took. Two claims at
 // once would otherwise each take what its snapshot shows as the first
 // turns, or one skip the tenants the other locked and take later turns
-// instead: across processes, a tenant of weight 3 got under twice the
-// turns of one of weight 1.
+// instead, and the weights would not hold across processes.
 const turnsLockSQL = `SELECT pg_advisory_xact_lock(hashtext('pacer.pgstore.turns'), hashtext($1::text))`
 
 // turnsLock returns the name of queue's lock of turnsLockSQL.
