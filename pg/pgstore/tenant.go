@@ -54,16 +54,18 @@ const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = 
 //
 // cand walks the turns in order (smallest virtual time first, ties to
 // the smaller name) and locks the first {turns} tenants with a key ready,
-// skipping those another claim holds; each with its ready keys counted up
-// to {turns}, and the tenants after them start no earlier, so none of the
-// {turns} earliest turns is theirs. Of those, the turns are the earliest
+// skipping those another transaction holds (an Add's, a claim of several
+// leases of a key); each with its ready keys counted up to {turns}. The
+// tenants after them start no earlier, so none of the {turns} earliest
+// turns is theirs. Of those, the turns are the earliest
 // start times, a tenant's j-th (from 0) at its virtual time plus
 // j/weight, ties to the smaller name. leaving and gone take out of the
-// turns the tenants that cand passed, or all if it found none, that have no key
-// that can come ready, as pick_tenant does: so a tenant earns no turns
-// while it has nothing to run. It reads O({turns}) tenants, each by an
-// index probe of at most {turns} keys, plus those passed: the number of
-// tenants and keys adds nothing. With the queue paused it takes no turn.
+// turns the tenants that cand passed (those before its last in the
+// turns), or all if it found none, that have no key that can come ready,
+// as pick_tenant does: so a tenant earns no turns while it has nothing to
+// run. It reads O({turns}) tenants, each by an index probe of at most
+// {turns} keys, plus those passed: the number of tenants and keys adds
+// nothing. With the queue paused it takes no turn.
 const fairPickSQL = `, cand AS MATERIALIZED (
 	SELECT tn.tenant, tn.vtime, tn.weight, r.ready
 	FROM {schema}.tenants AS tn
@@ -82,7 +84,11 @@ const fairPickSQL = `, cand AS MATERIALIZED (
 ), leaving AS MATERIALIZED (
 	SELECT tn.tenant FROM {schema}.tenants AS tn
 	WHERE tn.queue = $1 AND tn.vtime IS NOT NULL
-		AND tn.vtime <= coalesce((SELECT max(vtime) FROM cand), 'infinity')
+		-- Before the last of cand in the turns: its row in the index
+		-- bounds the scan, however many tenants tie with it.
+		AND ROW(tn.vtime, tn.tenant) < ROW(
+			coalesce((SELECT vtime FROM cand ORDER BY vtime DESC, tenant DESC LIMIT 1), 'infinity'),
+			coalesce((SELECT tenant FROM cand ORDER BY vtime DESC, tenant DESC LIMIT 1), ''))
 		AND NOT EXISTS (SELECT FROM {schema}.keys AS k WHERE k.queue = $1 AND k.tenant = tn.tenant
 			AND k.ready_at IS NOT NULL)
 		AND (SELECT running FROM running)
