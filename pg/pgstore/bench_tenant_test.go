@@ -5,14 +5,20 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/pg/pgrate"
+	"github.com/pacerkit/pacer/ratelimit"
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -96,23 +102,33 @@ func measureTenantClaims(t *testing.T, s store.Store) {
 
 // measureTenantThroughput times a Runner in strict order (MaxBatch 1, 8
 // workers, a handler that does nothing) through 500 keys of 10 values
-// each, with and without tenants (50 of them), in PACER_BENCH_ROUNDS (5) alternating rounds on
-// queues of their own; open returns a fresh store for a round.
-func measureTenantThroughput(t *testing.T, open func() store.Store) {
+// each, without tenants, with tenants (50 of them), and without tenants
+// but with a per-key limit (a pgrate.Keyed generous enough never to defer
+// a batch), in PACER_BENCH_ROUNDS (5) alternating rounds on queues of
+// their own; open returns a fresh store for a round, keyed a fresh
+// per-key limit. cpu, if not nil, returns the CPU time used so far by
+// the test process and the database sessions of its pool, which a round
+// reports per value: on a loaded machine a steadier figure than the wall
+// time.
+func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func() ratelimit.KeyGate[string], cpu func() time.Duration) {
 	const keys, per = 500, 10
 	rounds := 5
 	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_ROUNDS")); err == nil {
 		rounds = n
 	}
-	run := func(round int, tenants bool) time.Duration {
+	type result struct{ wall, cpu time.Duration }
+	run := func(round int, mode string) result {
 		s := open()
-		q := fmt.Sprint("thr", round, tenants)
+		q := fmt.Sprint("thr", round, mode)
 		var left atomic.Int64
 		left.Store(keys * per)
 		done := make(chan struct{})
 		cfg := pacer.Config[string, int]{Store: s, Name: q, MaxBatch: 1, Workers: 8}
-		if tenants {
+		switch mode {
+		case "tenants":
 			cfg.Tenant = func(k string) string { return "t" + k[len(k)-2:] }
+		case "keylimit":
+			cfg.KeyLimit = keyed()
 		}
 		r, err := pacer.New(cfg, func(context.Context, string, []int) error {
 			if left.Add(-1) == 0 {
@@ -130,18 +146,35 @@ func measureTenantThroughput(t *testing.T, open func() store.Store) {
 		if st, err := s.Stats(ctx, q); err == nil { // an engine may fold its Adds here
 			require.Equal(t, keys*per, st.Values)
 		}
+		var c0 time.Duration
+		if cpu != nil {
+			c0 = cpu()
+		}
 		t0 := time.Now()
 		go r.Run(ctx)
 		<-done
-		took := time.Since(t0)
+		res := result{wall: time.Since(t0)}
+		if cpu != nil {
+			res.cpu = cpu() - c0
+		}
+		if mode == "keylimit" {
+			st, err := r.Stats(ctx)
+			require.NoError(t, err)
+			require.Zero(t, st.KeyLimited, "the per-key limit deferred a batch")
+		}
 		require.NoError(t, r.Shutdown(ctx))
-		return took
+		return res
 	}
+	perValue := func(d time.Duration) time.Duration { return d / (keys * per) }
 	for round := range rounds {
-		off, on := run(round, false), run(round, true)
-		fmt.Printf("strict end-to-end, %d values over %d keys: without tenants %v (%.0f/s), with 50 tenants %v (%.0f/s): %+.1f%%\n",
-			keys*per, keys, off.Round(time.Millisecond), keys*per/off.Seconds(), on.Round(time.Millisecond), keys*per/on.Seconds(),
-			100*(off.Seconds()/on.Seconds()-1))
+		off, on, kl := run(round, "off"), run(round, "tenants"), run(round, "keylimit")
+		fmt.Printf("strict end-to-end, %d values over %d keys: without tenants %v (%.0f/s), with 50 tenants %v (%.0f/s): %+.1f%%; per-key limit %v (%.0f/s): %+.1f%%\n",
+			keys*per, keys, off.wall.Round(time.Millisecond), keys*per/off.wall.Seconds(), on.wall.Round(time.Millisecond), keys*per/on.wall.Seconds(),
+			100*(off.wall.Seconds()/on.wall.Seconds()-1), kl.wall.Round(time.Millisecond), keys*per/kl.wall.Seconds(), 100*(off.wall.Seconds()/kl.wall.Seconds()-1))
+		if cpu != nil {
+			fmt.Printf("  CPU per value (test process and its database sessions): without tenants %v, with tenants %v (%.2fx), per-key limit %v (%.2fx)\n",
+				perValue(off.cpu), perValue(on.cpu), float64(on.cpu)/float64(off.cpu), perValue(kl.cpu), float64(kl.cpu)/float64(off.cpu))
+		}
 	}
 }
 
@@ -150,6 +183,47 @@ func TestMeasureTenantThroughput(t *testing.T) {
 	if os.Getenv("PACER_BENCH") != "1" {
 		t.Skip("a measurement: set PACER_BENCH=1 to run it")
 	}
-	pool := connect(t, appName(t))
-	measureTenantThroughput(t, func() store.Store { return newStore(t, pool) })
+	app := appName(t)
+	pool := connect(t, app)
+	keyed := func() ratelimit.KeyGate[string] {
+		k, err := pgrate.NewKeyed(context.Background(), pool, pgrate.KeyedConfig{
+			Rate: pgrate.MaxRate, Burst: 1000, Name: fmt.Sprint("bench", time.Now().UnixNano()), Schema: freshSchema(t, pool)})
+		require.NoError(t, err)
+		return k
+	}
+	measureTenantThroughput(t, func() store.Store { return newStore(t, pool) }, keyed, func() time.Duration {
+		return processCPU(t) + sessionsCPU(t, pool, app)
+	})
+}
+
+// processCPU returns the CPU time, user and system, of the test process.
+func processCPU(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// sessionsCPU returns the CPU time, user and system, of the server
+// processes of the sessions named app, read from /proc: the server runs
+// on this machine. A session that ended meanwhile drops out, so a round
+// compares readings of the same sessions (the pool keeps its own).
+func sessionsCPU(t *testing.T, pool *pgxpool.Pool, app string) time.Duration {
+	rows, err := pool.Query(context.Background(), "SELECT pid FROM pg_stat_activity WHERE application_name = $1", app)
+	require.NoError(t, err)
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	require.NoError(t, err)
+	var ticks int64
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // not on this machine, or gone
+		}
+		// The fields after the command's closing parenthesis: utime and
+		// stime are the 12th and 13th.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += u + st
+	}
+	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
 }

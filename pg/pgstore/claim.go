@@ -93,12 +93,23 @@ func scanClaim(queue string, rows pgx.Rows) ([]store.Lease, time.Duration, error
 	return leases, next, rows.Err()
 }
 
-// claimForm is one of the claim statements: for up to keys keys, and the
-// one of a shared Finish's transaction or not (see claimSQL).
+// claimForm is one of the claim statements: for up to keys keys, of a
+// kind, and the one of a shared Finish's transaction or not (see
+// claimSQL).
 type claimForm struct {
 	keys   int
+	kind   claimKind
 	shared bool
 }
+
+// claimKind says which keys a claim statement leases.
+type claimKind uint8
+
+const (
+	plainClaim      claimKind = iota // the oldest ready, in a queue without tenants
+	fairClaim                        // a key per turn of the tenants (tenant.go)
+	untenantedClaim                  // the oldest ready added without a tenant in a queue with tenants
+)
 
 // claimSQL returns the claim statement of form f, made once for each of
 // the few forms a store's callers use.
@@ -107,11 +118,19 @@ func (s *Store) claimSQL(f claimForm) string {
 	defer s.mu.Unlock()
 	sql, ok := s.claims[f]
 	if !ok {
-		sql = s.q.claim
-		if f.shared {
+		switch {
+		case f.kind == fairClaim && f.shared:
+			sql = s.tq.claimShared
+		case f.kind == fairClaim:
+			sql = s.tq.claim
+		case f.kind == untenantedClaim:
+			sql = s.tq.claimNone
+		case f.shared:
 			sql = s.q.claimShared
+		default:
+			sql = s.q.claim
 		}
-		sql = strings.Replace(sql, "{keys}", strconv.Itoa(f.keys), 1)
+		sql = strings.ReplaceAll(sql, "{keys}", strconv.Itoa(f.keys))
 		if len(s.claims) < maxClaimSQL {
 			s.claims[f] = sql
 		}

@@ -125,22 +125,33 @@
 // ready keys, a tenants table
 // (weight, virtual time, and vtime, its place in the turns, NULL while
 // the tenant has no key that can come ready) indexed by (queue, vtime),
-// and pick_tenant, a function that a Claim of a queue with tenants calls:
-// it walks the tenants by that index, locking each with FOR UPDATE SKIP
-// LOCKED, and takes the first that has a key ready and not paused,
-// advancing its virtual time by 1/weight; it takes out of the turns the
-// tenants it passes that have no key that can come ready. An Add that
-// names a tenant puts the tenant back in the turns, from the larger of
-// its own virtual time and the queue's clock (the smallest virtual time
-// in the turns), in its own statement, and writes no tenant row when the
-// tenant is in the turns already with that weight; Release does the same
-// for a key held while its tenant left the turns. A Claim of a queue with
-// tenants runs one statement per key, each leasing the oldest ready key
-// of the tenant whose turn it is: O(log T + log K), plus one step per
-// tenant that comes first in the turns with keys that are all leased,
-// delayed, debouncing or paused; FinishAndClaim leases one key, in one
-// round trip with the Finish, without the shared Acks of a queue without
-// tenants.
+// and pick_tenant, a function that takes one turn: it walks the tenants
+// by that index, locking each with FOR UPDATE SKIP LOCKED, and takes the
+// first that has a key ready and not paused, advancing its virtual time
+// by 1/weight; it takes out of the turns the tenants it passes that have
+// no key that can come ready. claim_lanes (below) calls it per lease. An
+// Add that names a tenant puts the tenant back in the turns, from the
+// larger of its own virtual time and the queue's clock (the smallest
+// virtual time in the turns), in its own statement, and writes no tenant
+// row when the tenant is in the turns already with that weight; Release
+// does the same for a key held while its tenant left the turns.
+//
+// A Claim of n keys in a queue with tenants is one statement that takes
+// the next n turns at once, as n calls of pick_tenant would: it locks the
+// first n tenants in the turns with a key ready, counts each one's ready
+// keys up to n, gives the turns to the n earliest start times among them
+// (a tenant's j-th at its virtual time plus j/weight), leases as many of
+// each tenant's oldest ready keys, and advances each tenant's virtual
+// time once, by the keys it leased over its weight; it takes out of the
+// turns the tenants it passed that have no key that can come ready.
+// O(n (log T + log K)), plus one step per tenant that comes first in the
+// turns with keys that are all leased, delayed, debouncing or paused.
+// The claims of a queue with tenants take turns: each takes a lock of
+// the queue's turns (pg_advisory_xact_lock) in a statement of its own
+// first, so that its claim statement's snapshot sees the turns the
+// claims before it took, in every process. FinishAndClaim with an Ack
+// shares the flights of Acks as in a queue without tenants, the flight
+// taking that lock before it ends its leases.
 //
 // A queue has tenants once an Add named one; a Store learns it from its
 // own Adds, or asks the server, in a Claim, at most once a second while

@@ -38,8 +38,8 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 		return more, leases, next, err
 	}
 	fair := s.fair.known(l.Queue)
-	if o.Kind == store.Ack && !fair {
-		if a := s.ack(ctx, l, p.Keys, p); a.ended {
+	if o.Kind == store.Ack {
+		if a := s.ack(ctx, l, p.Keys, p, fair); a.ended {
 			return a.more, a.leases, a.next, a.err
 		}
 	}
@@ -75,8 +75,12 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 	}
 	claimSQL, claimArgs := s.claimStatement(l.Queue, p)
 	if fair {
-		// A queue with tenants: the claim takes one tenant's turn, one key.
-		claimSQL = s.tq.claim
+		// A queue with tenants: the claim takes the tenants' next turns,
+		// under the lock of the turns (see turnsLockSQL), taken after
+		// the finish, which may wait for its key row: a claim of the
+		// queue waits for no other row.
+		b.Queue(turnsLockSQL, s.turnsLock(l.Queue))
+		claimSQL = s.claimSQL(claimForm{keys: p.Keys, kind: fairClaim})
 	}
 	b.Queue(claimSQL, claimArgs...).Query(func(rows pgx.Rows) error {
 		var err error
@@ -98,9 +102,7 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 		}
 		s.finished(l, o, more)
 		if fair {
-			one := p
-			one.Keys = 1 // one tenant's turn, as the batch's claim
-			leases, next, err = s.claimFair(ctx, conn, l.Queue, one)
+			leases, next, err = s.claimFair(ctx, conn, l.Queue, p)
 		} else {
 			leases, next, err = s.claim(ctx, conn, l.Queue, p)
 		}

@@ -43,7 +43,7 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, o store.Outcome) (boo
 		return false, err
 	}
 	if o.Kind == store.Ack {
-		if a := s.ack(ctx, l, 0, store.ClaimParams{}); a.ended {
+		if a := s.ack(ctx, l, 0, store.ClaimParams{}, false); a.ended {
 			return a.more, a.err
 		}
 	}

@@ -355,15 +355,7 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT coalesce(k.ready_at = statement_timestam
 const claimSQL = `
 WITH running AS MATERIALIZED (
 	SELECT {running} AS running
-), picked AS MATERIALIZED (
-	SELECT queue, key_hash, ready_at
-	FROM {schema}.keys
-	WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)
-		AND lanes = 0
-	ORDER BY ready_at
-	LIMIT {keys}
-	FOR UPDATE SKIP LOCKED
-), seen AS MATERIALIZED (
+)` + claimPickSQL + `, seen AS MATERIALIZED (
 	-- A subquery per key, read by the primary key: as a join, PostgreSQL
 	-- may scan every key of the queue.
 	SELECT queue, key_hash, (SELECT tail FROM {schema}.keys s WHERE s.queue = $1 AND s.key_hash = picked.key_hash) AS tail
@@ -430,6 +422,19 @@ SELECT statement_timestamp(),
 FROM (VALUES (1)) AS one(x)
 LEFT JOIN leases l ON true
 ORDER BY l.was_ready, l.key`
+
+// claimPickSQL is the CTE of claimSQL that picks the keys it may lease:
+// the first {keys} ready ones, locked. A queue with tenants has its own
+// (tenant.go).
+const claimPickSQL = `, picked AS MATERIALIZED (
+	SELECT queue, key_hash, ready_at
+	FROM {schema}.keys
+	WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)
+		AND lanes = 0
+	ORDER BY ready_at
+	LIMIT {keys}
+	FOR UPDATE SKIP LOCKED
+)`
 
 // runningSQL is true unless queue {queue} is paused (PauseQueue): one
 // read of paused_queues by its primary key, which PostgreSQL makes once

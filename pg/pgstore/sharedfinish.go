@@ -73,12 +73,21 @@ type sharedAck struct {
 
 // ackGroup names the Acks that may share a flight: the claim that follows
 // them is one statement, for one queue and one kind of lease, by one
-// holder.
+// holder, taking the tenants' turns or not.
 type ackGroup struct {
 	queue    string
 	maxBatch int
 	ttl      time.Duration
 	holder   string
+	fair     bool
+}
+
+// kindOf is the kind of g's claim statement.
+func (g ackGroup) kindOf() claimKind {
+	if g.fair {
+		return fairClaim
+	}
+	return plainClaim
 }
 
 // claims reports whether g's Acks come from FinishAndClaim, which needs a
@@ -99,16 +108,17 @@ type ackQueue struct {
 }
 
 // ack ends l with an Ack in a flight of its group (see above) and, if
-// want > 0, claims up to want keys for it as FinishAndClaim does with p.
+// want > 0, claims up to want keys for it as FinishAndClaim does with p,
+// taking the tenants' turns if fair.
 // A lease that a flight did not end, because its key row was locked for
 // the moment (another process's claim may hold it until its commit) or
 // because it does not hold, boards the next flight too, and only then is
 // left to its caller. It returns the Ack with its results, and ended false
 // if no flight ended l: the caller then finishes l alone.
-func (s *Store) ack(ctx context.Context, l store.Lease, want int, p store.ClaimParams) *sharedAck {
-	a := s.board(ctx, l, want, p)
+func (s *Store) ack(ctx context.Context, l store.Lease, want int, p store.ClaimParams, fair bool) *sharedAck {
+	a := s.board(ctx, l, want, p, fair)
 	if !a.ended {
-		a = s.board(ctx, l, want, p)
+		a = s.board(ctx, l, want, p, fair)
 	}
 	return a
 }
@@ -117,10 +127,10 @@ func (s *Store) ack(ctx context.Context, l store.Lease, want int, p store.ClaimP
 // waits for the flight, it leaves and returns ctx.Err(); once in the
 // flight, it waits for it, and the flight runs until the latest deadline
 // of its Acks' ctxs.
-func (s *Store) board(ctx context.Context, l store.Lease, want int, p store.ClaimParams) *sharedAck {
+func (s *Store) board(ctx context.Context, l store.Lease, want int, p store.ClaimParams, fair bool) *sharedAck {
 	a := &sharedAck{l: l, want: want, turn: make(chan struct{}, 1)}
 	a.dl, _ = ctx.Deadline()
-	g := ackGroup{queue: l.Queue, maxBatch: p.MaxBatch, ttl: p.TTL, holder: p.Holder}
+	g := ackGroup{queue: l.Queue, maxBatch: p.MaxBatch, ttl: p.TTL, holder: p.Holder, fair: fair && want > 0}
 	s.acks.Lock()
 	q := s.ackQueue(g)
 	lead := !q.flying
@@ -268,6 +278,12 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 		leases []store.Lease
 		next   time.Duration
 	)
+	if g.fair {
+		// The claim takes the tenants' turns in their order (see
+		// turnsLockSQL); the lock is taken first, so that no Ack's key
+		// row is held while the flight waits for it.
+		b.Queue(turnsLockSQL, s.turnsLock(g.queue))
+	}
 	b.Queue(s.q.finishAcks, g.queue, keys, fences, wants).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var (
@@ -289,7 +305,7 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 		if g.maxBatch > 0 {
 			maxBatch = int64(g.maxBatch)
 		}
-		b.Queue(s.claimSQL(claimForm{keys: want, shared: true}), g.queue, maxBatch, interval(g.ttl), bytesOf(g.holder)).Query(func(rows pgx.Rows) error {
+		b.Queue(s.claimSQL(claimForm{keys: want, kind: g.kindOf(), shared: true}), g.queue, maxBatch, interval(g.ttl), bytesOf(g.holder)).Query(func(rows pgx.Rows) error {
 			var err error
 			leases, next, err = scanClaim(g.queue, rows)
 			return err

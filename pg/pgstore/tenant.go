@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -44,9 +46,115 @@ WHERE t.queue = $1 AND t.vtime IS NULL
 // fairQueueSQL reports whether a queue has tenants.
 const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = $1)`
 
+// fairPickSQL is claimPickSQL in a queue with tenants: it takes the next
+// {turns} turns of the tenants, as {turns} calls of pick_tenant
+// (migration 008) would, and for each tenant as many of its oldest ready
+// keys as it has turns, locked; chargeSQL then advances the tenants'
+// virtual times, once each.
+//
+// cand walks the turns in order (smallest virtual time first, ties to
+// the smaller name) and locks the first {turns} tenants with a key ready,
+// skipping those another transaction holds (an Add's, a claim of several
+// leases of a key); each with its ready keys counted up to {turns}. The
+// tenants after them start no earlier, so none of the {turns} earliest
+// turns is theirs. Of those, the turns are the earliest
+// start times, a tenant's j-th (from 0) at its virtual time plus
+// j/weight, ties to the smaller name. leaving and gone take out of the
+// turns the tenants that cand passed (those before its last in the
+// turns), or all if it found none, that have no key that can come ready,
+// as pick_tenant does: so a tenant earns no turns while it has nothing to
+// run. It reads O({turns}) tenants, each by an index probe of at most
+// {turns} keys, plus those passed: the number of tenants and keys adds
+// nothing. With the queue paused it takes no turn.
+const fairPickSQL = `, cand AS MATERIALIZED (
+	SELECT tn.tenant, tn.vtime, tn.weight, r.ready
+	FROM {schema}.tenants AS tn
+	CROSS JOIN LATERAL (
+		SELECT count(*)::integer AS ready FROM (
+			SELECT FROM {schema}.keys AS k
+			WHERE k.queue = $1 AND k.tenant = tn.tenant AND k.ready_at <= statement_timestamp() AND NOT k.paused
+				AND k.lanes = 0
+			LIMIT {turns}
+		) AS x
+	) AS r
+	WHERE tn.queue = $1 AND tn.vtime IS NOT NULL AND r.ready > 0 AND (SELECT running FROM running)
+	ORDER BY tn.vtime, tn.tenant
+	LIMIT {turns}
+	FOR UPDATE OF tn SKIP LOCKED
+), leaving AS MATERIALIZED (
+	SELECT tn.tenant FROM {schema}.tenants AS tn
+	WHERE tn.queue = $1 AND tn.vtime IS NOT NULL
+		-- Before the last of cand in the turns: its row in the index
+		-- bounds the scan, however many tenants tie with it.
+		AND ROW(tn.vtime, tn.tenant) < ROW(
+			coalesce((SELECT vtime FROM cand ORDER BY vtime DESC, tenant DESC LIMIT 1), 'infinity'),
+			coalesce((SELECT tenant FROM cand ORDER BY vtime DESC, tenant DESC LIMIT 1), ''))
+		AND NOT EXISTS (SELECT FROM {schema}.keys AS k WHERE k.queue = $1 AND k.tenant = tn.tenant
+			AND k.ready_at IS NOT NULL)
+		AND (SELECT running FROM running)
+	ORDER BY tn.vtime, tn.tenant
+	FOR UPDATE SKIP LOCKED
+), gone AS (
+	UPDATE {schema}.tenants AS t SET vtime = NULL, last = t.vtime
+	WHERE t.queue = $1 AND t.tenant = ANY (ARRAY(SELECT tenant FROM leaving))
+), turns AS MATERIALIZED (
+	SELECT x.tenant, count(*)::integer AS turns FROM (
+		SELECT c.tenant FROM cand AS c CROSS JOIN LATERAL generate_series(0, c.ready - 1) AS j
+		ORDER BY c.vtime + j::double precision / c.weight, c.tenant
+		LIMIT {turns}
+	) AS x
+	GROUP BY x.tenant
+), picked AS MATERIALIZED (
+	SELECT r.queue, r.key_hash, r.ready_at, r.tenant
+	FROM turns CROSS JOIN LATERAL (
+		SELECT queue, key_hash, ready_at, tenant
+		FROM {schema}.keys
+		WHERE queue = $1 AND tenant = turns.tenant AND ready_at <= statement_timestamp() AND NOT paused
+			AND lanes = 0
+		ORDER BY ready_at
+		LIMIT turns.turns
+		FOR UPDATE SKIP LOCKED
+	) AS r
+	LIMIT {keys}
+)`
+
+// chargeSQL advances, once per claim statement, the virtual time of each
+// tenant whose keys it leased by their number over its weight: the time
+// of as many turns as it took. A turn whose key another claim held has
+// no lease, and costs its tenant nothing.
+const chargeSQL = `), charged AS (
+	UPDATE {schema}.tenants AS t
+	SET vtime = t.vtime + c.n / t.weight, last = t.vtime + c.n / t.weight
+	FROM (SELECT p.tenant, count(*)::double precision AS n FROM leased JOIN picked AS p USING (key_hash) GROUP BY p.tenant) AS c
+	-- Each tenant's row read by its key (an array, so that no plan reads
+	-- every tenant of the queue); so in gone.
+	WHERE t.queue = $1 AND t.tenant = ANY (ARRAY(SELECT tenant FROM picked)) AND t.tenant = c.tenant
+), upcoming AS (`
+
+// turnsLockSQL takes, until the transaction ends, the lock of the turns
+// of queue $1 (named with its schema): the claims of a queue with tenants
+// take turns, each in a statement of its own after this one, whose
+// snapshot so sees every turn the claims before it took. Two claims at
+// once would otherwise each take what its snapshot shows as the first
+// turns, or one skip the tenants the other locked and take later turns
+// instead, and the weights would not hold across processes.
+const turnsLockSQL = `SELECT pg_advisory_xact_lock(hashtext('pacer.pgstore.turns'), hashtext($1::text))`
+
+// turnsLock returns the name of queue's lock of turnsLockSQL.
+func (s *Store) turnsLock(queue string) string { return s.cfg.Schema + "." + queue }
+
+// sharedTurns is {turns} of fairPickSQL after a finishAcksSQL: as many as
+// the keys it left in pgstore.leases (see claimSharedTake), up to {keys}.
+const sharedTurns = `least({keys}, current_setting('pgstore.leases')::integer)`
+
 // tenantQueries are the statements of queues with tenants.
 type tenantQueries struct {
-	addReady, addBurst, addDelayed, claim, claimNone, release, fairQueue string
+	addReady, addBurst, addDelayed, release, fairQueue string
+	// claim and claimShared are the claim statements (claimSQL) that take
+	// the tenants' turns; claimNone leases keys added without a tenant
+	// by a process that did not know of the queue's tenants yet. Each
+	// with {keys} to fill in (see Store.claimSQL).
+	claim, claimShared, claimNone string
 }
 
 // newTenantQueries makes them from the statements of queues without
@@ -71,20 +179,21 @@ func newTenantQueries(schema string, q queries) tenantQueries {
 	addDelayed := mustReplace(q.addDelayed, ", k AS (", activate("$9", "$10")+", k AS (")
 	addDelayed = mustReplace(addDelayed, "(queue, key_hash, key, tail, ready_at, gate)\n\tSELECT $1, sha256($2), $2, cardinality($3::bytea[]), due.at, due.at FROM counted, due",
 		"(queue, key_hash, key, tail, ready_at, gate, tenant)\n\tSELECT $1, sha256($2), $2, cardinality($3::bytea[]), due.at, due.at, $9::text FROM counted, due")
-	const pick = "WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)\n"
-	claim := mustReplace(q.claim, "), picked AS MATERIALIZED (", `), turn AS MATERIALIZED (
-	SELECT CASE WHEN (SELECT running FROM running) THEN {schema}.pick_tenant($1) END AS tenant
-), picked AS MATERIALIZED (`)
-	claim = r.Replace(mustReplace(claim, pick, pick+"\t\tAND tenant = (SELECT tenant FROM turn)\n"))
-	claimNone := mustReplace(q.claim, pick, pick+"\t\tAND tenant IS NULL\n")
+	pick := r.Replace(claimPickSQL)
+	fair := func(claim, turns string) string {
+		claim = mustReplace(claim, pick, r.Replace(strings.ReplaceAll(fairPickSQL, "{turns}", turns)))
+		return mustReplace(claim, "), upcoming AS (", r.Replace(chargeSQL))
+	}
+	const ready = "WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)\n"
 	return tenantQueries{
-		addReady:   addReady,
-		addBurst:   addBurst,
-		addDelayed: addDelayed,
-		claim:      strings.Replace(claim, "{keys}", "1", 1),
-		claimNone:  strings.Replace(claimNone, "{keys}", "1", 1),
-		release:    r.Replace(releaseTenantSQL),
-		fairQueue:  r.Replace(fairQueueSQL),
+		addReady:    addReady,
+		addBurst:    addBurst,
+		addDelayed:  addDelayed,
+		claim:       fair(q.claim, "{keys}"),
+		claimShared: fair(q.claim, sharedTurns), // its turns are the keys to take
+		claimNone:   mustReplace(q.claim, ready, ready+"\t\tAND tenant IS NULL\n"),
+		release:     r.Replace(releaseTenantSQL),
+		fairQueue:   r.Replace(fairQueueSQL),
 	}
 }
 
@@ -137,33 +246,39 @@ func (s *Store) fairQueue(ctx context.Context, queue string) (bool, error) {
 	return on, nil
 }
 
-// claimFair runs a Claim in a queue with tenants: one statement per key,
-// each taking the turn of one tenant (pick_tenant) and leasing its oldest
-// ready key; when no tenant has one, the keys added without a tenant by a
-// process that did not know of the queue's tenants yet.
-func (s *Store) claimFair(ctx context.Context, q querier, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
+// claimFair runs a Claim in a queue with tenants: in one transaction
+// and round trip, the lock of the queue's turns (turnsLockSQL), then one
+// statement that takes the next p.Keys turns of the tenants and leases a
+// key in each; when no tenant has a key ready, a second for the keys
+// added without a tenant by a process that did not know of the queue's
+// tenants yet.
+func (s *Store) claimFair(ctx context.Context, q batcher, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
 	_, args := s.claimStatement(queue, p)
 	var (
 		leases []store.Lease
 		next   time.Duration
+		b      pgx.Batch
 	)
-	for len(leases) < p.Keys {
-		ls, n, err := s.claimOn(ctx, q, s.tq.claim, queue, args)
-		if err != nil {
-			return nil, 0, err
-		}
-		if len(ls) == 0 && n == 0 {
-			ls, n, err = s.claimOn(ctx, q, s.tq.claimNone, queue, args)
-			if err != nil {
-				return nil, 0, err
-			}
-		}
-		leases, next = append(leases, ls...), n
-		if len(ls) == 0 {
-			break
-		}
+	b.Queue(turnsLockSQL, s.turnsLock(queue))
+	b.Queue(s.claimSQL(claimForm{keys: p.Keys, kind: fairClaim}), args...).Query(func(rows pgx.Rows) error {
+		var err error
+		leases, next, err = scanClaim(queue, rows)
+		return err
+	})
+	if err := q.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, 0, failed(ctx, "Claim", err)
 	}
-	return leases, next, nil
+	if len(leases) > 0 || next != 0 {
+		return leases, next, nil
+	}
+	return s.claimOn(ctx, q, s.claimSQL(claimForm{keys: p.Keys, kind: untenantedClaim}), queue, args)
+}
+
+// batcher runs statements and batches of them: the pool, or a
+// connection of it.
+type batcher interface {
+	querier
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 // claimOn runs the claim statement sql.
