@@ -173,8 +173,9 @@ local woken
 local fairq -- whether the queue has tenants; nil until a step asks
 -- The parts of the ends of leases that finish_lease leaves to flush_ends,
 -- one command each for all the leases a call ends: the keys to take out
--- of leased, and how many values to take off meta's v.
-local unleased, unstored
+-- of leased, those to take out of keys (they have no values left), and
+-- how many values to take off meta's v.
+local unleased, unindexed, unstored
 
 -- The steps of a key in multi mode (s m), which lib_perkey.lua defines.
 local m_lease, m_finish, m_extend, m_due, m_added, m_release
@@ -193,7 +194,7 @@ local function begin(prefix)
   K_TW, K_TURNS, K_TV = PFX .. 'tweights', PFX .. 'turns', PFX .. 'tvtimes'
   woken = false
   fairq = nil
-  unleased, unstored = {}, 0
+  unleased, unindexed, unstored = {}, {}, 0
 end
 
 -- wake lets one waiting worker return from its blocking pop. Once per
@@ -206,12 +207,16 @@ local function wake()
 end
 
 -- flush_ends applies what finish_lease left to it: before anything reads
--- leased or meta's v (earliest does), and before a call that ended leases
--- claims or returns.
+-- leased, keys or meta's v (earliest reads leased), and before a call
+-- that ended leases claims or returns.
 local function flush_ends()
   if #unleased > 0 then
     rcall('ZREM', K_LEASED, unpack(unleased))
     unleased = {}
+  end
+  if #unindexed > 0 then
+    rcall('ZREM', K_KEYS, unpack(unindexed))
+    unindexed = {}
   end
   if unstored > 0 then
     rcall('HINCRBY', K_META, 'v', str(-unstored))
@@ -734,7 +739,7 @@ local function finish_lease(key, fence, kind, after, why, now, now_s)
     local left = rcall('LLEN', vk)
     if left == 0 then
       rcall('DEL', kk)
-      rcall('ZREM', K_KEYS, key)
+      unindexed[#unindexed + 1] = key
       return 0
     end
     settle(key, kk, left, now, now_s, h[6], h[7], h[8], h[9], h[10] or '')
