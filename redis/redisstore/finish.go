@@ -188,10 +188,14 @@ func (s *Store) finishBatch(q *queue, batch []*finishCall) {
 	if len(live) == 0 {
 		return
 	}
-	// The script serves every call: it runs with the values of the first
-	// and none's cancellation, but ends by the earliest deadline.
-	ctx := context.WithoutCancel(live[0].ctx)
-	if !deadline.IsZero() {
+	// A script that serves several calls runs with the values of the
+	// first and none's cancellation, but ends by the earliest deadline;
+	// one that serves one call, with its ctx.
+	ctx := live[0].ctx
+	if len(live) > 1 {
+		ctx = context.WithoutCancel(ctx)
+	}
+	if len(live) > 1 && !deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()

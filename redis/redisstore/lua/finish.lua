@@ -42,6 +42,7 @@ for i = 6, #ARGV, 6 do
     want = want + tonumber(ARGV[i + 5])
   end
 end
+flush_ends()
 if want == 0 then
   return out
 end

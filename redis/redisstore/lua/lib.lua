@@ -181,6 +181,11 @@ local woken
 local featq -- whether the queue has features; nil until a step asks
 local features_popped -- whether pop_plain popped the features key
 local fairq -- whether the queue has tenants; nil until a step asks
+-- The parts of the ends of leases that finish_lease leaves to flush_ends,
+-- one command each for all the leases a call ends: the keys to take out
+-- of leased, those to take out of keys (they have no values left), and
+-- how many values to take off meta's v.
+local unleased, unindexed, unstored
 
 -- The steps of a key in multi mode (s m), which lib_perkey.lua defines.
 local m_lease, m_finish, m_extend, m_due, m_added, m_release
@@ -199,6 +204,7 @@ local function begin(prefix)
   K_TW, K_TURNS, K_TV = PFX .. 'tweights', PFX .. 'turns', PFX .. 'tvtimes'
   woken = false
   featq, fairq, features_popped = nil, nil, false
+  unleased, unindexed, unstored = {}, {}, 0
 end
 
 -- wake lets one waiting worker return from its blocking pop. Once per
@@ -210,9 +216,28 @@ local function wake()
   end
 end
 
+-- flush_ends applies what finish_lease left to it: before anything reads
+-- leased, keys or meta's v (earliest reads leased), and before a call
+-- that ended leases claims or returns.
+local function flush_ends()
+  if #unleased > 0 then
+    rcall('ZREM', K_LEASED, unpack(unleased))
+    unleased = {}
+  end
+  if #unindexed > 0 then
+    rcall('ZREM', K_KEYS, unpack(unindexed))
+    unindexed = {}
+  end
+  if unstored > 0 then
+    rcall('HINCRBY', K_META, 'v', str(-unstored))
+    unstored = 0
+  end
+end
+
 -- earliest is the first time a key that is not ready becomes ready: a
 -- burst, a delayed batch or a lapse; nil when none will.
 local function earliest()
+  flush_ends()
   local m
   for _, k in ipairs({K_PENDING, K_DELAYED, K_LEASED}) do
     local r = rcall('ZRANGE', k, '0', '0', 'WITHSCORES')
@@ -735,7 +760,8 @@ end
 -- why of a drop (kept with the dead letter), a retry or a hold (kept in
 -- the key's e until its head batch ends or is released). It returns 1 if
 -- the key still has values, 0 if not, -1 if the lease lapsed, ended or was
--- superseded (and nothing changed).
+-- superseded (and nothing changed). The call that runs it runs flush_ends
+-- before it claims or returns.
 local function finish_lease(key, fence, kind, after, why, now, now_s)
   local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
   local h = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn')
@@ -749,7 +775,7 @@ local function finish_lease(key, fence, kind, after, why, now, now_s)
     featq = true -- a key of a tenant: the queue has tweights
   end
   local n = h[4]
-  rcall('ZREM', K_LEASED, key)
+  unleased[#unleased + 1] = key
 
   if kind == 1 or kind == 2 then
     if kind == 2 then
@@ -761,11 +787,11 @@ local function finish_lease(key, fence, kind, after, why, now, now_s)
       rcall('ZADD', K_DEADAT, now_s, id)
     end
     rcall('LTRIM', vk, n, '-1')
-    rcall('HINCRBY', K_META, 'v', '-' .. n)
+    unstored = unstored + tonumber(n)
     local left = rcall('LLEN', vk)
     if left == 0 then
       rcall('DEL', kk)
-      rcall('ZREM', K_KEYS, key)
+      unindexed[#unindexed + 1] = key
       return 0
     end
     settle(key, kk, left, now, now_s, h[6], h[7], h[8], h[9], h[10] or '')
