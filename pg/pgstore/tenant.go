@@ -127,15 +127,21 @@ const fairPickSQL = `, cand AS MATERIALIZED (
 	) AS x
 	GROUP BY x.tenant
 ), picked AS MATERIALIZED (
-	SELECT r.queue, r.key_hash, r.ready_at, r.tenant
-	FROM turns CROSS JOIN LATERAL (
-		SELECT queue, key_hash, ready_at, tenant
-		FROM {schema}.keys
-		WHERE queue = $1 AND tenant = turns.tenant AND ready_at <= statement_timestamp() AND NOT paused
-			AND lanes = 0
-		ORDER BY ready_at
-		LIMIT turns.turns
-		FOR UPDATE SKIP LOCKED
+	-- ready_at is here the start time of the key's turn, its tenant's
+	-- j-th (from 1) at its virtual time plus (j-1)/weight: the claim
+	-- returns its leases in that order, and a flight takes its keys in it
+	-- (claimSharedTake).
+	SELECT r.queue, r.key_hash, c.vtime + (r.j - 1)::double precision / c.weight AS ready_at, r.tenant
+	FROM turns JOIN cand AS c USING (tenant) CROSS JOIN LATERAL (
+		SELECT x.queue, x.key_hash, x.tenant, row_number() OVER () AS j FROM (
+			SELECT queue, key_hash, tenant
+			FROM {schema}.keys
+			WHERE queue = $1 AND tenant = turns.tenant AND ready_at <= statement_timestamp() AND NOT paused
+				AND lanes = 0
+			ORDER BY ready_at
+			LIMIT turns.turns
+			FOR UPDATE SKIP LOCKED
+		) AS x
 	) AS r
 	LIMIT {keys}
 )`
