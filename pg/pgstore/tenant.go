@@ -82,9 +82,10 @@ const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = 
 // holds FOR KEY SHARE, and gone asks tenant_has_keys (migration 010)
 // once more in a snapshot taken after those locks: the statement's own
 // snapshot misses the key of an Add that committed after it began, and
-// the tenant would wait, out of the turns, for its next Add. It reads O({turns}) tenants, each by an index probe of at most
-// {turns} keys, plus those passed: the number of tenants and keys adds
-// nothing. With the queue paused it takes no turn.
+// the tenant would wait, out of the turns, for its next Add. It reads
+// O({turns}) tenants, each by an index probe of at most {turns} keys,
+// plus those passed: the number of tenants and keys adds nothing. With
+// the queue paused it takes no turn.
 const fairPickSQL = `, cand AS MATERIALIZED (
 	SELECT tn.tenant, tn.vtime, tn.weight, r.ready
 	FROM {schema}.tenants AS tn
