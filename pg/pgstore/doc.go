@@ -153,6 +153,17 @@
 // shares the flights of Acks as in a queue without tenants, the flight
 // taking that lock before it ends its leases.
 //
+// No ready key of a tenant is left out of the turns: a claim takes a
+// tenant out of them only with its row locked FOR UPDATE, and only if a
+// snapshot taken after that lock (in tenant_has_keys, migration 010, a
+// VOLATILE function, which reads a snapshot of its own) shows it no key
+// that can come ready; an Add that names a tenant, and a Release, read
+// its row FOR KEY SHARE, so such a claim skips the tenant while they run,
+// and they wait for such a claim's commit, then see the tenant out of the
+// turns and put it back. The claims' other locks of tenant rows (FOR NO
+// KEY UPDATE) let those of the Adds pass: an Add waits for no claim
+// that only takes a turn of its tenant.
+//
 // A queue has tenants once an Add named one; a Store learns it from its
 // own Adds, or asks the server, in a Claim, at most once a second while
 // it has seen none: a queue without tenants claims as before, with that

@@ -20,15 +20,22 @@ func (s *Store) FairTenants() {}
 // activateSQL, inside an Add's statement, gives tenant {tenant} a place in
 // the turns if it has none, from the larger of its own virtual time and
 // the queue's clock (the smallest virtual time in the turns), and sets
-// its weight to {weight} when positive. When the tenant is in the turns
-// with that weight already, the common case, it writes nothing and locks
-// no row.
-const activateSQL = `, tenant_up AS (
+// its weight to {weight} when positive. It reads the tenant's row FOR KEY
+// SHARE, which a claim's update of the virtual time lets pass but a claim
+// that takes the tenant out of the turns does not (see fairPickSQL): so it
+// reads the row as the last claim left it, and no claim takes the tenant
+// out of the turns until the Add's key is committed. When the tenant is in
+// the turns with that weight already, the common case, it writes no
+// tenant row.
+const activateSQL = `, tenant_held AS MATERIALIZED (
+	SELECT t.vtime, t.weight FROM {schema}.tenants AS t WHERE t.queue = $1 AND t.tenant = {tenant}::text
+	FOR KEY SHARE
+), tenant_up AS (
 	INSERT INTO {schema}.tenants AS t (queue, tenant, vtime, last, weight)
 	SELECT $1, {tenant}::text, c.v, c.v, greatest({weight}::integer, 1)
 	FROM (SELECT coalesce((SELECT min(vtime) FROM {schema}.tenants WHERE queue = $1 AND vtime IS NOT NULL), 0) AS v) c
-	WHERE NOT EXISTS (SELECT FROM {schema}.tenants WHERE queue = $1 AND tenant = {tenant}::text
-		AND vtime IS NOT NULL AND ({weight}::integer = 0 OR weight = {weight}::integer))
+	WHERE NOT EXISTS (SELECT FROM tenant_held AS h
+		WHERE h.vtime IS NOT NULL AND ({weight}::integer = 0 OR h.weight = {weight}::integer))
 	ON CONFLICT (queue, tenant) DO UPDATE SET
 		weight = CASE WHEN {weight}::integer > 0 THEN {weight}::integer ELSE t.weight END,
 		vtime = coalesce(t.vtime, greatest(t.last, EXCLUDED.vtime))
@@ -36,12 +43,18 @@ const activateSQL = `, tenant_up AS (
 
 // releaseTenantSQL gives the tenant of a key that Release put back in the
 // ready order its place in the turns, if it left them while the key was
-// held. $1 queue, $2 key.
+// held. It reads the tenant's row FOR KEY SHARE, as activateSQL does, so
+// that it sees the turns as the last claim left them. $1 queue, $2 key.
 const releaseTenantSQL = `
+WITH held AS MATERIALIZED (
+	SELECT t.tenant, t.vtime FROM {schema}.tenants AS t
+	WHERE t.queue = $1 AND t.tenant = (SELECT tenant FROM {schema}.keys WHERE queue = $1 AND key_hash = sha256($2))
+	FOR KEY SHARE
+)
 UPDATE {schema}.tenants AS t
 SET vtime = greatest(t.last, coalesce((SELECT min(vtime) FROM {schema}.tenants WHERE queue = $1 AND vtime IS NOT NULL), t.last))
-WHERE t.queue = $1 AND t.vtime IS NULL
-	AND t.tenant = (SELECT tenant FROM {schema}.keys WHERE queue = $1 AND key_hash = sha256($2))`
+FROM held
+WHERE t.queue = $1 AND t.tenant = held.tenant AND held.vtime IS NULL`
 
 // fairQueueSQL reports whether a queue has tenants.
 const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = $1)`
@@ -54,8 +67,10 @@ const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = 
 //
 // cand walks the turns in order (smallest virtual time first, ties to
 // the smaller name) and locks the first {turns} tenants with a key ready,
-// skipping those another transaction holds (an Add's, a claim of several
-// leases of a key); each with its ready keys counted up to {turns}. The
+// FOR NO KEY UPDATE, which lets the Adds' FOR KEY SHARE pass (see
+// activateSQL), skipping those another transaction holds (an Add that
+// changes the row, a claim of several leases of a key); each with its
+// ready keys counted up to {turns}. The
 // tenants after them start no earlier, so none of the {turns} earliest
 // turns is theirs. Of those, the turns are the earliest
 // start times, a tenant's j-th (from 0) at its virtual time plus
@@ -63,9 +78,14 @@ const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = 
 // turns the tenants that cand passed (those before its last in the
 // turns), or all if it found none, that have no key that can come ready,
 // as pick_tenant does: so a tenant earns no turns while it has nothing to
-// run. It reads O({turns}) tenants, each by an index probe of at most
-// {turns} keys, plus those passed: the number of tenants and keys adds
-// nothing. With the queue paused it takes no turn.
+// run. leaving locks them FOR UPDATE, skipping a row an Add or a Release
+// holds FOR KEY SHARE, and gone asks tenant_has_keys (migration 010)
+// once more in a snapshot taken after those locks: the statement's own
+// snapshot misses the key of an Add that committed after it began, and
+// the tenant would wait, out of the turns, for its next Add. It reads
+// O({turns}) tenants, each by an index probe of at most {turns} keys,
+// plus those passed: the number of tenants and keys adds nothing. With
+// the queue paused it takes no turn.
 const fairPickSQL = `, cand AS MATERIALIZED (
 	SELECT tn.tenant, tn.vtime, tn.weight, r.ready
 	FROM {schema}.tenants AS tn
@@ -80,7 +100,7 @@ const fairPickSQL = `, cand AS MATERIALIZED (
 	WHERE tn.queue = $1 AND tn.vtime IS NOT NULL AND r.ready > 0 AND (SELECT running FROM running)
 	ORDER BY tn.vtime, tn.tenant
 	LIMIT {turns}
-	FOR UPDATE OF tn SKIP LOCKED
+	FOR NO KEY UPDATE OF tn SKIP LOCKED
 ), leaving AS MATERIALIZED (
 	SELECT tn.tenant FROM {schema}.tenants AS tn
 	WHERE tn.queue = $1 AND tn.vtime IS NOT NULL
@@ -95,8 +115,11 @@ const fairPickSQL = `, cand AS MATERIALIZED (
 	ORDER BY tn.vtime, tn.tenant
 	FOR UPDATE SKIP LOCKED
 ), gone AS (
+	-- leaving's locks are taken, and the Adds that held these rows
+	-- committed, before tenant_has_keys reads its own snapshot.
 	UPDATE {schema}.tenants AS t SET vtime = NULL, last = t.vtime
 	WHERE t.queue = $1 AND t.tenant = ANY (ARRAY(SELECT tenant FROM leaving))
+		AND NOT {schema}.tenant_has_keys($1, t.tenant)
 ), turns AS MATERIALIZED (
 	SELECT x.tenant, count(*)::integer AS turns FROM (
 		SELECT c.tenant FROM cand AS c CROSS JOIN LATERAL generate_series(0, c.ready - 1) AS j
@@ -105,15 +128,21 @@ const fairPickSQL = `, cand AS MATERIALIZED (
 	) AS x
 	GROUP BY x.tenant
 ), picked AS MATERIALIZED (
-	SELECT r.queue, r.key_hash, r.ready_at, r.tenant
-	FROM turns CROSS JOIN LATERAL (
-		SELECT queue, key_hash, ready_at, tenant
-		FROM {schema}.keys
-		WHERE queue = $1 AND tenant = turns.tenant AND ready_at <= statement_timestamp() AND NOT paused
-			AND lanes = 0
-		ORDER BY ready_at
-		LIMIT turns.turns
-		FOR UPDATE SKIP LOCKED
+	-- ready_at is here the start time of the key's turn, its tenant's
+	-- j-th (from 1) at its virtual time plus (j-1)/weight: the claim
+	-- returns its leases in that order, and a flight takes its keys in it
+	-- (claimSharedTake).
+	SELECT r.queue, r.key_hash, c.vtime + (r.j - 1)::double precision / c.weight AS ready_at, r.tenant
+	FROM turns JOIN cand AS c USING (tenant) CROSS JOIN LATERAL (
+		SELECT x.queue, x.key_hash, x.tenant, row_number() OVER () AS j FROM (
+			SELECT queue, key_hash, tenant
+			FROM {schema}.keys
+			WHERE queue = $1 AND tenant = turns.tenant AND ready_at <= statement_timestamp() AND NOT paused
+				AND lanes = 0
+			ORDER BY ready_at
+			LIMIT turns.turns
+			FOR UPDATE SKIP LOCKED
+		) AS x
 	) AS r
 	LIMIT {keys}
 )`
