@@ -172,13 +172,8 @@
 // oldest key, and moves the tenant on by 1/weight: O(log T + log K) per
 // key in T tenants with turns and K ready keys, and no step visits every
 // tenant, but Stats (and Queues), which count the ready keys tenant by
-// tenant. A Claim of several keys reads the front of the turns and the
-// weights of their tenants once, takes the turns among them, then asks
-// once which of the tenants it served have keys left and writes the
-// turns and the clock once: one command per key (the pop of its tenant's
-// set) and five per call, two more if tenants leave the turns. A
-// tenant's weight and virtual time stay in the queue's hashes for the
-// life of the queue. KeyInfo.Ahead counts the keys ahead of the
+// tenant. A tenant's weight and virtual time stay in the queue's hashes
+// for the life of the queue. KeyInfo.Ahead counts the keys ahead of the
 // key in its tenant's set, and KeyInfo.TenantsAhead the tenants before
 // its tenant in the turns that have keys in their sets, with those that
 // would join the turns at the next Claim (the keys without a tenant, and

@@ -849,147 +849,13 @@ local function pop_ready(now_s, want, any)
   return keep
 end
 
--- bytes_less reports whether the string a comes before b byte by byte, as
--- a ZSET orders members of one score (Lua's < follows the locale).
-local function bytes_less(a, b)
-  for i = 1, math.min(#a, #b) do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then
-      return x < y
-    end
-  end
-  return #a < #b
-end
-
--- turn_before reports whether the turn t comes before u in the turns:
--- the smaller virtual time first, ties to the smaller name.
-local function turn_before(t, u)
-  if t.v ~= u.v then
-    return t.v < u.v
-  end
-  return bytes_less(t.g, u.g)
-end
-
--- TURNS_READ bounds the members of the turns that pop_turns reads at once.
-local TURNS_READ = 256
-
--- turns_front is the front of the turns as one call of pop_turns sees it
--- while it takes turns: it reads the turns from the front once, in
--- chunks, and keeps the tenants it read in order of their turns, their
--- virtual times moving on as they take turns; the turns themselves change
--- once, when it is done (turns_save). Each tenant read is {g: its name,
--- v: its virtual time, w: its weight}.
-local function turns_front(chunk)
-  local f = {list = {}, read = 0, more = true, chunk = math.min(chunk, TURNS_READ)}
-
-  -- put inserts t in the list, in its place.
-  function f.put(t)
-    local lo, hi = 1, #f.list + 1
-    while lo < hi do
-      local mid = math.floor((lo + hi) / 2)
-      if turn_before(f.list[mid], t) then
-        lo = mid + 1
-      else
-        hi = mid
-      end
-    end
-    table.insert(f.list, lo, t)
-  end
-
-  -- fetch reads the next chunk of the turns, with the tenants' weights.
-  function f.fetch()
-    local r = rcall('ZRANGE', K_TURNS, str(f.read), str(f.read + f.chunk - 1), 'WITHSCORES')
-    f.more = #r == 2 * f.chunk
-    f.read = f.read + #r / 2
-    if #r == 0 then
-      return
-    end
-    local names = {}
-    for i = 1, #r, 2 do
-      names[#names + 1] = r[i]
-    end
-    local w = rcall('HMGET', K_TW, unpack(names))
-    for i = 1, #names do
-      local t = {g = names[i], v = tonumber(r[2 * i]), w = tonumber(w[i]) or 1}
-      f.put(t)
-      f.last = {g = t.g, v = t.v}
-    end
-  end
-
-  -- first returns the tenant whose turn is next, nil if none is: the
-  -- first of the list, once it comes before every member not read yet
-  -- (those after the last one read).
-  function f.first()
-    while f.more and (f.list[1] == nil or turn_before(f.last, f.list[1])) do
-      f.fetch()
-    end
-    return f.list[1]
-  end
-
-  f.fetch()
-  return f
-end
-
--- turns_save writes what a call of pop_turns did to the turns: the
--- tenants in served took turns and moved on, each staying in the turns if
--- its ready set has keys left (one EXISTS of them all tells, mostly), and
--- leaving them else, as do those in gone, which it found without ready
--- keys; a tenant that leaves keeps its virtual time in tvtimes.
-local function turns_save(served, gone)
-  local zadd, zrem, hset = {}, {}, {}
-  local function leave(t)
-    local v = string.format('%.17g', t.v)
-    zrem[#zrem + 1] = t.g
-    hset[#hset + 1] = t.g
-    hset[#hset + 1] = v
-  end
-  local stay = {}
-  for _, t in ipairs(served) do
-    if not t.gone then
-      stay[#stay + 1] = t
-    end
-  end
-  local all = false
-  if #stay > 0 then
-    local sets = {}
-    for i, t in ipairs(stay) do
-      sets[i] = tenant_set(t.g)
-    end
-    all = rcall('EXISTS', unpack(sets)) == #stay
-  end
-  for _, t in ipairs(stay) do
-    if all or rcall('EXISTS', tenant_set(t.g)) == 1 then
-      zadd[#zadd + 1] = string.format('%.17g', t.v)
-      zadd[#zadd + 1] = t.g
-    else
-      leave(t)
-    end
-  end
-  for _, t in ipairs(gone) do
-    leave(t)
-  end
-  for i = 1, #zadd, 4000 do
-    rcall('ZADD', K_TURNS, unpack(zadd, i, math.min(i + 3999, #zadd)))
-  end
-  for i = 1, #zrem, 4000 do
-    rcall('ZREM', K_TURNS, unpack(zrem, i, math.min(i + 3999, #zrem)))
-  end
-  for i = 1, #hset, 4000 do
-    rcall('HSET', K_TV, unpack(hset, i, math.min(i + 3999, #hset)))
-  end
-end
-
 -- pop_turns pops up to want ready keys in the tenants' turns, with their
 -- scores: each from the tenant with the smallest virtual time, which
 -- advances by 1/weight, the clock moving to where it was. With some keys
 -- paused (any), it sets aside those it pops, without a turn. Each round
 -- leases, sets aside or ends the turns of a tenant left without ready
--- keys (a pause, a drop or an earlier round of this call took them), so
--- 2 want + PARK_ROUNDS bound them. It reads the front of the turns and
--- the weights of its tenants once, and writes the turns and the clock
--- once (turns_front, turns_save): O(log T) per turn, plus one ZPOPMIN of
--- the tenant's ready set. untenanted tells whether ready has keys, if the
--- caller knows.
+-- keys (a pause or a drop took them), so want + PARK_ROUNDS bound them.
+-- untenanted tells whether ready has keys, if the caller knows.
 local function pop_turns(want, any, untenanted)
   if untenanted == nil then
     untenanted = rcall('ZCARD', K_READY) > 0
@@ -998,39 +864,41 @@ local function pop_turns(want, any, untenanted)
     -- The keys without a tenant enter ready without a look at tenants.
     join('')
   end
-  local front = turns_front(want)
-  local keep, rounds, served, gone, clock = {}, 0, {}, {}, nil
-  while #keep < 2 * want and rounds < 2 * want + PARK_ROUNDS do
-    local t = front.first()
-    if not t then
+  local keep, rounds, weights, clock = {}, 0, {}, nil
+  while #keep < 2 * want and rounds < want + PARK_ROUNDS do
+    rounds = rounds + 1
+    local r = rcall('ZRANGE', K_TURNS, '0', '0', 'WITHSCORES')
+    local g = r[1]
+    if not g then
       break
     end
-    rounds = rounds + 1
-    local got = rcall('ZPOPMIN', tenant_set(t.g))
+    local set = tenant_set(g)
+    local got = rcall('ZPOPMIN', set)
     if not got[1] then
-      table.remove(front.list, 1)
-      if t.served then
-        t.gone = true
-      end
-      gone[#gone + 1] = t
+      rcall('ZREM', K_TURNS, g)
+      rcall('HSET', K_TV, g, r[2])
     elseif any and rcall('SISMEMBER', K_PAUSEDKEYS, got[1]) == 1 then
       park(got[1], got[2])
     else
-      clock = t.v
-      table.remove(front.list, 1)
-      t.v = t.v + 1 / t.w
-      front.put(t)
-      if not t.served then
-        t.served = true
-        served[#served + 1] = t
+      clock = r[2]
+      local w = weights[g]
+      if not w then
+        w = tonumber(rcall('HGET', K_TW, g)) or 1
+        weights[g] = w
+      end
+      local v = string.format('%.17g', tonumber(r[2]) + 1 / w)
+      if rcall('ZCARD', set) > 0 then
+        rcall('ZADD', K_TURNS, v, g)
+      else
+        rcall('ZREM', K_TURNS, g)
+        rcall('HSET', K_TV, g, v)
       end
       keep[#keep + 1] = got[1]
       keep[#keep + 1] = got[2]
     end
   end
-  turns_save(served, gone)
   if clock then
-    rcall('HSET', K_META, 'tc', string.format('%.17g', clock))
+    rcall('HSET', K_META, 'tc', clock)
   end
   return keep
 end
