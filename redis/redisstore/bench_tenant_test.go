@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -158,4 +159,103 @@ func TestMeasureTenantThroughput(t *testing.T) {
 		t.Cleanup(func() { _ = s.Close() })
 		return s
 	})
+}
+
+// TestMeasureTenantServerCost: the server's cost per value of tenants'
+// turns, the same work on every run, so that two versions of the
+// functions compare by the server's own accounting rather than by a wall
+// clock that the machine's other work disturbs: 10,000 values over 500
+// keys, claimed 8 keys a Claim in strict order (MaxBatch 1) by one worker
+// and acked one by one, with 50 tenants (a key's tenant its number mod
+// 50) and without, in PACER_BENCH_ROUNDS (5) alternating rounds. Each run
+// prints the commands the functions ran, the server's CPU (INFO cpu) and
+// its function time (INFO commandstats) per value; the last line the
+// medians' ratios.
+func TestMeasureTenantServerCost(t *testing.T) {
+	benchOnly(t)
+	rounds := 5
+	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_ROUNDS")); err == nil {
+		rounds = n
+	}
+	c := benchClient(t, redistest.StartServer(t).Addr())
+	s, err := redisstore.New(t.Context(), c, redisstore.Config{Prefix: "tenantcost"})
+	require.NoError(t, err)
+	defer s.Close()
+	ctx := context.Background()
+	const values, keys = 10000, 500
+	type cost struct{ cmds, cpu, fn float64 }
+	run := func(q string, tenants int) cost {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				for i := next.Add(1) - 1; i < values; i = next.Add(1) - 1 {
+					p := store.AddParams{}
+					if tenants > 0 {
+						p.Tenant = fmt.Sprint("t", i%keys%int64(tenants))
+					}
+					assertNoError(t, s.Add(ctx, q, fmt.Sprint(i%keys), [][]byte{[]byte(fmt.Sprint(i))}, p))
+				}
+			})
+		}
+		wg.Wait()
+		_, err := s.Stats(ctx, q) // folds the Adds
+		require.NoError(t, err)
+		before, cpu0 := commandStats(t, c), serverCPU(t, c)
+		n := 0
+		for {
+			ls, _, err := s.Claim(ctx, q, store.ClaimParams{Keys: 8, MaxBatch: 1, TTL: time.Minute})
+			require.NoError(t, err)
+			if len(ls) == 0 {
+				break
+			}
+			for _, l := range ls {
+				n += len(l.Values)
+				_, err := s.Finish(ctx, l, store.Outcome{Kind: store.Ack})
+				require.NoError(t, err)
+			}
+		}
+		cpu, after := serverCPU(t, c)-cpu0, commandStats(t, c)
+		require.Equal(t, values, n)
+		var out cost
+		for name, a := range after {
+			d := a.calls - before[name].calls
+			switch name {
+			case "fcall":
+				out.fn = float64(a.usec-before[name].usec) / values
+			case "info", "config":
+			default:
+				out.cmds += float64(d) / values
+			}
+		}
+		out.cpu = float64(cpu.Nanoseconds()) / 1e3 / values
+		return out
+	}
+	var on, off []cost
+	for round := range rounds {
+		for _, tenants := range []int{0, 50} {
+			r := run(fmt.Sprint("cost", round, "-", tenants), tenants)
+			if tenants > 0 {
+				on = append(on, r)
+			} else {
+				off = append(off, r)
+			}
+			fmt.Printf("tenant cost round %d, %2d tenants: %.3f commands/value, server CPU %.1f µs/value, function time %.1f µs/value\n",
+				round, tenants, r.cmds, r.cpu, r.fn)
+		}
+	}
+	median := func(cs []cost, f func(cost) float64) float64 {
+		xs := make([]float64, len(cs))
+		for i, c := range cs {
+			xs[i] = f(c)
+		}
+		slices.Sort(xs)
+		return xs[len(xs)/2]
+	}
+	cpu := func(c cost) float64 { return c.cpu }
+	fn := func(c cost) float64 { return c.fn }
+	cmds := func(c cost) float64 { return c.cmds }
+	fmt.Printf("tenant cost median: commands/value %.3f vs %.3f, server CPU %.1f vs %.1f µs/value (%.3fx), function time %.1f vs %.1f µs/value (%.3fx)\n",
+		median(on, cmds), median(off, cmds), median(on, cpu), median(off, cpu), median(on, cpu)/median(off, cpu),
+		median(on, fn), median(off, fn), median(on, fn)/median(off, fn))
 }

@@ -1,0 +1,136 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/redis/internal/redisfn"
+	"github.com/pacerkit/pacer/redis/internal/redistest"
+	"github.com/pacerkit/pacer/store"
+)
+
+// TestMeasureTenantFunctionsAgainstOld compares this package's functions
+// with those of another version (the lua/ directory PACER_BENCH_OLD_LUA
+// names) in one server, call by call, so that the machine's other work
+// weighs on both alike: four queues of 10,000 values over 500 keys, old
+// and new, without tenants and with 50, claimed 8 keys a Claim in strict
+// order and acked one by one, a Claim of each queue in turn. The server
+// logs every call's time (SLOWLOG); the medians per function, which a
+// call that the machine held up does not move, give each queue's time per
+// value. It swaps the package's function names, so it runs alone.
+func TestMeasureTenantFunctionsAgainstOld(t *testing.T) {
+	dir := os.Getenv("PACER_BENCH_OLD_LUA")
+	if os.Getenv("PACER_BENCH") != "1" || dir == "" {
+		t.Skip("set PACER_BENCH=1 and PACER_BENCH_OLD_LUA to another version's lua/ directory")
+	}
+	read := func(n string) string {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		require.NoError(t, err)
+		return string(b)
+	}
+	names := []string{"add", "claim", "extend", "finish", "release", "stats", "deadletters", "redrive", "purge",
+		"keys", "key", "values", "reindex", "pausequeue", "pausekey", "resumekey", "retrynow", "dropkey"}
+	var fns []redisfn.Function
+	for _, n := range names {
+		src := read(n + ".lua")
+		if n != "add" {
+			src = strings.Replace(src, includeLib, "begin(ARGV[1])\n", 1)
+		}
+		fns = append(fns, redisfn.Function{Name: n, Body: src})
+	}
+	old := redisfn.New("pacer_", read("lib.lua")+read("lib_perkey.lua")+read("lib_inspect.lua"), fns...)
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t).Addr()})
+	defer c.Close()
+	s, err := New(ctx, c, Config{Prefix: "ab"})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, old.Load(ctx, c))
+	newFns := [3]string{claimFn, finishFn, statsFn}
+	oldFns := [3]string{old.Function("claim"), old.Function("finish"), old.Function("stats")}
+	use := func(f [3]string) { claimFn, finishFn, statsFn = f[0], f[1], f[2] }
+	defer use(newFns)
+	const values, keys = 10000, 500
+	qs := []struct {
+		name    string
+		fns     [3]string
+		tenants int
+	}{{"oldplain", oldFns, 0}, {"oldten", oldFns, 50}, {"newplain", newFns, 0}, {"newten", newFns, 50}}
+	for _, q := range qs {
+		use(q.fns)
+		for i := range values {
+			p := store.AddParams{}
+			if q.tenants > 0 {
+				p.Tenant = fmt.Sprint("t", i%keys%q.tenants)
+			}
+			require.NoError(t, s.Add(ctx, q.name, fmt.Sprint(i%keys), [][]byte{[]byte(fmt.Sprint(i))}, p))
+		}
+		_, err := s.Stats(ctx, q.name)
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.ConfigSet(ctx, "slowlog-log-slower-than", "0").Err())
+	require.NoError(t, c.ConfigSet(ctx, "slowlog-max-len", "100000").Err())
+	require.NoError(t, c.SlowLogReset(ctx).Err())
+	durs := map[string][]float64{} // by queue and function
+	collect := func() {
+		logs, err := c.SlowLogGet(ctx, -1).Result()
+		require.NoError(t, err)
+		require.NoError(t, c.SlowLogReset(ctx).Err())
+		for _, l := range logs {
+			if len(l.Args) < 4 || !strings.EqualFold(l.Args[0], "fcall") {
+				continue
+			}
+			fn := l.Args[1][strings.LastIndex(l.Args[1], "_")+1:]
+			for _, q := range qs {
+				if strings.Contains(l.Args[3], ":"+q.name+"}") {
+					durs[q.name+" "+fn] = append(durs[q.name+" "+fn], float64(l.Duration.Microseconds()))
+				}
+			}
+		}
+	}
+	done := map[string]int{}
+	for step := 0; ; step++ {
+		active := 0
+		for _, q := range qs {
+			if done[q.name] == values {
+				continue
+			}
+			active++
+			use(q.fns)
+			ls, _, err := s.Claim(ctx, q.name, store.ClaimParams{Keys: 8, MaxBatch: 1, TTL: time.Minute})
+			require.NoError(t, err)
+			for _, l := range ls {
+				done[q.name] += len(l.Values)
+				_, err := s.Finish(ctx, l, store.Outcome{Kind: store.Ack})
+				require.NoError(t, err)
+			}
+		}
+		if step%200 == 0 {
+			collect()
+		}
+		if active == 0 {
+			break
+		}
+	}
+	collect()
+	per := map[string]float64{}
+	for _, q := range qs {
+		for _, fn := range []string{"claim", "finish"} {
+			d := durs[q.name+" "+fn]
+			slices.Sort(d)
+			per[q.name] += d[len(d)/2] * float64(len(d)) / values
+			fmt.Printf("ab %-9s %-6s %5d calls logged, median %.0f µs\n", q.name, fn, len(d), d[len(d)/2])
+		}
+	}
+	fmt.Printf("ab by medians, µs a value: old %.1f with tenants vs %.1f (%.3fx), new %.1f vs %.1f (%.3fx); new/old with tenants %.3fx\n",
+		per["oldten"], per["oldplain"], per["oldten"]/per["oldplain"], per["newten"], per["newplain"], per["newten"]/per["newplain"], per["newten"]/per["oldten"])
+}
