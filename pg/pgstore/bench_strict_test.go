@@ -22,22 +22,6 @@ import (
 	"github.com/pacerkit/pacer/store/storetest"
 )
 
-// A strictCase is one workload of TestMeasureStrictPath: 20,000 values
-// over keys keys, worked by one Runner of 8 workers in strict mode.
-type strictCase struct {
-	name       string
-	keys       int
-	background bool // Config.AckInBackground
-}
-
-var strictCases = []strictCase{
-	{"500 keys", 500, false},
-	{"distinct keys", 20000, false},
-	{"500 keys, AckInBackground", 500, true},
-}
-
-const strictValues, strictWorkers = 20000, 8
-
 // TestMeasureStrictPath measures the strict path end to end, in the
 // test's own process, on a server of its own with pg_stat_statements:
 // 20,000 values stored over 500 keys (or 20,000) with COPY, then handled
@@ -77,12 +61,12 @@ func TestMeasureStrictPath(t *testing.T) {
 	t.Cleanup(pool.Close)
 	_, err = pool.Exec(ctx, "CREATE EXTENSION pg_stat_statements")
 	require.NoError(t, err)
-	run := func(sc strictCase, profile bool) {
+	run := func(sc storetest.StrictCase, profile bool) {
 		schema := freshSchema(t, pool)
 		s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema})
 		require.NoError(t, err)
 		defer s.Close()
-		backlog(t, pool, schema, "q", sc.keys, strictValues/sc.keys)
+		backlog(t, pool, schema, "q", sc.Keys, storetest.StrictValues/sc.Keys)
 		var parallel float64
 		if !profile {
 			_, parallel = select1Floor(t, pool)
@@ -92,11 +76,11 @@ func TestMeasureStrictPath(t *testing.T) {
 		trips.reset()
 		time.Sleep(statsFlush)
 		commits0, server0, proc0 := commits(t, pool), serverCPU(t, srv), storetest.ProcessCPU(t)
-		r := storetest.StrictRun{Workers: strictWorkers, AckInBackground: sc.background, Values: strictValues}
+		r := storetest.StrictRun{Workers: storetest.StrictWorkers, AckInBackground: sc.Background, Values: storetest.StrictValues}
 		var took time.Duration
 		var p storetest.Profiled
 		if profile {
-			p = storetest.ProfileRun(t, "pg-"+strings.ReplaceAll(strings.ReplaceAll(sc.name, ",", ""), " ", "-"), func() {
+			p = storetest.ProfileRun(t, "pg-"+strings.ReplaceAll(strings.ReplaceAll(sc.Name, ",", ""), " ", "-"), func() {
 				took = storetest.RunStrict[string](t, s, "q", r)
 			})
 		} else {
@@ -110,40 +94,40 @@ func TestMeasureStrictPath(t *testing.T) {
 		var left int
 		require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema, "messages"}.Sanitize()).Scan(&left))
 		require.Zero(t, left, "values left in the queue")
-		rate := strictValues / took.Seconds()
+		rate := storetest.StrictValues / took.Seconds()
 		if !profile {
 			fmt.Printf("strict path, %s: %.0f values/s, SELECT 1 8 in flight %.0f/s, ratio %.3f; per value: %.3f round trips, %.3f statements, %.3f commits, CPU µs: server %.1f, this process %.1f\n",
-				sc.name, rate, parallel, rate/parallel, perValue(trips.total()), perValue(statements.calls()), perValue(float64(xacts)), micros(server), micros(proc))
+				sc.Name, rate, parallel, rate/parallel, perValue(trips.total()), perValue(statements.calls()), perValue(float64(xacts)), micros(server), micros(proc))
 			return
 		}
-		fmt.Printf("\nstrict path, %s, profiled (%v, %.0f values/s under the profiles): per value\n", sc.name, took.Round(time.Millisecond), rate)
+		fmt.Printf("\nstrict path, %s, profiled (%v, %.0f values/s under the profiles): per value\n", sc.Name, took.Round(time.Millisecond), rate)
 		fmt.Printf("  server: CPU of its processes %.1f µs, %.3f commits, %.3f statements, %.1f µs of their execution and planning (pg_stat_statements), by statement:\n",
-			micros(server), perValue(float64(xacts)), perValue(statements.calls()), statements.micros()/strictValues)
+			micros(server), perValue(float64(xacts)), perValue(statements.calls()), statements.micros()/storetest.StrictValues)
 		for _, st := range statements {
-			fmt.Printf("    %.4f calls, %7.1f µs/call, %6.2f µs/value  %s\n", perValue(st.calls), st.ms*1e3/st.calls, st.ms*1e3/strictValues, st.query)
+			fmt.Printf("    %.4f calls, %7.1f µs/call, %6.2f µs/value  %s\n", perValue(st.calls), st.ms*1e3/st.calls, st.ms*1e3/storetest.StrictValues, st.query)
 		}
 		trips.print()
-		storetest.PrintCPUShares(t, p, strictValues, pgCPUShares)
-		storetest.PrintWaits(t, p, strictValues, strictWorkers, took, storetest.Prefixed("github.com/pacerkit/pacer/pg/pgstore.(*Store).board"))
+		storetest.PrintCPUShares(t, p, storetest.StrictValues, pgCPUShares)
+		storetest.PrintWaits(t, p, storetest.StrictValues, storetest.StrictWorkers, took, storetest.Prefixed("github.com/pacerkit/pacer/pg/pgstore.(*Store).board"))
 	}
 	for range rounds {
-		for _, sc := range strictCases {
+		for _, sc := range storetest.StrictCases {
 			run(sc, false)
 		}
 	}
-	profiled := len(strictCases)
+	profiled := len(storetest.StrictCases)
 	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_PROFILED")); err == nil {
 		profiled = min(n, profiled)
 	}
-	for _, sc := range strictCases[:profiled] {
+	for _, sc := range storetest.StrictCases[:profiled] {
 		run(sc, true)
 	}
 }
 
-func perValue(n float64) float64 { return n / strictValues }
+func perValue(n float64) float64 { return n / storetest.StrictValues }
 
 // micros returns d per value, in µs.
-func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / strictValues }
+func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / storetest.StrictValues }
 
 // pgCPUShares are the parts of the code that a value's CPU time in this
 // process is put on.

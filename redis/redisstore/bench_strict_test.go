@@ -19,22 +19,6 @@ import (
 	"github.com/pacerkit/pacer/store/storetest"
 )
 
-// A strictCase is one workload of TestMeasureStrictPath: 20,000 values
-// over keys keys, worked by one Runner of 8 workers in strict mode.
-type strictCase struct {
-	name       string
-	keys       int
-	background bool // Config.AckInBackground
-}
-
-var strictCases = []strictCase{
-	{"500 keys", 500, false},
-	{"distinct keys", 20000, false},
-	{"500 keys, AckInBackground", 500, true},
-}
-
-const strictValues, strictWorkers = 20000, 8
-
 // TestMeasureStrictPath measures the strict path end to end, in the
 // test's own process: 20,000 values added over 500 keys (or 20,000),
 // then handled by one Runner of 8 workers with a no-op handler, MaxBatch
@@ -66,10 +50,10 @@ func TestMeasureStrictPath(t *testing.T) {
 	defer s.Close()
 	v := func(i int) []byte { return []byte(strconv.Itoa(i)) }
 	queue := 0
-	fillQueue := func(sc strictCase) string {
+	fillQueue := func(sc storetest.StrictCase) string {
 		q := fmt.Sprintf("q%d", queue)
 		queue++
-		fill(t, s, q, strictValues, sc.keys, v)
+		fill(t, s, q, storetest.StrictValues, sc.Keys, v)
 		return q
 	}
 	type measured struct {
@@ -78,23 +62,23 @@ func TestMeasureStrictPath(t *testing.T) {
 	}
 	last := map[string]measured{}
 	for round := range rounds {
-		for _, sc := range strictCases {
-			pings := pingFloor(t, c, strictWorkers, strictValues)
+		for _, sc := range storetest.StrictCases {
+			pings := pingFloor(t, c, storetest.StrictWorkers, storetest.StrictValues)
 			q := fillQueue(sc)
 			hook.reset()
 			stats0, server0, proc0 := readCommandStats(t, c), serverCPU(t, c), storetest.ProcessCPU(t)
-			took := storetest.RunStrict[int](t, s, q, storetest.StrictRun{Workers: strictWorkers, AckInBackground: sc.background, Values: strictValues})
+			took := storetest.RunStrict[int](t, s, q, storetest.StrictRun{Workers: storetest.StrictWorkers, AckInBackground: sc.Background, Values: storetest.StrictValues})
 			proc, server := storetest.ProcessCPU(t)-proc0, serverCPU(t, c)-server0
 			stats := readCommandStats(t, c).minus(stats0)
 			emptyQueue(t, s, q)
-			last[sc.name] = measured{stats, server}
-			rate := strictValues / took.Seconds()
+			last[sc.Name] = measured{stats, server}
+			rate := storetest.StrictValues / took.Seconds()
 			fmt.Printf("strict path, %s, round %d: %.0f values/s, PING 8 in flight %.0f/s, ratio %.3f; per value: %.3f round trips, %.3f scripts, %.2f commands, CPU µs: server %.1f (its commands %.1f), this process %.1f\n",
-				sc.name, round, rate, pings, rate/pings, perValue(hook.total()), perValue(stats.scripts()), perValue(stats.calls()),
+				sc.Name, round, rate, pings, rate/pings, perValue(hook.total()), perValue(stats.scripts()), perValue(stats.calls()),
 				micros(server), perValue(stats.usec()), micros(proc))
 		}
 	}
-	for _, sc := range strictCases[:profiled()] {
+	for _, sc := range storetest.StrictCases[:profiled()] {
 		q := fillQueue(sc)
 		hook.reset()
 		stats0, cpu0 := readCommandStats(t, c), serverCPU(t, c)
@@ -102,8 +86,8 @@ func TestMeasureStrictPath(t *testing.T) {
 		require.NoError(t, c.ConfigSet(t.Context(), "slowlog-log-slower-than", "0").Err())
 		require.NoError(t, c.SlowLogReset(t.Context()).Err())
 		var took time.Duration
-		p := storetest.ProfileRun(t, "redis-"+strings.ReplaceAll(strings.ReplaceAll(sc.name, ",", ""), " ", "-"), func() {
-			took = storetest.RunStrict[int](t, s, q, storetest.StrictRun{Workers: strictWorkers, AckInBackground: sc.background, Values: strictValues})
+		p := storetest.ProfileRun(t, "redis-"+strings.ReplaceAll(strings.ReplaceAll(sc.Name, ",", ""), " ", "-"), func() {
+			took = storetest.RunStrict[int](t, s, q, storetest.StrictRun{Workers: storetest.StrictWorkers, AckInBackground: sc.Background, Values: storetest.StrictValues})
 		})
 		require.NoError(t, c.ConfigSet(t.Context(), "slowlog-log-slower-than", "-1").Err())
 		server := serverCPU(t, c) - cpu0
@@ -112,33 +96,33 @@ func TestMeasureStrictPath(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, c.SlowLogReset(t.Context()).Err())
 		emptyQueue(t, s, q)
-		fmt.Printf("\nstrict path, %s: per value\n", sc.name)
-		if m, ok := last[sc.name]; ok {
+		fmt.Printf("\nstrict path, %s: per value\n", sc.Name)
+		if m, ok := last[sc.Name]; ok {
 			fmt.Printf("  (last round)")
 			printServerCommands(m.stats, m.server)
 		}
-		fmt.Printf("  profiled (%v, %.0f values/s under the profiles and the slow log):\n", took.Round(time.Millisecond), strictValues/took.Seconds())
+		fmt.Printf("  profiled (%v, %.0f values/s under the profiles and the slow log):\n", took.Round(time.Millisecond), storetest.StrictValues/took.Seconds())
 		printRoundTrips(hook)
 		printScripts(slow)
 		printServerCommands(stats, server)
-		storetest.PrintCPUShares(t, p, strictValues, cpuShares)
-		storetest.PrintWaits(t, p, strictValues, strictWorkers, took, combined)
+		storetest.PrintCPUShares(t, p, storetest.StrictValues, cpuShares)
+		storetest.PrintWaits(t, p, storetest.StrictValues, storetest.StrictWorkers, took, combined)
 	}
 }
 
-// profiled returns how many of strictCases to profile:
+// profiled returns how many of storetest.StrictCases to profile:
 // PACER_BENCH_PROFILED, or all of them.
 func profiled() int {
 	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_PROFILED")); err == nil {
-		return min(n, len(strictCases))
+		return min(n, len(storetest.StrictCases))
 	}
-	return len(strictCases)
+	return len(storetest.StrictCases)
 }
 
-func perValue(n float64) float64 { return n / strictValues }
+func perValue(n float64) float64 { return n / storetest.StrictValues }
 
 // micros returns d per value, in µs.
-func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / strictValues }
+func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / storetest.StrictValues }
 
 // pingFloor returns how many PINGs a second c makes from goroutines
 // goroutines at once, n in all.
@@ -262,7 +246,7 @@ func printScripts(slow []redis.SlowLog) {
 		}
 	}
 	fmt.Printf("  server, by script and by command (slow log, %d entries; it lists the commands that scripts run too, whose time is within the scripts'): scripts %.1f µs\n",
-		len(slow), float64(total.Microseconds())/strictValues)
+		len(slow), float64(total.Microseconds())/storetest.StrictValues)
 	names := make([]string, 0, len(by))
 	for n := range by {
 		names = append(names, n)
@@ -271,7 +255,7 @@ func printScripts(slow []redis.SlowLog) {
 	for _, n := range names {
 		b := by[n]
 		fmt.Printf("    %-40s %.4f calls, %6.1f µs/call, %5.2f µs/value\n", n, perValue(float64(b.calls)),
-			float64(b.d.Microseconds())/float64(b.calls), float64(b.d.Microseconds())/strictValues)
+			float64(b.d.Microseconds())/float64(b.calls), float64(b.d.Microseconds())/storetest.StrictValues)
 	}
 }
 

@@ -53,3 +53,22 @@ func RunStrict[V any](t testing.TB, s store.Store, q string, r StrictRun) time.D
 	require.Equal(t, int64(r.Values), handled.Load(), "every value handled once")
 	return took
 }
+
+// A StrictCase is one workload of the engines' measurements of the strict
+// path: StrictValues values over Keys keys, worked by one Runner of
+// StrictWorkers workers with a no-op handler.
+type StrictCase struct {
+	Name       string
+	Keys       int
+	Background bool // Config.AckInBackground
+}
+
+// StrictCases are the workloads every engine's strict-path measurement runs.
+var StrictCases = []StrictCase{
+	{"500 keys", 500, false},
+	{"distinct keys", StrictValues, false},
+	{"500 keys, AckInBackground", 500, true},
+}
+
+// StrictValues and StrictWorkers size the StrictCases.
+const StrictValues, StrictWorkers = 20000, 8
