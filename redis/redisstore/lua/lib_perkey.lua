@@ -19,6 +19,9 @@
         later of P and when its next batch is
     F   when its free values outside the open burst became ready
     H   when it was held, while it is
+    W   the state set its last change put it in (r ready, p parked, l
+        leased, d delayed, h held): a hint, as lib.lua moves keys too
+        (parking them, promoting them), that spares looking in the others
   It is in exactly one of the state sets: held while held; else ready
   (its tenant's ready set, with tenants, each lease taking a turn; or
   parked) once eligible and ready; else leased, scored by the earlier of
@@ -69,7 +72,7 @@ end
 -- ready since ts, into one: its fixed head batch, if any, becomes its
 -- first run, kept.
 local function m_load(key, kk, ts)
-  local h = rcall('HMGET', kk, 's', 'R', 'L', 'P', 'F', 'E', 'H', 'b', 'bd', 'g', 'n', 'a', 'u', 'e', 'f', 'tn')
+  local h = rcall('HMGET', kk, 's', 'R', 'L', 'P', 'F', 'E', 'H', 'b', 'bd', 'g', 'n', 'a', 'u', 'e', 'f', 'tn', 'W', 'x', 'c', 'o')
   local k = {key = key, kk = kk, vk = PFX .. 'v:' .. key}
   k.b, k.bd, k.g, k.fence, k.tn = tonumber(h[8]) or 0, h[9], h[10], h[15], h[16]
   k.fence0 = k.fence
@@ -78,7 +81,9 @@ local function m_load(key, kk, ts)
     k.runs = m_unpack(h[2])
     k.limit, k.place, k.free_at = tonumber(h[3]), tonumber(h[4]), tonumber(h[5])
     k.elig, k.held = h[6] == '1', h[7]
-    k.held0 = k.held
+    k.held0, k.where = k.held, h[17]
+    -- As read, to write back unchanged without formatting them again.
+    k.limit_s, k.place_s, k.free_s = h[3], h[4], h[5]
   else
     k.runs = {}
     local n = tonumber(h[11]) or 0
@@ -87,7 +92,19 @@ local function m_load(key, kk, ts)
     end
     k.limit, k.place, k.free_at = 1, tonumber(ts), tonumber(ts)
     k.elig = true
-    rcall('HDEL', kk, 'n', 'a', 'u', 'e', 'x', 'c', 'o')
+    -- Its fields of lib.lua go, but n and a at 0, which mean what their
+    -- absence does: a key that takes turns in and out of multi mode then
+    -- sends no HDEL.
+    local gone = {}
+    for i, f in ipairs({'n', 'a', 'u', 'e', 'x', 'c', 'o'}) do
+      local v = h[({11, 12, 13, 14, 18, 19, 20})[i]]
+      if v and not ((f == 'n' or f == 'a') and v == '0') then
+        gone[#gone + 1] = f
+      end
+    end
+    if #gone > 0 then
+      rcall('HDEL', kk, unpack(gone))
+    end
     rcall('SADD', K_MULTI, key)
     feature_on()
   end
@@ -205,7 +222,15 @@ local function m_save(k)
   if k.elig then
     e = '1'
   end
-  local set = {'s', 'm', 'R', m_pack(k.runs), 'L', str(k.limit), 'P', str(k.place), 'F', str(k.free_at), 'E', e}
+  local set = {'s', 'm', 'R', m_pack(k.runs), 'E', e, 'W', k.where}
+  -- A number is formatted only if it changed: str costs as much as a
+  -- command.
+  for _, f in ipairs({{'L', 'limit', 'limit_s'}, {'P', 'place', 'place_s'}, {'F', 'free_at', 'free_s'}}) do
+    local v, was = k[f[2]], k[f[3]]
+    if not was or tonumber(was) ~= v then
+      set[#set + 1], set[#set + 2] = f[1], str(v)
+    end
+  end
   if k.fence ~= k.fence0 then
     set[#set + 1], set[#set + 2] = 'f', k.fence
   end
@@ -227,9 +252,17 @@ end
 
 -- m_unset takes k out of the sets of the states it may be in but held
 -- (its tenant's ready set, with tenants), and reports whether it was
--- parked.
+-- parked. It looks first in the set its hint W names: a key is in one
+-- state set at most, so once found there it is in no other.
 local function m_unset(k)
-  local key = k.key
+  local key, w = k.key, k.where
+  local hinted = ({l = K_LEASED, d = K_DELAYED, p = K_PARKED})[w]
+  if w == 'r' then
+    hinted = tenant_set(m_tenant(k))
+  end
+  if hinted and rcall('ZREM', hinted, key) == 1 then
+    return w == 'p'
+  end
   rcall('ZREM', tenant_set(m_tenant(k)), key)
   rcall('ZREM', K_LEASED, key)
   rcall('ZREM', K_DELAYED, key)
@@ -253,17 +286,15 @@ end
 -- popped it from the ready order), which spares looking.
 local function m_place(k, now, now_s, popped)
   local key, kk = k.key, k.kk
+  local parked = not popped and m_unset(k)
   if k.held then
+    k.where = 'h'
     m_save(k)
-    if not popped then
-      m_unset(k)
-    end
     rcall('ZADD', K_HELD, 'NX', k.held, key)
     return
   end
-  local parked = not popped and m_unset(k)
   if #k.runs == 0 then
-    rcall('HDEL', kk, 'R', 'L', 'P', 'F', 'E', 'H')
+    rcall('HDEL', kk, 'R', 'L', 'P', 'F', 'E', 'H', 'W')
     rcall('SREM', K_MULTI, key)
     local at = k.elig and m_ready_at(k, now)
     if at and at <= now then
@@ -280,11 +311,12 @@ local function m_place(k, now, now_s, popped)
     settle(key, kk, k.len, now, now_s, b, k.bd, nil, k.g, m_tenant(k))
     return
   end
-  m_save(k)
   local at = INF
   if k.elig then
     at = m_ready_at(k, now)
     if at <= now then
+      k.where = parked and 'p' or 'r'
+      m_save(k)
       m_ready_in(k, str(at), parked)
       return
     end
@@ -296,10 +328,14 @@ local function m_place(k, now, now_s, popped)
         at = tonumber(r.x)
       end
     end
+    k.where = 'l'
+    m_save(k)
     wake_before(at)
     rcall('ZADD', K_LEASED, str(at), key)
     return
   end
+  k.where = 'd'
+  m_save(k)
   wake_before(at)
   rcall('ZADD', K_DELAYED, str(at), key)
 end
@@ -474,7 +510,7 @@ m_due = function(key, kk, ts)
   local now = tonumber(ts)
   local k = m_load(key, kk, ts)
   m_settle(k, now)
-  m_place(k, now, ts)
+  m_place(k, now, ts, true) -- promote took it out of the set it came due in
 end
 
 -- m_added places key in multi mode after an Add of n values at t (ts),
