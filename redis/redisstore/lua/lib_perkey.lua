@@ -281,8 +281,9 @@ local function m_ready_in(k, ts, parked)
 end
 
 -- m_place saves k and puts it in the set of its state at now (now_s); a k
--- without runs leaves multi mode, as a key of lib.lua that is ready, or
--- settled from now. popped says k is in none of those sets (a Claim
+-- without runs whose last lease was of a Claim with PerKey 1 leaves multi
+-- mode, as a key of lib.lua that is ready, or settled from now. One
+-- leased with PerKey > 1 stays: its next lease would bring it back. popped says k is in none of those sets (a Claim
 -- popped it from the ready order), which spares looking.
 local function m_place(k, now, now_s, popped)
   local key, kk = k.key, k.kk
@@ -293,7 +294,7 @@ local function m_place(k, now, now_s, popped)
     rcall('ZADD', K_HELD, 'NX', k.held, key)
     return
   end
-  if #k.runs == 0 then
+  if #k.runs == 0 and k.limit <= 1 then
     rcall('HDEL', kk, 'R', 'L', 'P', 'F', 'E', 'H', 'W')
     rcall('SREM', K_MULTI, key)
     local at = k.elig and m_ready_at(k, now)
