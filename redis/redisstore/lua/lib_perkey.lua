@@ -31,27 +31,48 @@
   The set multi holds the keys in multi mode, for Stats. A key leaves
   multi mode when it has no run left: it is then a key of lib.lua again.
 ]]
--- A run is packed as RUN: its n and a, a byte of flags (1 u, 2 o, 4 r),
--- then f, x, c, h and e, each a string after its length; R is its runs'
--- packs one after another. struct packs and unpacks a run in a small
--- fraction of what cjson or cmsgpack take to encode and decode a table.
+-- R packs the multi state of a key: HEAD, then its runs, each as RUN.
+-- HEAD holds L, P, F, E, the state set W (a byte: its letter, 0 if
+-- none yet) and H (empty if not held); RUN a run's n and a, a byte of
+-- flags (1 u, 2 o, 4 r), then f, x, c, h and e, each a string after its
+-- length. Times in HEAD are doubles, exact for microseconds since 1970.
+-- struct packs and unpacks these in a small fraction of what cjson or
+-- cmsgpack take to encode and decode a table, and one field costs less
+-- to read and write than several.
+local HEAD = '<i4ddBBi4c0'
 local RUN = '<i4i4Bi4c0i4c0i4c0i4c0i4c0'
 
--- m_unpack returns the runs that R packs.
-local function m_unpack(s)
-  local runs, pos = {}, 1
+-- m_unpack sets the multi state of k from R, s.
+local function m_unpack(k, s)
+  local elig, w, held, pos
+  k.limit, k.place, k.free_at, elig, w, held, pos = struct.unpack(HEAD, s)
+  k.elig = elig == 1
+  if w > 0 then
+    k.where = string.char(w)
+  end
+  if held ~= '' then
+    k.held = held
+  end
+  local runs = {}
   while pos <= #s do
     local n, a, fl, f, x, c, h, e
     n, a, fl, f, x, c, h, e, pos = struct.unpack(RUN, s, pos)
     runs[#runs + 1] = {n = n, a = a, u = fl % 2 == 1, o = fl % 4 >= 2, r = fl >= 4, f = f, x = x, c = c, h = h, e = e}
   end
-  return runs
+  k.runs = runs
 end
 
--- m_pack returns R for runs.
-local function m_pack(runs)
-  local out = {}
-  for i, r in ipairs(runs) do
+-- m_pack returns R for k.
+local function m_pack(k)
+  local elig, w, held = 0, 0, k.held or ''
+  if k.elig then
+    elig = 1
+  end
+  if k.where then
+    w = string.byte(k.where)
+  end
+  local out = {struct.pack(HEAD, k.limit, k.place, k.free_at, elig, w, #held, held)}
+  for _, r in ipairs(k.runs) do
     local fl = 0
     if r.u then
       fl = 1
@@ -63,7 +84,7 @@ local function m_pack(runs)
       fl = fl + 4
     end
     local f, c, h, e = r.f or '', r.c or '', r.h or '', r.e or ''
-    out[i] = struct.pack(RUN, r.n, r.a, fl, #f, f, #r.x, r.x, #c, c, #h, h, #e, e)
+    out[#out + 1] = struct.pack(RUN, r.n, r.a, fl, #f, f, #r.x, r.x, #c, c, #h, h, #e, e)
   end
   return table.concat(out)
 end
@@ -72,42 +93,36 @@ end
 -- ready since ts, into one: its fixed head batch, if any, becomes its
 -- first run, kept.
 local function m_load(key, kk, ts)
-  local h = rcall('HMGET', kk, 's', 'R', 'L', 'P', 'F', 'E', 'H', 'b', 'bd', 'g', 'n', 'a', 'u', 'e', 'f', 'tn', 'W', 'x', 'c', 'o')
+  local h = rcall('HMGET', kk, 's', 'R', 'b', 'bd', 'g', 'f', 'tn')
   local k = {key = key, kk = kk, vk = PFX .. 'v:' .. key}
-  k.b, k.bd, k.g, k.fence, k.tn = tonumber(h[8]) or 0, h[9], h[10], h[15], h[16]
+  k.b, k.bd, k.g, k.fence, k.tn = tonumber(h[3]) or 0, h[4], h[5], h[6], h[7]
   k.fence0 = k.fence
   k.len = rcall('LLEN', k.vk)
   if h[1] == 'm' then
-    k.runs = m_unpack(h[2])
-    k.limit, k.place, k.free_at = tonumber(h[3]), tonumber(h[4]), tonumber(h[5])
-    k.elig, k.held = h[6] == '1', h[7]
-    k.held0, k.where = k.held, h[17]
-    -- As read, to write back unchanged without formatting them again.
-    k.limit_s, k.place_s, k.free_s = h[3], h[4], h[5]
-  else
-    k.runs = {}
-    local n = tonumber(h[11]) or 0
-    if n > 0 then
-      k.runs[1] = {n = n, a = tonumber(h[12]) or 0, u = not h[13], o = false, r = false, x = ts, e = h[14] or ''}
-    end
-    k.limit, k.place, k.free_at = 1, tonumber(ts), tonumber(ts)
-    k.elig = true
-    -- Its fields of lib.lua go, but n and a at 0, which mean what their
-    -- absence does: a key that takes turns in and out of multi mode then
-    -- sends no HDEL.
-    local gone = {}
-    for i, f in ipairs({'n', 'a', 'u', 'e', 'x', 'c', 'o'}) do
-      local v = h[({11, 12, 13, 14, 18, 19, 20})[i]]
-      if v and not ((f == 'n' or f == 'a') and v == '0') then
-        gone[#gone + 1] = f
-      end
-    end
-    if #gone > 0 then
-      rcall('HDEL', kk, unpack(gone))
-    end
-    rcall('SADD', K_MULTI, key)
-    feature_on()
+    m_unpack(k, h[2])
+    return k
   end
+  local p = rcall('HMGET', kk, 'n', 'a', 'u', 'e', 'x', 'c', 'o')
+  k.runs = {}
+  local n = tonumber(p[1]) or 0
+  if n > 0 then
+    k.runs[1] = {n = n, a = tonumber(p[2]) or 0, u = not p[3], o = false, r = false, x = ts, e = p[4] or ''}
+  end
+  k.limit, k.place, k.free_at = 1, tonumber(ts), tonumber(ts)
+  k.elig, k.entered = true, true
+  -- Its fields of lib.lua go, but n and a at 0, which mean what their
+  -- absence does.
+  local gone = {}
+  for i, f in ipairs({'n', 'a', 'u', 'e', 'x', 'c', 'o'}) do
+    if p[i] and not (i <= 2 and p[i] == '0') then
+      gone[#gone + 1] = f
+    end
+  end
+  if #gone > 0 then
+    rcall('HDEL', kk, unpack(gone))
+  end
+  rcall('SADD', K_MULTI, key)
+  feature_on()
   return k
 end
 
@@ -218,30 +233,16 @@ end
 
 -- m_save writes the multi state of k to its hash.
 local function m_save(k)
-  local e = '0'
-  if k.elig then
-    e = '1'
-  end
-  local set = {'s', 'm', 'R', m_pack(k.runs), 'E', e, 'W', k.where}
-  -- A number is formatted only if it changed: str costs as much as a
-  -- command.
-  for _, f in ipairs({{'L', 'limit', 'limit_s'}, {'P', 'place', 'place_s'}, {'F', 'free_at', 'free_s'}}) do
-    local v, was = k[f[2]], k[f[3]]
-    if not was or tonumber(was) ~= v then
-      set[#set + 1], set[#set + 2] = f[1], str(v)
-    end
+  local set = {'R', m_pack(k)}
+  if k.entered then
+    set[3], set[4] = 's', 'm'
+    k.entered = false
   end
   if k.fence ~= k.fence0 then
     set[#set + 1], set[#set + 2] = 'f', k.fence
-  end
-  if k.held and k.held ~= k.held0 then
-    set[#set + 1], set[#set + 2] = 'H', k.held
+    k.fence0 = k.fence
   end
   rcall('HSET', k.kk, unpack(set))
-  if k.held0 and not k.held then
-    rcall('HDEL', k.kk, 'H')
-  end
-  k.fence0, k.held0 = k.fence, k.held
 end
 
 -- m_tenant returns the tenant of k whose ready set it stands in: '' for
@@ -295,7 +296,7 @@ local function m_place(k, now, now_s, popped)
     return
   end
   if #k.runs == 0 and k.limit <= 1 then
-    rcall('HDEL', kk, 'R', 'L', 'P', 'F', 'E', 'H', 'W')
+    rcall('HDEL', kk, 'R')
     rcall('SREM', K_MULTI, key)
     local at = k.elig and m_ready_at(k, now)
     if at and at <= now then
