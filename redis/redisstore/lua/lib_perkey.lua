@@ -2,43 +2,52 @@
   lib_perkey.lua goes on from lib.lua, in the same library: the steps of a
   key that a Claim with ClaimParams.PerKey > 1 leased, which may have
   several batches out at once (see store.PerKeyClaimer). Such a key is in
-  multi mode: its hash has s = m and these fields, beside b, bf, bd, m, g
-  and f (the fence of its last lease) as lib.lua describes them:
-    R   its runs, head first, packed (see RUN): the batches out on a lease or kept
-        to be leased again as they are (after a lapse, a Retry, a Defer or
-        a Hold), each {n: values, a: attempt of its last lease, u: its next
-        lease counts an attempt, o: out on a lease, r: kept after a Retry,
-        f: fence, x: out, when its lease lapses, kept, when it is ready
-        again, c: when its lease began, h: its holder, e: the error of its
-        last Retry or Hold}; times and fences are strings. The runs hold the first values of the key's
-        list, in their order; the free values follow.
+  multi mode: its hash has s = m and R, beside b, bf, bd, m, g and f (the
+  fence of its last lease) as lib.lua describes them. R packs, with
+  struct (see HEAD and RUN), what the key's leases need:
     L   the PerKey of the Claim that leased it last: it takes no new lease
         while that many are out
-    E   1 if it may take a lease (eligible), as of its last change
     P   when it last became eligible or was leased: it is ready at the
         later of P and when its next batch is
     F   when its free values outside the open burst became ready
-    H   when it was held, while it is
+    E   whether it may take a lease (eligible), as of its last change
     W   the state set its last change put it in (r ready, p parked, l
         leased, d delayed, h held): a hint, as lib.lua moves keys too
         (parking them, promoting them), that spares looking in the others
+    H   when it was held, while it is
+    its runs, head first: the batches out on a lease or kept to be leased
+        again as they are (after a lapse, a Retry, a Defer or a Hold),
+        each {n: values, a: attempt of its last lease, u: its next lease
+        counts an attempt, o: out on a lease, r: kept after a Retry, f:
+        fence, x: out, when its lease lapses, kept, when it is ready
+        again, c: when its lease began, h: its holder, e: the error of its
+        last Retry or Hold}. The runs hold the first values of the key's
+        list, in their order; the free values follow.
+  So a call reads the key's state with one HMGET of seven fields and
+  writes it with one HSET, whatever its leases: no JSON to decode and
+  encode, no field per lease. (Keys that an earlier version left in multi
+  mode, with R as JSON and L, P, F, E, H as fields of their own, are not
+  read: no release wrote them.)
   It is in exactly one of the state sets: held while held; else ready
   (its tenant's ready set, with tenants, each lease taking a turn; or
   parked) once eligible and ready; else leased, scored by the earlier of
   when it is ready and when its first lease lapses, while a lease is out;
   else delayed, until its kept batch is ready. A lease that lapses while
   the key is ready or held is taken back by the next call that loads it.
-  The set multi holds the keys in multi mode, for Stats. A key leaves
-  multi mode when it has no run left: it is then a key of lib.lua again.
+  The set multi holds the keys in multi mode, for Stats. A key with no
+  run left leaves multi mode, a key of lib.lua again, unless it is ready
+  and its last lease was of a Claim with PerKey > 1: so a key that such
+  Claims lease one batch at a time does not go in and out of multi mode
+  with each, and a key that waits (for its burst, its values' Delay)
+  waits as lib.lua has it.
 ]]
--- R packs the multi state of a key: HEAD, then its runs, each as RUN.
--- HEAD holds L, P, F, E, the state set W (a byte: its letter, 0 if
--- none yet) and H (empty if not held); RUN a run's n and a, a byte of
--- flags (1 u, 2 o, 4 r), then f, x, c, h and e, each a string after its
--- length. Times in HEAD are doubles, exact for microseconds since 1970.
--- struct packs and unpacks these in a small fraction of what cjson or
--- cmsgpack take to encode and decode a table, and one field costs less
--- to read and write than several.
+-- HEAD is the start of R: L, P, F, E, W (a byte: its letter, 0 if none
+-- yet) and H (empty if not held); RUN is a run: n and a, a byte of flags
+-- (1 u, 2 o, 4 r), then f, x, c, h and e, each a string after its
+-- length. P and F are doubles, exact for microseconds since 1970. struct
+-- packs and unpacks a run in a fraction of what cjson or cmsgpack take
+-- to encode and decode one as a table, and one field costs less to read
+-- and write than several.
 local HEAD = '<i4ddBBi4c0'
 local RUN = '<i4i4Bi4c0i4c0i4c0i4c0i4c0'
 
@@ -282,9 +291,9 @@ local function m_ready_in(k, ts, parked)
 end
 
 -- m_place saves k and puts it in the set of its state at now (now_s); a k
--- without runs whose last lease was of a Claim with PerKey 1 leaves multi
--- mode, as a key of lib.lua that is ready, or settled from now. One
--- leased with PerKey > 1 stays: its next lease would bring it back. popped says k is in none of those sets (a Claim
+-- without runs leaves multi mode, as a key of lib.lua that is ready, or
+-- settled from now, unless it is ready and its last lease was of a Claim
+-- with PerKey > 1: its next lease would bring it back. popped says k is in none of those sets (a Claim
 -- popped it from the ready order), which spares looking.
 local function m_place(k, now, now_s, popped)
   local key, kk = k.key, k.kk
@@ -295,13 +304,14 @@ local function m_place(k, now, now_s, popped)
     rcall('ZADD', K_HELD, 'NX', k.held, key)
     return
   end
-  if #k.runs == 0 and k.limit <= 1 then
+  -- When a k without runs is ready, if it may lease.
+  local idle_at = #k.runs == 0 and k.elig and m_ready_at(k, now)
+  if #k.runs == 0 and (k.limit <= 1 or not idle_at or idle_at > now) then
     rcall('HDEL', kk, 'R')
     rcall('SREM', K_MULTI, key)
-    local at = k.elig and m_ready_at(k, now)
-    if at and at <= now then
+    if idle_at and idle_at <= now then
       rcall('HSET', kk, 's', 'r', 'a', '0', 'n', '0')
-      m_ready_in(k, str(at), parked)
+      m_ready_in(k, str(idle_at), parked)
       return
     end
     -- k's b, bd and g are as its hash has them (m_settle dropped b with
