@@ -40,7 +40,8 @@ type flowVariant struct {
 // the medians and each variant's ratio of median values/s (and the range
 // and median of the rounds' own ratios) and of median server CPU to the
 // one it is measured against. The target is at most
-// 10% slower.
+// 10% slower. With PACER_BENCH_CMDS=1 each run also prints its commands
+// a value by command (INFO commandstats).
 func TestMeasureFlowThroughput(t *testing.T) {
 	benchOnly(t)
 	const keys, per = 500, 10
