@@ -87,16 +87,17 @@
 // A Claim or Finish of it reads that field in one HMGET and writes it in
 // one HSET. It leaves multi mode when no batch of it is left, unless it
 // is ready and was last leased by a Claim with PerKey > 1: such Claims
-// leasing one batch of it at a time do not take it in and out with each. So a key leased with PerKey 0 or 1 costs what
-// it did: its Claim reads one field more in the command it sends anyway,
-// and a Finish or Extend finds a key in multi mode from the state field
-// it reads anyway. A key in multi mode costs O(PerKey) more a call, a
-// Finish of a batch behind its first O(the values before it) more; Stats
-// visits the keys in multi mode, which may be all the ready keys that
-// Claims with PerKey > 1 lease. Keys that a version before this one put
-// in multi mode (with their batches as JSON) are not read: no release
-// wrote them. Keys that one Claim leases and that may lease again go back in
-// the ready order a microsecond apart, in the order it leased them.
+// leasing one batch of it at a time do not take it in and out with each.
+// So a key leased with PerKey 0 or 1 costs what it did: its Claim reads
+// one field more in the command it sends anyway, and a Finish or Extend
+// finds a key in multi mode from the state field it reads anyway. A key
+// in multi mode costs O(PerKey) more a call, a Finish of a batch behind
+// its first O(the values before it) more; Stats visits the keys in multi
+// mode, which may be all the ready keys that Claims with PerKey > 1
+// lease. A key in multi mode as unreleased versions wrote it (its
+// batches as JSON) is not read. Keys that one Claim leases and that may
+// lease again go back in the ready order a microsecond apart, in the
+// order it leased them.
 //
 // # Finish calls share a function call
 //
