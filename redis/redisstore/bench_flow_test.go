@@ -40,7 +40,8 @@ type flowVariant struct {
 // the medians and each variant's ratio of median values/s (and the range
 // and median of the rounds' own ratios) and of median server CPU to the
 // one it is measured against. The target is at most
-// 10% slower.
+// 10% slower. With PACER_BENCH_CMDS=1 each run also prints its commands
+// a value by command (INFO commandstats).
 func TestMeasureFlowThroughput(t *testing.T) {
 	benchOnly(t)
 	const keys, per = 500, 10
@@ -99,12 +100,13 @@ func TestMeasureFlowThroughput(t *testing.T) {
 		st, err := s.Stats(ctx, q) // folds the Adds
 		require.NoError(t, err)
 		require.Equal(t, keys*per, st.Values)
-		cpu0, cmds0 := serverCPU(t, c), commandCalls(t, c)
+		cpu0, cmds0, stats0 := serverCPU(t, c), commandCalls(t, c), commandStats(t, c)
 		t0 := time.Now()
 		go func() { _ = r.Run(ctx) }()
 		<-done
 		took := time.Since(t0)
 		server, cmds := serverCPU(t, c)-cpu0, commandCalls(t, c)-cmds0
+		printCommandStats(stats0, commandStats(t, c), keys*per)
 		require.NoError(t, r.Shutdown(ctx))
 		return result{keys * per / took.Seconds(), float64(cmds) / (keys * per), float64(server.Nanoseconds()) / 1e3 / (keys * per)}
 	}

@@ -80,17 +80,24 @@
 // batches of one key at once, with the semantics of store.PerKeyClaimer.
 // A key that such a Claim leases goes into multi mode: its hash keeps the
 // batches out on a lease or kept to be leased again (each with its values'
-// count, fence, attempt, lapse, holder and error) in one field, as JSON,
-// and the key stands in the one sorted set its batches call for: ready
-// while it may take another lease, else leased until its first lease
-// lapses or held. A key leaves multi mode when no batch of it is left.
+// count, fence, attempt, lapse, holder and error) and the key's own
+// state in one field, packed with Lua's struct (no JSON), and the key
+// stands in the one sorted set its batches call for: ready while it may
+// take another lease, else leased until its first lease lapses or held.
+// A Claim or Finish of it reads that field in one HMGET and writes it in
+// one HSET. It leaves multi mode when no batch of it is left, unless it
+// is ready and was last leased by a Claim with PerKey > 1: such Claims
+// leasing one batch of it at a time do not take it in and out with each.
 // So a key leased with PerKey 0 or 1 costs what it did: its Claim reads
 // one field more in the command it sends anyway, and a Finish or Extend
 // finds a key in multi mode from the state field it reads anyway. A key
 // in multi mode costs O(PerKey) more a call, a Finish of a batch behind
 // its first O(the values before it) more; Stats visits the keys in multi
-// mode. Keys that one Claim leases and that may lease again go back in
-// the ready order a microsecond apart, in the order it leased them.
+// mode, which may be all the ready keys that Claims with PerKey > 1
+// lease. A key in multi mode as unreleased versions wrote it (its
+// batches as JSON) is not read. Keys that one Claim leases and that may
+// lease again go back in the ready order a microsecond apart, in the
+// order it leased them.
 //
 // # Finish calls share a function call
 //

@@ -1027,13 +1027,15 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
       local key = got[i]
       local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
       local h
-      if multi then
+      if perkey > 1 then
+        h = {} -- lib_perkey.lua reads what it needs
+      elseif multi then
         h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd', 'u', 'g', 'R')
       else
         -- Without multi, no key is in multi mode.
         h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd', 'u', 'g')
       end
-      if h[7] or perkey > 1 then
+      if perkey > 1 or h[7] then
         -- In multi mode, or to be: lib_perkey.lua leases it.
         fence = fence + 1
         local a, vals = m_lease(key, kk, got[i + 1], now, now_s, fence, maxbatch, exp, holder, perkey, now + leased)

@@ -2,57 +2,136 @@
   lib_perkey.lua goes on from lib.lua, in the same library: the steps of a
   key that a Claim with ClaimParams.PerKey > 1 leased, which may have
   several batches out at once (see store.PerKeyClaimer). Such a key is in
-  multi mode: its hash has s = m and these fields, beside b, bf, bd, m, g
-  and f (the fence of its last lease) as lib.lua describes them:
-    R   its runs, head first, as JSON: the batches out on a lease or kept
-        to be leased again as they are (after a lapse, a Retry, a Defer or
-        a Hold), each {n: values, a: attempt of its last lease, u: its next
-        lease counts an attempt, o: out on a lease, r: kept after a Retry,
-        f: fence, x: out, when its lease lapses, kept, when it is ready
-        again, c: when its lease began, h: its holder, e: the error of its
-        last Retry or Hold}; times and fences are strings, as JSON numbers
-        would lose digits. The runs hold the first values of the key's
-        list, in their order; the free values follow.
+  multi mode: its hash has s = m and R, beside b, bf, bd, m, g and f (the
+  fence of its last lease) as lib.lua describes them. R packs, with
+  struct (see HEAD and RUN), what the key's leases need:
     L   the PerKey of the Claim that leased it last: it takes no new lease
         while that many are out
-    E   1 if it may take a lease (eligible), as of its last change
     P   when it last became eligible or was leased: it is ready at the
         later of P and when its next batch is
     F   when its free values outside the open burst became ready
+    E   whether it may take a lease (eligible), as of its last change
+    W   the state set its last change put it in (r ready, p parked, l
+        leased, d delayed, h held): a hint, as lib.lua moves keys too
+        (parking them, promoting them), that spares looking in the others
     H   when it was held, while it is
+    its runs, head first: the batches out on a lease or kept to be leased
+        again as they are (after a lapse, a Retry, a Defer or a Hold),
+        each {n: values, a: attempt of its last lease, u: its next lease
+        counts an attempt, o: out on a lease, r: kept after a Retry, f:
+        fence, x: out, when its lease lapses, kept, when it is ready
+        again, c: when its lease began, h: its holder, e: the error of its
+        last Retry or Hold}. The runs hold the first values of the key's
+        list, in their order; the free values follow.
+  So a call reads the key's state with one HMGET of seven fields and
+  writes it with one HSET, whatever its leases: no JSON to decode and
+  encode, no field per lease. (Keys that an earlier version left in multi
+  mode, with R as JSON and L, P, F, E, H as fields of their own, are not
+  read: no release wrote them.)
   It is in exactly one of the state sets: held while held; else ready
   (its tenant's ready set, with tenants, each lease taking a turn; or
   parked) once eligible and ready; else leased, scored by the earlier of
   when it is ready and when its first lease lapses, while a lease is out;
   else delayed, until its kept batch is ready. A lease that lapses while
   the key is ready or held is taken back by the next call that loads it.
-  The set multi holds the keys in multi mode, for Stats. A key leaves
-  multi mode when it has no run left: it is then a key of lib.lua again.
+  The set multi holds the keys in multi mode, for Stats. A key with no
+  run left leaves multi mode, a key of lib.lua again, unless it is ready
+  and its last lease was of a Claim with PerKey > 1: so a key that such
+  Claims lease one batch at a time does not go in and out of multi mode
+  with each, and a key that waits (for its burst, its values' Delay)
+  waits as lib.lua has it.
 ]]
+-- HEAD is the start of R: L, P, F, E, W (a byte: its letter, 0 if none
+-- yet) and H (empty if not held); RUN is a run: n and a, a byte of flags
+-- (1 u, 2 o, 4 r), then f, x, c, h and e, each a string after its
+-- length. P and F are doubles, exact for microseconds since 1970. struct
+-- packs and unpacks a run in a fraction of what cjson or cmsgpack take
+-- to encode and decode one as a table, and one field costs less to read
+-- and write than several.
+local HEAD = '<i4ddBBi4c0'
+local RUN = '<i4i4Bi4c0i4c0i4c0i4c0i4c0'
+
+-- m_unpack sets the multi state of k from R, s.
+local function m_unpack(k, s)
+  local elig, w, held, pos
+  k.limit, k.place, k.free_at, elig, w, held, pos = struct.unpack(HEAD, s)
+  k.elig = elig == 1
+  if w > 0 then
+    k.where = string.char(w)
+  end
+  if held ~= '' then
+    k.held = held
+  end
+  local runs = {}
+  while pos <= #s do
+    local n, a, fl, f, x, c, h, e
+    n, a, fl, f, x, c, h, e, pos = struct.unpack(RUN, s, pos)
+    runs[#runs + 1] = {n = n, a = a, u = fl % 2 == 1, o = fl % 4 >= 2, r = fl >= 4, f = f, x = x, c = c, h = h, e = e}
+  end
+  k.runs = runs
+end
+
+-- m_pack returns R for k.
+local function m_pack(k)
+  local elig, w, held = 0, 0, k.held or ''
+  if k.elig then
+    elig = 1
+  end
+  if k.where then
+    w = string.byte(k.where)
+  end
+  local out = {struct.pack(HEAD, k.limit, k.place, k.free_at, elig, w, #held, held)}
+  for _, r in ipairs(k.runs) do
+    local fl = 0
+    if r.u then
+      fl = 1
+    end
+    if r.o then
+      fl = fl + 2
+    end
+    if r.r then
+      fl = fl + 4
+    end
+    local f, c, h, e = r.f or '', r.c or '', r.h or '', r.e or ''
+    out[#out + 1] = struct.pack(RUN, r.n, r.a, fl, #f, f, #r.x, r.x, #c, c, #h, h, #e, e)
+  end
+  return table.concat(out)
+end
+
 -- m_load reads the multi state of key at now, or turns a key of lib.lua,
 -- ready since ts, into one: its fixed head batch, if any, becomes its
 -- first run, kept.
 local function m_load(key, kk, ts)
-  local h = rcall('HMGET', kk, 's', 'R', 'L', 'P', 'F', 'E', 'H', 'b', 'bd', 'g', 'n', 'a', 'u', 'e', 'f')
+  local h = rcall('HMGET', kk, 's', 'R', 'b', 'bd', 'g', 'f', 'tn')
   local k = {key = key, kk = kk, vk = PFX .. 'v:' .. key}
-  k.b, k.bd, k.g, k.fence = tonumber(h[8]) or 0, h[9], h[10], h[15]
+  k.b, k.bd, k.g, k.fence, k.tn = tonumber(h[3]) or 0, h[4], h[5], h[6], h[7]
+  k.fence0 = k.fence
   k.len = rcall('LLEN', k.vk)
   if h[1] == 'm' then
-    k.runs = cjson.decode(h[2])
-    k.limit, k.place, k.free_at = tonumber(h[3]), tonumber(h[4]), tonumber(h[5])
-    k.elig, k.held = h[6] == '1', h[7]
-  else
-    k.runs = {}
-    local n = tonumber(h[11]) or 0
-    if n > 0 then
-      k.runs[1] = {n = n, a = tonumber(h[12]) or 0, u = not h[13], o = false, r = false, x = ts, e = h[14] or ''}
-    end
-    k.limit, k.place, k.free_at = 1, tonumber(ts), tonumber(ts)
-    k.elig = true
-    rcall('HDEL', kk, 'n', 'a', 'u', 'e', 'x', 'c', 'o')
-    rcall('SADD', K_MULTI, key)
-    feature_on()
+    m_unpack(k, h[2])
+    return k
   end
+  local p = rcall('HMGET', kk, 'n', 'a', 'u', 'e', 'x', 'c', 'o')
+  k.runs = {}
+  local n = tonumber(p[1]) or 0
+  if n > 0 then
+    k.runs[1] = {n = n, a = tonumber(p[2]) or 0, u = not p[3], o = false, r = false, x = ts, e = p[4] or ''}
+  end
+  k.limit, k.place, k.free_at = 1, tonumber(ts), tonumber(ts)
+  k.elig, k.entered = true, true
+  -- Its fields of lib.lua go, but n and a at 0, which mean what their
+  -- absence does.
+  local gone = {}
+  for i, f in ipairs({'n', 'a', 'u', 'e', 'x', 'c', 'o'}) do
+    if p[i] and not (i <= 2 and p[i] == '0') then
+      gone[#gone + 1] = f
+    end
+  end
+  if #gone > 0 then
+    rcall('HDEL', kk, unpack(gone))
+  end
+  rcall('SADD', K_MULTI, key)
+  feature_on()
   return k
 end
 
@@ -163,70 +242,94 @@ end
 
 -- m_save writes the multi state of k to its hash.
 local function m_save(k)
-  local e = '0'
-  if k.elig then
-    e = '1'
+  local set = {'R', m_pack(k)}
+  if k.entered then
+    set[3], set[4] = 's', 'm'
+    k.entered = false
   end
-  rcall('HSET', k.kk, 's', 'm', 'R', cjson.encode(k.runs), 'L', str(k.limit), 'P', str(k.place), 'F', str(k.free_at), 'E', e)
-  if k.held then
-    rcall('HSET', k.kk, 'H', k.held)
-  else
-    rcall('HDEL', k.kk, 'H')
+  if k.fence ~= k.fence0 then
+    set[#set + 1], set[#set + 2] = 'f', k.fence
+    k.fence0 = k.fence
   end
+  rcall('HSET', k.kk, unpack(set))
 end
 
--- m_unset takes key out of the sets of the states it may be in but held
+-- m_tenant returns the tenant of k whose ready set it stands in: '' for
+-- the queue's own.
+local function m_tenant(k)
+  return fair() and k.tn or ''
+end
+
+-- m_unset takes k out of the sets of the states it may be in but held
 -- (its tenant's ready set, with tenants), and reports whether it was
--- parked.
-local function m_unset(key)
-  rcall('ZREM', ready_set(PFX .. 'k:' .. key), key)
+-- parked. It looks first in the set its hint W names: a key is in one
+-- state set at most, so once found there it is in no other.
+local function m_unset(k)
+  local key, w = k.key, k.where
+  local hinted = ({l = K_LEASED, d = K_DELAYED, p = K_PARKED})[w]
+  if w == 'r' then
+    hinted = tenant_set(m_tenant(k))
+  end
+  if hinted and rcall('ZREM', hinted, key) == 1 then
+    return w == 'p'
+  end
+  rcall('ZREM', tenant_set(m_tenant(k)), key)
   rcall('ZREM', K_LEASED, key)
   rcall('ZREM', K_DELAYED, key)
   return rcall('ZREM', K_PARKED, key) == 1
 end
 
--- m_ready_in puts key, with hash kk, in the ready order at ts (its
--- tenant's, with tenants), or among the parked keys if it was there.
-local function m_ready_in(key, kk, ts, parked)
+-- m_ready_in puts k in the ready order at ts (its tenant's, with
+-- tenants), or among the parked keys if it was there.
+local function m_ready_in(k, ts, parked)
   if parked then
-    park(key, ts)
+    park(k.key, ts)
     return
   end
-  enter(key, kk, ts)
+  enter(k.key, k.kk, ts, m_tenant(k))
   wake()
 end
 
 -- m_place saves k and puts it in the set of its state at now (now_s); a k
 -- without runs leaves multi mode, as a key of lib.lua that is ready, or
--- settled from now.
-local function m_place(k, now, now_s)
+-- settled from now, unless it is ready and its last lease was of a Claim
+-- with PerKey > 1: its next lease would bring it back. popped says k is in none of those sets (a Claim
+-- popped it from the ready order), which spares looking.
+local function m_place(k, now, now_s, popped)
   local key, kk = k.key, k.kk
+  local parked = not popped and m_unset(k)
   if k.held then
+    k.where = 'h'
     m_save(k)
-    m_unset(key)
     rcall('ZADD', K_HELD, 'NX', k.held, key)
     return
   end
-  local parked = m_unset(key)
-  if #k.runs == 0 then
-    rcall('HDEL', kk, 'R', 'L', 'P', 'F', 'E', 'H')
+  -- When a k without runs is ready, if it may lease.
+  local idle_at = #k.runs == 0 and k.elig and m_ready_at(k, now)
+  if #k.runs == 0 and (k.limit <= 1 or not idle_at or idle_at > now) then
+    rcall('HDEL', kk, 'R')
     rcall('SREM', K_MULTI, key)
-    local at = k.elig and m_ready_at(k, now)
-    if at and at <= now then
+    if idle_at and idle_at <= now then
       rcall('HSET', kk, 's', 'r', 'a', '0', 'n', '0')
-      m_ready_in(key, kk, str(at), parked)
+      m_ready_in(k, str(idle_at), parked)
       return
     end
-    local h = rcall('HMGET', kk, 'b', 'bd', 'g')
-    settle(key, kk, k.len, now, now_s, h[1], h[2], nil, h[3])
+    -- k's b, bd and g are as its hash has them (m_settle dropped b with
+    -- the burst it closed).
+    local b
+    if k.b > 0 then
+      b = str(k.b)
+    end
+    settle(key, kk, k.len, now, now_s, b, k.bd, nil, k.g, m_tenant(k))
     return
   end
-  m_save(k)
   local at = INF
   if k.elig then
     at = m_ready_at(k, now)
     if at <= now then
-      m_ready_in(key, kk, str(at), parked)
+      k.where = parked and 'p' or 'r'
+      m_save(k)
+      m_ready_in(k, str(at), parked)
       return
     end
   end
@@ -237,17 +340,22 @@ local function m_place(k, now, now_s)
         at = tonumber(r.x)
       end
     end
+    k.where = 'l'
+    m_save(k)
     wake_before(at)
     rcall('ZADD', K_LEASED, str(at), key)
     return
   end
+  k.where = 'd'
+  m_save(k)
   wake_before(at)
   rcall('ZADD', K_DELAYED, str(at), key)
 end
 
--- m_delete removes key, which has no values left.
-local function m_delete(key, kk)
-  m_unset(key) -- before the hash goes, which names the key's tenant
+-- m_delete removes k, which has no values left.
+local function m_delete(k)
+  local key, kk = k.key, k.kk
+  m_unset(k)
   rcall('DEL', kk)
   rcall('ZREM', K_KEYS, key)
   rcall('ZREM', K_HELD, key)
@@ -292,7 +400,7 @@ m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey
   -- Ready, as it was in the ready order (perhaps from a microsecond or so
   -- after now: see after), if it may lease.
   if not k.elig then
-    m_place(k, now, now_s)
+    m_place(k, now, now_s, true)
     return nil
   end
   local i = m_kept(k)
@@ -318,7 +426,7 @@ m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey
       end
     end
     if n <= 0 then
-      m_place(k, now, now_s)
+      m_place(k, now, now_s, true)
       return nil
     end
     k.runs[#k.runs + 1] = {n = n, a = 0, u = true, o = false, r = false, x = now_s, e = ''}
@@ -331,13 +439,12 @@ m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey
   end
   local f = str(fence)
   r.o, r.r, r.f, r.x, r.c, r.h = true, false, f, exp, now_s, holder
-  k.limit, k.elig = math.max(perkey, 1), false
-  rcall('HSET', kk, 'f', f)
+  k.limit, k.elig, k.fence = math.max(perkey, 1), false, f
   local off = m_offset(k, i)
   local vals = rcall('LRANGE', k.vk, str(off), str(off + r.n - 1))
   -- A key that may lease again goes behind those waiting.
   m_track(k, after)
-  m_place(k, after, str(after))
+  m_place(k, after, str(after), true)
   return r.a, vals
 end
 
@@ -376,7 +483,7 @@ m_finish = function(key, kk, fence, kind, after, why, now, now_s)
     k.len = k.len - r.n
     table.remove(k.runs, i)
     if k.len == 0 then
-      m_delete(key, kk)
+      m_delete(k)
       return 0
     end
   elseif kind == 5 then
@@ -415,7 +522,7 @@ m_due = function(key, kk, ts)
   local now = tonumber(ts)
   local k = m_load(key, kk, ts)
   m_settle(k, now)
-  m_place(k, now, ts)
+  m_place(k, now, ts, true) -- promote took it out of the set it came due in
 end
 
 -- m_added places key in multi mode after an Add of n values at t (ts),
