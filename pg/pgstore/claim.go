@@ -46,16 +46,7 @@ func (s *Store) checkClaim(ctx context.Context, queue string, p store.ClaimParam
 // claim runs Claim's statement on q.
 func (s *Store) claim(ctx context.Context, q querier, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
 	sql, args := s.claimStatement(queue, p)
-	rows, err := q.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, 0, failed(ctx, "Claim", err)
-	}
-	defer rows.Close()
-	leases, next, err := scanClaim(queue, rows)
-	if err != nil {
-		return nil, 0, failed(ctx, "Claim", err)
-	}
-	return leases, next, nil
+	return s.claimOn(ctx, q, sql, queue, args)
 }
 
 // claimStatement returns Claim's statement and its arguments.
@@ -140,3 +131,17 @@ func (s *Store) claimSQL(f claimForm) string {
 
 // maxClaimSQL bounds the claim statements a store keeps.
 const maxClaimSQL = 64
+
+// claimOn runs the claim statement sql.
+func (s *Store) claimOn(ctx context.Context, q querier, sql, queue string, args []any) ([]store.Lease, time.Duration, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, 0, failed(ctx, "Claim", err)
+	}
+	defer rows.Close()
+	leases, next, err := scanClaim(queue, rows)
+	if err != nil {
+		return nil, 0, failed(ctx, "Claim", err)
+	}
+	return leases, next, nil
+}

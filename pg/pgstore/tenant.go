@@ -309,17 +309,3 @@ type batcher interface {
 	querier
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
-
-// claimOn runs the claim statement sql.
-func (s *Store) claimOn(ctx context.Context, q querier, sql, queue string, args []any) ([]store.Lease, time.Duration, error) {
-	rows, err := q.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, 0, failed(ctx, "Claim", err)
-	}
-	defer rows.Close()
-	leases, next, err := scanClaim(queue, rows)
-	if err != nil {
-		return nil, 0, failed(ctx, "Claim", err)
-	}
-	return leases, next, nil
-}
