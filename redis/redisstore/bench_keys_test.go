@@ -15,6 +15,7 @@ import (
 	"github.com/pacerkit/pacer/redis/internal/redistest"
 	"github.com/pacerkit/pacer/redis/redisstore"
 	"github.com/pacerkit/pacer/store"
+	"github.com/pacerkit/pacer/store/storetest"
 )
 
 // A page of Keys on a queue of 10^6 keys costs bounded work: pages of 100
@@ -86,7 +87,7 @@ func TestMeasureKeysPage(t *testing.T) {
 			kq.Cursor = p.Next // the next page, as an operator pages on
 		}
 		calls, usec := fcallStats(t, c)
-		p50, p99, top := quantiles(ds)
+		p50, p99, top := storetest.Quantiles(ds)
 		fmt.Printf("Keys, %-26s p50 %v p99 %v max %v; server %.2f ms a call\n", tc.name+":", p50, p99, top, (usec-usec0)/float64(calls-calls0)/1000)
 	}
 

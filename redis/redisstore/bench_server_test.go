@@ -3,12 +3,13 @@ package redisstore_test
 import (
 	"context"
 	"os"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/store/storetest"
 )
 
 // benchOnly skips t unless PACER_BENCH=1: the measurements take seconds
@@ -27,13 +28,6 @@ func benchClient(t testing.TB, addr string) *redis.Client {
 	return c
 }
 
-// quantiles returns the p50, p99 and max of ds, which it sorts.
-func quantiles(ds []time.Duration) (p50, p99, top time.Duration) {
-	slices.Sort(ds)
-	at := func(q float64) time.Duration { return ds[min(int(q*float64(len(ds))), len(ds)-1)] }
-	return at(0.50), at(0.99), ds[len(ds)-1]
-}
-
 // pingTime returns the median of n serial PINGs.
 func pingTime(t testing.TB, c *redis.Client, n int) time.Duration {
 	ds := make([]time.Duration, n)
@@ -42,6 +36,6 @@ func pingTime(t testing.TB, c *redis.Client, n int) time.Duration {
 		require.NoError(t, c.Ping(context.Background()).Err())
 		ds[i] = time.Since(t0)
 	}
-	p50, _, _ := quantiles(ds)
+	p50, _, _ := storetest.Quantiles(ds)
 	return p50
 }
