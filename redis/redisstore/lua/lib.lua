@@ -104,9 +104,11 @@
         fixed)
     c   when its last lease was taken
     o   the holder that took it (ClaimParams.Holder)
-    q   1 if that lease saw a value after its batch that no burst held,
-        which stays until the lease ends: its Finish knows the key keeps
-        values without an LLEN; 0 if not
+    q   the fence of that lease if it saw a value after its batch that
+        no burst held, which stays until the lease ends: its Finish knows
+        the key keeps values without an LLEN; 0 if not. A q of another
+        fence than f (a lease taken by scripts that did not keep q)
+        tells nothing
     e   the error of the last retry or hold of its head batch (Outcome.Err)
     b   values at the tail in an open burst (absent: no open burst)
     tn  its tenant (absent: none)
@@ -880,7 +882,7 @@ local function finish_lease(key, fence, kind, after, why, now, now_s)
       rcall('ZADD', K_DEADAT, now_s, id)
     end
     unstored = unstored + tonumber(n)
-    if h[11] == '1' then
+    if h[11] == fence then
       -- The lease saw a value after its batch that no burst holds, and
       -- such a value stays: the key has more values than its burst.
       rcall('LTRIM', vk, n, '-1')
@@ -1196,7 +1198,8 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
           end
           -- q: the key has a value after the batch that no burst holds
           -- (finish_lease).
-          rcall('HSET', kk, 's', 'l', 'f', str(fence), 'x', exp, 'a', str(a), 'n', str(n), 'c', now_s, 'o', holder, 'q', more and '1' or '0')
+          local fs = str(fence)
+          rcall('HSET', kk, 's', 'l', 'f', fs, 'x', exp, 'a', str(a), 'n', str(n), 'c', now_s, 'o', holder, 'q', more and fs or '0')
           leased = leased + 1
           zadd[#zadd + 1] = exp
           zadd[#zadd + 1] = key
