@@ -104,6 +104,11 @@
         fixed)
     c   when its last lease was taken
     o   the holder that took it (ClaimParams.Holder)
+    q   the fence of that lease if it saw a value after its batch that
+        no burst held, which stays until the lease ends: its Finish knows
+        the key keeps values without an LLEN; 0 if not. A q of another
+        fence than f (a lease taken by scripts that did not keep q)
+        tells nothing
     e   the error of the last retry or hold of its head batch (Outcome.Err)
     b   values at the tail in an open burst (absent: no open burst)
     tn  its tenant (absent: none)
@@ -144,8 +149,19 @@ local function clock()
   return at(t[1], t[2])
 end
 
+-- DIGITS holds the strings of the counts 0 to 1023, made once, when the
+-- library loads: a count's string is then a lookup, not a format.
+local DIGITS = {}
+for i = 0, 1023 do
+  DIGITS[i] = '' .. i
+end
+
 -- str is a time or count as the scripts store it.
 local function str(n)
+  local s = DIGITS[n]
+  if s then
+    return s
+  end
   if n == INF then
     return 'inf'
   end
@@ -185,14 +201,36 @@ local fairq -- whether the queue has tenants; nil until a step asks
 -- one command each for all the leases a call ends: the keys to take out
 -- of leased, those to take out of keys (they have no values left), and
 -- how many values to take off meta's v.
-local unleased, unindexed, unstored
+local unleased, unindexed, unstored = {}, {}, 0
+-- While deferring, the keys that enter ready without a tenant, and the
+-- new keys of keys, wait in readied and indexed (score, member, ...) for
+-- flush_adds, one ZADD each for all of them: a fold, and finish_lease's
+-- keys that stay, defer them, as nothing reads ready or keys before the
+-- flush.
+local readied, indexed, deferring = {}, {}, false
 
 -- The steps of a key in multi mode (s m), which lib_perkey.lua defines.
 local m_lease, m_finish, m_extend, m_due, m_added, m_release
 
--- begin starts a call on the queue whose names start with prefix.
+-- begin starts a call on the queue whose names start with prefix. The
+-- names stay from the call before when it was on the same queue: most
+-- calls are.
 local function begin(prefix)
   rcall = redis.call
+  woken = false
+  featq, fairq, features_popped = nil, nil, false
+  if #unleased > 0 or #unindexed > 0 then
+    -- Left by a call that failed before it flushed them.
+    unleased, unindexed = {}, {}
+  end
+  unstored = 0
+  if #readied > 0 or #indexed > 0 then
+    readied, indexed = {}, {}
+  end
+  deferring = false
+  if prefix == PFX then
+    return
+  end
   PFX = prefix
   K_READY, K_PENDING, K_TRAILING = PFX .. 'ready', PFX .. 'pending', PFX .. 'trailing'
   K_DELAYED, K_LEASED, K_HELD = PFX .. 'delayed', PFX .. 'leased', PFX .. 'held'
@@ -202,9 +240,6 @@ local function begin(prefix)
   K_PARKED, K_PAUSED, K_PAUSEDKEYS = PFX .. 'parked', PFX .. 'paused', PFX .. 'pausedkeys'
   K_MULTI, K_FEATURES = PFX .. 'multi', PFX .. 'features'
   K_TW, K_TURNS, K_TV = PFX .. 'tweights', PFX .. 'turns', PFX .. 'tvtimes'
-  woken = false
-  featq, fairq, features_popped = nil, nil, false
-  unleased, unindexed, unstored = {}, {}, 0
 end
 
 -- wake lets one waiting worker return from its blocking pop. Once per
@@ -216,10 +251,27 @@ local function wake()
   end
 end
 
--- flush_ends applies what finish_lease left to it: before anything reads
--- leased, keys or meta's v (earliest reads leased), and before a call
--- that ended leases claims or returns.
+-- DEFER bounds the elements readied or indexed hold, which unpack passes
+-- to one ZADD.
+local DEFER = 4000
+
+-- flush_adds applies the ZADDs deferred to it.
+local function flush_adds()
+  if #readied > 0 then
+    rcall('ZADD', K_READY, unpack(readied))
+    readied = {}
+  end
+  if #indexed > 0 then
+    rcall('ZADD', K_KEYS, unpack(indexed))
+    indexed = {}
+  end
+end
+
+-- flush_ends applies what finish_lease left to it, the deferred ZADDs
+-- too: before anything reads ready, leased, keys or meta's v (earliest
+-- reads leased), and before a call that ended leases claims or returns.
 local function flush_ends()
+  flush_adds()
   if #unleased > 0 then
     rcall('ZREM', K_LEASED, unpack(unleased))
     unleased = {}
@@ -340,7 +392,15 @@ local function enter(key, kk, ts, g)
     g = fair() and rcall('HGET', kk, 'tn')
   end
   if not g or g == '' then
-    rcall('ZADD', K_READY, ts, key)
+    if not deferring then
+      rcall('ZADD', K_READY, ts, key)
+      return
+    end
+    readied[#readied + 1] = ts
+    readied[#readied + 1] = key
+    if #readied >= DEFER then
+      flush_adds()
+    end
     return
   end
   rcall('ZADD', PFX .. 'r:' .. g, ts, key)
@@ -406,14 +466,21 @@ end
 
 -- due_count returns how many of the first n values of the key with hash
 -- kk and list vk are due at now, the key's latest due being g: those
--- before the first that is not, whose time it returns too.
-local function due_count(kk, vk, n, now, g)
+-- before the first that is not, whose time it returns too. vals holds at
+-- least the first n values, if the caller read them.
+local function due_count(kk, vk, n, now, g, vals)
   if tonumber(g) <= now then
     rcall('HDEL', kk, 'g')
     return n
   end
-  local vals = rcall('LRANGE', vk, '0', str(n - 1))
-  for i = 1, #vals do
+  if not vals then
+    vals = rcall('LRANGE', vk, '0', str(n - 1))
+  end
+  local m = #vals
+  if m > n then
+    m = n
+  end
+  for i = 1, m do
     local due = due_of(vals[i])
     if due and due > now then
       return i - 1, due
@@ -534,7 +601,15 @@ end
 -- due, and head when the first is.
 local function add_at(key, kk, n, len, t, ts, wait, maxwait, gate, head, tn)
   if len == n then
-    rcall('ZADD', K_KEYS, '0', key)
+    if deferring then
+      indexed[#indexed + 1] = '0'
+      indexed[#indexed + 1] = key
+      if #indexed >= DEFER then
+        flush_adds()
+      end
+    else
+      rcall('ZADD', K_KEYS, '0', key)
+    end
     if tn then
       rcall('HSET', kk, 'tn', tn)
     end
@@ -583,41 +658,49 @@ local function add_at(key, kk, n, len, t, ts, wait, maxwait, gate, head, tn)
   end
 end
 
--- fold_key folds the Adds of key, oldest first: adds holds the index in e
--- of each one's first element, and its count of values, Wait, MaxWait and
--- Delay. Adds with a Wait of 0 that follow one another are pushed
+-- fold_key folds the Adds of key, oldest first: adds holds, for each
+-- one, the index in e of its first element and its params (params, as a
+-- list). Adds with a Wait of 0 that follow one another are pushed
 -- together: after the first, the key has no open burst, so the others
 -- only append (and raise the key's g, for those with a Delay).
 local function fold_key(key, adds, e)
   local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
-  local j = 1
-  while j <= #adds do
-    local first = adds[j]
-    local vals = {}
+  local j, na = 1, #adds
+  while j <= na do
+    local first, p0 = adds[j], adds[j + 1]
+    local vals, nv = {}, 0
     local gate, head
     repeat
-      local a = adds[j]
-      local stamp
-      if a.delay == 0 then
-        -- One concatenation, as each makes a string of its own.
-        stamp = e[a.i] .. ZEROS[#e[a.i + 1]] .. e[a.i + 1] .. ':'
-      else
-        local due = deadline(at(e[a.i], e[a.i + 1]), a.delay)
-        stamp = e[a.i] .. ZEROS[#e[a.i + 1]] .. e[a.i + 1] .. '@' .. str(due) .. ':'
+      local i, p = adds[j], adds[j + 1]
+      local n = p[1]
+      if p[4] ~= 0 then
+        local due = deadline(at(e[i], e[i + 1]), p[4])
+        local stamp = e[i] .. ZEROS[#e[i + 1]] .. e[i + 1] .. '@' .. str(due) .. ':'
         if gate == nil or due > gate then
           gate = due
         end
-        if a == first then
+        if i == first then
           head = due
         end
+        for v = i + 4, i + 3 + n do
+          nv = nv + 1
+          vals[nv] = stamp .. e[v]
+        end
+      elseif n == 1 then
+        -- One concatenation, as each makes a string of its own.
+        nv = nv + 1
+        vals[nv] = e[i] .. ZEROS[#e[i + 1]] .. e[i + 1] .. ':' .. e[i + 4]
+      else
+        local stamp = e[i] .. ZEROS[#e[i + 1]] .. e[i + 1] .. ':'
+        for v = i + 4, i + 3 + n do
+          nv = nv + 1
+          vals[nv] = stamp .. e[v]
+        end
       end
-      for v = a.i + 4, a.i + 3 + a.n do
-        vals[#vals + 1] = stamp .. e[v]
-      end
-      j = j + 1
-    until first.wait ~= 0 or j > #adds or adds[j].wait ~= 0
-    local t, ts = at(e[first.i], e[first.i + 1])
-    add_at(key, kk, #vals, push(vk, vals), t, ts, first.wait, first.maxwait, gate, head, first.tenant)
+      j = j + 2
+    until p0[2] ~= 0 or j > na or adds[j + 1][2] ~= 0
+    local t, ts = at(e[first], e[first + 1])
+    add_at(key, kk, nv, push(vk, vals), t, ts, p0[2], p0[3], gate, head, p0[5])
   end
 end
 
@@ -633,16 +716,24 @@ local function fold()
   if #e == 0 then
     return true
   end
-  local keys, by = {}, {}
-  local i = 1
-  while i + 3 <= #e do
-    local n, wait, maxwait, delay, tenant, weight = params(e[i + 2])
-    local last = i + 3 + n
-    if last > #e then
+  -- parsed holds the params of the Adds by their string, which most
+  -- Adds share: each is read once.
+  local keys, by, parsed = {}, {}, {}
+  local i, ne = 1, #e
+  while i + 3 <= ne do
+    local ps = e[i + 2]
+    local p = parsed[ps]
+    if not p then
+      p = {params(ps)}
+      parsed[ps] = p
+    end
+    local last = i + 3 + p[1]
+    if last > ne then
       if i > 1 then
         break
       end
       e = rcall('LRANGE', K_INBOX, '0', str(last - 1))
+      ne = #e
     end
     local key = e[i + 3]
     local adds = by[key]
@@ -651,21 +742,25 @@ local function fold()
       by[key] = adds
       keys[#keys + 1] = key
     end
-    adds[#adds + 1] = {i = i, n = n, wait = wait, maxwait = maxwait, delay = delay, tenant = tenant}
-    if tenant then
-      weigh(tenant, weight)
+    adds[#adds + 1] = i
+    adds[#adds + 1] = p
+    if p[5] then
+      weigh(p[5], p[6])
     end
     i = last + 1
   end
-  rcall('LTRIM', K_INBOX, i - 1, -1)
+  rcall('LTRIM', K_INBOX, str(i - 1), '-1')
   if #keys > 16 then
     -- One command to learn that no key has a tenant, which spares each
     -- key's place a field (add_at).
     features()
   end
+  deferring = true
   for _, key in ipairs(keys) do
     fold_key(key, by[key], e)
   end
+  deferring = false
+  flush_adds()
   if i > #e and #e < FOLD then
     return true
   end
@@ -764,7 +859,7 @@ end
 -- before it claims or returns.
 local function finish_lease(key, fence, kind, after, why, now, now_s)
   local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
-  local h = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn')
+  local h = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn', 'q')
   if not h then
     return -1
   end
@@ -786,15 +881,26 @@ local function finish_lease(key, fence, kind, after, why, now, now_s)
       rcall('ZADD', K_DEAD, id, id)
       rcall('ZADD', K_DEADAT, now_s, id)
     end
-    rcall('LTRIM', vk, n, '-1')
     unstored = unstored + tonumber(n)
-    local left = rcall('LLEN', vk)
-    if left == 0 then
-      rcall('DEL', kk)
+    if h[11] == fence then
+      -- The lease saw a value after its batch that no burst holds, and
+      -- such a value stays: the key has more values than its burst.
+      rcall('LTRIM', vk, n, '-1')
+      deferring = true
+      settle(key, kk, INF, now, now_s, h[6], h[7], h[8], h[9], h[10] or '')
+      deferring = false
+      return 1
+    end
+    local left = rcall('LLEN', vk) - tonumber(n)
+    if left <= 0 then
+      rcall('DEL', kk, vk)
       unindexed[#unindexed + 1] = key
       return 0
     end
+    rcall('LTRIM', vk, n, '-1')
+    deferring = true
     settle(key, kk, left, now, now_s, h[6], h[7], h[8], h[9], h[10] or '')
+    deferring = false
     return 1
   end
 
@@ -1056,15 +1162,32 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
           close_burst(kk, key)
           b = 0
         end
-        if n == nil or n == 0 then
-          n = rcall('LLEN', vk) - b
+        -- vals: the first values, if read; len: how many values the key
+        -- has at least, all if it has no more than read.
+        local fixed, vals, len = n ~= nil and n > 0, nil, nil
+        if b == 0 and (fixed or maxbatch > 0) then
+          -- One LRANGE, up to one value past the most the batch takes,
+          -- tells what LLEN would: how many the batch takes, and whether
+          -- the key has a value after it, which spares its Finish an LLEN
+          -- (q). Behind a burst it would read the burst's values too.
+          vals = rcall('LRANGE', vk, '0', str(fixed and n or maxbatch))
+          len = #vals
+        elseif b == 0 then
+          vals = rcall('LRANGE', vk, '0', '-1')
+          len = #vals
+        else
+          len = rcall('LLEN', vk)
+        end
+        if not fixed then
+          n = len - b
           if maxbatch > 0 and n > maxbatch then
             n = maxbatch
           end
           if h[6] then
-            n, due_at = due_count(kk, vk, n, now, h[6])
+            n, due_at = due_count(kk, vk, n, now, h[6], vals)
           end
         end
+        local more = len > n + b
         fence = fence + 1
         if n > 0 then
           local a = (tonumber(h[2]) or 0) + 1
@@ -1073,17 +1196,27 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
             a = a - 1
             rcall('HDEL', kk, 'u')
           end
-          rcall('HSET', kk, 's', 'l', 'f', str(fence), 'x', exp, 'a', str(a), 'n', str(n), 'c', now_s, 'o', holder)
+          -- q: the key has a value after the batch that no burst holds
+          -- (finish_lease).
+          local fs = str(fence)
+          rcall('HSET', kk, 's', 'l', 'f', fs, 'x', exp, 'a', str(a), 'n', str(n), 'c', now_s, 'o', holder, 'q', more and fs or '0')
           leased = leased + 1
           zadd[#zadd + 1] = exp
           zadd[#zadd + 1] = key
-          local vals = rcall('LRANGE', vk, '0', str(n - 1))
-          out[#out + 1] = key
-          out[#out + 1] = fence
-          out[#out + 1] = a
-          out[#out + 1] = #vals
-          for j = 1, #vals do
-            out[#out + 1] = vals[j]
+          if not vals then
+            vals = rcall('LRANGE', vk, '0', str(n - 1))
+          end
+          local m = #vals
+          if m > n then
+            m = n
+          end
+          local o = #out
+          out[o + 1] = key
+          out[o + 2] = fence
+          out[o + 3] = a
+          out[o + 4] = m
+          for j = 1, m do
+            out[o + 4 + j] = vals[j]
           end
         elseif due_at then
           -- Never so while the scripts keep the model, which schedule a key

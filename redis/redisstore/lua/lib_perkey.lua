@@ -111,7 +111,7 @@ local function m_load(key, kk, ts)
     m_unpack(k, h[2])
     return k
   end
-  local p = rcall('HMGET', kk, 'n', 'a', 'u', 'e', 'x', 'c', 'o')
+  local p = rcall('HMGET', kk, 'n', 'a', 'u', 'e', 'x', 'c', 'o', 'q')
   k.runs = {}
   local n = tonumber(p[1]) or 0
   if n > 0 then
@@ -122,7 +122,7 @@ local function m_load(key, kk, ts)
   -- Its fields of lib.lua go, but n and a at 0, which mean what their
   -- absence does.
   local gone = {}
-  for i, f in ipairs({'n', 'a', 'u', 'e', 'x', 'c', 'o'}) do
+  for i, f in ipairs({'n', 'a', 'u', 'e', 'x', 'c', 'o', 'q'}) do
     if p[i] and not (i <= 2 and p[i] == '0') then
       gone[#gone + 1] = f
     end
