@@ -3,6 +3,7 @@
 package pgstore_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -153,30 +154,66 @@ func commits(t *testing.T, pool *pgxpool.Pool) int64 {
 }
 
 // serverCPU returns the CPU time that srv's processes (the postmaster and
-// its children) used so far, read from /proc.
+// its children) used so far, read from /proc: the children alive now, and
+// those that exited, which the postmaster reaped and so counts in its own
+// children's times (cutime and cstime). Without the latter a backend or an
+// autovacuum worker that exits between two readings takes its time out of
+// the second, which may then come out below the first. A child reaped
+// while the children are read would count twice or not at all, so the
+// reading is made again until the postmaster's count of its reaped
+// children stayed the same across it.
 func serverCPU(t *testing.T, srv *pgServer) time.Duration {
 	root := srv.cmd.Process.Pid
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
-	require.NoError(t, err)
-	var ticks int64
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue // it ended meanwhile
+	for {
+		reaped, ok := procTimes(root)
+		require.True(t, ok, "the server's process is gone")
+		ticks := reaped[0] + reaped[1] + reaped[2] + reaped[3]
+		stats, err := filepath.Glob("/proc/[0-9]*/stat")
+		require.NoError(t, err)
+		for _, path := range stats {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+			if pid == root {
+				continue
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				continue // it ended meanwhile, and its parent counts it
+			}
+			f := statFields(b)
+			if ppid, _ := strconv.Atoi(f[1]); ppid != root {
+				continue
+			}
+			for _, i := range []int{11, 12} {
+				n, _ := strconv.ParseInt(f[i], 10, 64)
+				ticks += n
+			}
 		}
-		// The fields after the command's closing parenthesis: the parent
-		// is the 2nd, utime and stime the 12th and 13th.
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-		if ppid, _ := strconv.Atoi(f[1]); pid != root && ppid != root {
-			continue
-		}
-		for _, i := range []int{11, 12} {
-			n, _ := strconv.ParseInt(f[i], 10, 64)
-			ticks += n
+		if again, ok := procTimes(root); ok && again[2] == reaped[2] && again[3] == reaped[3] {
+			return time.Duration(ticks) * (time.Second / 100) // USER_HZ
 		}
 	}
-	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
+}
+
+// procTimes returns a process's utime, stime, cutime and cstime, in
+// ticks, and false if it is gone.
+func procTimes(pid int) ([4]int64, bool) {
+	var out [4]int64
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return out, false
+	}
+	f := statFields(b)
+	for i := range out {
+		out[i], _ = strconv.ParseInt(f[11+i], 10, 64)
+	}
+	return out, true
+}
+
+// statFields returns the fields of a /proc/<pid>/stat after the command's
+// closing parenthesis: the parent is the 2nd; utime, stime, cutime and
+// cstime the 12th to 15th.
+func statFields(b []byte) []string {
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 }
 
 // A statementStat is one statement's line of pg_stat_statements.
