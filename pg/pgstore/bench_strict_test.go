@@ -3,6 +3,7 @@
 package pgstore_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -73,6 +74,7 @@ func TestMeasureStrictPath(t *testing.T) {
 		}
 		_, err = pool.Exec(ctx, "SELECT pg_stat_statements_reset()")
 		require.NoError(t, err)
+		flushStats(t, pool)
 		trips.reset()
 		time.Sleep(statsFlush)
 		commits0, server0, proc0 := commits(t, pool), serverCPU(t, srv), storetest.ProcessCPU(t)
@@ -88,8 +90,9 @@ func TestMeasureStrictPath(t *testing.T) {
 		}
 		proc, server := storetest.ProcessCPU(t)-proc0, serverCPU(t, srv)-server0
 		trips.off()
+		flushes := flushStats(t, pool)
 		time.Sleep(statsFlush)
-		xacts := commits(t, pool) - commits0
+		xacts := commits(t, pool) - commits0 - int64(flushes)
 		statements := statementStats(t, pool)
 		var left int
 		require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema, "messages"}.Sanitize()).Scan(&left))
@@ -141,8 +144,26 @@ var pgCPUShares = []storetest.Share{
 }
 
 // statsFlush is how long a reading of pg_stat_database waits for the
-// backends' counts: an idle backend sends them within a second.
+// backends' counts, after flushStats: an idle backend sends them within a
+// second, or at once when asked to.
 const statsFlush = 1100 * time.Millisecond
+
+// flushStats has the backend of each idle connection of pool send the
+// counts it keeps to the server's statistics as soon as it is idle, and
+// returns on how many connections it ran, a commit each. A backend that
+// went idle less than a second after it last sent them waits up to 10 s
+// before it sends them again: without this, the commits of the SELECT 1s
+// that the floor ran before the run come in during the run and are
+// counted as its own.
+func flushStats(t *testing.T, pool *pgxpool.Pool) int {
+	conns := pool.AcquireAllIdle(t.Context())
+	for _, c := range conns {
+		_, err := c.Exec(t.Context(), "SELECT pg_stat_force_next_flush()")
+		c.Release()
+		require.NoError(t, err)
+	}
+	return len(conns)
+}
 
 // commits returns the transactions committed in the pool's database so
 // far, as the backends reported them.
@@ -153,30 +174,66 @@ func commits(t *testing.T, pool *pgxpool.Pool) int64 {
 }
 
 // serverCPU returns the CPU time that srv's processes (the postmaster and
-// its children) used so far, read from /proc.
+// its children) used so far, read from /proc: the children alive now, and
+// those that exited, which the postmaster reaped and so counts in its own
+// children's times (cutime and cstime). Without the latter a backend or an
+// autovacuum worker that exits between two readings takes its time out of
+// the second, which may then come out below the first. A child reaped
+// while the children are read would count twice or not at all, so the
+// reading is made again until the postmaster's count of its reaped
+// children stayed the same across it.
 func serverCPU(t *testing.T, srv *pgServer) time.Duration {
 	root := srv.cmd.Process.Pid
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
-	require.NoError(t, err)
-	var ticks int64
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue // it ended meanwhile
+	for {
+		reaped, ok := procTimes(root)
+		require.True(t, ok, "the server's process is gone")
+		ticks := reaped[0] + reaped[1] + reaped[2] + reaped[3]
+		stats, err := filepath.Glob("/proc/[0-9]*/stat")
+		require.NoError(t, err)
+		for _, path := range stats {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+			if pid == root {
+				continue
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				continue // it ended meanwhile, and its parent counts it
+			}
+			f := statFields(b)
+			if ppid, _ := strconv.Atoi(f[1]); ppid != root {
+				continue
+			}
+			for _, i := range []int{11, 12} {
+				n, _ := strconv.ParseInt(f[i], 10, 64)
+				ticks += n
+			}
 		}
-		// The fields after the command's closing parenthesis: the parent
-		// is the 2nd, utime and stime the 12th and 13th.
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-		if ppid, _ := strconv.Atoi(f[1]); pid != root && ppid != root {
-			continue
-		}
-		for _, i := range []int{11, 12} {
-			n, _ := strconv.ParseInt(f[i], 10, 64)
-			ticks += n
+		if again, ok := procTimes(root); ok && again[2] == reaped[2] && again[3] == reaped[3] {
+			return time.Duration(ticks) * (time.Second / 100) // USER_HZ
 		}
 	}
-	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
+}
+
+// procTimes returns a process's utime, stime, cutime and cstime, in
+// ticks, and false if it is gone.
+func procTimes(pid int) ([4]int64, bool) {
+	var out [4]int64
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return out, false
+	}
+	f := statFields(b)
+	for i := range out {
+		out[i], _ = strconv.ParseInt(f[11+i], 10, 64)
+	}
+	return out, true
+}
+
+// statFields returns the fields of a /proc/<pid>/stat after the command's
+// closing parenthesis: the parent is the 2nd; utime, stime, cutime and
+// cstime the 12th to 15th.
+func statFields(b []byte) []string {
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 }
 
 // A statementStat is one statement's line of pg_stat_statements.
@@ -192,7 +249,8 @@ type statementTable []statementStat
 // own and the test's readings, the most time first.
 func statementStats(t *testing.T, pool *pgxpool.Pool) statementTable {
 	rows, err := pool.Query(t.Context(), `SELECT query, calls, total_exec_time + total_plan_time FROM pg_stat_statements
-		WHERE query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE '%pg_stat_database%' ORDER BY 3 DESC`)
+		WHERE query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE '%pg_stat_database%'
+			AND query NOT LIKE '%pg_stat_force_next_flush%' ORDER BY 3 DESC`)
 	require.NoError(t, err)
 	var out statementTable
 	for rows.Next() {
