@@ -184,8 +184,6 @@ func TestWaitCancelGivesBack(t *testing.T) {
 	require.Equal(t, 1, allowN(t, l, 1))
 	empty := tat()
 
-	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-	defer cancel()
 	waitCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- l.Wait(waitCtx) }()
@@ -201,6 +199,10 @@ func TestWaitCancelGivesBack(t *testing.T) {
 	require.Eventually(t, func() bool { return tat().After(empty) }, 5*time.Second, 5*time.Millisecond)
 	one := tat()
 	second := make(chan error, 1)
+	// A deadline made here, well short of the turn and long enough for a
+	// slow round trip, so the Wait sees it ahead of it rather than past.
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
 	go func() { second <- l.Wait(short) }()
 	require.ErrorIs(t, <-second, ratelimit.ErrWouldExceedDeadline, "the second turn is 20 s away")
 	secondCtx, stopSecond := context.WithCancel(ctx)
