@@ -112,9 +112,11 @@ func TestIdleWaitsCostPerStore(t *testing.T) {
 			return listening && n == waits
 		}, 10*time.Second, every)
 		time.Sleep(4 * every) // for the Waits' first reads
-		before := statements.n.Load()
+		before, t0 := statements.n.Load(), time.Now()
 		time.Sleep(window)
-		n := statements.n.Load() - before
+		// The look is on a ticker: bound it by the time that passed,
+		// which a loaded machine stretches past window.
+		n, looks := statements.n.Load()-before, int64(time.Since(t0)/every)
 		cancel()
 		for range waits {
 			require.ErrorIs(t, <-done, context.Canceled)
@@ -122,6 +124,6 @@ func TestIdleWaitsCostPerStore(t *testing.T) {
 		require.NoError(t, s.Close())
 		pool.Close()
 		t.Logf("%d Waits: %d statements in %v", waits, n, window)
-		require.LessOrEqual(t, n, int64(window/every)+2, "%d Waits", waits)
+		require.LessOrEqual(t, n, looks+2, "%d Waits", waits)
 	}
 }
