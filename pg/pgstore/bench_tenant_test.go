@@ -103,8 +103,9 @@ func measureTenantClaims(t *testing.T, s store.Store) {
 // measureTenantThroughput times a Runner in strict order (MaxBatch 1, 8
 // workers, a handler that does nothing) through 500 keys of 10 values
 // each, without tenants, with tenants (50 of them), and without tenants
-// but with a per-key limit (a pgrate.Keyed generous enough never to defer
-// a batch), in PACER_BENCH_ROUNDS (5) alternating rounds on queues of
+// but with a per-key limit generous enough never to defer a batch (a
+// pgrate.Keyed, then a ratelimit.Keyed in the process), in
+// PACER_BENCH_ROUNDS (5) alternating rounds on queues of
 // their own; open returns a fresh store for a round, keyed a fresh
 // per-key limit. cpu, if not nil, returns the CPU time used so far by
 // the test process and the database sessions of its pool, which a round
@@ -129,6 +130,10 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 			cfg.Tenant = func(k string) string { return "t" + k[len(k)-2:] }
 		case "keylimit":
 			cfg.KeyLimit = keyed()
+		case "keylimit-local":
+			k, err := ratelimit.NewKeyed[string](ratelimit.KeyedConfig{Rate: 1e6, Burst: 1000})
+			require.NoError(t, err)
+			cfg.KeyLimit = k
 		}
 		r, err := pacer.New(cfg, func(context.Context, string, []int) error {
 			if left.Add(-1) == 0 {
@@ -157,7 +162,7 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 		if cpu != nil {
 			res.cpu = cpu() - c0
 		}
-		if mode == "keylimit" {
+		if mode == "keylimit" || mode == "keylimit-local" {
 			st, err := r.Stats(ctx)
 			require.NoError(t, err)
 			require.Zero(t, st.KeyLimited, "the per-key limit deferred a batch")
@@ -167,13 +172,15 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 	}
 	perValue := func(d time.Duration) time.Duration { return d / (keys * per) }
 	for round := range rounds {
-		off, on, kl := run(round, "off"), run(round, "tenants"), run(round, "keylimit")
-		fmt.Printf("strict end-to-end, %d values over %d keys: without tenants %v (%.0f/s), with 50 tenants %v (%.0f/s): %+.1f%%; per-key limit %v (%.0f/s): %+.1f%%\n",
+		off, on, kl, local := run(round, "off"), run(round, "tenants"), run(round, "keylimit"), run(round, "keylimit-local")
+		fmt.Printf("strict end-to-end, %d values over %d keys: without tenants %v (%.0f/s), with 50 tenants %v (%.0f/s): %+.1f%%; per-key limit %v (%.0f/s): %+.1f%%; in-process per-key limit %v (%.0f/s): %+.1f%%\n",
 			keys*per, keys, off.wall.Round(time.Millisecond), keys*per/off.wall.Seconds(), on.wall.Round(time.Millisecond), keys*per/on.wall.Seconds(),
-			100*(off.wall.Seconds()/on.wall.Seconds()-1), kl.wall.Round(time.Millisecond), keys*per/kl.wall.Seconds(), 100*(off.wall.Seconds()/kl.wall.Seconds()-1))
+			100*(off.wall.Seconds()/on.wall.Seconds()-1), kl.wall.Round(time.Millisecond), keys*per/kl.wall.Seconds(), 100*(off.wall.Seconds()/kl.wall.Seconds()-1),
+			local.wall.Round(time.Millisecond), keys*per/local.wall.Seconds(), 100*(off.wall.Seconds()/local.wall.Seconds()-1))
 		if cpu != nil {
-			fmt.Printf("  CPU per value (test process and its database sessions): without tenants %v, with tenants %v (%.2fx), per-key limit %v (%.2fx)\n",
-				perValue(off.cpu), perValue(on.cpu), float64(on.cpu)/float64(off.cpu), perValue(kl.cpu), float64(kl.cpu)/float64(off.cpu))
+			fmt.Printf("  CPU per value (test process and its database sessions): without tenants %v, with tenants %v (%.2fx), per-key limit %v (%.2fx), in-process per-key limit %v (%.2fx)\n",
+				perValue(off.cpu), perValue(on.cpu), float64(on.cpu)/float64(off.cpu), perValue(kl.cpu), float64(kl.cpu)/float64(off.cpu),
+				perValue(local.cpu), float64(local.cpu)/float64(off.cpu))
 		}
 	}
 }
