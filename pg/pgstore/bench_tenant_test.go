@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,13 +111,16 @@ func measureTenantClaims(t *testing.T, s store.Store) {
 // per-key limit. cpu, if not nil, returns the CPU time used so far by
 // the test process and the database sessions of its pool, which a round
 // reports per value: on a loaded machine a steadier figure than the wall
-// time.
+// time. PACER_BENCH_MODES, a list of "tenants", "keylimit" and
+// "keylimit-local" separated by commas, runs those only, with the run
+// without them.
 func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func() ratelimit.KeyGate[string], cpu func() time.Duration) {
 	const keys, per = 500, 10
 	rounds := 5
 	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_ROUNDS")); err == nil {
 		rounds = n
 	}
+	only := os.Getenv("PACER_BENCH_MODES") // runs off and these only, if set
 	type result struct{ wall, cpu time.Duration }
 	run := func(round int, mode string) result {
 		s := open()
@@ -172,15 +176,20 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 	}
 	perValue := func(d time.Duration) time.Duration { return d / (keys * per) }
 	for round := range rounds {
-		off, on, kl, local := run(round, "off"), run(round, "tenants"), run(round, "keylimit"), run(round, "keylimit-local")
-		fmt.Printf("strict end-to-end, %d values over %d keys: without tenants %v (%.0f/s), with 50 tenants %v (%.0f/s): %+.1f%%; per-key limit %v (%.0f/s): %+.1f%%; in-process per-key limit %v (%.0f/s): %+.1f%%\n",
-			keys*per, keys, off.wall.Round(time.Millisecond), keys*per/off.wall.Seconds(), on.wall.Round(time.Millisecond), keys*per/on.wall.Seconds(),
-			100*(off.wall.Seconds()/on.wall.Seconds()-1), kl.wall.Round(time.Millisecond), keys*per/kl.wall.Seconds(), 100*(off.wall.Seconds()/kl.wall.Seconds()-1),
-			local.wall.Round(time.Millisecond), keys*per/local.wall.Seconds(), 100*(off.wall.Seconds()/local.wall.Seconds()-1))
+		off := run(round, "off")
+		fmt.Printf("strict end-to-end, %d values over %d keys: without tenants %v (%.0f/s)", keys*per, keys, off.wall.Round(time.Millisecond), keys*per/off.wall.Seconds())
+		cpus := ""
+		for _, m := range []struct{ mode, what string }{{"tenants", "with 50 tenants"}, {"keylimit", "per-key limit"}, {"keylimit-local", "in-process per-key limit"}} {
+			if only != "" && !slices.Contains(strings.Split(only, ","), m.mode) {
+				continue
+			}
+			res := run(round, m.mode)
+			fmt.Printf("; %s %v (%.0f/s): %+.1f%%", m.what, res.wall.Round(time.Millisecond), keys*per/res.wall.Seconds(), 100*(off.wall.Seconds()/res.wall.Seconds()-1))
+			cpus += fmt.Sprintf(", %s %v (%.2fx)", m.what, perValue(res.cpu), float64(res.cpu)/float64(off.cpu))
+		}
+		fmt.Println()
 		if cpu != nil {
-			fmt.Printf("  CPU per value (test process and its database sessions): without tenants %v, with tenants %v (%.2fx), per-key limit %v (%.2fx), in-process per-key limit %v (%.2fx)\n",
-				perValue(off.cpu), perValue(on.cpu), float64(on.cpu)/float64(off.cpu), perValue(kl.cpu), float64(kl.cpu)/float64(off.cpu),
-				perValue(local.cpu), float64(local.cpu)/float64(off.cpu))
+			fmt.Printf("  CPU per value (test process and its database sessions): without tenants %v%s\n", perValue(off.cpu), cpus)
 		}
 	}
 }

@@ -16,10 +16,14 @@ import (
 // batch's key, make one round trip, and one run of the function's fixed
 // part, for several batches.
 
+// triesFlying is how many TakeKey calls of one Keyed fly at once before
+// they share them.
+var triesFlying = 2
+
 // newTries returns the group that k's TakeKey calls share.
 func newTries(k *Keyed) *flight.Group[string, int64] {
 	return &flight.Group[string, int64]{
-		MaxFlying: maxFlying,
+		MaxFlying: triesFlying,
 		One: func(ctx context.Context, key string) (int64, error) {
 			tat, pause := k.s.keyedKeys(key)
 			return newRemote(k.c, k.s, tat, pause, false).try(ctx, true)
