@@ -201,15 +201,26 @@ func TestMeasureTenantThroughput(t *testing.T) {
 	}
 	app := appName(t)
 	pool := connect(t, app)
+	// The per-key limit has a pool of its own, of the same sessions'
+	// name, that counts its statements.
+	cfg := pool.Config()
+	counter := &statementCounter{contains: "rate_tr"}
+	cfg.ConnConfig.Tracer = counter
+	var takes atomic.Int64
+	keyedPool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(keyedPool.Close)
 	keyed := func() ratelimit.KeyGate[string] {
-		k, err := pgrate.NewKeyed(context.Background(), pool, pgrate.KeyedConfig{
+		k, err := pgrate.NewKeyed(context.Background(), keyedPool, pgrate.KeyedConfig{
 			Rate: pgrate.MaxRate, Burst: 1000, Name: fmt.Sprint("bench", time.Now().UnixNano()), Schema: freshSchema(t, pool)})
 		require.NoError(t, err)
-		return k
+		return countingGate{k, &takes}
 	}
 	measureTenantThroughput(t, func() store.Store { return newStore(t, pool) }, keyed, func() time.Duration {
 		return processCPU(t) + sessionsCPU(t, pool, app)
 	})
+	fmt.Printf("per-key limit: %d TakeKey calls, %d statements of rate_try or rate_tries: %.3f a call\n",
+		takes.Load(), counter.n.Load(), float64(counter.n.Load())/float64(takes.Load()))
 }
 
 // processCPU returns the CPU time, user and system, of the test process.
@@ -242,4 +253,15 @@ func sessionsCPU(t *testing.T, pool *pgxpool.Pool, app string) time.Duration {
 		ticks += u + st
 	}
 	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
+}
+
+// countingGate counts the TakeKey calls of its KeyGate.
+type countingGate struct {
+	ratelimit.KeyGate[string]
+	n *atomic.Int64
+}
+
+func (g countingGate) TakeKey(ctx context.Context, key string) (time.Duration, error) {
+	g.n.Add(1)
+	return g.KeyGate.TakeKey(ctx, key)
 }
