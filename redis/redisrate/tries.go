@@ -17,8 +17,12 @@ import (
 // part, for several batches.
 
 // triesFlying is how many TakeKey calls of one Keyed fly at once before
-// they share them.
-var triesFlying = 2
+// they share them. Unlike a Bucket's takes, which queue for one key on
+// the server anyway, TakeKey calls of different keys could all fly at
+// once; but each call's fixed part (the function's call, TIME, the MGET)
+// costs the server more than a key's own read and write, and a Runner's
+// workers take a key per batch: 1 shares the most (see BENCHMARKS.md).
+const triesFlying = 1
 
 // newTries returns the group that k's TakeKey calls share.
 func newTries(k *Keyed) *flight.Group[string, int64] {
