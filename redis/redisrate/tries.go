@@ -8,7 +8,7 @@ import (
 )
 
 // The TakeKey calls of one Keyed value share function calls once more
-// than maxFlying come at the same time, whatever their keys (see package
+// than triesFlying come at the same time, whatever their keys (see package
 // internal/flight): a call alone goes as try.lua, as it would without
 // this; several go as one call of tries.lua, which reads the server's
 // clock once and takes each key's event in the order the calls came,
