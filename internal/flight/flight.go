@@ -78,6 +78,13 @@ func (g *Group[Req, Res]) Do(ctx context.Context, r Req) (Res, error) {
 	return c.res, c.err
 }
 
+// Waiting returns how many calls wait for a flight now.
+func (g *Group[Req, Res]) Waiting() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.waiting)
+}
+
 // leave takes c out of the waiting calls, unless a flight took it or it
 // is to lead the next; it reports whether it did.
 func (g *Group[Req, Res]) leave(c *call[Req, Res]) bool {

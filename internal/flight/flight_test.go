@@ -95,11 +95,14 @@ func TestCallsShareFlightsBeyondMaxFlying(t *testing.T) {
 		d := goDo(gone, g, 4)
 		e := goDo(ctx, g, 5)
 		require.Len(t, h.seen(), 2, "the others wait for a place")
+		require.Equal(t, 3, g.Waiting())
 		leave()
 		require.ErrorIs(t, (<-d).err, context.Canceled)
+		require.Equal(t, 2, g.Waiting(), "the call whose ctx ended left")
 
 		h.land <- struct{}{} // one of the two lands; c leads c and e
 		synctest.Wait()
+		require.Zero(t, g.Waiting())
 		require.Equal(t, [][]int{{1}, {2}, {3, 5}}, h.seen())
 		close(h.land)
 		results := map[int]result{}

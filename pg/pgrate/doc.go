@@ -64,7 +64,14 @@
 // calls the function rate_try (migration 003) once, which computes at as
 // above at the server's clock and returns now and at. TakeKey locks the
 // row and takes the event only if at = now; a refused TakeKey writes
-// nothing. PeekKey neither locks nor writes, and makes no row.
+// nothing. PeekKey neither locks nor writes, and makes no row. The
+// TakeKey calls of one Keyed value share flights whatever their keys, as
+// its Allows do (keyflight.go): a flight calls the function rate_tries
+// (migration 004) once, which runs rate_try for each of its calls in one
+// transaction, locking the rows in the order of the keys (a key that
+// comes twice in the order its calls came, the second seeing the first),
+// as allowKeys does; each key's decision reads the clock once its row is
+// locked, as rate_try's does.
 //
 // # Guarantees
 //
@@ -88,11 +95,11 @@
 //     round trip. In the Bucket or KeyLimiter value that set the pause,
 //     every Wait and Allow is held from the moment Pause is called, even
 //     if the server cannot be told.
-//   - Contexts: Allow and Wait check ctx first. A Wait whose turn would
-//     come after ctx's deadline returns ratelimit.ErrWouldExceedDeadline
-//     after one round trip, having taken nothing; one whose ctx ends while
-//     it waits to share a round trip (see above) returns ctx.Err() without
-//     one. A Wait whose ctx ends while it sleeps returns ctx.Err() after one more round trip (at most
+//   - Contexts: Allow, Wait and TakeKey check ctx first. A Wait whose
+//     turn would come after ctx's deadline returns
+//     ratelimit.ErrWouldExceedDeadline after one round trip, having taken
+//     nothing; a call whose ctx ends while it waits to share a round trip
+//     (see above) returns ctx.Err() without one, having taken nothing. A Wait whose ctx ends while it sleeps returns ctx.Err() after one more round trip (at most
 //     one second, whatever ctx) that gives its turn back, moving tat back
 //     by one interval, if the tat is still the one it wrote and no pause
 //     is in effect; otherwise, or if the server cannot be reached, the

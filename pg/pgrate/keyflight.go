@@ -3,6 +3,7 @@ package pgrate
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -22,16 +23,58 @@ import (
 // server process.
 
 // keyFlights shares the takes of a Keyed's Allows (and of its Waits'
-// first tries, which are Allows) between keys.
+// first tries, which are Allows) between keys, and those of its TakeKey
+// calls: a TakeKey alone runs rate_try, several one rate_tries (migration
+// 004), which takes each key's event as rate_try would, in one
+// transaction.
 type keyFlights struct {
 	group flight.Group[[]byte, bool]
-	one   *remote // the Keyed's pool and shape; its key is not used
+	tries flight.Group[[]byte, time.Duration] // of TakeKey, the same way
+	one   *remote                             // the Keyed's pool and shape; its key is not used
 }
 
 func newKeyFlights(k *Keyed) *keyFlights {
 	f := &keyFlights{one: &remote{pool: k.pool, s: k.s}}
 	f.group = flight.Group[[]byte, bool]{MaxFlying: maxFlying, One: f.allow, Many: f.allowKeys}
+	f.tries = flight.Group[[]byte, time.Duration]{MaxFlying: maxFlying, One: f.try, Many: f.tryKeys}
 	return f
+}
+
+// try runs rate_try for one key, taking, and returns how long until its
+// event conforms: 0 if it was taken.
+func (f *keyFlights) try(ctx context.Context, key []byte) (time.Duration, error) {
+	r := remote{pool: f.one.pool, s: f.one.s, key: key}
+	now, at, err := r.try(ctx, true)
+	return max(at.Sub(now), 0), err
+}
+
+// tryKeys runs rate_tries for keys, which takes each key's event as try
+// would, one after another in their order, and returns what try would
+// for each. A key may come more than once.
+func (f *keyFlights) tryKeys(ctx context.Context, keys [][]byte) ([]time.Duration, error) {
+	rows, err := f.one.pool.Query(ctx, f.one.s.q.tries, f.one.s.nameArg, f.one.s.keyed, keys, f.one.s.interval, f.one.s.span)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]time.Duration, len(keys))
+	got := 0
+	var pos int64
+	var now, at time.Time
+	_, err = pgx.ForEachRow(rows, []any{&pos, &now, &at}, func() error {
+		if pos < 1 || pos > int64(len(keys)) {
+			return fmt.Errorf("rate_tries returned position %d for %d keys", pos, len(keys))
+		}
+		out[pos-1] = max(at.Sub(now), 0)
+		got++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if got != len(keys) {
+		return nil, fmt.Errorf("rate_tries returned %d rows for %d keys", got, len(keys))
+	}
+	return out, nil
 }
 
 // allow runs the allow statement for one key and reports whether it took

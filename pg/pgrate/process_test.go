@@ -56,6 +56,9 @@ func child(mode, schema string) error {
 		return err
 	}
 	defer pool.Close()
+	if mode == "keys" {
+		return keysChild(ctx, pool, schema)
+	}
 	if mode == "count" {
 		l, err := pgrate.NewBucket(ctx, pool, pgrate.BucketConfig{Rate: 0.1, Burst: 10, Name: "procs", Schema: schema})
 		if err != nil {

@@ -17,7 +17,7 @@ import (
 // clock_timestamp(), read once per statement part, after the bucket's row
 // is locked; durations are intervals of whole microseconds.
 type queries struct {
-	allow, allowKeys, take, takes, try, pause, release, sweep string
+	allow, allowKeys, take, takes, try, tries, pause, release, sweep string
 }
 
 // newQueries returns the statements on the tables of schema, quoted.
@@ -106,6 +106,11 @@ RETURNING b.seen, greatest(b.seen, b.paused_until, b.tat - $5::interval), b.tat`
 		// conforms now ($6 true), or only look ($6 false), and tell when
 		// it conforms either way; a refused take writes nothing.
 		try: `SELECT seen, at FROM ` + schema + `.rate_try($1::bytea, $2::boolean, $3::bytea, $4::interval, $5::interval, $6::boolean)`,
+
+		// tries calls rate_tries (migration 004): try, taking, for each
+		// key of $3 (keyflight.go), in one transaction; a row per key,
+		// with its position in $3 from 1.
+		tries: `SELECT pos, seen, at FROM ` + schema + `.rate_tries($1::bytea, $2::boolean, $3::bytea[], $4::interval, $5::interval)`,
 
 		// pause pauses the bucket for $4 from now, unless it is paused
 		// until then or later already: a pause is only ever extended. A

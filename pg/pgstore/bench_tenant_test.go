@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,19 +104,23 @@ func measureTenantClaims(t *testing.T, s store.Store) {
 // measureTenantThroughput times a Runner in strict order (MaxBatch 1, 8
 // workers, a handler that does nothing) through 500 keys of 10 values
 // each, without tenants, with tenants (50 of them), and without tenants
-// but with a per-key limit (a pgrate.Keyed generous enough never to defer
-// a batch), in PACER_BENCH_ROUNDS (5) alternating rounds on queues of
+// but with a per-key limit generous enough never to defer a batch (a
+// pgrate.Keyed, then a ratelimit.Keyed in the process), in
+// PACER_BENCH_ROUNDS (5) alternating rounds on queues of
 // their own; open returns a fresh store for a round, keyed a fresh
 // per-key limit. cpu, if not nil, returns the CPU time used so far by
 // the test process and the database sessions of its pool, which a round
 // reports per value: on a loaded machine a steadier figure than the wall
-// time.
+// time. PACER_BENCH_MODES, a list of "tenants", "keylimit" and
+// "keylimit-local" separated by commas, runs those only, with the run
+// without them.
 func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func() ratelimit.KeyGate[string], cpu func() time.Duration) {
 	const keys, per = 500, 10
 	rounds := 5
 	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_ROUNDS")); err == nil {
 		rounds = n
 	}
+	only := os.Getenv("PACER_BENCH_MODES") // runs off and these only, if set
 	type result struct{ wall, cpu time.Duration }
 	run := func(round int, mode string) result {
 		s := open()
@@ -129,6 +134,10 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 			cfg.Tenant = func(k string) string { return "t" + k[len(k)-2:] }
 		case "keylimit":
 			cfg.KeyLimit = keyed()
+		case "keylimit-local":
+			k, err := ratelimit.NewKeyed[string](ratelimit.KeyedConfig{Rate: 1e6, Burst: 1000})
+			require.NoError(t, err)
+			cfg.KeyLimit = k
 		}
 		r, err := pacer.New(cfg, func(context.Context, string, []int) error {
 			if left.Add(-1) == 0 {
@@ -157,7 +166,7 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 		if cpu != nil {
 			res.cpu = cpu() - c0
 		}
-		if mode == "keylimit" {
+		if mode == "keylimit" || mode == "keylimit-local" {
 			st, err := r.Stats(ctx)
 			require.NoError(t, err)
 			require.Zero(t, st.KeyLimited, "the per-key limit deferred a batch")
@@ -167,13 +176,20 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 	}
 	perValue := func(d time.Duration) time.Duration { return d / (keys * per) }
 	for round := range rounds {
-		off, on, kl := run(round, "off"), run(round, "tenants"), run(round, "keylimit")
-		fmt.Printf("strict end-to-end, %d values over %d keys: without tenants %v (%.0f/s), with 50 tenants %v (%.0f/s): %+.1f%%; per-key limit %v (%.0f/s): %+.1f%%\n",
-			keys*per, keys, off.wall.Round(time.Millisecond), keys*per/off.wall.Seconds(), on.wall.Round(time.Millisecond), keys*per/on.wall.Seconds(),
-			100*(off.wall.Seconds()/on.wall.Seconds()-1), kl.wall.Round(time.Millisecond), keys*per/kl.wall.Seconds(), 100*(off.wall.Seconds()/kl.wall.Seconds()-1))
+		off := run(round, "off")
+		fmt.Printf("strict end-to-end, %d values over %d keys: without tenants %v (%.0f/s)", keys*per, keys, off.wall.Round(time.Millisecond), keys*per/off.wall.Seconds())
+		cpus := ""
+		for _, m := range []struct{ mode, what string }{{"tenants", "with 50 tenants"}, {"keylimit", "per-key limit"}, {"keylimit-local", "in-process per-key limit"}} {
+			if only != "" && !slices.Contains(strings.Split(only, ","), m.mode) {
+				continue
+			}
+			res := run(round, m.mode)
+			fmt.Printf("; %s %v (%.0f/s): %+.1f%%", m.what, res.wall.Round(time.Millisecond), keys*per/res.wall.Seconds(), 100*(off.wall.Seconds()/res.wall.Seconds()-1))
+			cpus += fmt.Sprintf(", %s %v (%.2fx)", m.what, perValue(res.cpu), float64(res.cpu)/float64(off.cpu))
+		}
+		fmt.Println()
 		if cpu != nil {
-			fmt.Printf("  CPU per value (test process and its database sessions): without tenants %v, with tenants %v (%.2fx), per-key limit %v (%.2fx)\n",
-				perValue(off.cpu), perValue(on.cpu), float64(on.cpu)/float64(off.cpu), perValue(kl.cpu), float64(kl.cpu)/float64(off.cpu))
+			fmt.Printf("  CPU per value (test process and its database sessions): without tenants %v%s\n", perValue(off.cpu), cpus)
 		}
 	}
 }
@@ -185,15 +201,26 @@ func TestMeasureTenantThroughput(t *testing.T) {
 	}
 	app := appName(t)
 	pool := connect(t, app)
+	// The per-key limit has a pool of its own, of the same sessions'
+	// name, that counts its statements.
+	cfg := pool.Config()
+	counter := &statementCounter{contains: "rate_tr"}
+	cfg.ConnConfig.Tracer = counter
+	var takes atomic.Int64
+	keyedPool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(keyedPool.Close)
 	keyed := func() ratelimit.KeyGate[string] {
-		k, err := pgrate.NewKeyed(context.Background(), pool, pgrate.KeyedConfig{
+		k, err := pgrate.NewKeyed(context.Background(), keyedPool, pgrate.KeyedConfig{
 			Rate: pgrate.MaxRate, Burst: 1000, Name: fmt.Sprint("bench", time.Now().UnixNano()), Schema: freshSchema(t, pool)})
 		require.NoError(t, err)
-		return k
+		return countingGate{k, &takes}
 	}
 	measureTenantThroughput(t, func() store.Store { return newStore(t, pool) }, keyed, func() time.Duration {
 		return processCPU(t) + sessionsCPU(t, pool, app)
 	})
+	fmt.Printf("per-key limit: %d TakeKey calls, %d statements of rate_try or rate_tries: %.3f a call\n",
+		takes.Load(), counter.n.Load(), float64(counter.n.Load())/float64(takes.Load()))
 }
 
 // processCPU returns the CPU time, user and system, of the test process.
@@ -226,4 +253,15 @@ func sessionsCPU(t *testing.T, pool *pgxpool.Pool, app string) time.Duration {
 		ticks += u + st
 	}
 	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
+}
+
+// countingGate counts the TakeKey calls of its KeyGate.
+type countingGate struct {
+	ratelimit.KeyGate[string]
+	n *atomic.Int64
+}
+
+func (g countingGate) TakeKey(ctx context.Context, key string) (time.Duration, error) {
+	g.n.Add(1)
+	return g.KeyGate.TakeKey(ctx, key)
 }

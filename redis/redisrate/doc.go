@@ -44,7 +44,18 @@
 // key's bucket anew on each call, do not share; a KeyLimiter from
 // Keyed.For does.
 //
-// The four, with bucket.lua, the code they share, make up one Redis
+// Keyed.TakeKey (ratelimit.KeyGate, a pacer Config.KeyLimit) never waits:
+// it calls try.lua, which takes the event only if at = now and otherwise
+// returns at - now, writing nothing. The TakeKey calls of one Keyed value
+// share round trips whatever their keys (tries.go): one flies at a time,
+// alone; the calls that come meanwhile go together in one call of
+// tries.lua, which reads the clock once, reads every bucket in one MGET,
+// decides each call as try.lua would, in the order they came (a key that
+// comes twice sees its first take), and writes each taken bucket once.
+// Every key of a Keyed shares one hash tag, so a cluster runs the call on
+// one node. PeekKey calls try.lua alone.
+//
+// The functions, with bucket.lua, the code they share, make up one Redis
 // function library, "pacer_rate_" and a hash of its code, which NewBucket and
 // NewKeyed load into the server (into every master of a cluster), and a
 // call loads again where it reports the library missing: after a restart
@@ -77,11 +88,11 @@
 //     Pause is called, even if Redis cannot be told: no Wait of that value
 //     returns during the pause, and one whose turn falls in it takes a new
 //     turn after it (a second round trip).
-//   - Contexts: Allow and Wait check ctx first. A Wait whose turn would
-//     come after ctx's deadline returns ratelimit.ErrWouldExceedDeadline
-//     after one round trip, having taken nothing; one whose ctx ends while
-//     it waits to share a round trip (see above) returns ctx.Err() without
-//     one. A Wait whose ctx ends while it sleeps returns ctx.Err() after
+//   - Contexts: Allow, Wait and TakeKey check ctx first. A Wait whose
+//     turn would come after ctx's deadline returns
+//     ratelimit.ErrWouldExceedDeadline after one round trip, having taken
+//     nothing; a call whose ctx ends while it waits to share a round trip
+//     (see above) returns ctx.Err() without one, having taken nothing. A Wait whose ctx ends while it sleeps returns ctx.Err() after
 //     one more round trip (at most one second, whatever ctx) that gives
 //     its turn back, moving tat back by one interval, if the tat is still
 //     the one it wrote (no turn was taken after it) and no pause is in
@@ -171,7 +182,10 @@
 // the three calls a shared GCRA on the server's clock needs, TIME, MGET of
 // the tat and the pause, and SET of the tat.
 //
-// Calls beyond 4 in flight share one FCALL of takes.lua (see flight.go).
+// Calls beyond 4 in flight share one FCALL of takes.lua (see flight.go);
+// TakeKey calls beyond 1, one FCALL of tries.lua (see tries.go), which
+// costs the server one TIME and one MGET for all, and a SET per key it
+// took from.
 // A key's expiry moves only when its time enters a new second (see Keys),
 // so most writes keep it (SET with KEEPTTL). Figures, against a PING of
 // the same run and against go-redis/redis_rate, and the command that

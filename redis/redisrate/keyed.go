@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pacerkit/pacer/internal/flight"
 	"github.com/pacerkit/pacer/ratelimit"
 )
 
@@ -29,8 +30,9 @@ var (
 // A Keyed is safe for concurrent use. Use NewKeyed; the zero value is not
 // usable. It owns no goroutine and nothing to close.
 type Keyed struct {
-	c redis.UniversalClient
-	s *shape
+	c     redis.UniversalClient
+	s     *shape
+	takes *flight.Group[string, int64] // of TakeKey (tries.go)
 }
 
 // NewKeyed returns a Keyed of cfg's shared buckets on client, once it
@@ -48,7 +50,9 @@ func NewKeyed(ctx context.Context, client redis.UniversalClient, cfg KeyedConfig
 	if err := check(ctx, client); err != nil {
 		return nil, err
 	}
-	return &Keyed{c: client, s: s}, nil
+	k := &Keyed{c: client, s: s}
+	k.takes = newTries(k)
+	return k, nil
 }
 
 // Allow takes one event of key if its bucket has one now and no pause of

@@ -8,6 +8,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" && os.Getenv(childKeysEnv) != "" {
+		os.Exit(runKeysChild())
+	}
 	if os.Getenv(childEnv) != "" {
 		os.Exit(runChild())
 	}

@@ -15,17 +15,18 @@ var luaFiles embed.FS
 
 // lib is the Redis function library of the package (see package
 // redis/internal/redisfn), "pacer_rate_" and a hash of its code: take.lua,
-// takes.lua, try.lua, pause.lua and release.lua, each a function called with FCALL
+// takes.lua, try.lua, tries.lua, pause.lua and release.lua, each a function called with FCALL
 // in one round trip, after bucket.lua, the local functions they share.
 // Their headers, in lua/, list their KEYS, ARGV and replies.
 var lib = redisfn.New("pacer_rate_", function("bucket").Body,
-	function("take"), function("takes"), function("try"), function("pause"), function("release"))
+	function("take"), function("takes"), function("try"), function("tries"), function("pause"), function("release"))
 
 // The full names of the functions, which FCALL takes.
 var (
 	takeFn    = lib.Function("take")
 	takesFn   = lib.Function("takes")
 	tryFn     = lib.Function("try")
+	triesFn   = lib.Function("tries")
 	pauseFn   = lib.Function("pause")
 	releaseFn = lib.Function("release")
 )

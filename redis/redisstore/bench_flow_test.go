@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,7 +42,9 @@ type flowVariant struct {
 // and median of the rounds' own ratios) and of median server CPU to the
 // one it is measured against. The target is at most
 // 10% slower. With PACER_BENCH_CMDS=1 each run also prints its commands
-// a value by command (INFO commandstats).
+// a value by command (INFO commandstats); PACER_BENCH_FLOW, a list of
+// variants' names separated by commas, runs only those (list the ones
+// each is measured against too).
 func TestMeasureFlowThroughput(t *testing.T) {
 	benchOnly(t)
 	const keys, per = 500, 10
@@ -69,6 +72,10 @@ func TestMeasureFlowThroughput(t *testing.T) {
 		{"perkey2", "maxbatch2", func(_ *testing.T, _ *redis.Client, cfg *pacer.Config[string, int]) {
 			cfg.MaxBatch, cfg.PerKey = 2, 2
 		}},
+	}
+	if only := os.Getenv("PACER_BENCH_FLOW"); only != "" {
+		names := strings.Split(only, ",")
+		variants = slices.DeleteFunc(variants, func(v flowVariant) bool { return !slices.Contains(names, v.name) })
 	}
 	type result struct{ rate, cmds, cpu float64 }
 	results := map[string][]result{}

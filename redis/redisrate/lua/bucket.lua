@@ -6,7 +6,9 @@
   returns now, the tat (now if the bucket is full: no tat, or one in the
   past, as a key expires up to a second late), the end of the pause (0 if
   none), and the tat as stored (nil if none), in whole microseconds of the
-  server's clock (TIME).
+  server's clock (TIME). It is clock() then state(now, tat, pause) of the
+  two keys' values as MGET read them, which tries.lua calls on its own to
+  read many buckets at once.
 
   conforms(now, tat, pause, interval, span) returns the instant the next
   event conforms at (GCRA): the latest of now, the end of the pause, and
@@ -23,16 +25,24 @@
   formats a number argument with printf's %.17g, which costs more than
   the command.
 ]]
-local function read(tatKey, pauseKey)
+local function clock()
   local t = redis.call('TIME')
-  local now = t[1] * 1000000 + t[2]
-  local v = redis.call('MGET', tatKey, pauseKey)
-  local old = tonumber(v[1])
+  return t[1] * 1000000 + t[2]
+end
+
+local function state(now, storedTat, storedPause)
+  local old = tonumber(storedTat)
   local tat = old
   if not tat or tat < now then
     tat = now
   end
-  return now, tat, tonumber(v[2]) or 0, old
+  return tat, tonumber(storedPause) or 0, old
+end
+
+local function read(tatKey, pauseKey)
+  local now = clock()
+  local v = redis.call('MGET', tatKey, pauseKey)
+  return now, state(now, v[1], v[2])
 end
 
 local function conforms(now, tat, pause, interval, span)
