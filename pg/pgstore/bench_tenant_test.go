@@ -1,3 +1,5 @@
+//go:build unix
+
 package pgstore_test
 
 import (
@@ -104,19 +106,24 @@ func measureTenantClaims(t *testing.T, s store.Store) {
 // workers, a handler that does nothing) through 500 keys of 10 values
 // each, without tenants, with tenants (50 of them), and without tenants
 // but with a per-key limit (a pgrate.Keyed generous enough never to defer
-// a batch), in PACER_BENCH_ROUNDS (5) alternating rounds on queues of
-// their own; open returns a fresh store for a round, keyed a fresh
-// per-key limit. cpu, if not nil, returns the CPU time used so far by
-// the test process and the database sessions of its pool, which a round
-// reports per value: on a loaded machine a steadier figure than the wall
-// time.
-func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func() ratelimit.KeyGate[string], cpu func() time.Duration) {
+// a batch); and with MaxBatch 2, PerKey 1 and PerKey 2 (several leases of
+// a key need batches of more than one value). PACER_BENCH_ROUNDS (5)
+// alternating rounds, each run on a queue of its own; open returns a
+// fresh store for a run, keyed a fresh per-key limit. cpu returns the CPU
+// time used so far by the test process and the database sessions of its
+// pool, which a run reports per value: on a loaded machine a steadier
+// figure than the wall time; trips counts the pool's round trips and
+// statements, which a run reports per value too.
+func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func() ratelimit.KeyGate[string], cpu func() time.Duration, trips *pgTrips) {
 	const keys, per = 500, 10
 	rounds := 5
 	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_ROUNDS")); err == nil {
 		rounds = n
 	}
-	type result struct{ wall, cpu time.Duration }
+	type result struct {
+		wall, cpu         time.Duration
+		trips, statements float64
+	}
 	run := func(round int, mode string) result {
 		s := open()
 		q := fmt.Sprint("thr", round, mode)
@@ -129,9 +136,13 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 			cfg.Tenant = func(k string) string { return "t" + k[len(k)-2:] }
 		case "keylimit":
 			cfg.KeyLimit = keyed()
+		case "maxbatch2":
+			cfg.MaxBatch = 2
+		case "perkey2":
+			cfg.MaxBatch, cfg.PerKey = 2, 2
 		}
-		r, err := pacer.New(cfg, func(context.Context, string, []int) error {
-			if left.Add(-1) == 0 {
+		r, err := pacer.New(cfg, func(_ context.Context, _ string, vals []int) error {
+			if left.Add(-int64(len(vals))) == 0 {
 				close(done)
 			}
 			return nil
@@ -146,17 +157,15 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 		if st, err := s.Stats(ctx, q); err == nil { // an engine may fold its Adds here
 			require.Equal(t, keys*per, st.Values)
 		}
-		var c0 time.Duration
-		if cpu != nil {
-			c0 = cpu()
-		}
+		c0 := cpu()
+		trips.reset()
 		t0 := time.Now()
 		go r.Run(ctx)
 		<-done
 		res := result{wall: time.Since(t0)}
-		if cpu != nil {
-			res.cpu = cpu() - c0
-		}
+		res.cpu = cpu() - c0
+		res.trips, res.statements = trips.total(), trips.statementCount()
+		trips.off()
 		if mode == "keylimit" {
 			st, err := r.Stats(ctx)
 			require.NoError(t, err)
@@ -166,15 +175,20 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 		return res
 	}
 	perValue := func(d time.Duration) time.Duration { return d / (keys * per) }
+	show := func(name string, r, base result) {
+		fmt.Printf("  %-10s %v (%.0f/s, %+.1f%%), CPU %v a value (%.2fx), %.3f round trips and %.3f statements a value (%.2fx)\n",
+			name, r.wall.Round(time.Millisecond), keys*per/r.wall.Seconds(), 100*(base.wall.Seconds()/r.wall.Seconds()-1),
+			perValue(r.cpu), float64(r.cpu)/float64(base.cpu), r.trips/(keys*per), r.statements/(keys*per), r.statements/base.statements)
+	}
 	for round := range rounds {
 		off, on, kl := run(round, "off"), run(round, "tenants"), run(round, "keylimit")
-		fmt.Printf("strict end-to-end, %d values over %d keys: without tenants %v (%.0f/s), with 50 tenants %v (%.0f/s): %+.1f%%; per-key limit %v (%.0f/s): %+.1f%%\n",
-			keys*per, keys, off.wall.Round(time.Millisecond), keys*per/off.wall.Seconds(), on.wall.Round(time.Millisecond), keys*per/on.wall.Seconds(),
-			100*(off.wall.Seconds()/on.wall.Seconds()-1), kl.wall.Round(time.Millisecond), keys*per/kl.wall.Seconds(), 100*(off.wall.Seconds()/kl.wall.Seconds()-1))
-		if cpu != nil {
-			fmt.Printf("  CPU per value (test process and its database sessions): without tenants %v, with tenants %v (%.2fx), per-key limit %v (%.2fx)\n",
-				perValue(off.cpu), perValue(on.cpu), float64(on.cpu)/float64(off.cpu), perValue(kl.cpu), float64(kl.cpu)/float64(off.cpu))
-		}
+		mb, pk := run(round, "maxbatch2"), run(round, "perkey2")
+		fmt.Printf("strict end-to-end, round %d, %d values over %d keys; CPU is the test process's and its database sessions'; each against the line above it in brackets:\n", round, keys*per, keys)
+		show("without", off, off)
+		show("tenants", on, off)
+		show("keylimit", kl, off)
+		show("maxbatch2", mb, mb)
+		show("perkey2", pk, mb)
 	}
 }
 
@@ -184,7 +198,8 @@ func TestMeasureTenantThroughput(t *testing.T) {
 		t.Skip("a measurement: set PACER_BENCH=1 to run it")
 	}
 	app := appName(t)
-	pool := connect(t, app)
+	trips := &pgTrips{statements: map[string]int{}}
+	pool := connectWith(t, app, func(cfg *pgxpool.Config) { cfg.ConnConfig.Tracer = trips })
 	keyed := func() ratelimit.KeyGate[string] {
 		k, err := pgrate.NewKeyed(context.Background(), pool, pgrate.KeyedConfig{
 			Rate: pgrate.MaxRate, Burst: 1000, Name: fmt.Sprint("bench", time.Now().UnixNano()), Schema: freshSchema(t, pool)})
@@ -193,7 +208,7 @@ func TestMeasureTenantThroughput(t *testing.T) {
 	}
 	measureTenantThroughput(t, func() store.Store { return newStore(t, pool) }, keyed, func() time.Duration {
 		return processCPU(t) + sessionsCPU(t, pool, app)
-	})
+	}, trips)
 }
 
 // processCPU returns the CPU time, user and system, of the test process.
