@@ -87,7 +87,7 @@ const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = 
 // plus those passed: the number of tenants and keys adds nothing. With
 // the queue paused it takes no turn.
 const fairPickSQL = `, cand AS MATERIALIZED (
-	SELECT c.tenant, c.vtime, c.weight, c.ready
+	SELECT c.tenant, c.vtime, c.weight, c.ready, c.loc
 	FROM {schema}.tenant_turns($1, {turns}) AS c
 	WHERE (SELECT running FROM running)
 ), leaving AS MATERIALIZED (
@@ -111,6 +111,9 @@ const fairPickSQL = `, cand AS MATERIALIZED (
 	UPDATE {schema}.tenants AS t SET vtime = NULL, last = t.vtime
 	WHERE t.queue = $1 AND t.tenant = ANY (ARRAY(SELECT tenant FROM leaving))
 		AND NOT {schema}.tenant_has_keys($1, t.tenant)
+		-- A plan may read every tenant of the queue for the few in
+		-- leaving: none, most often, and then it reads none.
+		AND EXISTS (SELECT FROM leaving)
 ), turns AS MATERIALIZED (
 	SELECT x.tenant, count(*)::integer AS turns FROM (
 		SELECT c.tenant FROM cand AS c CROSS JOIN LATERAL generate_series(0, c.ready - 1) AS j
@@ -141,14 +144,16 @@ const fairPickSQL = `, cand AS MATERIALIZED (
 // chargeSQL advances, once per claim statement, the virtual time of each
 // tenant whose keys it leased by their number over its weight: the time
 // of as many turns as it took. A turn whose key another claim held has
-// no lease, and costs its tenant nothing.
+// no lease, and costs its tenant nothing. Each tenant's row is read by
+// its place, which tenant_turns returned with the row locked: by the
+// primary key, a plan may read every tenant of the queue, each version
+// that the claims left behind them.
 const chargeSQL = `), charged AS (
 	UPDATE {schema}.tenants AS t
-	SET vtime = t.vtime + c.n / t.weight, last = t.vtime + c.n / t.weight
-	FROM (SELECT p.tenant, count(*)::double precision AS n FROM leased JOIN picked AS p USING (key_hash) GROUP BY p.tenant) AS c
-	-- Each tenant's row read by its key (an array, so that no plan reads
-	-- every tenant of the queue); so in gone.
-	WHERE t.queue = $1 AND t.tenant = ANY (ARRAY(SELECT tenant FROM picked)) AND t.tenant = c.tenant
+	SET vtime = t.vtime + l.n / t.weight, last = t.vtime + l.n / t.weight
+	FROM (SELECT p.tenant, count(*)::double precision AS n FROM leased JOIN picked AS p USING (key_hash) GROUP BY p.tenant) AS l
+		JOIN cand AS c USING (tenant)
+	WHERE t.ctid = c.loc AND t.tenant = c.tenant
 ), upcoming AS (`
 
 // turnsLockSQL takes, until the transaction ends, the lock of the turns

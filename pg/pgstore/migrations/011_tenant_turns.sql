@@ -6,9 +6,10 @@
 
 -- tenant_turns returns the first n tenants of queue q in the turns
 -- (smallest virtual time first, ties to the smaller name) that have a
--- key ready and not paused, each with its virtual time, its weight and
--- its ready keys counted up to n, and locks their rows FOR NO KEY
--- UPDATE, skipping a row another transaction holds. It walks
+-- key ready and not paused, each with its virtual time, its weight, its
+-- ready keys counted up to n and its row's place (ctid, which the row
+-- keeps while locked: the claim updates the row by it), and locks their
+-- rows FOR NO KEY UPDATE, skipping a row another transaction holds. It walks
 -- tenants_turns from the start and probes each tenant's ready keys in
 -- keys_tenant_ready, so it reads the n tenants and those it passes, each
 -- by at most n keys: O(n (log T + n)) for T tenants, plus the passed
@@ -22,7 +23,7 @@
 -- reads a snapshot taken when it starts, so it sees every turn that a
 -- claim committed before this one took the queue's turns lock.
 CREATE OR REPLACE FUNCTION tenant_turns(q text, n integer)
-RETURNS TABLE (tenant text, vtime double precision, weight integer, ready integer)
+RETURNS TABLE (tenant text, vtime double precision, weight integer, ready integer, loc tid)
 LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $$
 DECLARE
 	t     record;
@@ -46,7 +47,7 @@ BEGIN
 		CONTINUE WHEN c = 0;
 		-- The row as locked, its latest version: an Add may have set its
 		-- weight, or put it back in the turns, since the walk read it.
-		SELECT tn.vtime, tn.weight INTO vtime, weight FROM tenants AS tn
+		SELECT tn.vtime, tn.weight, tn.ctid INTO vtime, weight, loc FROM tenants AS tn
 		WHERE tn.queue = q AND tn.tenant = t.tenant
 		FOR NO KEY UPDATE SKIP LOCKED;
 		CONTINUE WHEN NOT FOUND OR vtime IS NULL;
