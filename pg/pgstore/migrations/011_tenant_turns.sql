@@ -16,9 +16,9 @@
 -- ones, whatever the number of keys. As a statement, the same walk is
 -- planned from the tables' sizes: a generic plan made on a new schema's
 -- few rows reads every tenant of the queue and, for each, every key of
--- the queue, and keeps doing so as the queue grows. A loop over a query
--- is planned to return its first rows fast, which is the walk of the
--- index; ORDER BY in the probe makes keys_tenant_ready its index.
+-- the queue, and keeps doing so as the queue grows. Here each step reads
+-- one row in the order of tenants_turns, whose plan is the index's, and
+-- ORDER BY in the probe makes keys_tenant_ready its index.
 -- VOLATILE, as a function that locks rows must be: each of its queries
 -- reads a snapshot taken when it starts, so it sees every turn that a
 -- claim committed before this one took the queue's turns lock.
@@ -29,14 +29,25 @@ DECLARE
 	t     record;
 	c     integer;
 	taken integer := 0;
+	-- Where the walk is: after the turn of (past_vtime, past_tenant). No tenant's
+	-- virtual time is -infinity.
+	past_vtime  double precision := '-infinity';
+	past_tenant text := '';
 BEGIN
 	IF n < 1 THEN
 		RETURN;
 	END IF;
-	FOR t IN SELECT tn.tenant FROM tenants AS tn
-		WHERE tn.queue = q AND tn.vtime IS NOT NULL
-		ORDER BY tn.vtime, tn.tenant
 	LOOP
+		-- A step at a time, LIMIT 1 after the last: a plan for one row
+		-- is the index's; a loop over the whole query is planned for
+		-- all rows, and may read and sort every tenant of the queue.
+		SELECT tn.tenant, tn.vtime INTO t FROM tenants AS tn
+		WHERE tn.queue = q AND tn.vtime IS NOT NULL AND ROW(tn.vtime, tn.tenant) > ROW(past_vtime, past_tenant)
+		ORDER BY tn.vtime, tn.tenant
+		LIMIT 1;
+		EXIT WHEN NOT FOUND;
+		past_vtime := t.vtime;
+		past_tenant := t.tenant;
 		SELECT count(*) INTO c FROM (
 			SELECT FROM keys AS k
 			WHERE k.queue = q AND k.tenant = t.tenant AND k.ready_at <= statement_timestamp()
