@@ -346,6 +346,17 @@ func (p *pgTrips) total() float64 {
 	return p.count()
 }
 
+// statementCount returns the statements counted, alone and batched.
+func (p *pgTrips) statementCount() float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, calls := range p.statements {
+		n += calls
+	}
+	return float64(n)
+}
+
 // count returns the round trips counted, under p.mu.
 func (p *pgTrips) count() float64 {
 	n := p.batches

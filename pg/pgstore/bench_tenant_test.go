@@ -1,3 +1,5 @@
+//go:build unix
+
 package pgstore_test
 
 import (
@@ -105,23 +107,28 @@ func measureTenantClaims(t *testing.T, s store.Store) {
 // workers, a handler that does nothing) through 500 keys of 10 values
 // each, without tenants, with tenants (50 of them), and without tenants
 // but with a per-key limit generous enough never to defer a batch (a
-// pgrate.Keyed, then a ratelimit.Keyed in the process), in
-// PACER_BENCH_ROUNDS (5) alternating rounds on queues of
-// their own; open returns a fresh store for a round, keyed a fresh
-// per-key limit. cpu, if not nil, returns the CPU time used so far by
-// the test process and the database sessions of its pool, which a round
-// reports per value: on a loaded machine a steadier figure than the wall
-// time. PACER_BENCH_MODES, a list of "tenants", "keylimit" and
-// "keylimit-local" separated by commas, runs those only, with the run
-// without them.
-func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func() ratelimit.KeyGate[string], cpu func() time.Duration) {
+// pgrate.Keyed, then a ratelimit.Keyed in the process); and with MaxBatch
+// 2, PerKey 1 and PerKey 2 (several leases of a key need batches of more
+// than one value). PACER_BENCH_ROUNDS (5) alternating rounds, each run on
+// a queue of its own; open returns a fresh store for a run, keyed a fresh
+// per-key limit. cpu returns the CPU time used so far by the test process
+// and the database sessions of its pool, which a run reports per value:
+// on a loaded machine a steadier figure than the wall time; trips counts
+// the pool's round trips and statements, which a run reports per value
+// too. PACER_BENCH_MODES, a list of "tenants", "keylimit",
+// "keylimit-local", "maxbatch2" and "perkey2" separated by commas, runs
+// those only, with the run they are compared with.
+func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func() ratelimit.KeyGate[string], cpu func() time.Duration, trips *pgTrips) {
 	const keys, per = 500, 10
 	rounds := 5
 	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_ROUNDS")); err == nil {
 		rounds = n
 	}
-	only := os.Getenv("PACER_BENCH_MODES") // runs off and these only, if set
-	type result struct{ wall, cpu time.Duration }
+	only := os.Getenv("PACER_BENCH_MODES") // runs these only, if set
+	type result struct {
+		wall, cpu         time.Duration
+		trips, statements float64
+	}
 	run := func(round int, mode string) result {
 		s := open()
 		q := fmt.Sprint("thr", round, mode)
@@ -138,9 +145,13 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 			k, err := ratelimit.NewKeyed[string](ratelimit.KeyedConfig{Rate: 1e6, Burst: 1000})
 			require.NoError(t, err)
 			cfg.KeyLimit = k
+		case "maxbatch2":
+			cfg.MaxBatch = 2
+		case "perkey2":
+			cfg.MaxBatch, cfg.PerKey = 2, 2
 		}
-		r, err := pacer.New(cfg, func(context.Context, string, []int) error {
-			if left.Add(-1) == 0 {
+		r, err := pacer.New(cfg, func(_ context.Context, _ string, vals []int) error {
+			if left.Add(-int64(len(vals))) == 0 {
 				close(done)
 			}
 			return nil
@@ -155,17 +166,15 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 		if st, err := s.Stats(ctx, q); err == nil { // an engine may fold its Adds here
 			require.Equal(t, keys*per, st.Values)
 		}
-		var c0 time.Duration
-		if cpu != nil {
-			c0 = cpu()
-		}
+		c0 := cpu()
+		trips.reset()
 		t0 := time.Now()
 		go r.Run(ctx)
 		<-done
 		res := result{wall: time.Since(t0)}
-		if cpu != nil {
-			res.cpu = cpu() - c0
-		}
+		res.cpu = cpu() - c0
+		res.trips, res.statements = trips.total(), trips.statementCount()
+		trips.off()
 		if mode == "keylimit" || mode == "keylimit-local" {
 			st, err := r.Stats(ctx)
 			require.NoError(t, err)
@@ -175,21 +184,25 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 		return res
 	}
 	perValue := func(d time.Duration) time.Duration { return d / (keys * per) }
+	show := func(name string, r, base result) {
+		fmt.Printf("  %-14s %v (%.0f/s, %+.1f%%), CPU %v a value (%.2fx), %.3f round trips and %.3f statements a value (%.2fx)\n",
+			name, r.wall.Round(time.Millisecond), keys*per/r.wall.Seconds(), 100*(base.wall.Seconds()/r.wall.Seconds()-1),
+			perValue(r.cpu), float64(r.cpu)/float64(base.cpu), r.trips/(keys*per), r.statements/(keys*per), r.statements/base.statements)
+	}
 	for round := range rounds {
+		fmt.Printf("strict end-to-end, round %d, %d values over %d keys; CPU is the test process's and its database sessions'; each against the line above it in brackets:\n", round, keys*per, keys)
+		want := func(mode string) bool { return only == "" || slices.Contains(strings.Split(only, ","), mode) }
 		off := run(round, "off")
-		fmt.Printf("strict end-to-end, %d values over %d keys: without tenants %v (%.0f/s)", keys*per, keys, off.wall.Round(time.Millisecond), keys*per/off.wall.Seconds())
-		cpus := ""
-		for _, m := range []struct{ mode, what string }{{"tenants", "with 50 tenants"}, {"keylimit", "per-key limit"}, {"keylimit-local", "in-process per-key limit"}} {
-			if only != "" && !slices.Contains(strings.Split(only, ","), m.mode) {
-				continue
+		show("without", off, off)
+		for _, mode := range []string{"tenants", "keylimit", "keylimit-local"} {
+			if want(mode) {
+				show(mode, run(round, mode), off)
 			}
-			res := run(round, m.mode)
-			fmt.Printf("; %s %v (%.0f/s): %+.1f%%", m.what, res.wall.Round(time.Millisecond), keys*per/res.wall.Seconds(), 100*(off.wall.Seconds()/res.wall.Seconds()-1))
-			cpus += fmt.Sprintf(", %s %v (%.2fx)", m.what, perValue(res.cpu), float64(res.cpu)/float64(off.cpu))
 		}
-		fmt.Println()
-		if cpu != nil {
-			fmt.Printf("  CPU per value (test process and its database sessions): without tenants %v%s\n", perValue(off.cpu), cpus)
+		if want("maxbatch2") || want("perkey2") {
+			mb := run(round, "maxbatch2")
+			show("maxbatch2", mb, mb)
+			show("perkey2", run(round, "perkey2"), mb)
 		}
 	}
 }
@@ -200,9 +213,10 @@ func TestMeasureTenantThroughput(t *testing.T) {
 		t.Skip("a measurement: set PACER_BENCH=1 to run it")
 	}
 	app := appName(t)
-	pool := connect(t, app)
+	trips := &pgTrips{statements: map[string]int{}}
+	pool := connectWith(t, app, func(cfg *pgxpool.Config) { cfg.ConnConfig.Tracer = trips })
 	// The per-key limit has a pool of its own, of the same sessions'
-	// name, that counts its statements.
+	// name, that counts its statements apart from the store's.
 	cfg := pool.Config()
 	counter := &statementCounter{contains: "rate_tr"}
 	cfg.ConnConfig.Tracer = counter
@@ -218,9 +232,11 @@ func TestMeasureTenantThroughput(t *testing.T) {
 	}
 	measureTenantThroughput(t, func() store.Store { return newStore(t, pool) }, keyed, func() time.Duration {
 		return processCPU(t) + sessionsCPU(t, pool, app)
-	})
-	fmt.Printf("per-key limit: %d TakeKey calls, %d statements of rate_try or rate_tries: %.3f a call\n",
-		takes.Load(), counter.n.Load(), float64(counter.n.Load())/float64(takes.Load()))
+	}, trips)
+	if n := takes.Load(); n > 0 {
+		fmt.Printf("per-key limit: %d TakeKey calls, %d statements of rate_try or rate_tries: %.3f a call\n",
+			n, counter.n.Load(), float64(counter.n.Load())/float64(n))
+	}
 }
 
 // processCPU returns the CPU time, user and system, of the test process.

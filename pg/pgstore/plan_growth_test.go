@@ -30,6 +30,21 @@ import (
 // meanwhile, and pg_stat_statements counts the pages each statement reads.
 func TestPlansMadeSmallStayBounded(t *testing.T) {
 	t.Parallel()
+	plansMadeSmall(t, false)
+}
+
+// TestTenantPlansMadeSmallStayBounded is TestPlansMadeSmallStayBounded in
+// a queue with tenants: its plans made on 500 keys over 50 tenants, then
+// 20,000 keys more over 200 tenants more.
+func TestTenantPlansMadeSmallStayBounded(t *testing.T) {
+	t.Parallel()
+	plansMadeSmall(t, true)
+}
+
+// plansMadeSmall runs the statements of a Runner's workers on a few keys,
+// of a tenant if tenants, then on 20,000 keys more, and fails if one of
+// them reads more than maxPagesPerRun pages a run.
+func plansMadeSmall(t *testing.T, tenants bool) {
 	needStatStatements(t)
 	srv := startPGServer(t, "autovacuum=off", "shared_preload_libraries=pg_stat_statements")
 	ctx := t.Context()
@@ -45,9 +60,22 @@ func TestPlansMadeSmallStayBounded(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 
-	for round := range 8 { // on 6 keys at most: every plan is made here
+	if tenants {
+		// A queue of a few hundred keys over 50 tenants, as in
+		// TestMeasureTenantThroughput: its plans, made from these
+		// sizes, read every key of the queue for every tenant before
+		// the turns were taken by tenant_turns (migration 011).
+		for n := range 500 {
+			require.NoError(t, s.Add(ctx, "q", fmt.Sprint("mid-", n), vals("1"), store.AddParams{Tenant: fmt.Sprint("mid-", n%50)}))
+		}
+	}
+	for round := range 8 { // on 6 keys more at most: every plan is made here
 		for n := range 6 {
-			require.NoError(t, s.Add(ctx, "q", fmt.Sprint("small-", round, "-", n), vals("1", "2"), store.AddParams{}))
+			p := store.AddParams{}
+			if tenants {
+				p.Tenant = fmt.Sprint("small-", n%2)
+			}
+			require.NoError(t, s.Add(ctx, "q", fmt.Sprint("small-", round, "-", n), vals("1", "2"), p))
 		}
 		everyStatement(t, s)
 	}
@@ -56,6 +84,15 @@ func TestPlansMadeSmallStayBounded(t *testing.T) {
 	_, err = pool.Exec(ctx, "SET plan_cache_mode = force_generic_plan")
 	require.NoError(t, err)
 	fill(t, pool, pgstore.DefaultSchema, "q", 20_000, 2)
+	if tenants {
+		// The filled keys over 200 tenants, first in the turns.
+		_, err = pool.Exec(ctx, `UPDATE pacer.keys SET tenant = 'big-' || (substr(convert_from(key, 'UTF8'), 5)::integer % 200)
+			WHERE queue = 'q' AND tenant IS NULL`)
+		require.NoError(t, err)
+		_, err = pool.Exec(ctx, `INSERT INTO pacer.tenants (queue, tenant, vtime, last)
+			SELECT 'q', 'big-' || i, 0, 0 FROM generate_series(0, 199) AS i`)
+		require.NoError(t, err)
+	}
 	_, err = pool.Exec(ctx, "SELECT pg_stat_statements_reset()")
 	require.NoError(t, err)
 	for range 3 {

@@ -41,6 +41,13 @@ var reachable = sync.OnceValue(func() error {
 // skips tb when no server answers, unless CI=true, where it fails.
 func connect(tb testing.TB, name string) *pgxpool.Pool {
 	tb.Helper()
+	return connectWith(tb, name, func(*pgxpool.Config) {})
+}
+
+// connectWith is connect with the pool's configuration changed by set
+// first.
+func connectWith(tb testing.TB, name string, set func(*pgxpool.Config)) *pgxpool.Pool {
+	tb.Helper()
 	if err := reachable(); err != nil {
 		enginetest.Missing(tb, fmt.Sprintf("pgstore: no PostgreSQL at %s (%s); start one or set PACER_POSTGRES_URL to run these tests",
 			serverURL(), strings.Join(strings.Fields(err.Error()), " ")))
@@ -49,6 +56,7 @@ func connect(tb testing.TB, name string) *pgxpool.Pool {
 	require.NoError(tb, err, "PACER_POSTGRES_URL")
 	cfg.MaxConns = 16
 	cfg.ConnConfig.RuntimeParams["application_name"] = name
+	set(cfg)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	require.NoError(tb, err)
 	tb.Cleanup(pool.Close)

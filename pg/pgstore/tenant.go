@@ -65,12 +65,12 @@ const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = 
 // keys as it has turns, locked; chargeSQL then advances the tenants'
 // virtual times, once each.
 //
-// cand walks the turns in order (smallest virtual time first, ties to
-// the smaller name) and locks the first {turns} tenants with a key ready,
-// FOR NO KEY UPDATE, which lets the Adds' FOR KEY SHARE pass (see
-// activateSQL), skipping those another transaction holds (an Add that
-// changes the row, a claim of several leases of a key); each with its
-// ready keys counted up to {turns}. The
+// cand, tenant_turns of migration 011, walks the turns in order
+// (smallest virtual time first, ties to the smaller name) and locks the
+// first {turns} tenants with a key ready, FOR NO KEY UPDATE, which lets
+// the Adds' FOR KEY SHARE pass (see activateSQL), skipping those another
+// transaction holds (an Add that changes the row, a claim of several
+// leases of a key); each with its ready keys counted up to {turns}. The
 // tenants after them start no earlier, so none of the {turns} earliest
 // turns is theirs. Of those, the turns are the earliest
 // start times, a tenant's j-th (from 0) at its virtual time plus
@@ -87,20 +87,9 @@ const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = 
 // plus those passed: the number of tenants and keys adds nothing. With
 // the queue paused it takes no turn.
 const fairPickSQL = `, cand AS MATERIALIZED (
-	SELECT tn.tenant, tn.vtime, tn.weight, r.ready
-	FROM {schema}.tenants AS tn
-	CROSS JOIN LATERAL (
-		SELECT count(*)::integer AS ready FROM (
-			SELECT FROM {schema}.keys AS k
-			WHERE k.queue = $1 AND k.tenant = tn.tenant AND k.ready_at <= statement_timestamp() AND NOT k.paused
-				AND k.lanes = 0
-			LIMIT {turns}
-		) AS x
-	) AS r
-	WHERE tn.queue = $1 AND tn.vtime IS NOT NULL AND r.ready > 0 AND (SELECT running FROM running)
-	ORDER BY tn.vtime, tn.tenant
-	LIMIT {turns}
-	FOR NO KEY UPDATE OF tn SKIP LOCKED
+	SELECT c.tenant, c.vtime, c.weight, c.ready, c.loc
+	FROM {schema}.tenant_turns($1, {turns}) AS c
+	WHERE (SELECT running FROM running)
 ), leaving AS MATERIALIZED (
 	SELECT tn.tenant FROM {schema}.tenants AS tn
 	WHERE tn.queue = $1 AND tn.vtime IS NOT NULL
@@ -109,8 +98,10 @@ const fairPickSQL = `, cand AS MATERIALIZED (
 		AND ROW(tn.vtime, tn.tenant) < ROW(
 			coalesce((SELECT vtime FROM cand ORDER BY vtime DESC, tenant DESC LIMIT 1), 'infinity'),
 			coalesce((SELECT tenant FROM cand ORDER BY vtime DESC, tenant DESC LIMIT 1), ''))
-		AND NOT EXISTS (SELECT FROM {schema}.keys AS k WHERE k.queue = $1 AND k.tenant = tn.tenant
-			AND k.ready_at IS NOT NULL)
+		-- ORDER BY: so that the probe is of keys_tenant_ready, the
+		-- tenant's keys only, in any plan.
+		AND (SELECT k.ready_at FROM {schema}.keys AS k WHERE k.queue = $1 AND k.tenant = tn.tenant
+			AND k.ready_at IS NOT NULL ORDER BY k.ready_at LIMIT 1) IS NULL
 		AND (SELECT running FROM running)
 	ORDER BY tn.vtime, tn.tenant
 	FOR UPDATE SKIP LOCKED
@@ -120,6 +111,9 @@ const fairPickSQL = `, cand AS MATERIALIZED (
 	UPDATE {schema}.tenants AS t SET vtime = NULL, last = t.vtime
 	WHERE t.queue = $1 AND t.tenant = ANY (ARRAY(SELECT tenant FROM leaving))
 		AND NOT {schema}.tenant_has_keys($1, t.tenant)
+		-- A plan may read every tenant of the queue for the few in
+		-- leaving: none, most often, and then it reads none.
+		AND EXISTS (SELECT FROM leaving)
 ), turns AS MATERIALIZED (
 	SELECT x.tenant, count(*)::integer AS turns FROM (
 		SELECT c.tenant FROM cand AS c CROSS JOIN LATERAL generate_series(0, c.ready - 1) AS j
@@ -150,14 +144,16 @@ const fairPickSQL = `, cand AS MATERIALIZED (
 // chargeSQL advances, once per claim statement, the virtual time of each
 // tenant whose keys it leased by their number over its weight: the time
 // of as many turns as it took. A turn whose key another claim held has
-// no lease, and costs its tenant nothing.
+// no lease, and costs its tenant nothing. Each tenant's row is read by
+// its place, which tenant_turns returned with the row locked: by the
+// primary key, a plan may read every tenant of the queue, each version
+// that the claims left behind them.
 const chargeSQL = `), charged AS (
 	UPDATE {schema}.tenants AS t
-	SET vtime = t.vtime + c.n / t.weight, last = t.vtime + c.n / t.weight
-	FROM (SELECT p.tenant, count(*)::double precision AS n FROM leased JOIN picked AS p USING (key_hash) GROUP BY p.tenant) AS c
-	-- Each tenant's row read by its key (an array, so that no plan reads
-	-- every tenant of the queue); so in gone.
-	WHERE t.queue = $1 AND t.tenant = ANY (ARRAY(SELECT tenant FROM picked)) AND t.tenant = c.tenant
+	SET vtime = t.vtime + l.n / t.weight, last = t.vtime + l.n / t.weight
+	FROM (SELECT p.tenant, count(*)::double precision AS n FROM leased JOIN picked AS p USING (key_hash) GROUP BY p.tenant) AS l
+		JOIN cand AS c USING (tenant)
+	WHERE t.ctid = c.loc AND t.tenant = c.tenant
 ), upcoming AS (`
 
 // turnsLockSQL takes, until the transaction ends, the lock of the turns
