@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -104,39 +103,4 @@ func TestSpread(t *testing.T) {
 	require.True(t, calls[3].more)
 	require.Empty(t, calls[3].leases)
 	require.Error(t, spread("q", calls, r[:3]), "short reply")
-}
-
-// TestCombinerSecondScript: while a script is on its way, a second goes
-// only once a full script's worth of calls wait; its calls are the first
-// maxCombined that came, and the calls after them wait for a script to be
-// back.
-func TestCombinerSecondScript(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var cb combiner
-		s := &sends{release: make(chan struct{})}
-		ctx := context.Background()
-		p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute}
-		var wg sync.WaitGroup
-		do := func(key string) {
-			wg.Go(func() { cb.do(call(ctx, key, p), s.send) })
-			synctest.Wait()
-		}
-		do("first") // held on its way
-		for i := range maxCombined - 1 {
-			do(strconv.Itoa(i))
-		}
-		s.mu.Lock()
-		require.Len(t, s.batches, 1, "fewer than a full script's worth wait: no second script")
-		s.mu.Unlock()
-		do(strconv.Itoa(maxCombined - 1)) // a full script's worth: it goes
-		do("late")
-		s.mu.Lock()
-		require.Len(t, s.batches, 2)
-		require.Len(t, s.batches[1], maxCombined)
-		require.Equal(t, "0", s.batches[1][0])
-		s.mu.Unlock()
-		close(s.release)
-		wg.Wait()
-		require.Equal(t, [][]string{{"late"}}, s.batches[2:])
-	})
 }

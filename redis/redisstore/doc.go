@@ -109,13 +109,9 @@
 // next: it ends their leases in the order they came, then claims for all
 // of them at once and gives each its share. A call that comes alone goes
 // at once; under load, when a Runner's workers finish batches faster than
-// a round trip, one call serves several of them (64 at most). While a
-// full call's worth wait, a second goes before the first is back, so that
-// Redis runs one while the other's reply travels; two calls on their way
-// at once may run in either order, as calls made at once would. The keys
-// their leases leave with values go behind the keys already waiting
-// before any of them claims, as they would if the calls ran one after the
-// other.
+// a round trip, one call serves several of them. The keys their leases
+// leave with values go behind the keys already waiting before any of them
+// claims, as they would if the calls ran one after the other.
 //
 // # Data model
 //

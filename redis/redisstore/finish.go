@@ -33,8 +33,7 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, o store.Outcome) (boo
 // leases in the order they came, then claims for all of them at once, and
 // gives each its share of the leases, in that order. Under load, one
 // round trip and one script thus serve several workers; a call that comes
-// alone goes at once. While a full script's worth of calls wait, a second
-// script goes before the first is back (see combiner). Ending the leases first and claiming then is what
+// alone goes at once. Ending the leases first and claiming then is what
 // the calls would do one after the other, but for the keys they end, which
 // go behind the keys already waiting before any of them claims.
 func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outcome, p store.ClaimParams) (bool, []store.Lease, time.Duration, error) {
@@ -60,9 +59,6 @@ func (s *Store) finish(ctx context.Context, l store.Lease, o store.Outcome, p st
 // maxCombined bounds the calls one finish script serves.
 const maxCombined = 64
 
-// maxFlights bounds the finish scripts of a queue on their way at once.
-const maxFlights = 2
-
 // A finishCall is one Finish or FinishAndClaim (p.Keys > 0) call, and its
 // results once done is closed.
 type finishCall struct {
@@ -71,7 +67,7 @@ type finishCall struct {
 	o    store.Outcome
 	p    store.ClaimParams
 	done chan struct{}
-	lead bool // set before done is closed to have the call send the next script
+	lead bool // done was closed to have the call send the next script
 
 	more   bool
 	leases []store.Lease
@@ -89,17 +85,14 @@ func (c *finishCall) fits(p store.ClaimParams) bool {
 // and 1 for 0.
 func perKey(p store.ClaimParams) int { return max(p.PerKey, 1) }
 
-// A combiner gathers the finish calls of a queue that come while its
-// script is on its way into the next. There is no goroutine of its own:
-// the call that finds no script on its way sends one, and when it is
-// back, hands the waiting calls to the first of them, which sends theirs.
-// A second script goes while one is on its way only when a full script's
-// worth of calls wait (maxCombined): Redis then runs one while the
-// other's reply travels and is read, instead of idling, and a few calls
-// at a time still share one script as they did.
+// A combiner lets at most one finish script of a queue be on its way at a
+// time, and gathers the calls that come meanwhile into the next. There is
+// no goroutine of its own: the call that finds no script on its way sends
+// one, and when it is back, hands the waiting calls to the first of them,
+// which sends theirs.
 type combiner struct {
 	mu      sync.Mutex
-	flying  int           // scripts on their way
+	busy    bool          // a script is on its way
 	waiting []*finishCall // in the order they came
 }
 
@@ -108,60 +101,55 @@ type combiner struct {
 func (cb *combiner) do(c *finishCall, send func([]*finishCall)) {
 	cb.mu.Lock()
 	cb.waiting = append(cb.waiting, c)
-	if cb.flying == 0 || (cb.flying < maxFlights && len(cb.waiting) >= maxCombined) {
-		cb.flying++
-		cb.launch()
-	}
-	cb.mu.Unlock()
-	select {
-	case <-c.done:
-	case <-c.ctx.Done():
-		cb.mu.Lock()
-		if i := slices.Index(cb.waiting, c); i >= 0 {
-			// Not sent: it changed nothing.
-			cb.waiting = slices.Delete(cb.waiting, i, i+1)
+	if cb.busy {
+		cb.mu.Unlock()
+		select {
+		case <-c.done:
+		case <-c.ctx.Done():
+			cb.mu.Lock()
+			if i := slices.Index(cb.waiting, c); i >= 0 && !c.lead {
+				// Not sent: it changed nothing.
+				cb.waiting = slices.Delete(cb.waiting, i, i+1)
+				cb.mu.Unlock()
+				c.err = c.ctx.Err()
+				return
+			}
 			cb.mu.Unlock()
-			c.err = c.ctx.Err()
+			<-c.done
+		}
+		if !c.lead {
 			return
 		}
-		cb.mu.Unlock()
-		<-c.done
+		cb.mu.Lock()
 	}
-	if !c.lead { // written before done was closed
-		return // another call sent it
-	}
-	cb.mu.Lock()
-	batch := cb.take(c)
+	cb.busy = true
+	batch := cb.take()
 	cb.mu.Unlock()
-	send(batch)
-	for _, b := range batch[1:] {
-		close(b.done)
-	}
-	cb.mu.Lock()
-	if len(cb.waiting) > 0 && (cb.flying == 1 || len(cb.waiting) >= maxCombined) {
-		cb.launch()
-	} else {
-		cb.flying-- // the script on its way, if any, takes the waiting calls
-	}
-	cb.mu.Unlock()
-}
 
-// launch, under cb.mu, has the first waiting call send the next script.
-// It takes the calls that wait then once it runs, not now: those that
-// come meanwhile go with it.
-func (cb *combiner) launch() {
+	send(batch)
+	for _, b := range batch {
+		if b != c {
+			close(b.done)
+		}
+	}
+
+	cb.mu.Lock()
+	if len(cb.waiting) == 0 {
+		cb.busy = false
+		cb.mu.Unlock()
+		return
+	}
 	next := cb.waiting[0]
-	cb.waiting = slices.Delete(cb.waiting, 0, 1)
 	next.lead = true
+	cb.mu.Unlock()
 	close(next.done)
 }
 
-// take returns the calls of the script that first leads: first, and the
-// waiting calls that fit its claim, up to maxCombined, which it removes
-// from the waiting calls.
-func (cb *combiner) take(first *finishCall) []*finishCall {
-	batch := []*finishCall{first}
-	p := first.p
+// take removes from the waiting calls those the next script serves: the
+// first, and those after it that fit its claim, up to maxCombined.
+func (cb *combiner) take() []*finishCall {
+	var batch []*finishCall
+	var p store.ClaimParams
 	left := cb.waiting[:0]
 	for _, c := range cb.waiting {
 		if len(batch) < maxCombined && c.fits(p) {
