@@ -155,9 +155,10 @@ func (s *Engine[K, V]) stopped(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// hand gives l, claimed and not decoded yet, to an idle worker. The buffer has room for two leases per
-// worker, one claimed by a leader and one by an Ack in the background, so
-// it only fills if leases pile up unhandled: l then goes back at once.
+// hand gives l, claimed and not decoded yet, to an idle worker. The
+// buffer has room for two leases per worker, one claimed by a leader and
+// one by an Ack in the background, so it only fills if leases pile up
+// unhandled: l then goes back at once.
 func (s *Engine[K, V]) hand(ctx context.Context, l engine.Lease[K, V]) {
 	select {
 	case s.handoff <- l:
