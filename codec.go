@@ -57,6 +57,9 @@ type stringKey[K comparable] struct{ t reflect.Type }
 func (stringKey[K]) Encode(k K) ([]byte, error) { return []byte(reflect.ValueOf(k).String()), nil }
 
 func (c stringKey[K]) Decode(b []byte) (K, error) {
+	if k, ok := any(string(b)).(K); ok { // K is string: no reflect, one allocation
+		return k, nil
+	}
 	v := reflect.New(c.t).Elem()
 	v.SetString(string(b))
 	return v.Interface().(K), nil

@@ -2,6 +2,7 @@ package pacer_test
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -173,4 +174,44 @@ func (d deafWait) Wait(ctx context.Context, _ string, wait time.Duration) error 
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// With AckInBackground, an Ack whose call the engine does not answer is
+// given up at the lease TTL after it was sent, as a Finish would be: the
+// Runner logs that the lease could not be ended, no goroutine waiting for
+// it meanwhile, and Shutdown then waits for the call itself.
+func TestAckInBackgroundUnanswered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &finishClaiming{Memory: store.NewMemory(store.MemoryConfig{})}
+		release := make(chan struct{})
+		st.onFinishClaim = func() { <-release } // answers only once released
+		h := &levels{msgs: map[string]slog.Level{}}
+		var handled atomic.Int32
+		r, err := pacer.New(pacer.Config[string, int]{Store: st, Name: "q", Workers: 1, MaxBatch: 1, AckInBackground: true,
+			LeaseTTL: 3 * time.Second, Logger: slog.New(h)},
+			func(context.Context, string, []int) error {
+				handled.Add(1)
+				return nil
+			})
+		require.NoError(t, err)
+		require.NoError(t, r.Add(t.Context(), "a", 1))
+		stop := runAll(t, r)
+		require.Equal(t, int32(1), handled.Load())
+		const unended = "pacer: could not end the lease, the batch will run again"
+		logged := func() bool {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			_, ok := h.msgs[unended]
+			return ok
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		require.False(t, logged(), "given up before the lease TTL")
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		require.True(t, logged(), "given up at the lease TTL")
+		close(release)
+		stop()
+		require.Equal(t, int32(1), st.finishClaims.Load())
+	})
 }

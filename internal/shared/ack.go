@@ -25,15 +25,26 @@ import (
 // reported then (EventRerun). Close waits for the Acks in flight, and
 // gives back the leases nobody took.
 
-// ackInBackground acks l as Finish would, on a goroutine that Close waits
-// for, and reports the end to Config.Acked.
+// ackInBackground acks l as Finish would, on the lease's keeper, and
+// reports the end to Config.Acked; Close waits for it. No goroutine waits
+// for the call: the keeper reports its answer, or a timer that the store
+// did not answer in time (see callThen).
 func (s *Engine[K, V]) ackInBackground(ctx context.Context, l engine.Lease[K, V], o store.Outcome) {
 	s.acking.Add(1)
-	go func() {
+	done := func(more bool, err error) {
 		defer s.acking.Done()
-		more, err := s.finishNext(ctx, l, o)
 		s.acked(l, more, err)
-	}()
+	}
+	if ctx.Err() != nil || l.Remote.Keeper == nil || l.Lapsed(s.clk) {
+		go func() { done(s.finishNext(ctx, l, o)) }() // as Finish would, but for Acked
+		return
+	}
+	at := s.clk.Now()
+	hand := func(e ended, _ error) { s.handClaimed(ctx, e.leases, at) }
+	callThen(&s.calls, l.Remote.Keeper, ctx, at.Add(s.ttl), s.finishClaim(l, o), hand, func(e ended, err error) {
+		hand(e, err)
+		done(e.more, err)
+	})
 }
 
 // ackLater reports whether l's Ack goes on in the background: the Runner

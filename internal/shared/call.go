@@ -119,3 +119,36 @@ func callBy[T any](c *engineCalls, k engine.Keeper, ctx context.Context, deadlin
 		return r.v, r.err
 	}
 }
+
+// callThen makes call as callBy does, on the lease's keeper k, but does
+// not wait for it: then gets its result, on the keeper's goroutine, or
+// errNoAnswer at deadline, on a timer's, if it has not answered by then
+// (late then gets its result once it does). If the keeper is gone, having
+// lost the lease, then gets engine.ErrLeaseLost on a goroutine of c. No
+// goroutine waits for the call meanwhile.
+func callThen[T any](c *engineCalls, k engine.Keeper, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late, then func(T, error)) {
+	var zero T
+	ec := &engineCall[T]{}
+	stop := timing.AfterFunc(c.clk, deadline.Sub(c.clk.Now()), func() {
+		if ec.stop() {
+			then(zero, errNoAnswer)
+		}
+	})
+	job := func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deadline.Sub(c.clk.Now()))
+		v, err := call(cctx)
+		cancel()
+		if ec.state.CompareAndSwap(callRunning, callAnswered) {
+			stop()
+			then(v, err)
+		} else if late != nil {
+			late(v, err)
+		}
+	}
+	if !k.End(job) {
+		if ec.stop() {
+			stop()
+			c.run(func() { then(zero, engine.ErrLeaseLost) })
+		}
+	}
+}

@@ -27,7 +27,7 @@ func (s *Engine[K, V]) Get(ctx context.Context) (engine.Lease[K, V], error) {
 	}
 	select {
 	case l := <-s.handoff:
-		return l, nil
+		return s.typed(l), nil
 	case s.leader <- struct{}{}:
 		l, err := s.lead(ctx)
 		<-s.leader
@@ -52,7 +52,7 @@ func (s *Engine[K, V]) lead(ctx context.Context) (engine.Lease[K, V], error) {
 	var zero engine.Lease[K, V]
 	select {
 	case l := <-s.handoff: // claimed by an earlier leader for a worker that left
-		return l, nil
+		return s.typed(l), nil
 	default:
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -71,7 +71,7 @@ func (s *Engine[K, V]) lead(ctx context.Context) (engine.Lease[K, V], error) {
 		}
 		select {
 		case l := <-s.handoff: // handed by an Ack in the background
-			return l, nil
+			return s.typed(l), nil
 		default:
 		}
 		at := s.clk.Now()
@@ -86,7 +86,7 @@ func (s *Engine[K, V]) lead(ctx context.Context) (engine.Lease[K, V], error) {
 		failures = 0
 		if len(leases) > 0 {
 			for _, l := range leases[1:] {
-				s.hand(ctx, s.decode(l, at))
+				s.hand(ctx, s.claimed(l, at))
 			}
 			return s.decode(leases[0], at), nil
 		}
@@ -155,9 +155,10 @@ func (s *Engine[K, V]) stopped(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// hand gives l to an idle worker. The buffer has room for two leases per
-// worker, one claimed by a leader and one by an Ack in the background, so
-// it only fills if leases pile up unhandled: l then goes back at once.
+// hand gives l, claimed and not decoded yet, to an idle worker. The
+// buffer has room for two leases per worker, one claimed by a leader and
+// one by an Ack in the background, so it only fills if leases pile up
+// unhandled: l then goes back at once.
 func (s *Engine[K, V]) hand(ctx context.Context, l engine.Lease[K, V]) {
 	select {
 	case s.handoff <- l:

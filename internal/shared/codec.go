@@ -81,9 +81,23 @@ func (s *Engine[K, V]) decodeCarried(b []byte) (V, []byte, error) {
 // does not decode is reported in the lease's Err, for the Runner to drop
 // the batch: a value that will never decode must not come back forever.
 func (s *Engine[K, V]) decode(l store.Lease, at time.Time) engine.Lease[K, V] {
-	out := engine.Lease[K, V]{Attempt: l.Attempt, Remote: &engine.Remote{Lease: l, Claimed: at, Deadline: engine.NewDeadline(at, s.ttl)}}
-	out.Key, out.Values, out.Carried, out.Remote.Err = s.decodeBatch(l.Key, l.Values, "values of the batch")
-	return out
+	return s.typed(s.claimed(l, at))
+}
+
+// claimed is a store's lease, claimed at at, with its deadline but its
+// key and values not decoded yet: how a lease waits in the handoff. The
+// worker that takes it decodes it (typed), on its own goroutine: a
+// call's goroutine, new for each call, would grow its stack to decode
+// (encoding/json's frames are large), which cost more than the decoding.
+func (s *Engine[K, V]) claimed(l store.Lease, at time.Time) engine.Lease[K, V] {
+	return engine.Lease[K, V]{Attempt: l.Attempt, Remote: &engine.Remote{Lease: l, Claimed: at, Deadline: engine.NewDeadline(at, s.ttl)}}
+}
+
+// typed decodes the key and the values of a claimed lease l.
+func (s *Engine[K, V]) typed(l engine.Lease[K, V]) engine.Lease[K, V] {
+	r := l.Remote.Lease
+	l.Key, l.Values, l.Carried, l.Remote.Err = s.decodeBatch(r.Key, r.Values, "values of the batch")
+	return l
 }
 
 // decodeDead turns a stored dead letter into a typed one, keeping the

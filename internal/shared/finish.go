@@ -68,18 +68,26 @@ func (s *Engine[K, V]) finishNext(ctx context.Context, l engine.Lease[K, V], o s
 	if l.Lapsed(s.clk) {
 		return false, errLapsed
 	}
-	type ended struct {
-		more   bool
-		leases []store.Lease
-	}
 	at := s.clk.Now()
-	p := store.ClaimParams{Keys: 1, MaxBatch: s.maxBatch, TTL: s.ttl, Holder: s.holder, PerKey: s.perKey}
-	e, err := callBy(&s.calls, l.Remote.Keeper, ctx, at.Add(s.ttl), func(ctx context.Context) (ended, error) {
-		more, leases, _, err := s.fc.FinishAndClaim(ctx, l.Remote.Lease, o, p)
-		return ended{more, leases}, err
-	}, func(e ended, _ error) { s.handClaimed(ctx, e.leases, at) })
+	e, err := callBy(&s.calls, l.Remote.Keeper, ctx, at.Add(s.ttl), s.finishClaim(l, o), func(e ended, _ error) { s.handClaimed(ctx, e.leases, at) })
 	s.handClaimed(ctx, e.leases, at)
 	return e.more, err
+}
+
+// ended is what a call of finishClaim returns.
+type ended struct {
+	more   bool          // the key has more values
+	leases []store.Lease // claimed for the caller
+}
+
+// finishClaim returns the call that ends l as o says and claims a key in
+// the same round trip.
+func (s *Engine[K, V]) finishClaim(l engine.Lease[K, V], o store.Outcome) func(context.Context) (ended, error) {
+	p := store.ClaimParams{Keys: 1, MaxBatch: s.maxBatch, TTL: s.ttl, Holder: s.holder, PerKey: s.perKey}
+	return func(ctx context.Context) (ended, error) {
+		more, leases, _, err := s.fc.FinishAndClaim(ctx, l.Remote.Lease, o, p)
+		return ended{more, leases}, err
+	}
 }
 
 // handClaimed hands over the leases a call sent at at claimed, or gives
@@ -89,9 +97,9 @@ func (s *Engine[K, V]) handClaimed(ctx context.Context, leases []store.Lease, at
 		if s.stop.Err() != nil || ctx.Err() != nil {
 			// A Get that saw the stop may have given back the handoff
 			// already: this lease must not wait there for a worker.
-			s.deferNow(ctx, s.decode(nl, at))
+			s.deferNow(ctx, s.claimed(nl, at))
 			continue
 		}
-		s.hand(ctx, s.decode(nl, at))
+		s.hand(ctx, s.claimed(nl, at))
 	}
 }

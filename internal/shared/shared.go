@@ -115,7 +115,7 @@ type Engine[K comparable, V any] struct {
 	// The claim loop: see claim.go.
 	idle    atomic.Int32            // workers in Get
 	leader  chan struct{}           // holds a token while a worker claims
-	handoff chan engine.Lease[K, V] // leases claimed for other idle workers, two per worker at most
+	handoff chan engine.Lease[K, V] // leases claimed for other idle workers, two per worker at most, undecoded
 	handed  chan struct{}           // holds a token once a lease was handed over (see wait)
 	stop    context.Context         // ends at Drain
 	halt    context.CancelFunc      // ends stop

@@ -9,6 +9,7 @@ package timing
 
 import (
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -98,5 +99,33 @@ func Sleep(c Clock, d time.Duration, done <-chan struct{}) bool {
 		return true
 	case <-done:
 		return false
+	}
+}
+
+// AfterFunc calls f on a goroutine of its own once d passed on c, unless
+// the returned stop is called first; stop reports whether it stopped the
+// call. Unlike a timer that a goroutine waits on, it holds no goroutine
+// while it waits.
+func AfterFunc(c Clock, d time.Duration, f func()) (stop func() bool) {
+	switch c := c.(type) {
+	case Real:
+		return time.AfterFunc(d, f).Stop
+	case adapted:
+		return c.c.AfterFunc(d, f).Stop
+	}
+	t := c.NewTimer(d)
+	stopped := make(chan struct{})
+	var once sync.Once
+	go func() {
+		select {
+		case <-t.C():
+			f()
+		case <-stopped:
+		}
+	}()
+	return func() bool {
+		ok := t.Stop()
+		once.Do(func() { close(stopped) })
+		return ok
 	}
 }
