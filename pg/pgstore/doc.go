@@ -324,7 +324,8 @@
 // Add, Finish, Release and Redrive notify when they make a key ready sooner;
 // they do so soon after their statement committed, from a goroutine of the
 // Store that sends the notifications of all queues changed meanwhile in one
-// statement, at most once per 5 ms (the first after a quiet spell at once): a
+// statement, at most once per 5 ms (the first after a quiet spell at once),
+// and they wake the Store's own Waits at once, before that statement: a
 // Store whose changes keep coming wakes the Waits of every process, which
 // costs the server and each listening process some work, at most 200 times a
 // second. Notifying only while a Wait of some process sleeps would save that
