@@ -327,9 +327,10 @@
 // statement, at most once per 5 ms (the first after a quiet spell at once): a
 // Store whose changes keep coming wakes the Waits of every process, which
 // costs the server and each listening process some work, at most 200 times a
-// second. Notifying only while a Wait of some process sleeps would save that
-// work where many processes listen; it is not done, since each sleeping Wait
-// would then keep a connection of its own. They do not notify inside their
+// second. They wake the Store's own Waits at once, in the process, without
+// waiting for that statement. Notifying only while a Wait of some process
+// sleeps would save that work where many processes listen; it is not done,
+// since each sleeping Wait would then keep a connection of its own. They do not notify inside their
 // own statement, because a transaction that notifies holds a lock of the
 // whole PostgreSQL cluster while it commits, so notifying writes would wait
 // for the disk one at a time. AddTx does notify in its statement: only

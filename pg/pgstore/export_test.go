@@ -35,3 +35,16 @@ func Waiting(s *Store, queue string) (n int, listening bool) {
 
 // SchemaOf returns the schema of s, quoted.
 func SchemaOf(s *Store) string { return pgx.Identifier{s.cfg.Schema}.Sanitize() }
+
+// MuteNotifications makes the notifications that s sends go to a channel
+// that nobody listens to, its own listener included, which it starts
+// first: s's Waits then hear of s's changes only in the process.
+func MuteNotifications(s *Store) error {
+	if _, err := s.listener(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.channel += "_muted"
+	return nil
+}

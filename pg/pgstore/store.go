@@ -108,8 +108,13 @@ func (s *Store) Close() error {
 }
 
 // notify wakes the Waits of queue, in every process, once the statement
-// that changed it committed.
+// that changed it committed. The store's own Waits wake at once, in the
+// caller's goroutine: the notification would reach them a round trip
+// later, and later still when the notifier paces its statements (see
+// notifyEvery). They hear it too, which is only a spurious wake-up for a
+// Wait that began since.
 func (s *Store) notify(queue string) {
+	p := payload(queue)
 	s.mu.Lock()
 	if s.nt == nil {
 		select {
@@ -120,9 +125,12 @@ func (s *Store) notify(queue string) {
 		}
 		s.nt = startNotifier(s.pool, s.q.notify, s.channel)
 	}
-	nt := s.nt
+	nt, ln := s.nt, s.ln
 	s.mu.Unlock()
-	nt.send(payload(queue))
+	if ln != nil {
+		ln.wake(p)
+	}
+	nt.send(p)
 }
 
 // begin is what every method does first: it returns ctx.Err() for a ctx

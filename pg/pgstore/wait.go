@@ -15,7 +15,9 @@ import (
 // notification, then reads when the queue's next key is ready (one
 // statement), and returns at once if one is; so a change committed before
 // that read is seen by it, and one committed after is heard. It then
-// sleeps until the earliest of d, that key's time and a notification. The
+// sleeps until the earliest of d, that key's time and a notification; a
+// change made through the same Store wakes it at once, without waiting for
+// its notification to come back from the server. The
 // Store's listening connection looks at the queues of its sleeping Waits
 // every Config.PollInterval, in one statement for all of them, and wakes
 // those whose queue has a key ready, or due before the next look: so a

@@ -165,6 +165,17 @@ func TestWaitSurvivesLostListener(t *testing.T) {
 	takes(t, s, "q", func() { require.NoError(t, s.Add(ctx, "q", "k", vals("1"), store.AddParams{})) })
 }
 
+// TestWaitHearsOwnStoreAtOnce: a Store's change wakes its own Waits in the
+// process, without the notification, which here reaches nobody.
+func TestWaitHearsOwnStoreAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := connect(t, appName(t))
+	s := slowPollStore(t, pool, freshSchema(t, pool))
+	require.NoError(t, pgstore.MuteNotifications(s))
+	takes(t, s, "q", func() { require.NoError(t, s.Add(ctx, "q", "k", vals("1"), store.AddParams{})) })
+}
+
 // listenerPID waits for the listening session of the store whose sessions
 // are named name, other than the one of PID not, and returns its PID.
 func listenerPID(t *testing.T, observer *pgxpool.Pool, name string, not int32) int32 {
