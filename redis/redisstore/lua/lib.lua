@@ -206,8 +206,12 @@ local unleased, unindexed, unstored = {}, {}, 0
 -- new keys of keys, wait in readied and indexed (score, member, ...) for
 -- flush_adds, one ZADD each for all of them: a fold, and finish_lease's
 -- keys that stay, defer them, as nothing reads ready or keys before the
--- flush.
+-- flush. So do the turns of the tenants whose keys enter then: joining
+-- lists each such tenant once (joined tells which are in it), for one
+-- ZMSCORE of all of them (flush_joins), as nothing reads turns, tvtimes
+-- or the clock before the flush either.
 local readied, indexed, deferring = {}, {}, false
+local joining, joined = {}, {}
 
 -- The steps of a key in multi mode (s m), which lib_perkey.lua defines.
 local m_lease, m_finish, m_extend, m_due, m_added, m_release
@@ -226,6 +230,9 @@ local function begin(prefix)
   unstored = 0
   if #readied > 0 or #indexed > 0 then
     readied, indexed = {}, {}
+  end
+  if #joining > 0 then
+    joining, joined = {}, {}
   end
   deferring = false
   if prefix == PFX then
@@ -255,8 +262,41 @@ end
 -- to one ZADD.
 local DEFER = 4000
 
--- flush_adds applies the ZADDs deferred to it.
+-- flush_joins gives the tenants in joining a turn each if they have none,
+-- from the larger of their own virtual time and the queue's clock (join):
+-- one ZMSCORE for all, and for those without a turn one HMGET, one HGET
+-- and one ZADD.
+local function flush_joins()
+  local in_turns = rcall('ZMSCORE', K_TURNS, unpack(joining))
+  local out = {}
+  for i, g in ipairs(joining) do
+    if not in_turns[i] then
+      out[#out + 1] = g
+    end
+  end
+  joining, joined = {}, {}
+  if #out == 0 then
+    return
+  end
+  local vs = rcall('HMGET', K_TV, unpack(out))
+  local c = tonumber(rcall('HGET', K_META, 'tc')) or 0
+  local zadd = {}
+  for i, g in ipairs(out) do
+    local v = tonumber(vs[i]) or 0
+    if c > v then
+      v = c
+    end
+    zadd[#zadd + 1] = string.format('%.17g', v)
+    zadd[#zadd + 1] = g
+  end
+  rcall('ZADD', K_TURNS, unpack(zadd))
+end
+
+-- flush_adds applies the ZADDs and joins deferred to it.
 local function flush_adds()
+  if #joining > 0 then
+    flush_joins()
+  end
   if #readied > 0 then
     rcall('ZADD', K_READY, unpack(readied))
     readied = {}
@@ -404,7 +444,17 @@ local function enter(key, kk, ts, g)
     return
   end
   rcall('ZADD', PFX .. 'r:' .. g, ts, key)
-  join(g)
+  if not deferring then
+    join(g)
+    return
+  end
+  if not joined[g] then
+    joined[g] = true
+    joining[#joining + 1] = g
+    if #joining >= DEFER then
+      flush_adds()
+    end
+  end
 end
 
 -- weigh notes tenant g, named by an Add with weight w (0: keep), which
@@ -999,7 +1049,24 @@ local function pop_turns(want, any, untenanted)
   local keep, rounds, weights, clock = {}, 0, {}, nil
   while #keep < 2 * want and rounds < want + PARK_ROUNDS do
     rounds = rounds + 1
-    local r = rcall('ZRANGE', K_TURNS, '0', '0', 'WITHSCORES')
+    local r
+    if rounds == 1 and want > 1 then
+      -- The first want turns most likely go to the first want tenants:
+      -- their weights in one HMGET, where each would be an HGET.
+      r = rcall('ZRANGE', K_TURNS, '0', str(want - 1), 'WITHSCORES')
+      if #r > 2 then
+        local names = {}
+        for i = 1, #r, 2 do
+          names[#names + 1] = r[i]
+        end
+        local ws = rcall('HMGET', K_TW, unpack(names))
+        for i, g in ipairs(names) do
+          weights[g] = tonumber(ws[i]) or 1
+        end
+      end
+    else
+      r = rcall('ZRANGE', K_TURNS, '0', '0', 'WITHSCORES')
+    end
     local g = r[1]
     if not g then
       break
