@@ -262,11 +262,31 @@ end
 -- to one ZADD.
 local DEFER = 4000
 
+-- join gives tenant g a turn if it has none, from the larger of its own
+-- virtual time and the queue's clock: idleness earns no credit.
+local function join(g)
+  if rcall('ZSCORE', K_TURNS, g) then
+    return
+  end
+  local v = tonumber(rcall('HGET', K_TV, g)) or 0
+  local c = tonumber(rcall('HGET', K_META, 'tc')) or 0
+  if c > v then
+    v = c
+  end
+  rcall('ZADD', K_TURNS, string.format('%.17g', v), g)
+end
+
 -- flush_joins gives the tenants in joining a turn each if they have none,
 -- from the larger of their own virtual time and the queue's clock (join):
 -- one ZMSCORE for all, and for those without a turn one HMGET, one HGET
--- and one ZADD.
+-- and one ZADD; one tenant as join does.
 local function flush_joins()
+  if #joining == 1 then
+    local g = joining[1]
+    joining[1], joined[g] = nil, nil
+    join(g)
+    return
+  end
   local in_turns = rcall('ZMSCORE', K_TURNS, unpack(joining))
   local out = {}
   for i, g in ipairs(joining) do
@@ -394,20 +414,6 @@ end
 -- ready_set is the ZSET that key, with hash kk, is in when ready.
 local function ready_set(kk)
   return tenant_set(fair() and rcall('HGET', kk, 'tn'))
-end
-
--- join gives tenant g a turn if it has none, from the larger of its own
--- virtual time and the queue's clock: idleness earns no credit.
-local function join(g)
-  if rcall('ZSCORE', K_TURNS, g) then
-    return
-  end
-  local v = tonumber(rcall('HGET', K_TV, g)) or 0
-  local c = tonumber(rcall('HGET', K_META, 'tc')) or 0
-  if c > v then
-    v = c
-  end
-  rcall('ZADD', K_TURNS, string.format('%.17g', v), g)
 end
 
 -- tenants_ready counts the ready keys of the tenants but those without
@@ -1038,6 +1044,15 @@ end
 -- leases, sets aside or ends the turns of a tenant left without ready
 -- keys (a pause or a drop took them), so want + PARK_ROUNDS bound them.
 -- untenanted tells whether ready has keys, if the caller knows.
+--
+-- It reads the front of turns, the first tenants left to serve, with
+-- their weights, once (one ZRANGE, one HMGET), and keeps it in order as
+-- it serves them: a served tenant's new virtual time goes back into the
+-- front by a comparison of numbers, in Lua, and its ZADD waits for one
+-- ZADD of all of them. Names never need comparing: on a tie with a tenant
+-- in the front, which turns break by name, or when the front runs out
+-- and turns has more, it writes what waits and reads the front again.
+-- O(want) commands and Lua steps whatever the tenants and keys.
 local function pop_turns(want, any, untenanted)
   if untenanted == nil then
     untenanted = rcall('ZCARD', K_READY) > 0
@@ -1047,55 +1062,111 @@ local function pop_turns(want, any, untenanted)
     join('')
   end
   local keep, rounds, weights, clock = {}, 0, {}, nil
+  -- The front: tenants fg[i] at virtual times fv[i] (fs[i] as stored),
+  -- from i = h on, in the order of turns as this call changed it; whole
+  -- when it holds all of turns. The writes that wait: moved (tenant ->
+  -- new virtual time, in the order of mv) and gone (tenant, virtual time,
+  -- ...: those out of turns, to tvtimes).
+  local fg, fv, fs, h, whole = {}, {}, {}, 1, false
+  local moved, mv, gone = {}, {}, {}
+  local function write()
+    if #mv > 0 then
+      local z = {}
+      for _, g in ipairs(mv) do
+        z[#z + 1] = moved[g]
+        z[#z + 1] = g
+      end
+      rcall('ZADD', K_TURNS, unpack(z))
+      moved, mv = {}, {}
+    end
+    if #gone > 0 then
+      local names = {}
+      for i = 1, #gone, 2 do
+        names[#names + 1] = gone[i]
+      end
+      rcall('ZREM', K_TURNS, unpack(names))
+      rcall('HSET', K_TV, unpack(gone))
+      gone = {}
+    end
+  end
+  local function fetch(n)
+    write()
+    local r = rcall('ZRANGE', K_TURNS, '0', str(n - 1), 'WITHSCORES')
+    fg, fv, fs, h, whole = {}, {}, {}, 1, #r < 2 * n
+    local unknown = {}
+    for i = 1, #r, 2 do
+      local g = r[i]
+      fg[#fg + 1], fv[#fv + 1], fs[#fs + 1] = g, tonumber(r[i + 1]), r[i + 1]
+      if not weights[g] then
+        unknown[#unknown + 1] = g
+      end
+    end
+    if #unknown > 0 then
+      local ws = rcall('HMGET', K_TW, unpack(unknown))
+      for i, g in ipairs(unknown) do
+        weights[g] = tonumber(ws[i]) or 1
+      end
+    end
+  end
+  local function leave(g, v)
+    gone[#gone + 1] = g
+    gone[#gone + 1] = v
+    h = h + 1
+  end
   while #keep < 2 * want and rounds < want + PARK_ROUNDS do
     rounds = rounds + 1
-    local r
-    if rounds == 1 and want > 1 then
-      -- The first want turns most likely go to the first want tenants:
-      -- their weights in one HMGET, where each would be an HGET.
-      r = rcall('ZRANGE', K_TURNS, '0', str(want - 1), 'WITHSCORES')
-      if #r > 2 then
-        local names = {}
-        for i = 1, #r, 2 do
-          names[#names + 1] = r[i]
-        end
-        local ws = rcall('HMGET', K_TW, unpack(names))
-        for i, g in ipairs(names) do
-          weights[g] = tonumber(ws[i]) or 1
-        end
+    if h > #fg then
+      if whole then
+        break -- turns is empty
       end
-    else
-      r = rcall('ZRANGE', K_TURNS, '0', '0', 'WITHSCORES')
+      fetch(want - #keep / 2)
+      if h > #fg then
+        break
+      end
     end
-    local g = r[1]
-    if not g then
-      break
-    end
+    local g, s = fg[h], fs[h]
     local set = tenant_set(g)
     local got = rcall('ZPOPMIN', set)
     if not got[1] then
-      rcall('ZREM', K_TURNS, g)
-      rcall('HSET', K_TV, g, r[2])
+      leave(g, s)
     elseif any and rcall('SISMEMBER', K_PAUSEDKEYS, got[1]) == 1 then
       park(got[1], got[2])
     else
-      clock = r[2]
+      clock = s
       local w = weights[g]
       if not w then
         w = tonumber(rcall('HGET', K_TW, g)) or 1
         weights[g] = w
       end
-      local v = string.format('%.17g', tonumber(r[2]) + 1 / w)
+      local v = fv[h] + 1 / w
+      local vs = string.format('%.17g', v)
       if rcall('ZCARD', set) > 0 then
-        rcall('ZADD', K_TURNS, v, g)
+        if not moved[g] then
+          mv[#mv + 1] = g
+        end
+        moved[g] = vs
+        h = h + 1
+        local j = h
+        while j <= #fg and fv[j] < v do
+          j = j + 1
+        end
+        if j <= #fg and fv[j] == v then
+          -- A tie, which the names break: turns orders them.
+          fg, fv, fs, h, whole = {}, {}, {}, 1, false
+        elseif j <= #fg or whole then
+          table.insert(fg, j, g)
+          table.insert(fv, j, v)
+          table.insert(fs, j, vs)
+        end
+        -- Else it is behind the front, where the next fetch finds it.
       else
-        rcall('ZREM', K_TURNS, g)
-        rcall('HSET', K_TV, g, v)
+        leave(g, vs)
       end
       keep[#keep + 1] = got[1]
       keep[#keep + 1] = got[2]
     end
   end
+  write()
   if clock then
     rcall('HSET', K_META, 'tc', clock)
   end
