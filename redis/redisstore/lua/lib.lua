@@ -206,12 +206,8 @@ local unleased, unindexed, unstored = {}, {}, 0
 -- new keys of keys, wait in readied and indexed (score, member, ...) for
 -- flush_adds, one ZADD each for all of them: a fold, and finish_lease's
 -- keys that stay, defer them, as nothing reads ready or keys before the
--- flush. So do the turns of the tenants whose keys enter then: joining
--- lists each such tenant once (joined tells which are in it), for one
--- ZMSCORE of all of them (flush_joins), as nothing reads turns, tvtimes
--- or the clock before the flush either.
+-- flush.
 local readied, indexed, deferring = {}, {}, false
-local joining, joined = {}, {}
 
 -- The steps of a key in multi mode (s m), which lib_perkey.lua defines.
 local m_lease, m_finish, m_extend, m_due, m_added, m_release
@@ -230,9 +226,6 @@ local function begin(prefix)
   unstored = 0
   if #readied > 0 or #indexed > 0 then
     readied, indexed = {}, {}
-  end
-  if #joining > 0 then
-    joining, joined = {}, {}
   end
   deferring = false
   if prefix == PFX then
@@ -262,61 +255,8 @@ end
 -- to one ZADD.
 local DEFER = 4000
 
--- join gives tenant g a turn if it has none, from the larger of its own
--- virtual time and the queue's clock: idleness earns no credit.
-local function join(g)
-  if rcall('ZSCORE', K_TURNS, g) then
-    return
-  end
-  local v = tonumber(rcall('HGET', K_TV, g)) or 0
-  local c = tonumber(rcall('HGET', K_META, 'tc')) or 0
-  if c > v then
-    v = c
-  end
-  rcall('ZADD', K_TURNS, string.format('%.17g', v), g)
-end
-
--- flush_joins gives the tenants in joining a turn each if they have none,
--- from the larger of their own virtual time and the queue's clock (join):
--- one ZMSCORE for all, and for those without a turn one HMGET, one HGET
--- and one ZADD; one tenant as join does.
-local function flush_joins()
-  if #joining == 1 then
-    local g = joining[1]
-    joining[1], joined[g] = nil, nil
-    join(g)
-    return
-  end
-  local in_turns = rcall('ZMSCORE', K_TURNS, unpack(joining))
-  local out = {}
-  for i, g in ipairs(joining) do
-    if not in_turns[i] then
-      out[#out + 1] = g
-    end
-  end
-  joining, joined = {}, {}
-  if #out == 0 then
-    return
-  end
-  local vs = rcall('HMGET', K_TV, unpack(out))
-  local c = tonumber(rcall('HGET', K_META, 'tc')) or 0
-  local zadd = {}
-  for i, g in ipairs(out) do
-    local v = tonumber(vs[i]) or 0
-    if c > v then
-      v = c
-    end
-    zadd[#zadd + 1] = string.format('%.17g', v)
-    zadd[#zadd + 1] = g
-  end
-  rcall('ZADD', K_TURNS, unpack(zadd))
-end
-
--- flush_adds applies the ZADDs and joins deferred to it.
+-- flush_adds applies the ZADDs deferred to it.
 local function flush_adds()
-  if #joining > 0 then
-    flush_joins()
-  end
   if #readied > 0 then
     rcall('ZADD', K_READY, unpack(readied))
     readied = {}
@@ -416,6 +356,20 @@ local function ready_set(kk)
   return tenant_set(fair() and rcall('HGET', kk, 'tn'))
 end
 
+-- join gives tenant g a turn if it has none, from the larger of its own
+-- virtual time and the queue's clock: idleness earns no credit.
+local function join(g)
+  if rcall('ZSCORE', K_TURNS, g) then
+    return
+  end
+  local v = tonumber(rcall('HGET', K_TV, g)) or 0
+  local c = tonumber(rcall('HGET', K_META, 'tc')) or 0
+  if c > v then
+    v = c
+  end
+  rcall('ZADD', K_TURNS, string.format('%.17g', v), g)
+end
+
 -- tenants_ready counts the ready keys of the tenants but those without
 -- one (in ready): O(T) in the T tenants with turns.
 local function tenants_ready()
@@ -450,17 +404,7 @@ local function enter(key, kk, ts, g)
     return
   end
   rcall('ZADD', PFX .. 'r:' .. g, ts, key)
-  if not deferring then
-    join(g)
-    return
-  end
-  if not joined[g] then
-    joined[g] = true
-    joining[#joining + 1] = g
-    if #joining >= DEFER then
-      flush_adds()
-    end
-  end
+  join(g)
 end
 
 -- weigh notes tenant g, named by an Add with weight w (0: keep), which
@@ -1044,15 +988,6 @@ end
 -- leases, sets aside or ends the turns of a tenant left without ready
 -- keys (a pause or a drop took them), so want + PARK_ROUNDS bound them.
 -- untenanted tells whether ready has keys, if the caller knows.
---
--- It reads the front of turns, the first tenants left to serve, with
--- their weights, once (one ZRANGE, one HMGET), and keeps it in order as
--- it serves them: a served tenant's new virtual time goes back into the
--- front by a comparison of numbers, in Lua, and its ZADD waits for one
--- ZADD of all of them. Names never need comparing: on a tie with a tenant
--- in the front, which turns break by name, or when the front runs out
--- and turns has more, it writes what waits and reads the front again.
--- O(want) commands and Lua steps whatever the tenants and keys.
 local function pop_turns(want, any, untenanted)
   if untenanted == nil then
     untenanted = rcall('ZCARD', K_READY) > 0
@@ -1062,111 +997,38 @@ local function pop_turns(want, any, untenanted)
     join('')
   end
   local keep, rounds, weights, clock = {}, 0, {}, nil
-  -- The front: tenants fg[i] at virtual times fv[i] (fs[i] as stored),
-  -- from i = h on, in the order of turns as this call changed it; whole
-  -- when it holds all of turns. The writes that wait: moved (tenant ->
-  -- new virtual time, in the order of mv) and gone (tenant, virtual time,
-  -- ...: those out of turns, to tvtimes).
-  local fg, fv, fs, h, whole = {}, {}, {}, 1, false
-  local moved, mv, gone = {}, {}, {}
-  local function write()
-    if #mv > 0 then
-      local z = {}
-      for _, g in ipairs(mv) do
-        z[#z + 1] = moved[g]
-        z[#z + 1] = g
-      end
-      rcall('ZADD', K_TURNS, unpack(z))
-      moved, mv = {}, {}
-    end
-    if #gone > 0 then
-      local names = {}
-      for i = 1, #gone, 2 do
-        names[#names + 1] = gone[i]
-      end
-      rcall('ZREM', K_TURNS, unpack(names))
-      rcall('HSET', K_TV, unpack(gone))
-      gone = {}
-    end
-  end
-  local function fetch(n)
-    write()
-    local r = rcall('ZRANGE', K_TURNS, '0', str(n - 1), 'WITHSCORES')
-    fg, fv, fs, h, whole = {}, {}, {}, 1, #r < 2 * n
-    local unknown = {}
-    for i = 1, #r, 2 do
-      local g = r[i]
-      fg[#fg + 1], fv[#fv + 1], fs[#fs + 1] = g, tonumber(r[i + 1]), r[i + 1]
-      if not weights[g] then
-        unknown[#unknown + 1] = g
-      end
-    end
-    if #unknown > 0 then
-      local ws = rcall('HMGET', K_TW, unpack(unknown))
-      for i, g in ipairs(unknown) do
-        weights[g] = tonumber(ws[i]) or 1
-      end
-    end
-  end
-  local function leave(g, v)
-    gone[#gone + 1] = g
-    gone[#gone + 1] = v
-    h = h + 1
-  end
   while #keep < 2 * want and rounds < want + PARK_ROUNDS do
     rounds = rounds + 1
-    if h > #fg then
-      if whole then
-        break -- turns is empty
-      end
-      fetch(want - #keep / 2)
-      if h > #fg then
-        break
-      end
+    local r = rcall('ZRANGE', K_TURNS, '0', '0', 'WITHSCORES')
+    local g = r[1]
+    if not g then
+      break
     end
-    local g, s = fg[h], fs[h]
     local set = tenant_set(g)
     local got = rcall('ZPOPMIN', set)
     if not got[1] then
-      leave(g, s)
+      rcall('ZREM', K_TURNS, g)
+      rcall('HSET', K_TV, g, r[2])
     elseif any and rcall('SISMEMBER', K_PAUSEDKEYS, got[1]) == 1 then
       park(got[1], got[2])
     else
-      clock = s
+      clock = r[2]
       local w = weights[g]
       if not w then
         w = tonumber(rcall('HGET', K_TW, g)) or 1
         weights[g] = w
       end
-      local v = fv[h] + 1 / w
-      local vs = string.format('%.17g', v)
+      local v = string.format('%.17g', tonumber(r[2]) + 1 / w)
       if rcall('ZCARD', set) > 0 then
-        if not moved[g] then
-          mv[#mv + 1] = g
-        end
-        moved[g] = vs
-        h = h + 1
-        local j = h
-        while j <= #fg and fv[j] < v do
-          j = j + 1
-        end
-        if j <= #fg and fv[j] == v then
-          -- A tie, which the names break: turns orders them.
-          fg, fv, fs, h, whole = {}, {}, {}, 1, false
-        elseif j <= #fg or whole then
-          table.insert(fg, j, g)
-          table.insert(fv, j, v)
-          table.insert(fs, j, vs)
-        end
-        -- Else it is behind the front, where the next fetch finds it.
+        rcall('ZADD', K_TURNS, v, g)
       else
-        leave(g, vs)
+        rcall('ZREM', K_TURNS, g)
+        rcall('HSET', K_TV, g, v)
       end
       keep[#keep + 1] = got[1]
       keep[#keep + 1] = got[2]
     end
   end
-  write()
   if clock then
     rcall('HSET', K_META, 'tc', clock)
   end
