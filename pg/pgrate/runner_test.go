@@ -92,6 +92,12 @@ func TestRunnersShareTheLimit(t *testing.T) {
 	// A pause from either Runner's handler holds both.
 	require.NoError(t, r1.Add(ctx, "pause", 0))
 	at := <-paused
+	// The pause holds from when the Runner sets it, a moment after the
+	// handler returned: the keys come once it is set.
+	require.Eventually(t, func() bool {
+		_, until := bucketRow(t, p1, rateSchema, "remote")
+		return until.After(at)
+	}, 10*time.Second, 5*time.Millisecond, "the pause was not set")
 	for i := range 4 {
 		r := r1
 		if i%2 == 1 {
