@@ -24,29 +24,22 @@ END $$;
 
 -- charge_tenants advances the virtual time of each tenant ts[i] of queue
 -- q, whose row is at locs[i] and locked by the caller (as tenant_turns
--- returned it), by turns[i] over its weight. VOLATILE: each UPDATE reads
+-- returned it), by turns[i] over its weight. VOLATILE: its UPDATE reads
 -- a snapshot of its own, taken after the lock of the turns, that shows
 -- the row at locs[i], which a claim that committed after the calling
--- statement's snapshot may have written. A row at a time, by its place:
--- a TID scan, O(1) a tenant whatever the number of tenants and of their
--- rows' versions. In one statement for all, a plan made while the queue
--- has few tenants reads all of them (a scan of the table, or of the
--- queue's primary key entries), and keeps doing so as they grow;
--- enable_seqscan off keeps a plan made on a table of a page from being
--- its scan.
+-- statement's snapshot may have written. It reads the rows by their
+-- places, O(len(ts)), whatever the number of tenants and of their rows'
+-- versions.
 CREATE OR REPLACE FUNCTION charge_tenants(q text, ts text[], locs tid[], turns double precision[])
 RETURNS integer
-LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT SET enable_seqscan = off AS $$
+LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $$
 DECLARE
-	n integer := 0;
+	n integer;
 BEGIN
-	FOR i IN 1 .. coalesce(cardinality(ts), 0) LOOP
-		UPDATE tenants AS t
-		SET vtime = t.vtime + turns[i] / t.weight, last = t.vtime + turns[i] / t.weight
-		WHERE t.ctid = locs[i] AND t.queue = q AND t.tenant = ts[i];
-		IF FOUND THEN
-			n := n + 1;
-		END IF;
-	END LOOP;
+	UPDATE tenants AS t
+	SET vtime = t.vtime + c.turns / t.weight, last = t.vtime + c.turns / t.weight
+	FROM unnest(ts, locs, turns) AS c(tenant, loc, turns)
+	WHERE t.ctid = ANY (locs) AND t.ctid = c.loc AND t.queue = q AND t.tenant = c.tenant;
+	GET DIAGNOSTICS n = ROW_COUNT;
 	RETURN n;
 END $$;
