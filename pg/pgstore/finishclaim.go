@@ -76,9 +76,10 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 	claimSQL, claimArgs := s.claimStatement(l.Queue, p)
 	if fair {
 		// A queue with tenants: the claim takes the tenants' next turns,
-		// under the lock of the turns (see turnsLockSQL), which its
-		// statement takes after the finish, which may wait for its key
-		// row: a claim of the queue waits for no other row.
+		// under the lock of the turns (see turnsLockSQL), taken after
+		// the finish, which may wait for its key row: a claim of the
+		// queue waits for no other row.
+		b.Queue(turnsLockSQL, s.turnsLock(l.Queue))
 		claimSQL = s.claimSQL(claimForm{keys: p.Keys, kind: fairClaim})
 	}
 	b.Queue(claimSQL, claimArgs...).Query(func(rows pgx.Rows) error {

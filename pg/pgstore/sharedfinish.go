@@ -278,6 +278,12 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 		leases []store.Lease
 		next   time.Duration
 	)
+	if g.fair {
+		// The claim takes the tenants' turns in their order (see
+		// turnsLockSQL); the lock is taken first, so that no Ack's key
+		// row is held while the flight waits for it.
+		b.Queue(turnsLockSQL, s.turnsLock(g.queue))
+	}
 	b.Queue(s.q.finishAcks, g.queue, keys, fences, wants).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var (

@@ -71,7 +71,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		pool:    pool,
 		cfg:     cfg,
 		q:       newQueries(schema),
-		tq:      newTenantQueries(schema, cfg.Schema, newQueries(schema)),
+		tq:      newTenantQueries(schema, newQueries(schema)),
 		channel: cfg.Schema + channelSuffix,
 		claims:  make(map[claimForm]string),
 		closed:  make(chan struct{}),

@@ -65,8 +65,7 @@ const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = 
 // keys as it has turns, locked; chargeSQL then advances the tenants'
 // virtual times, once each.
 //
-// cand, tenant_turns of migration 013, takes the lock of the queue's
-// turns, then, as tenant_turns of migration 011, walks the turns in order
+// cand, tenant_turns of migration 011, walks the turns in order
 // (smallest virtual time first, ties to the smaller name) and locks the
 // first {turns} tenants with a key ready, FOR NO KEY UPDATE, which lets
 // the Adds' FOR KEY SHARE pass (see activateSQL), skipping those another
@@ -89,7 +88,7 @@ const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = 
 // the queue paused it takes no turn.
 const fairPickSQL = `, cand AS MATERIALIZED (
 	SELECT c.tenant, c.vtime, c.weight, c.ready, c.loc
-	FROM {schema}.tenant_turns($1, {turns}, {turnsLock} || $1) AS c
+	FROM {schema}.tenant_turns($1, {turns}) AS c
 	WHERE (SELECT running FROM running)
 ), leaving AS MATERIALIZED (
 	SELECT tn.tenant FROM {schema}.tenants AS tn
@@ -145,35 +144,29 @@ const fairPickSQL = `, cand AS MATERIALIZED (
 // chargeSQL advances, once per claim statement, the virtual time of each
 // tenant whose keys it leased by their number over its weight: the time
 // of as many turns as it took. A turn whose key another claim held has
-// no lease, and costs its tenant nothing. charge_tenants (migration 013)
-// writes the rows in a snapshot of its own: the one the statement took
-// before the lock of the turns may not show the rows' places, which
-// tenant_turns returned with the rows locked. By the primary key, a
-// plan may read every tenant of the queue, each version that the claims
-// left behind them. charged is one row, always, which the claim's last
-// SELECT reads (chargedFrom): a CTE that writes nothing itself runs only
-// when read.
-const chargeSQL = `), charged AS MATERIALIZED (
-	SELECT {schema}.charge_tenants($1, array_agg(c.tenant), array_agg(c.loc), array_agg(l.n)) AS n
+// no lease, and costs its tenant nothing. Each tenant's row is read by
+// its place, which tenant_turns returned with the row locked: by the
+// primary key, a plan may read every tenant of the queue, each version
+// that the claims left behind them.
+const chargeSQL = `), charged AS (
+	UPDATE {schema}.tenants AS t
+	SET vtime = t.vtime + l.n / t.weight, last = t.vtime + l.n / t.weight
 	FROM (SELECT p.tenant, count(*)::double precision AS n FROM leased JOIN picked AS p USING (key_hash) GROUP BY p.tenant) AS l
 		JOIN cand AS c USING (tenant)
+	WHERE t.ctid = c.loc AND t.tenant = c.tenant
 ), upcoming AS (`
 
-// chargedFrom is the FROM of claimSQL's last SELECT in a queue with
-// tenants: charged's one row where claimSQL has a row of its own.
-const chargedFrom = "FROM charged AS one(x)\nLEFT JOIN leases l ON true"
-
-// turnsLockSQL is the lock of the turns of a queue (named with its
-// schema), which tenant_turns (migration 013) takes inside the claim's
-// statement until the transaction ends: the claims of a queue with
-// tenants take turns, each walking them in snapshots taken after the
-// lock, so that it sees every turn the claims before it took. Two claims
-// at once would otherwise each take what its snapshot shows as the first
+// turnsLockSQL takes, until the transaction ends, the lock of the turns
+// of queue $1 (named with its schema): the claims of a queue with tenants
+// take turns, each in a statement of its own after this one, whose
+// snapshot so sees every turn the claims before it took. Two claims at
+// once would otherwise each take what its snapshot shows as the first
 // turns, or one skip the tenants the other locked and take later turns
-// instead, and the weights would not hold across processes. Here {lock}
-// is the start of the lock's name, a literal, to which the claim adds the
-// queue.
-const turnsLockSQL = `'{lock}.'`
+// instead, and the weights would not hold across processes.
+const turnsLockSQL = `SELECT pg_advisory_xact_lock(hashtext('pacer.pgstore.turns'), hashtext($1::text))`
+
+// turnsLock returns the name of queue's lock of turnsLockSQL.
+func (s *Store) turnsLock(queue string) string { return s.cfg.Schema + "." + queue }
 
 // sharedTurns is {turns} of fairPickSQL after a finishAcksSQL: as many as
 // the keys it left in pgstore.leases (see claimSharedTake), up to {keys}.
@@ -190,11 +183,9 @@ type tenantQueries struct {
 }
 
 // newTenantQueries makes them from the statements of queues without
-// tenants, with the schema filled in already; name is the schema's name
-// unquoted (an identifier: see Config.Schema), which names the locks of
-// the turns.
-func newTenantQueries(schema, name string, q queries) tenantQueries {
-	r := strings.NewReplacer("{schema}", schema, "{turnsLock}", strings.ReplaceAll(turnsLockSQL, "{lock}", name))
+// tenants, with the schema filled in already.
+func newTenantQueries(schema string, q queries) tenantQueries {
+	r := strings.NewReplacer("{schema}", schema)
 	activate := func(tenant, weight string) string {
 		return strings.NewReplacer("{tenant}", tenant, "{weight}", weight).Replace(r.Replace(activateSQL))
 	}
@@ -216,8 +207,7 @@ func newTenantQueries(schema, name string, q queries) tenantQueries {
 	pick := r.Replace(claimPickSQL)
 	fair := func(claim, turns string) string {
 		claim = mustReplace(claim, pick, r.Replace(strings.ReplaceAll(fairPickSQL, "{turns}", turns)))
-		claim = mustReplace(claim, "), upcoming AS (", r.Replace(chargeSQL))
-		return mustReplace(claim, "FROM (VALUES (1)) AS one(x)\nLEFT JOIN leases l ON true", chargedFrom)
+		return mustReplace(claim, "), upcoming AS (", r.Replace(chargeSQL))
 	}
 	const ready = "WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)\n"
 	return tenantQueries{
@@ -281,16 +271,30 @@ func (s *Store) fairQueue(ctx context.Context, queue string) (bool, error) {
 	return on, nil
 }
 
-// claimFair runs a Claim in a queue with tenants: one statement that
-// takes the lock of the queue's turns (turnsLockSQL), then the next
-// p.Keys turns of the tenants, and leases a key in each; when no tenant
-// has a key ready, a second for the keys added without a tenant by a
-// process that did not know of the queue's tenants yet.
+// claimFair runs a Claim in a queue with tenants: in one transaction
+// and round trip, the lock of the queue's turns (turnsLockSQL), then one
+// statement that takes the next p.Keys turns of the tenants and leases a
+// key in each; when no tenant has a key ready, a second for the keys
+// added without a tenant by a process that did not know of the queue's
+// tenants yet.
 func (s *Store) claimFair(ctx context.Context, q batcher, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
 	_, args := s.claimStatement(queue, p)
-	leases, next, err := s.claimOn(ctx, q, s.claimSQL(claimForm{keys: p.Keys, kind: fairClaim}), queue, args)
-	if err != nil || len(leases) > 0 || next != 0 {
-		return leases, next, err
+	var (
+		leases []store.Lease
+		next   time.Duration
+		b      pgx.Batch
+	)
+	b.Queue(turnsLockSQL, s.turnsLock(queue))
+	b.Queue(s.claimSQL(claimForm{keys: p.Keys, kind: fairClaim}), args...).Query(func(rows pgx.Rows) error {
+		var err error
+		leases, next, err = scanClaim(queue, rows)
+		return err
+	})
+	if err := q.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, 0, failed(ctx, "Claim", err)
+	}
+	if len(leases) > 0 || next != 0 {
+		return leases, next, nil
 	}
 	return s.claimOn(ctx, q, s.claimSQL(claimForm{keys: p.Keys, kind: untenantedClaim}), queue, args)
 }
