@@ -154,7 +154,9 @@
 // first, so that its claim statement's snapshot sees the turns the
 // claims before it took, in every process. FinishAndClaim with an Ack
 // shares the flights of Acks as in a queue without tenants, the flight
-// taking that lock before it ends its leases.
+// taking that lock in the statement that ends its leases, after it locks
+// their key rows (a claim holding the lock waits for no row), and not in
+// a statement of its own.
 //
 // No ready key of a tenant is left out of the turns: a claim takes a
 // tenant out of them only with its row locked FOR UPDATE, and only if a

@@ -278,13 +278,14 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 		leases []store.Lease
 		next   time.Duration
 	)
+	finishAcks, args := s.q.finishAcks, []any{g.queue, keys, fences, wants}
 	if g.fair {
-		// The claim takes the tenants' turns in their order (see
-		// turnsLockSQL); the lock is taken first, so that no Ack's key
-		// row is held while the flight waits for it.
-		b.Queue(turnsLockSQL, s.turnsLock(g.queue))
+		// The claim takes the tenants' turns in their order, under the
+		// lock of the turns (see turnsLockSQL), which the Acks'
+		// statement takes after it has locked their key rows.
+		finishAcks, args = s.tq.finishAcks, append(args, s.turnsLock(g.queue))
 	}
-	b.Queue(s.q.finishAcks, g.queue, keys, fences, wants).Query(func(rows pgx.Rows) error {
+	b.Queue(finishAcks, args...).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var (
 				i    pgtype.Int8

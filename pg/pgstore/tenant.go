@@ -165,6 +165,18 @@ const chargeSQL = `), charged AS (
 // instead, and the weights would not hold across processes.
 const turnsLockSQL = `SELECT pg_advisory_xact_lock(hashtext('pacer.pgstore.turns'), hashtext($1::text))`
 
+// finishAcksTurnsSQL is finishAcksSQL in a flight whose claim takes the
+// tenants' turns: it takes the lock of the turns of queue $1, named $5
+// (see turnsLock), once, after it has locked the Acks' key rows, which a
+// claim holding the lock never waits for (it locks rows SKIP LOCKED). The
+// flight's claim statement, after it, so reads a snapshot taken after the
+// lock, as after turnsLockSQL, without a statement of its own for it.
+const finishAcksTurnsSQL = `, n AS (
+	SELECT set_config('pgstore.leases', coalesce(sum(k.want), 0)::text, true),
+		pg_advisory_xact_lock(hashtext('pacer.pgstore.turns'), hashtext($5::text))
+	FROM k
+)`
+
 // turnsLock returns the name of queue's lock of turnsLockSQL.
 func (s *Store) turnsLock(queue string) string { return s.cfg.Schema + "." + queue }
 
@@ -175,6 +187,9 @@ const sharedTurns = `least({keys}, current_setting('pgstore.leases')::integer)`
 // tenantQueries are the statements of queues with tenants.
 type tenantQueries struct {
 	addReady, addBurst, addDelayed, release, fairQueue string
+	// finishAcks is finishAcksSQL under the lock of the turns
+	// (finishAcksTurnsSQL).
+	finishAcks string
 	// claim and claimShared are the claim statements (claimSQL) that take
 	// the tenants' turns; claimNone leases keys added without a tenant
 	// by a process that did not know of the queue's tenants yet. Each
@@ -219,6 +234,9 @@ func newTenantQueries(schema string, q queries) tenantQueries {
 		claimNone:   mustReplace(q.claim, ready, ready+"\t\tAND tenant IS NULL\n"),
 		release:     r.Replace(releaseTenantSQL),
 		fairQueue:   r.Replace(fairQueueSQL),
+		finishAcks: mustReplace(q.finishAcks, `, n AS (
+	SELECT set_config('pgstore.leases', coalesce(sum(k.want), 0)::text, true) FROM k
+)`, finishAcksTurnsSQL),
 	}
 }
 
