@@ -200,8 +200,11 @@
 // (finish_lane, extend_lane), in one more round trip. So a key of one
 // lease runs the statements it ran before, and pays nothing for lanes but
 // a comparison of a column; a lease of a lane pays a round trip more per
-// Finish and Extend, and its Acks do not share a flight. Once its last
-// lane ends, a key is a key of one lease again.
+// Finish and Extend. The Acks of FinishAndClaims with PerKey > 1 share
+// flights as the others do (migration 012): one statement, finish_lanes,
+// ends the flight's lanes, never waiting for a key row, and claim_lanes
+// leases as many batches as those Acks want, in the same round trip and
+// commit. Once its last lane ends, a key is a key of one lease again.
 //
 // # The count of stored values
 //

@@ -28,16 +28,10 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 	if err := s.checkClaim(ctx, l.Queue, p); err != nil {
 		return false, nil, 0, err
 	}
-	if p.PerKey > 1 {
-		// The leases of keys of lanes: a Finish, then a Claim (lanes.go).
-		more, err := s.Finish(ctx, l, o)
-		if err != nil {
-			return false, nil, 0, err
-		}
-		leases, next, err := s.claimLanes(ctx, l.Queue, p)
-		return more, leases, next, err
-	}
 	fair := s.fair.known(l.Queue)
+	if p.PerKey > 1 {
+		return s.finishAndClaimLanes(ctx, l, o, p, fair)
+	}
 	if o.Kind == store.Ack {
 		if a := s.ack(ctx, l, p.Keys, p, fair); a.ended {
 			return a.more, a.leases, a.next, a.err

@@ -38,6 +38,26 @@ func (s *Store) claimLanes(ctx context.Context, queue string, p store.ClaimParam
 	return leases, next, nil
 }
 
+// finishAndClaimLanes is FinishAndClaim with PerKey > 1. An Ack goes in
+// a flight of Acks of lanes (sharedfinish.go): one round trip and one
+// commit for the flight's Acks and their claim. Any other outcome, and an
+// Ack that no flight ended (a lost lease, a key row locked, a lease of a
+// key of one lease), is a Finish, then a Claim.
+func (s *Store) finishAndClaimLanes(ctx context.Context, l store.Lease, o store.Outcome, p store.ClaimParams, fair bool) (bool, []store.Lease, time.Duration, error) {
+	if o.Kind == store.Ack {
+		if a := s.ack(ctx, l, p.Keys, p, fair); a.ended {
+			return a.more, a.leases, a.next, a.err
+		}
+	}
+	more, err := s.finish(ctx, s.pool, l, o)
+	if err != nil {
+		return false, nil, 0, err
+	}
+	s.finished(l, o, more)
+	leases, next, err := s.claimLanes(ctx, l.Queue, p)
+	return more, leases, next, err
+}
+
 // finishLane ends the lane of l as o says, on q, after the statement of a key
 // of one lease found no lease of l; store.ErrLeaseLost if it finds none
 // either.
@@ -104,6 +124,11 @@ const (
 	// foldLanesSQL comes between lockKeySQL and dropKeySQL in DropKey.
 	foldLanesSQL  = `SELECT {schema}.fold_lanes($1, $2, {removeSlot} + pg_backend_pid() % {addSlots})`
 	retryLanesSQL = `SELECT {schema}.retry_lanes($1, $2)`
+	// finishLanesSQL and claimLanesSharedSQL are a flight of Acks of
+	// lanes (migration 012, sharedfinish.go): the claim leases as many
+	// keys as the Acks of the lanes that the finish ended want.
+	finishLanesSQL      = `SELECT i, more FROM {schema}.finish_lanes($1, $2, $3, $4, {removeSlot} + pg_backend_pid() % {addSlots})`
+	claimLanesSharedSQL = `SELECT * FROM {schema}.claim_lanes($1, current_setting('pgstore.leases')::integer, $2, $3, $4, $5, $6)`
 )
 
 var _ store.PerKeyClaimer = (*Store)(nil)

@@ -4,8 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/pg/pgstore"
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -85,4 +87,98 @@ func TestLanesLapseUnderABurst(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "the lapsed lease's batch was not leased again")
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// The Acks of leases of keys of lanes that come while a flight flies share
+// the next one, as the others do (sharedfinish.go): one finish_lanes for
+// all of them, two lanes of one key among them, each with its own result,
+// and one claim_lanes whose leases go one to each, with their own fences,
+// no more than PerKey of a key at once, in Add order. A stale lease gets
+// ErrLeaseLost and changes nothing; the queue's count stays exact.
+func TestAcksOfLanesShareAFlight(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	connect(t, appName(t)) // skips without a server
+	cfg, err := pgxpool.ParseConfig(serverURL())
+	require.NoError(t, err)
+	cfg.MaxConns = 1
+	flights := &statementCounter{contains: "finish_lanes("}
+	cfg.ConnConfig.Tracer = flights
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: freshSchema(t, pool)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	flights.n.Store(0) // the migrations' text names finish_lanes too
+
+	p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: ttl, PerKey: 2}
+	require.NoError(t, s.Add(ctx, "q", "k", vals("k1", "k2", "k3", "k4"), store.AddParams{}))
+	require.NoError(t, s.Add(ctx, "q", "j", vals("j1", "j2"), store.AddParams{}))
+	ls, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 3, MaxBatch: 1, TTL: ttl, PerKey: 2})
+	require.NoError(t, err)
+	require.Len(t, ls, 3)
+	stale := ls[0]
+	stale.Fence += 100 // a fence not issued
+
+	type result struct {
+		i      int
+		more   bool
+		leases []store.Lease
+		err    error
+	}
+	calls := append(append([]store.Lease{}, ls...), stale)
+	release := holdFlights(t, s, pool, "q")
+	results := make(chan result, len(calls))
+	for i, l := range calls {
+		go func() {
+			more, got, _, err := s.FinishAndClaim(ctx, l, store.Outcome{Kind: store.Ack}, p)
+			results <- result{i, more, got, err}
+		}()
+	}
+	release(len(calls))
+	got := make([]result, len(calls))
+	for range calls {
+		r := <-results
+		got[r.i] = r
+	}
+	// The first flight, one for the Acks that came while it flew, and one
+	// more for the stale lease, which then goes alone.
+	require.LessOrEqual(t, flights.n.Load(), int64(3), "flights for %d Acks", len(calls))
+	require.Positive(t, flights.n.Load())
+
+	require.ErrorIs(t, got[3].err, store.ErrLeaseLost)
+	require.Empty(t, got[3].leases)
+	next := map[string][]store.Lease{}
+	for _, r := range got[:3] {
+		require.NoError(t, r.err)
+		require.True(t, r.more, "each key has values left")
+		require.Len(t, r.leases, 1)
+		l := r.leases[0]
+		next[l.Key] = append(next[l.Key], l)
+	}
+	require.Len(t, next["j"], 1)
+	require.Equal(t, vals("j2"), next["j"][0].Values)
+	k := next["k"]
+	require.Len(t, k, 2, "two leases of k at once, PerKey")
+	if k[0].Fence > k[1].Fence {
+		k[0], k[1] = k[1], k[0]
+	}
+	require.NotEqual(t, k[0].Fence, k[1].Fence)
+	require.Equal(t, vals("k3"), k[0].Values, "leased in Add order")
+	require.Equal(t, vals("k4"), k[1].Values)
+	none, _, err := s.Claim(ctx, "q", p)
+	require.NoError(t, err)
+	require.Empty(t, none, "no more than PerKey leases of k, and nothing else ready")
+
+	for _, l := range append(k, next["j"][0]) {
+		_, err := s.Finish(ctx, l, store.Outcome{Kind: store.Ack})
+		require.NoError(t, err)
+	}
+	st, err := s.Stats(ctx, "q")
+	require.NoError(t, err)
+	require.Zero(t, st.Values)
+	require.Zero(t, st.Keys)
+	require.NoError(t, s.Add(ctx, "q", "k", vals("a", "b"), store.AddParams{MaxValues: 2}), "the count is exact")
+	require.ErrorIs(t, s.Add(ctx, "q", "k", vals("c"), store.AddParams{MaxValues: 2}), store.ErrFull)
 }

@@ -73,13 +73,16 @@ type sharedAck struct {
 
 // ackGroup names the Acks that may share a flight: the claim that follows
 // them is one statement, for one queue and one kind of lease, by one
-// holder, taking the tenants' turns or not.
+// holder, taking the tenants' turns or not. The Acks of a group with
+// perKey > 1 end leases of keys of lanes (lanes.go), with finish_lanes,
+// and claim with claim_lanes for up to perKey leases of a key.
 type ackGroup struct {
 	queue    string
 	maxBatch int
 	ttl      time.Duration
 	holder   string
 	fair     bool
+	perKey   int
 }
 
 // kindOf is the kind of g's claim statement.
@@ -131,6 +134,9 @@ func (s *Store) board(ctx context.Context, l store.Lease, want int, p store.Clai
 	a := &sharedAck{l: l, want: want, turn: make(chan struct{}, 1)}
 	a.dl, _ = ctx.Deadline()
 	g := ackGroup{queue: l.Queue, maxBatch: p.MaxBatch, ttl: p.TTL, holder: p.Holder, fair: fair && want > 0}
+	if want > 0 && p.PerKey > 1 {
+		g.perKey = p.PerKey
+	}
 	s.acks.Lock()
 	q := s.ackQueue(g)
 	lead := !q.flying
@@ -279,7 +285,16 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 		next   time.Duration
 	)
 	finishAcks, args := s.q.finishAcks, []any{g.queue, keys, fences, wants}
-	if g.fair {
+	switch {
+	case g.perKey > 1:
+		if g.fair {
+			// finish_lanes does not take the lock of the turns, which
+			// the claim after it needs: it is taken first, so that no
+			// Ack's key row is held while the flight waits for it.
+			b.Queue(turnsLockSQL, s.turnsLock(g.queue))
+		}
+		finishAcks = s.q.finishLanes
+	case g.fair:
 		// The claim takes the tenants' turns in their order, under the
 		// lock of the turns (see turnsLockSQL), which the Acks'
 		// statement takes after it has locked their key rows.
@@ -306,7 +321,13 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 		if g.maxBatch > 0 {
 			maxBatch = int64(g.maxBatch)
 		}
-		b.Queue(s.claimSQL(claimForm{keys: want, kind: g.kindOf(), shared: true}), g.queue, maxBatch, interval(g.ttl), bytesOf(g.holder)).Query(func(rows pgx.Rows) error {
+		claimSQL := s.claimSQL(claimForm{keys: want, kind: g.kindOf(), shared: true})
+		claimArgs := []any{g.queue, maxBatch, interval(g.ttl), bytesOf(g.holder)}
+		if g.perKey > 1 {
+			claimSQL = s.q.claimLanesShared
+			claimArgs = append(claimArgs, g.perKey, g.fair)
+		}
+		b.Queue(claimSQL, claimArgs...).Query(func(rows pgx.Rows) error {
 			var err error
 			leases, next, err = scanClaim(g.queue, rows)
 			return err
