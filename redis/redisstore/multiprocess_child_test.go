@@ -51,12 +51,13 @@ type childConfig struct {
 // On stdin: "add KEY VALUE" adds VALUE to KEY; "freeze" makes the next
 // call of each worker block, once it did its work, until its ctx ends;
 // "stop-after-claim" makes the process stop itself (SIGSTOP) right after
-// its next Claim that leased a key, before the lease reaches a worker.
+// its next Claim that leased a key, before the lease reaches a worker,
+// and answers "armed" once it will.
 // On stdout: "ready" once the Runner runs; "ack VALUE" once Add returned
 // nil, "nack VALUE ERR" if it failed; "frozen KEY FENCE" when a handler
-// call blocks; "claimed KEY FENCE" before the process stops itself;
-// "lapsed KEY" when the Runner left a batch whose lease lapsed before its
-// handler started.
+// call blocks; "armed" once "stop-after-claim" holds; "claimed KEY
+// FENCE" before the process stops itself; "lapsed KEY" when the Runner
+// left a batch whose lease lapsed before its handler started.
 //
 // The handler appends one line per event to the event log (see eventLog),
 // where the parent reads what ran, where, when and under which fence.
@@ -127,6 +128,7 @@ func TestChildHelper(t *testing.T) {
 			freeze.Store(int32(cfg.Workers))
 		case len(f) == 1 && f[0] == "stop-after-claim":
 			stopAfterClaim.Store(true)
+			say("armed")
 		case len(f) == 3 && f[0] == "add":
 			v, err := strconv.Atoi(f[2])
 			require.NoError(t, err)

@@ -42,6 +42,7 @@ type instance struct {
 
 	ready   chan struct{} // closed on "ready"
 	frozen  chan string   // "frozen" lines
+	armed   chan struct{} // "armed" lines
 	claimed chan string   // "claimed" lines
 	lapsed  chan string   // "lapsed" lines
 	exited  chan struct{} // closed once the process was reaped
@@ -59,7 +60,7 @@ func startInstance(t *testing.T, ctx context.Context, cfg childConfig, dir strin
 	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
 	cmd.Stderr = os.Stderr
 	in := &instance{role: role, gen: gen, log: cfg.Log, cmd: cmd, pending: map[int]chan error{},
-		ready: make(chan struct{}), frozen: make(chan string, 8), claimed: make(chan string, 8), lapsed: make(chan string, 8),
+		ready: make(chan struct{}), frozen: make(chan string, 8), armed: make(chan struct{}, 8), claimed: make(chan string, 8), lapsed: make(chan string, 8),
 		exited: make(chan struct{})}
 	in.stdin, err = cmd.StdinPipe()
 	require.NoError(t, err)
@@ -88,6 +89,8 @@ func (in *instance) read(out io.Reader) {
 			in.answer(f[1], errors.New(strings.Join(f[2:], " ")))
 		case len(f) == 3 && f[0] == "frozen":
 			in.frozen <- lines.Text()
+		case len(f) == 1 && f[0] == "armed":
+			in.armed <- struct{}{}
 		case len(f) == 3 && f[0] == "claimed":
 			in.claimed <- lines.Text()
 		case len(f) == 2 && f[0] == "lapsed":

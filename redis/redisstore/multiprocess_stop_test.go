@@ -31,6 +31,13 @@ func TestMultiProcessStoppedAfterClaim(t *testing.T) {
 	f := startFleet(t, ctx, childConfig{URL: serverURL(), Prefix: prefix, Name: "stopped", Workers: 1, MaxBatch: 1, LeaseTTL: ttl}, 1)
 	stopped := f.pick(0)
 	require.NoError(t, stopped.send("stop-after-claim"))
+	// The child reads its commands on a goroutine of its own: k comes
+	// once it will stop, or its Claim of k could come first.
+	select {
+	case <-stopped.armed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the instance did not take the command")
+	}
 	// The other instance adds k, before it runs: the stopped one may not
 	// answer an add of its own, since a garbage collection in it waits
 	// for its stopped thread.
