@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer/redis/internal/redisfn"
 	"github.com/pacerkit/pacer/redis/internal/redistest"
 	"github.com/pacerkit/pacer/store"
 )
@@ -28,22 +25,7 @@ func TestTenantOrderAgainstOld(t *testing.T) {
 	if dir == "" {
 		t.Skip("set PACER_BENCH_OLD_LUA to another version's lua/ directory")
 	}
-	read := func(n string) string {
-		b, err := os.ReadFile(filepath.Join(dir, n))
-		require.NoError(t, err)
-		return string(b)
-	}
-	names := []string{"add", "claim", "extend", "finish", "release", "stats", "deadletters", "redrive", "purge",
-		"keys", "key", "values", "reindex", "pausequeue", "pausekey", "resumekey", "retrynow", "dropkey"}
-	var fns []redisfn.Function
-	for _, n := range names {
-		src := read(n + ".lua")
-		if n != "add" {
-			src = strings.Replace(src, includeLib, "begin(ARGV[1])\n", 1)
-		}
-		fns = append(fns, redisfn.Function{Name: n, Body: src})
-	}
-	old := redisfn.New("pacer_", read("lib.lua")+read("lib_perkey.lua")+read("lib_inspect.lua"), fns...)
+	old := oldLibrary(t, dir)
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t).Addr()})
 	defer c.Close()

@@ -32,22 +32,7 @@ func TestMeasureTenantFunctionsAgainstOld(t *testing.T) {
 	if os.Getenv("PACER_BENCH") != "1" || dir == "" {
 		t.Skip("set PACER_BENCH=1 and PACER_BENCH_OLD_LUA to another version's lua/ directory")
 	}
-	read := func(n string) string {
-		b, err := os.ReadFile(filepath.Join(dir, n))
-		require.NoError(t, err)
-		return string(b)
-	}
-	names := []string{"add", "claim", "extend", "finish", "release", "stats", "deadletters", "redrive", "purge",
-		"keys", "key", "values", "reindex", "pausequeue", "pausekey", "resumekey", "retrynow", "dropkey"}
-	var fns []redisfn.Function
-	for _, n := range names {
-		src := read(n + ".lua")
-		if n != "add" {
-			src = strings.Replace(src, includeLib, "begin(ARGV[1])\n", 1)
-		}
-		fns = append(fns, redisfn.Function{Name: n, Body: src})
-	}
-	old := redisfn.New("pacer_", read("lib.lua")+read("lib_perkey.lua")+read("lib_inspect.lua"), fns...)
+	old := oldLibrary(t, dir)
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t).Addr()})
 	defer c.Close()
@@ -133,4 +118,26 @@ func TestMeasureTenantFunctionsAgainstOld(t *testing.T) {
 	}
 	fmt.Printf("ab by medians, µs a value: old %.1f with tenants vs %.1f (%.3fx), new %.1f vs %.1f (%.3fx); new/old with tenants %.3fx\n",
 		per["oldten"], per["oldplain"], per["oldten"]/per["oldplain"], per["newten"], per["newplain"], per["newten"]/per["newplain"], per["newten"]/per["oldten"])
+}
+
+// oldLibrary returns the functions of another version's lua/ directory,
+// dir, as a library of its own, to load beside this version's.
+func oldLibrary(t *testing.T, dir string) *redisfn.Library {
+	t.Helper()
+	read := func(n string) string {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		require.NoError(t, err)
+		return string(b)
+	}
+	names := []string{"add", "claim", "extend", "finish", "release", "stats", "deadletters", "redrive", "purge",
+		"keys", "key", "values", "reindex", "pausequeue", "pausekey", "resumekey", "retrynow", "dropkey"}
+	var fns []redisfn.Function
+	for _, n := range names {
+		src := read(n + ".lua")
+		if n != "add" {
+			src = strings.Replace(src, includeLib, "begin(ARGV[1])\n", 1)
+		}
+		fns = append(fns, redisfn.Function{Name: n, Body: src})
+	}
+	return redisfn.New("pacer_", read("lib.lua")+read("lib_perkey.lua")+read("lib_inspect.lua"), fns...)
 }
