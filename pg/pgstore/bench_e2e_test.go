@@ -63,7 +63,7 @@ func TestMeasureThroughput(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 		took := time.Since(t0)
-		server := backendCPU(t, pool, app)
+		server := sessionsCPU(t, pool, app)
 		handled := 0
 		var client time.Duration
 		for _, p := range procs {
@@ -94,10 +94,12 @@ func TestThroughputChild(t *testing.T) {
 	storetest.ServeThroughput[string](t, s, q, 1)
 }
 
-// backendCPU returns the CPU time that the server's sessions named app
-// used so far, read from /proc: zero where the server runs elsewhere.
-func backendCPU(t *testing.T, pool *pgxpool.Pool, app string) time.Duration {
-	rows, err := pool.Query(t.Context(), "SELECT pid FROM pg_stat_activity WHERE application_name = $1", app)
+// sessionsCPU returns the CPU time, user and system, of the server
+// processes of the sessions named app, read from /proc: the server runs
+// on this machine. A session that ended meanwhile drops out, so a round
+// compares readings of the same sessions (the pool keeps its own).
+func sessionsCPU(t *testing.T, pool *pgxpool.Pool, app string) time.Duration {
+	rows, err := pool.Query(context.Background(), "SELECT pid FROM pg_stat_activity WHERE application_name = $1", app)
 	require.NoError(t, err)
 	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
 	require.NoError(t, err)
@@ -105,15 +107,14 @@ func backendCPU(t *testing.T, pool *pgxpool.Pool, app string) time.Duration {
 	for _, pid := range pids {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
-			return 0
+			continue // not on this machine, or gone
 		}
 		// The fields after the command's closing parenthesis: utime and
 		// stime are the 12th and 13th.
 		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		for _, i := range []int{11, 12} {
-			n, _ := strconv.ParseInt(f[i], 10, 64)
-			ticks += n
-		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += u + st
 	}
 	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
 }

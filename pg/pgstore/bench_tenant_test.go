@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -244,31 +243,6 @@ func processCPU(t *testing.T) time.Duration {
 	var ru syscall.Rusage
 	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// sessionsCPU returns the CPU time, user and system, of the server
-// processes of the sessions named app, read from /proc: the server runs
-// on this machine. A session that ended meanwhile drops out, so a round
-// compares readings of the same sessions (the pool keeps its own).
-func sessionsCPU(t *testing.T, pool *pgxpool.Pool, app string) time.Duration {
-	rows, err := pool.Query(context.Background(), "SELECT pid FROM pg_stat_activity WHERE application_name = $1", app)
-	require.NoError(t, err)
-	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
-	require.NoError(t, err)
-	var ticks int64
-	for _, pid := range pids {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue // not on this machine, or gone
-		}
-		// The fields after the command's closing parenthesis: utime and
-		// stime are the 12th and 13th.
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		u, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		ticks += u + st
-	}
-	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
 }
 
 // countingGate counts the TakeKey calls of its KeyGate.
