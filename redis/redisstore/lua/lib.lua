@@ -356,6 +356,16 @@ local function ready_set(kk)
   return tenant_set(fair() and rcall('HGET', kk, 'tn'))
 end
 
+-- vstr is the virtual time v as the scripts store it, %.17g, which
+-- Redis reads back as v: a whole number below 10^15 prints the same with
+-- %d, which costs less.
+local function vstr(v)
+  if v % 1 == 0 and v < 1e15 and v > -1e15 then
+    return string.format('%d', v)
+  end
+  return string.format('%.17g', v)
+end
+
 -- join gives tenant g a turn if it has none, from the larger of its own
 -- virtual time and the queue's clock: idleness earns no credit.
 local function join(g)
@@ -367,7 +377,7 @@ local function join(g)
   if c > v then
     v = c
   end
-  rcall('ZADD', K_TURNS, string.format('%.17g', v), g)
+  rcall('ZADD', K_TURNS, vstr(v), g)
 end
 
 -- tenants_ready counts the ready keys of the tenants but those without
@@ -403,8 +413,15 @@ local function enter(key, kk, ts, g)
     end
     return
   end
-  rcall('ZADD', PFX .. 'r:' .. g, ts, key)
-  join(g)
+  -- A tenant with ready keys has a turn (only a Claim that finds its set
+  -- empty ends it), so only one whose set was empty may need one: ZCARD
+  -- costs less than a look for the tenant in turns.
+  local set = PFX .. 'r:' .. g
+  local had = rcall('ZCARD', set) > 0
+  rcall('ZADD', set, ts, key)
+  if not had then
+    join(g)
+  end
 end
 
 -- weigh notes tenant g, named by an Add with weight w (0: keep), which
@@ -981,6 +998,22 @@ local function pop_ready(now_s, want, any)
   return keep
 end
 
+-- bytes_less reports whether the string a comes before b byte by byte, as
+-- a ZSET orders members of one score (Lua's < follows the locale).
+local function bytes_less(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      return x < y
+    end
+  end
+  return #a < #b
+end
+
+-- TURNS_READ bounds the turns pop_turns reads at once, which unpack
+-- passes to one command.
+local TURNS_READ = 1000
+
 -- pop_turns pops up to want ready keys in the tenants' turns, with their
 -- scores: each from the tenant with the smallest virtual time, which
 -- advances by 1/weight, the clock moving to where it was. With some keys
@@ -988,6 +1021,16 @@ end
 -- leases, sets aside or ends the turns of a tenant left without ready
 -- keys (a pause or a drop took them), so want + PARK_ROUNDS bound them.
 -- untenanted tells whether ready has keys, if the caller knows.
+--
+-- It reads the first n turns at once (n the keys it still wants) and
+-- their weights, and takes them in that order for as long as each turn
+-- it advances falls behind the last one read (a larger virtual time, or
+-- the same and a larger name): until then the next turn is the next one
+-- read. Then it writes the turns it advanced or ended at once, and reads
+-- again for the rest. The turns end as one round at a time leaves them.
+-- A key costs two commands (ZPOPMIN and ZCARD of its tenant's set), a
+-- read three to five (ZRANGE, HMGET, ZADD; ZREM and HSET for the turns
+-- that end): O(n log T) in the T turns.
 local function pop_turns(want, any, untenanted)
   if untenanted == nil then
     untenanted = rcall('ZCARD', K_READY) > 0
@@ -996,37 +1039,63 @@ local function pop_turns(want, any, untenanted)
     -- The keys without a tenant enter ready without a look at tenants.
     join('')
   end
-  local keep, rounds, weights, clock = {}, 0, {}, nil
-  while #keep < 2 * want and rounds < want + PARK_ROUNDS do
-    rounds = rounds + 1
-    local r = rcall('ZRANGE', K_TURNS, '0', '0', 'WITHSCORES')
-    local g = r[1]
-    if not g then
+  local keep, rounds, clock = {}, 0, nil
+  local limit = want + PARK_ROUNDS
+  while #keep < 2 * want and rounds < limit do
+    local n = math.min(want - #keep / 2, TURNS_READ)
+    local r = rcall('ZRANGE', K_TURNS, '0', str(n - 1), 'WITHSCORES')
+    if not r[1] then
       break
     end
-    local set = tenant_set(g)
-    local got = rcall('ZPOPMIN', set)
-    if not got[1] then
-      rcall('ZREM', K_TURNS, g)
-      rcall('HSET', K_TV, g, r[2])
-    elseif any and rcall('SISMEMBER', K_PAUSEDKEYS, got[1]) == 1 then
-      park(got[1], got[2])
-    else
-      clock = r[2]
-      local w = weights[g]
-      if not w then
-        w = tonumber(rcall('HGET', K_TW, g)) or 1
-        weights[g] = w
-      end
-      local v = string.format('%.17g', tonumber(r[2]) + 1 / w)
-      if rcall('ZCARD', set) > 0 then
-        rcall('ZADD', K_TURNS, v, g)
+    n = #r / 2
+    local names = {}
+    for i = 1, n do
+      names[i] = r[2 * i - 1]
+    end
+    local ws = rcall('HMGET', K_TW, unpack(names))
+    local lg, lv = r[2 * n - 1], tonumber(r[2 * n])
+    local add, rem, tv = {}, {}, {}
+    local i = 1
+    while i <= n and #keep < 2 * want and rounds < limit do
+      rounds = rounds + 1
+      local g, s = names[i], r[2 * i]
+      local set = tenant_set(g)
+      local got = rcall('ZPOPMIN', set)
+      if not got[1] then
+        rem[#rem + 1] = g
+        tv[#tv + 1] = g
+        tv[#tv + 1] = s
+        i = i + 1
+      elseif any and rcall('SISMEMBER', K_PAUSEDKEYS, got[1]) == 1 then
+        park(got[1], got[2])
       else
-        rcall('ZREM', K_TURNS, g)
-        rcall('HSET', K_TV, g, v)
+        clock = s
+        local v = tonumber(s) + 1 / (tonumber(ws[i]) or 1)
+        local vs = vstr(v)
+        keep[#keep + 1] = got[1]
+        keep[#keep + 1] = got[2]
+        i = i + 1
+        if rcall('ZCARD', set) == 0 then
+          rem[#rem + 1] = g
+          tv[#tv + 1] = g
+          tv[#tv + 1] = vs
+        else
+          add[#add + 1] = vs
+          add[#add + 1] = g
+          if i <= n and (v < lv or (v == lv and bytes_less(g, lg))) then
+            -- It comes before the last turn read again: which turn is
+            -- next, only turns itself can tell.
+            break
+          end
+        end
       end
-      keep[#keep + 1] = got[1]
-      keep[#keep + 1] = got[2]
+    end
+    if #add > 0 then
+      rcall('ZADD', K_TURNS, unpack(add))
+    end
+    if #rem > 0 then
+      rcall('ZREM', K_TURNS, unpack(rem))
+      rcall('HSET', K_TV, unpack(tv))
     end
   end
   if clock then

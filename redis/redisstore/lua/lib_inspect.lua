@@ -145,18 +145,6 @@ end
 -- TURNS_DUE are left out until a Claim moves them.
 local TURNS_DUE = 1000
 
--- bytes_less reports whether the string a comes before b byte by byte, as
--- a ZSET orders members of one score (Lua's < follows the locale).
-local function bytes_less(a, b)
-  for i = 1, math.min(#a, #b) do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then
-      return x < y
-    end
-  end
-  return #a < #b
-end
-
 -- tenants_ahead counts the tenants but g, the tenant of key, with hash kk,
 -- which is ready at now and not paused, that take their turn before g's
 -- next one, as store.KeyInfo.TenantsAhead says, at most most: those with

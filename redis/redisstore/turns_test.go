@@ -1,0 +1,49 @@
+package redisstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/redis/internal/redistest"
+	"github.com/pacerkit/pacer/redis/redisstore"
+	"github.com/pacerkit/pacer/store"
+)
+
+// A Claim of several keys takes each from the tenant whose turn is first
+// at that moment: a tenant it advanced to the virtual time of a turn
+// further on, with a smaller name, comes before that turn and those
+// between, as a Claim of one key at a time would take them. Here a joins
+// at 0 behind b and c at 1: a, then a again (at 1, before b), then b.
+func TestClaimTakesAdvancedTurnBeforeTiesWithLargerNames(t *testing.T) {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t).Addr()})
+	defer c.Close()
+	s, err := redisstore.New(ctx, c, redisstore.Config{Prefix: "turns"})
+	require.NoError(t, err)
+	defer s.Close()
+	const q = "q"
+	add := func(key, tenant string) {
+		require.NoError(t, s.Add(ctx, q, key, [][]byte{[]byte("v")}, store.AddParams{Tenant: tenant}))
+	}
+	claim := func(n int) []string {
+		ls, _, err := s.Claim(ctx, q, store.ClaimParams{Keys: n, MaxBatch: 1, TTL: time.Minute})
+		require.NoError(t, err)
+		var keys []string
+		for _, l := range ls {
+			keys = append(keys, l.Key)
+		}
+		return keys
+	}
+	add("b1", "b")
+	add("b2", "b")
+	add("c1", "c")
+	add("c2", "c")
+	require.Equal(t, []string{"b1", "c1"}, claim(2)) // b and c at 1, the clock at 0
+	add("a1", "a")
+	add("a2", "a")
+	require.Equal(t, []string{"a1", "a2", "b2"}, claim(3))
+}
