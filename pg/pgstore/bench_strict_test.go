@@ -51,7 +51,7 @@ func TestMeasureStrictPath(t *testing.T) {
 	}
 	srv := startPGServer(t, "shared_preload_libraries=pg_stat_statements", "max_connections=60")
 	ctx := t.Context()
-	trips := &pgTrips{statements: map[string]int{}}
+	trips := newPGTrips()
 	cfg, err := pgxpool.ParseConfig(srv.url())
 	require.NoError(t, err)
 	cfg.MaxConns = 16
@@ -289,18 +289,24 @@ func shortSQL(q string) string {
 }
 
 // pgTrips counts what a pool sends: each statement sent alone is a round
-// trip, as is each batch.
+// trip, as is each batch. It counts statements by their text as sent, and
+// shortens the texts only to print them: a tracer runs on the path it
+// measures, and a flight's leader would fold several kilobytes of text
+// for each statement it sends.
 type pgTrips struct {
-	mu         sync.Mutex
-	statements map[string]int // alone, and "(batched) ..."
-	batches    int
-	stopped    bool // counts nothing until reset
+	mu      sync.Mutex
+	alone   map[string]int // statements sent alone, by text
+	batched map[string]int // statements sent in batches, by text
+	batches int
+	stopped bool // counts nothing until reset
 }
+
+func newPGTrips() *pgTrips { return &pgTrips{alone: map[string]int{}, batched: map[string]int{}} }
 
 func (p *pgTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	p.mu.Lock()
 	if !p.stopped {
-		p.statements[shortSQL(d.SQL)]++
+		p.alone[d.SQL]++
 	}
 	p.mu.Unlock()
 	return ctx
@@ -320,7 +326,7 @@ func (p *pgTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceB
 func (p *pgTrips) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
 	p.mu.Lock()
 	if !p.stopped {
-		p.statements["(batched) "+shortSQL(d.SQL)]++
+		p.batched[d.SQL]++
 	}
 	p.mu.Unlock()
 }
@@ -330,7 +336,7 @@ func (p *pgTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndDat
 func (p *pgTrips) reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.statements, p.batches, p.stopped = map[string]int{}, 0, false
+	p.alone, p.batched, p.batches, p.stopped = map[string]int{}, map[string]int{}, 0, false
 }
 
 // off stops the counting until reset.
@@ -351,7 +357,10 @@ func (p *pgTrips) statementCount() float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := 0
-	for _, calls := range p.statements {
+	for _, calls := range p.alone {
+		n += calls
+	}
+	for _, calls := range p.batched {
 		n += calls
 	}
 	return float64(n)
@@ -360,10 +369,8 @@ func (p *pgTrips) statementCount() float64 {
 // count returns the round trips counted, under p.mu.
 func (p *pgTrips) count() float64 {
 	n := p.batches
-	for q, calls := range p.statements {
-		if !strings.HasPrefix(q, "(batched) ") {
-			n += calls
-		}
+	for _, calls := range p.alone {
+		n += calls
 	}
 	return float64(n)
 }
@@ -372,12 +379,19 @@ func (p *pgTrips) print() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fmt.Printf("  client: %.3f round trips (%.3f batches), by statement:\n", perValue(p.count()), perValue(float64(p.batches)))
-	qs := make([]string, 0, len(p.statements))
-	for q := range p.statements {
+	statements := map[string]int{}
+	for q, calls := range p.alone {
+		statements[shortSQL(q)] += calls
+	}
+	for q, calls := range p.batched {
+		statements["(batched) "+shortSQL(q)] += calls
+	}
+	qs := make([]string, 0, len(statements))
+	for q := range statements {
 		qs = append(qs, q)
 	}
-	slices.SortFunc(qs, func(a, b string) int { return p.statements[b] - p.statements[a] })
+	slices.SortFunc(qs, func(a, b string) int { return statements[b] - statements[a] })
 	for _, q := range qs {
-		fmt.Printf("    %.4f  %s\n", perValue(float64(p.statements[q])), q)
+		fmt.Printf("    %.4f  %s\n", perValue(float64(statements[q])), q)
 	}
 }

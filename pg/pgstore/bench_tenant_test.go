@@ -212,7 +212,7 @@ func TestMeasureTenantThroughput(t *testing.T) {
 		t.Skip("a measurement: set PACER_BENCH=1 to run it")
 	}
 	app := appName(t)
-	trips := &pgTrips{statements: map[string]int{}}
+	trips := newPGTrips()
 	pool := connectWith(t, app, func(cfg *pgxpool.Config) { cfg.ConnConfig.Tracer = trips })
 	// The per-key limit has a pool of its own, of the same sessions'
 	// name, that counts its statements apart from the store's.

@@ -83,16 +83,19 @@
 // plan made while a new schema held a few keys, when reading them all was
 // cheapest, would read the whole queue on every run as it grows, for as
 // long as autovacuum is late. The statements leave the planner no such
-// plan: they read keys_ready only from the start of a queue's range, up
-// to a LIMIT, and reach every other row by its primary key, from rows
+// plan: they read keys_ready only from the start of a queue's range (or,
+// for a claim's next ready key, from the first key it picked), up to a
+// LIMIT, and reach every other row by its primary key, from rows
 // already found, so that their plans read pages in proportion to the keys
 // they touch, whatever the size they were made at
 // (TestPlansMadeSmallStayBounded). This rests on statistics no further
 // from the truth than a new table's: on those of a VACUUM or ANALYZE that
 // found a drained queue's tables empty, every plan looks cheap, until
 // autovacuum comes by again once the queue refills. And every Claim steps
-// over the dead row versions at the head of the ready order, which an
-// open transaction anywhere in the database keeps from being cleaned.
+// over the dead index entries at the head of the ready order, which the
+// leases and Finishes since the last VACUUM of keys left (O(leases since
+// then), once per Claim, in its pick), and which an open transaction
+// anywhere in the database keeps from being cleaned.
 //
 // Every operation is one statement, one round trip, committed before it
 // returns (with the server's synchronous_commit, durable then). Time is the

@@ -95,8 +95,8 @@ func newQueries(schema string) queries {
 		addReady:         strings.NewReplacer("{bound}", "$6", "{slot}", "$7").Replace(r.Replace(addReadySQL)),
 		addBurst:         strings.NewReplacer("{bound}", "$8", "{slot}", "$9").Replace(r.Replace(addBurstSQL)),
 		addDelayed:       strings.NewReplacer("{bound}", "$7", "{slot}", "$8").Replace(r.Replace(addDelayedSQL)),
-		claim:            strings.Replace(r.Replace(running(claimSQL, "$1")), "{take}", "picked", 1),
-		claimShared:      strings.Replace(r.Replace(running(claimSQL, "$1")), "{take}", claimSharedTake, 1),
+		claim:            strings.NewReplacer("{take}", "picked", "{floor}", claimFloorSQL).Replace(r.Replace(running(claimSQL, "$1"))),
+		claimShared:      strings.NewReplacer("{take}", claimSharedTake, "{floor}", claimFloorSQL).Replace(r.Replace(running(claimSQL, "$1"))),
 		extend:           r.Replace(extendSQL),
 		finishAck:        r.Replace(finishAckSQL),
 		finishDrop:       r.Replace(finishDropSQL),
@@ -344,7 +344,8 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT coalesce(k.ready_at = statement_timestam
 // read, and they would be acked unseen. It returns a row per lease, in the
 // ready order, or one row with found false; every row carries the server's
 // now and the earliest ready_at of the keys it did not lease, NULL if there
-// is none.
+// is none; of a ready key before the first it locked, which another
+// transaction holds, it may not know ({floor}, see claimFloorSQL).
 //
 // {keys} is the most keys to lease, a literal: PostgreSQL's generic plan
 // of a statement guesses that a LIMIT given as a parameter keeps a tenth of
@@ -404,6 +405,7 @@ WITH running AS MATERIALIZED (
 	SELECT CASE WHEN (SELECT running FROM running) THEN coalesce((
 		SELECT ready_at FROM {schema}.keys
 		WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused
+			AND ready_at >= {floor}
 			AND key_hash <> ALL (ARRAY(SELECT key_hash FROM leased))
 		ORDER BY ready_at
 		LIMIT 1
@@ -425,6 +427,19 @@ SELECT statement_timestamp(),
 FROM (VALUES (1)) AS one(x)
 LEFT JOIN leases l ON true
 ORDER BY l.was_ready, l.key`
+
+// claimFloorSQL is {floor} of claimSQL: the search for a ready key not
+// leased here starts in keys_ready at the first key that picked locked, if
+// any. Each claim and Finish of a key leaves the row's old entry in
+// keys_ready, dead, until a VACUUM removes it, and the entries of the keys
+// leased since the last one come before the first ready key: a search from
+// the start of the queue steps over all of them, O(claims since the
+// VACUUM), as picked does, and this search would a second time. The ready
+// keys before the first picked are those that picked skipped, held by
+// other transactions (or keys of lanes, which claim_lanes leases): if no
+// key after them is ready, next says when one is due rather than 0, and
+// a caller given leases claims again anyway.
+const claimFloorSQL = `coalesce((SELECT min(ready_at) FROM picked), '-infinity')`
 
 // claimPickSQL is the CTE of claimSQL that picks the keys it may lease:
 // the first {keys} ready ones, locked. A queue with tenants has its own

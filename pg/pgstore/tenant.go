@@ -220,7 +220,11 @@ func newTenantQueries(schema string, q queries) tenantQueries {
 	addDelayed = mustReplace(addDelayed, "(queue, key_hash, key, tail, ready_at, gate)\n\tSELECT $1, sha256($2), $2, cardinality($3::bytea[]), due.at, due.at FROM counted, due",
 		"(queue, key_hash, key, tail, ready_at, gate, tenant)\n\tSELECT $1, sha256($2), $2, cardinality($3::bytea[]), due.at, due.at, $9::text FROM counted, due")
 	pick := r.Replace(claimPickSQL)
+	// The tenants' keys are not in one ready order: a claim of theirs
+	// looks for the next ready key from the start of the queue.
+	unfloored := func(claim string) string { return mustReplace(claim, claimFloorSQL, "'-infinity'") }
 	fair := func(claim, turns string) string {
+		claim = unfloored(claim)
 		claim = mustReplace(claim, pick, r.Replace(strings.ReplaceAll(fairPickSQL, "{turns}", turns)))
 		return mustReplace(claim, "), upcoming AS (", r.Replace(chargeSQL))
 	}
@@ -231,7 +235,7 @@ func newTenantQueries(schema string, q queries) tenantQueries {
 		addDelayed:  addDelayed,
 		claim:       fair(q.claim, "{keys}"),
 		claimShared: fair(q.claim, sharedTurns), // its turns are the keys to take
-		claimNone:   mustReplace(q.claim, ready, ready+"\t\tAND tenant IS NULL\n"),
+		claimNone:   mustReplace(unfloored(q.claim), ready, ready+"\t\tAND tenant IS NULL\n"),
 		release:     r.Replace(releaseTenantSQL),
 		fairQueue:   r.Replace(fairQueueSQL),
 		finishAcks: mustReplace(q.finishAcks, `, n AS (
