@@ -29,6 +29,7 @@ if not fold() then
 end
 local out, want = {}, 0
 local t, t_s = now, now_s
+local multi = tonumber(ARGV[5]) > 1
 for i = 6, #ARGV, 6 do
   if i > 6 then
     -- A microsecond apart, so that the keys they make ready keep the
@@ -36,7 +37,7 @@ for i = 6, #ARGV, 6 do
     t = t + 1
     t_s = str(t)
   end
-  local more = finish_lease(ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), ARGV[i + 4], t, t_s)
+  local more = finish_lease(ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), ARGV[i + 4], t, t_s, multi)
   out[#out + 1] = more
   if more >= 0 then
     want = want + tonumber(ARGV[i + 5])
