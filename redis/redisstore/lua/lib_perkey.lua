@@ -396,8 +396,10 @@ local function m_place(k, now, now_s, popped)
     rcall('ZADD', K_HELD, 'NX', k.held, key)
     return
   end
-  -- When a k without runs is ready, if it may lease.
-  local idle_at = #k.runs == 0 and k.elig and m_ready_at(k, now)
+  -- When k is ready, if it may lease; idle_at, the same for a k
+  -- without runs.
+  local ready_at = k.elig and m_ready_at(k, now)
+  local idle_at = #k.runs == 0 and ready_at
   if #k.runs == 0 and (k.limit <= 1 or not idle_at or idle_at > now) then
     local parked = w and m_unset(k)
     rcall('HDEL', kk, 'R')
@@ -417,8 +419,8 @@ local function m_place(k, now, now_s, popped)
     return
   end
   local at, looked = INF, false
-  if k.elig then
-    at = m_ready_at(k, now)
+  if ready_at then
+    at = ready_at
     if at <= now then
       local ts = str(at)
       if w == 'r' or w == 'p' then
