@@ -123,7 +123,7 @@ end
 -- load takes its entry out, so that a call that fails after changing k
 -- leaves none; a save puts it back. Past DECODED entries the cache starts
 -- over.
-local decoded, ndecoded, DECODED = {}, 0, 2048
+local decoded, ndecoded, DECODED = {}, 0, 1024
 
 -- m_load reads the multi state of key at now, or turns a key of lib.lua,
 -- ready since ts, into one: its fixed head batch, if any, becomes its
