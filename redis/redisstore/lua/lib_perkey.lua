@@ -314,11 +314,9 @@ local function m_save(k)
     rcall('HSET', k.kk, 'R', R, 'f', k.fence)
     k.fence0 = k.fence
   else
-    local set = {'R', R}
-    if k.entered then
-      set[3], set[4] = 's', 'm'
-      k.entered = false
-    end
+    -- It enters multi mode.
+    local set = {'R', R, 's', 'm'}
+    k.entered = false
     if k.fence ~= k.fence0 then
       set[#set + 1], set[#set + 2] = 'f', k.fence
       k.fence0 = k.fence
@@ -386,9 +384,10 @@ end
 -- no one, as nothing became ready or came due sooner.
 local function m_place(k, now, now_s, popped)
   local key, kk = k.key, k.kk
-  local w = not popped and k.where -- the state set it may stand in
+  -- w: the state set its hint says it stands in, if it stands in one.
+  local w = not popped and k.where
   if k.held then
-    if w then
+    if not popped then
       m_unset(k)
     end
     k.where = 'h'
@@ -401,7 +400,7 @@ local function m_place(k, now, now_s, popped)
   local ready_at = k.elig and m_ready_at(k, now)
   local idle_at = #k.runs == 0 and ready_at
   if #k.runs == 0 and (k.limit <= 1 or not idle_at or idle_at > now) then
-    local parked = w and m_unset(k)
+    local parked = not popped and m_unset(k)
     rcall('HDEL', kk, 'R')
     rcall('SREM', K_MULTI, key)
     if idle_at and idle_at <= now then
@@ -435,7 +434,7 @@ local function m_place(k, now, now_s, popped)
         end
         looked = true
       end
-      local parked = w and m_unset(k, looked)
+      local parked = not popped and m_unset(k, looked)
       k.where = parked and 'p' or 'r'
       m_save(k)
       m_ready_in(k, ts, parked)
@@ -466,7 +465,7 @@ local function m_place(k, now, now_s, popped)
     end
     looked = true
   end
-  if w then
+  if not popped then
     m_unset(k, looked)
   end
   k.where = to
