@@ -84,10 +84,15 @@
 // state in one field, packed with Lua's struct (no JSON), and the key
 // stands in the one sorted set its batches call for: ready while it may
 // take another lease, else leased until its first lease lapses or held.
-// A Claim or Finish of it reads that field in one HMGET and writes it in
-// one HSET. It leaves multi mode when no batch of it is left, unless it
-// is ready and was last leased by a Claim with PerKey > 1: such Claims
-// leasing one batch of it at a time do not take it in and out with each.
+// A Claim or Finish of it reads that field in one HMGET (a Finish with
+// PerKey > 1 in the one that checks its lease) and writes it in one HSET;
+// the function library keeps what it last wrote of up to 1,024 keys,
+// decoded, so the next call on such a key does not decode it again, and
+// one that finds the field changed (by another version's functions,
+// during an upgrade) decodes it afresh. It leaves multi mode when no
+// batch of it is left, unless it is ready and was last leased by a Claim
+// with PerKey > 1: such Claims leasing one batch of it at a time do not
+// take it in and out with each.
 // So a key leased with PerKey 0 or 1 costs what it did: its Claim reads
 // one field more in the command it sends anyway, and a Finish or Extend
 // finds a key in multi mode from the state field it reads anyway. A key

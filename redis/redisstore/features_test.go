@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -78,4 +79,33 @@ func TestFeaturesKey(t *testing.T) {
 	}
 	claimed(t, m, q, hour)
 	require.Equal(t, int64(0), c3.Exists(ctx, mf).Val(), "the last key out of multi mode, the next Claim removes it")
+}
+
+// TestPerKeyClaimSeesPauses: a Claim with PerKey > 1, which asks only
+// for the pauses and tenants, leases nothing from a paused queue, says
+// Never, and sets a paused key aside, also when no key is in multi mode
+// yet; once resumed, the keys lease in multi mode, two batches of a key
+// at once.
+func TestPerKeyClaimSeesPauses(t *testing.T) {
+	s, _, _ := newStore(t)
+	ctx, q := t.Context(), "q"
+	two := store.ClaimParams{Keys: 4, PerKey: 2, MaxBatch: 1, TTL: time.Hour}
+	add(t, s, q, "a", "1", "2", "3")
+	add(t, s, q, "b", "1", "2", "3")
+	_, err := s.PauseQueue(ctx, q)
+	require.NoError(t, err)
+	_, next := claimed(t, s, q, two)
+	require.Equal(t, store.Never, next)
+	_, err = s.PauseKey(ctx, q, "a")
+	require.NoError(t, err)
+	_, err = s.ResumeQueue(ctx, q)
+	require.NoError(t, err)
+	claimed(t, s, q, two, "b", "b")
+	_, err = s.ResumeKey(ctx, q, "a")
+	require.NoError(t, err)
+	claimed(t, s, q, two, "a", "a")
+	_, err = s.PauseQueue(ctx, q)
+	require.NoError(t, err)
+	_, next = claimed(t, s, q, two)
+	require.Equal(t, store.Never, next, "with keys in multi mode too")
 }

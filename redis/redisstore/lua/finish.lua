@@ -11,7 +11,10 @@
   ARGV[2]     most values in a lease, 0 for all that are ready
   ARGV[3]     TTL of a lease in microseconds, -1 for ever
   ARGV[4]     the holder of the leases it takes (ClaimParams.Holder)
-  ARGV[5]     the most leases of one key at once (ClaimParams.PerKey)
+  ARGV[5]     the most leases of one key at once (ClaimParams.PerKey);
+              above 1, each lease check reads its key's multi state too
+              (see lib_perkey.lua), as such a Claim's leases are of keys
+              in multi mode
   ARGV[6..]   for each lease, six: its key, its fence, the outcome (1 ack,
               2 drop, 3 retry, 4 defer, 5 hold), the delay of a retry or
               defer in microseconds (-1 for ever), the error of a drop, a
@@ -29,6 +32,7 @@ if not fold() then
 end
 local out, want = {}, 0
 local t, t_s = now, now_s
+local multi = tonumber(ARGV[5]) > 1
 for i = 6, #ARGV, 6 do
   if i > 6 then
     -- A microsecond apart, so that the keys they make ready keep the
@@ -36,7 +40,7 @@ for i = 6, #ARGV, 6 do
     t = t + 1
     t_s = str(t)
   end
-  local more = finish_lease(ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), ARGV[i + 4], t, t_s)
+  local more = finish_lease(ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), ARGV[i + 4], t, t_s, multi)
   out[#out + 1] = more
   if more >= 0 then
     want = want + tonumber(ARGV[i + 5])

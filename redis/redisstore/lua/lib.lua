@@ -156,16 +156,25 @@ for i = 0, 1023 do
   DIGITS[i] = '' .. i
 end
 
+-- str_n and str_s are the last number str formatted and its string: a
+-- call often formats the same time several times.
+local str_n, str_s
+
 -- str is a time or count as the scripts store it.
 local function str(n)
   local s = DIGITS[n]
   if s then
     return s
   end
+  if n == str_n then
+    return str_s
+  end
   if n == INF then
     return 'inf'
   end
-  return string.format('%d', n)
+  s = string.format('%d', n)
+  str_n, str_s = n, s
+  return s
 end
 
 -- deadline is now+d, with d -1 for ever.
@@ -193,6 +202,10 @@ local PFX, K_READY, K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K_HELD
 local K_KEYS, K_META, K_WAKE, K_DEAD, K_DEADAT, K_INBOX
 local K_PARKED, K_PAUSED, K_PAUSEDKEYS, K_MULTI, K_FEATURES
 local K_TW, K_TURNS, K_TV
+-- The names claim_ready passes to EXISTS to learn which features the
+-- queue has (see feature_names), for the queue whose prefix is
+-- NAMES_PFX.
+local FEATURE_NAMES, PERKEY_NAMES, NAMES_PFX
 local woken
 local featq -- whether the queue has features; nil until a step asks
 local features_popped -- whether pop_plain popped the features key
@@ -208,6 +221,10 @@ local unleased, unindexed, unstored = {}, {}, 0
 -- keys that stay, defer them, as nothing reads ready or keys before the
 -- flush.
 local readied, indexed, deferring = {}, {}, false
+-- While claim_ready leases keys it popped, which it ends by waking a
+-- worker (if a key is ready or one comes due), wake_before leaves that to
+-- it.
+local claiming = false
 
 -- The steps of a key in multi mode (s m), which lib_perkey.lua defines.
 local m_lease, m_finish, m_extend, m_due, m_added, m_release
@@ -227,7 +244,7 @@ local function begin(prefix)
   if #readied > 0 or #indexed > 0 then
     readied, indexed = {}, {}
   end
-  deferring = false
+  deferring, claiming = false, false
   if prefix == PFX then
     return
   end
@@ -306,7 +323,7 @@ end
 -- wake_before wakes a worker when t, about to be scheduled, comes before
 -- everything scheduled so far: the waiting workers' timers are later.
 local function wake_before(t)
-  if t == INF then
+  if t == INF or woken or claiming then
     return
   end
   local m = earliest()
@@ -849,12 +866,13 @@ end
 
 -- leased_by returns the hash fields s, f, x and then fs of key if its
 -- lease with fence fence still holds at now; nil if it lapsed, ended or
--- was superseded; 'm' if the key is in multi mode (lib_perkey.lua).
+-- was superseded; 'm' and those fields if the key is in multi mode
+-- (lib_perkey.lua).
 local function leased_by(key, kk, fence, now, ...)
   local h = rcall('HMGET', kk, 's', 'f', 'x', ...)
   if h[1] ~= 'l' or h[2] ~= fence then
     if h[1] == 'm' then
-      return 'm' -- in multi mode: lib_perkey.lua looks its lease up
+      return 'm', h -- in multi mode: lib_perkey.lua looks its lease up
     end
     return nil
   end
@@ -872,16 +890,24 @@ end
 -- why of a drop (kept with the dead letter), a retry or a hold (kept in
 -- the key's e until its head batch ends or is released). It returns 1 if
 -- the key still has values, 0 if not, -1 if the lease lapsed, ended or was
--- superseded (and nothing changed). The call that runs it runs flush_ends
+-- superseded (and nothing changed). multi says the lease is likely of a
+-- key in multi mode (a Claim with PerKey > 1 took it): the same read then
+-- takes the key's multi state too. The call that runs it runs flush_ends
 -- before it claims or returns.
-local function finish_lease(key, fence, kind, after, why, now, now_s)
+local function finish_lease(key, fence, kind, after, why, now, now_s, multi)
   local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
-  local h = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn', 'q')
+  local h, mh
+  if multi then
+    h, mh = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn', 'q', 'R')
+  else
+    h, mh = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn', 'q')
+  end
   if not h then
     return -1
   end
   if h == 'm' then
-    return m_finish(key, kk, fence, kind, after, why, now, now_s)
+    -- The fields m_load reads: s, R (absent: not read), b, bd, g, f, tn.
+    return m_finish(key, kk, fence, kind, after, why, now, now_s, {mh[1], mh[12], mh[6], mh[7], mh[9], mh[2], mh[10]})
   end
   if h[10] then
     featq = true -- a key of a tenant: the queue has tweights
@@ -1134,6 +1160,25 @@ local function pop_plain(want)
   return got
 end
 
+-- feature_names makes FEATURE_NAMES, the names of the queue's keys that
+-- tell its features, each as often as its weight (see claim_ready), and
+-- PERKEY_NAMES, those of them but multi and ready, each half as often;
+-- once for a run of calls on the same queue.
+local function feature_names()
+  if NAMES_PFX == PFX then
+    return
+  end
+  NAMES_PFX, FEATURE_NAMES, PERKEY_NAMES = PFX, {K_MULTI}, {}
+  for i, k in ipairs({K_TW, K_PAUSEDKEYS, K_PAUSED, K_READY}) do
+    for j = 1, 2 ^ i do
+      FEATURE_NAMES[#FEATURE_NAMES + 1] = k
+      if i < 4 and j <= 2 ^ (i - 1) then
+        PERKEY_NAMES[#PERKEY_NAMES + 1] = k
+      end
+    end
+  end
+end
+
 -- claim_ready leases up to want ready keys at now (now_s), oldest-ready
 -- first, with at most maxbatch values each (0: all that are ready) for ttl
 -- (-1: for ever), to holder, after moving the keys that came due into the
@@ -1148,20 +1193,35 @@ end
 -- each lease taking a turn of its tenant.
 local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
   promote(now_s, want + 16)
-  local got, paused, multi, untenanted = pop_plain(want), false, false, nil
+  local got, paused, multi, untenanted = nil, false, false, nil
+  if perkey <= 1 then
+    got = pop_plain(want)
+  end
+  -- With perkey > 1 the queue has features once it leased a key, so the
+  -- Claim asks which straight away.
   if not got then
+    feature_names()
+  end
+  if not got and perkey > 1 then
+    -- Its leases go to lib_perkey.lua whether keys are in multi mode or
+    -- not, so it asks only for the other three, each named half as often
+    -- as below (PERKEY_NAMES): with none, the features key may stay for
+    -- multi, and featq stays unknown.
+    local f = rcall('EXISTS', unpack(PERKEY_NAMES)) * 2
+    if f > 0 then
+      featq = true
+    end
+    if f >= 8 then
+      return {-1}
+    end
+    paused, fairq = f >= 4, f % 4 >= 2
+  elseif not got then
     -- The queue has features, which pop_plain may have popped: which are
     -- they still? The features key stays while one is. EXISTS counts a
     -- key as often as it is named, so one call tells all four apart, and
     -- whether ready has keys, which pop_turns would ask: ready 16 times,
-    -- paused 8, pausedkeys 4, tweights 2, multi once.
-    local names = {K_MULTI}
-    for i, k in ipairs({K_TW, K_PAUSEDKEYS, K_PAUSED, K_READY}) do
-      for _ = 1, 2 ^ i do
-        names[#names + 1] = k
-      end
-    end
-    local f = rcall('EXISTS', unpack(names))
+    -- paused 8, pausedkeys 4, tweights 2, multi once (FEATURE_NAMES).
+    local f = rcall('EXISTS', unpack(FEATURE_NAMES))
     untenanted = f >= 16
     f = f % 16
     if f == 0 then
@@ -1213,7 +1273,11 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
       if perkey > 1 or h[7] then
         -- In multi mode, or to be: lib_perkey.lua leases it.
         fence = fence + 1
+        -- The keys it puts back in ready wait in readied for the flush
+        -- before the next pop.
+        deferring, claiming = true, true
         local a, vals = m_lease(key, kk, got[i + 1], now, now_s, fence, maxbatch, exp, holder, perkey, now + leased)
+        deferring, claiming = false, false
         if a then
           leased, again = leased + 1, true
           out[#out + 1] = key
@@ -1306,6 +1370,7 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
     if #zadd > 0 then
       rcall('ZADD', K_LEASED, unpack(zadd))
     end
+    flush_adds()
     got = {}
     if again and leased < want then
       got = pop(want - leased)

@@ -71,6 +71,24 @@ local function m_unpack(k, s)
   k.runs = runs
 end
 
+-- m_pack_run returns run r as R packs it.
+local function m_pack_run(r)
+  local fl = 0
+  if r.u then
+    fl = 1
+  end
+  if r.o then
+    fl = fl + 2
+  end
+  if r.r then
+    fl = fl + 4
+  end
+  -- As m_unpack reads them back (see decoded).
+  local f, c, h, e = r.f or '', r.c or '', r.h or '', r.e or ''
+  r.f, r.c, r.h, r.e = f, c, h, e
+  return struct.pack(RUN, r.n, r.a, fl, #f, f, #r.x, r.x, #c, c, #h, h, #e, e)
+end
+
 -- m_pack returns R for k.
 local function m_pack(k)
   local elig, w, held = 0, 0, k.held or ''
@@ -80,34 +98,66 @@ local function m_pack(k)
   if k.where then
     w = string.byte(k.where)
   end
-  local out = {struct.pack(HEAD, k.limit, k.place, k.free_at, elig, w, #held, held)}
-  for _, r in ipairs(k.runs) do
-    local fl = 0
-    if r.u then
-      fl = 1
-    end
-    if r.o then
-      fl = fl + 2
-    end
-    if r.r then
-      fl = fl + 4
-    end
-    local f, c, h, e = r.f or '', r.c or '', r.h or '', r.e or ''
-    out[#out + 1] = struct.pack(RUN, r.n, r.a, fl, #f, f, #r.x, r.x, #c, c, #h, h, #e, e)
+  local head = struct.pack(HEAD, k.limit, k.place, k.free_at, elig, w, #held, held)
+  local runs = k.runs
+  -- A key has a run or none most often: then no table to join.
+  if #runs == 0 then
+    return head
+  elseif #runs == 1 then
+    return head .. m_pack_run(runs[1])
+  end
+  local out = {head}
+  for i = 1, #runs do
+    out[i + 1] = m_pack_run(runs[i])
   end
   return table.concat(out)
 end
 
+-- decoded holds, by the name of a key's hash, the multi state (k) that a
+-- call last saved, with R as it wrote it (k.R): the library stays loaded
+-- between calls, so the next call on the key, which mostly finds R as it
+-- was, takes that table in place of decoding R. R alone decides the
+-- state, and m_save writes it from k with k's fields as m_unpack would
+-- set them, so a k whose R is the field's R is the state that field
+-- holds, whoever wrote it (an older version's call writes another R). A
+-- load takes its entry out, so that a call that fails after changing k
+-- leaves none; a save puts it back. Past DECODED entries the cache starts
+-- over.
+local decoded, ndecoded, DECODED = {}, 0, 1024
+
 -- m_load reads the multi state of key at now, or turns a key of lib.lua,
 -- ready since ts, into one: its fixed head batch, if any, becomes its
--- first run, kept.
-local function m_load(key, kk, ts)
-  local h = rcall('HMGET', kk, 's', 'R', 'b', 'bd', 'g', 'f', 'tn')
-  local k = {key = key, kk = kk, vk = PFX .. 'v:' .. key}
-  k.b, k.bd, k.g, k.fence, k.tn = tonumber(h[3]) or 0, h[4], h[5], h[6], h[7]
-  k.fence0 = k.fence
-  k.len = rcall('LLEN', k.vk)
-  if h[1] == 'm' then
+-- first run, kept. h, if the caller read them, holds the key's fields s,
+-- R, b, bd, g, f and tn: with s m and R, they spare the read.
+local function m_load(key, kk, ts, h)
+  if not (h and h[2]) then
+    if h and h[1] == 'm' then
+      h[2] = rcall('HGET', kk, 'R')
+    else
+      h = rcall('HMGET', kk, 's', 'R', 'b', 'bd', 'g', 'f', 'tn')
+    end
+  end
+  local multi = h[1] == 'm'
+  local k = multi and decoded[kk]
+  if k then
+    decoded[kk] = nil
+    ndecoded = ndecoded - 1
+    if k.R == h[2] then
+      -- The hash's other fields may have changed since.
+      k.b, k.bd, k.g, k.fence, k.fence0, k.tn = tonumber(h[3]) or 0, h[4], h[5], h[6], h[6], h[7]
+      k.len = false
+      return k
+    end
+  end
+  -- All its fields in one constructor: the table is made at its size
+  -- once, not grown field by field.
+  local vk = PFX .. 'v:' .. key
+  k = {
+    key = key, kk = kk, vk = vk, b = tonumber(h[3]) or 0, bd = h[4], g = h[5], fence = h[6], fence0 = h[6],
+    tn = h[7], len = false, limit = 1, place = 0, free_at = 0, elig = false, where = false, runs = false,
+    held = false, entered = false, R = false,
+  }
+  if multi then
     m_unpack(k, h[2])
     return k
   end
@@ -135,19 +185,31 @@ local function m_load(key, kk, ts)
   return k
 end
 
+-- m_len returns how many values k has, asked of Redis the first time
+-- a call needs it: m_lease mostly learns it from the values it reads.
+local function m_len(k)
+  local n = k.len
+  if not n then
+    n = rcall('LLEN', k.vk)
+    k.len = n
+  end
+  return n
+end
+
 -- m_in_runs returns how many values the runs of k hold.
 local function m_in_runs(k)
-  local n = 0
-  for _, r in ipairs(k.runs) do
-    n = n + r.n
+  local n, runs = 0, k.runs
+  for i = 1, #runs do
+    n = n + runs[i].n
   end
   return n
 end
 
 -- m_out returns how many runs of k are out, and their values.
 local function m_out(k)
-  local c, n = 0, 0
-  for _, r in ipairs(k.runs) do
+  local c, n, runs = 0, 0, k.runs
+  for i = 1, #runs do
+    local r = runs[i]
     if r.o then
       c, n = c + 1, n + r.n
     end
@@ -157,14 +219,14 @@ end
 
 -- m_ready returns how many free values of k are outside its open burst.
 local function m_ready(k)
-  return k.len - m_in_runs(k) - k.b
+  return m_len(k) - m_in_runs(k) - k.b
 end
 
 -- m_eligible reports whether k may take a lease once its next batch is
 -- ready.
 local function m_eligible(k)
   local c, n = m_out(k)
-  return not k.held and c < math.max(k.limit, 1) and k.len > n
+  return not k.held and c < math.max(k.limit, 1) and m_len(k) > n
 end
 
 -- m_track notes, at t, whether k may lease: a key that becomes eligible
@@ -181,14 +243,15 @@ end
 -- runs whose lease lapsed by now.
 local function m_settle(k, now)
   if k.b > 0 and tonumber(k.bd) <= now then
-    if k.len - m_in_runs(k) == k.b then
+    if m_len(k) - m_in_runs(k) == k.b then
       k.free_at = tonumber(k.bd) -- the burst's values are the first free ones
     end
     close_burst(k.kk, k.key)
     k.b = 0
   end
-  local first
-  for _, r in ipairs(k.runs) do
+  local first, runs = nil, k.runs
+  for i = 1, #runs do
+    local r = runs[i]
     if r.o and tonumber(r.x) <= now then
       -- A lapse is the batch's next attempt.
       r.o, r.u, r.r = false, true, false
@@ -206,8 +269,9 @@ end
 -- m_kept returns the index of the first run of k that is not out: the
 -- batch its next lease takes again; nil if none.
 local function m_kept(k)
-  for i, r in ipairs(k.runs) do
-    if not r.o then
+  local runs = k.runs
+  for i = 1, #runs do
+    if not runs[i].o then
       return i
     end
   end
@@ -240,37 +304,57 @@ local function m_ready_at(k, now)
   return math.max(k.place, m_next(k, now))
 end
 
--- m_save writes the multi state of k to its hash.
+-- m_save writes the multi state of k to its hash, and keeps k for the
+-- next load (see decoded).
 local function m_save(k)
-  local set = {'R', m_pack(k)}
-  if k.entered then
-    set[3], set[4] = 's', 'm'
-    k.entered = false
-  end
-  if k.fence ~= k.fence0 then
-    set[#set + 1], set[#set + 2] = 'f', k.fence
+  local R = m_pack(k)
+  if not k.entered and k.fence == k.fence0 then
+    rcall('HSET', k.kk, 'R', R)
+  elseif not k.entered then
+    rcall('HSET', k.kk, 'R', R, 'f', k.fence)
     k.fence0 = k.fence
+  else
+    -- It enters multi mode.
+    local set = {'R', R, 's', 'm'}
+    k.entered = false
+    if k.fence ~= k.fence0 then
+      set[#set + 1], set[#set + 2] = 'f', k.fence
+      k.fence0 = k.fence
+    end
+    rcall('HSET', k.kk, unpack(set))
   end
-  rcall('HSET', k.kk, unpack(set))
+  -- As m_unpack reads them back.
+  k.held = k.held ~= '' and k.held or false
+  k.where = k.where or false
+  k.R = R
+  if not decoded[k.kk] then
+    if ndecoded >= DECODED then
+      decoded, ndecoded = {}, 0
+    end
+    ndecoded = ndecoded + 1
+  end
+  decoded[k.kk] = k
 end
 
 -- m_tenant returns the tenant of k whose ready set it stands in: '' for
--- the queue's own.
+-- the queue's own. Only a key with a tenant asks whether the queue has
+-- tenants.
 local function m_tenant(k)
-  return fair() and k.tn or ''
+  return k.tn and fair() and k.tn or ''
 end
 
 -- m_unset takes k out of the sets of the states it may be in but held
 -- (its tenant's ready set, with tenants), and reports whether it was
--- parked. It looks first in the set its hint W names: a key is in one
--- state set at most, so once found there it is in no other.
-local function m_unset(k)
+-- parked. It looks first in the set its hint W names, unless looked says
+-- the caller did: a key is in one state set at most, so once found there
+-- it is in no other.
+local function m_unset(k, looked)
   local key, w = k.key, k.where
   local hinted = ({l = K_LEASED, d = K_DELAYED, p = K_PARKED})[w]
   if w == 'r' then
     hinted = tenant_set(m_tenant(k))
   end
-  if hinted and rcall('ZREM', hinted, key) == 1 then
+  if hinted and not looked and rcall('ZREM', hinted, key) == 1 then
     return w == 'p'
   end
   rcall('ZREM', tenant_set(m_tenant(k)), key)
@@ -293,20 +377,30 @@ end
 -- m_place saves k and puts it in the set of its state at now (now_s); a k
 -- without runs leaves multi mode, as a key of lib.lua that is ready, or
 -- settled from now, unless it is ready and its last lease was of a Claim
--- with PerKey > 1: its next lease would bring it back. popped says k is in none of those sets (a Claim
--- popped it from the ready order), which spares looking.
+-- with PerKey > 1: its next lease would bring it back. popped says k is
+-- in none of those sets (a Claim popped it from the ready order), which
+-- spares looking. A k that stays in the set its hint W names, at the same
+-- time, costs one ZSCORE: it is neither taken out nor put back, and wakes
+-- no one, as nothing became ready or came due sooner.
 local function m_place(k, now, now_s, popped)
   local key, kk = k.key, k.kk
-  local parked = not popped and m_unset(k)
+  -- w: the state set its hint says it stands in, if it stands in one.
+  local w = not popped and k.where
   if k.held then
+    if not popped then
+      m_unset(k)
+    end
     k.where = 'h'
     m_save(k)
     rcall('ZADD', K_HELD, 'NX', k.held, key)
     return
   end
-  -- When a k without runs is ready, if it may lease.
-  local idle_at = #k.runs == 0 and k.elig and m_ready_at(k, now)
+  -- When k is ready, if it may lease; idle_at, the same for a k
+  -- without runs.
+  local ready_at = k.elig and m_ready_at(k, now)
+  local idle_at = #k.runs == 0 and ready_at
   if #k.runs == 0 and (k.limit <= 1 or not idle_at or idle_at > now) then
+    local parked = not popped and m_unset(k)
     rcall('HDEL', kk, 'R')
     rcall('SREM', K_MULTI, key)
     if idle_at and idle_at <= now then
@@ -320,46 +414,81 @@ local function m_place(k, now, now_s, popped)
     if k.b > 0 then
       b = str(k.b)
     end
-    settle(key, kk, k.len, now, now_s, b, k.bd, nil, k.g, m_tenant(k))
+    settle(key, kk, m_len(k), now, now_s, b, k.bd, nil, k.g, m_tenant(k))
     return
   end
-  local at = INF
-  if k.elig then
-    at = m_ready_at(k, now)
+  local at, looked = INF, false
+  if ready_at then
+    at = ready_at
     if at <= now then
+      local ts = str(at)
+      if w == 'r' or w == 'p' then
+        -- Found in the set W names, it is in no other.
+        local cur = rcall('ZSCORE', w == 'p' and K_PARKED or tenant_set(m_tenant(k)), key)
+        if cur then
+          m_save(k)
+          if cur ~= ts then
+            m_ready_in(k, ts, w == 'p')
+          end
+          return
+        end
+        looked = true
+      end
+      local parked = not popped and m_unset(k, looked)
       k.where = parked and 'p' or 'r'
       m_save(k)
-      m_ready_in(k, str(at), parked)
+      m_ready_in(k, ts, parked)
       return
     end
   end
-  local c = m_out(k)
-  if c > 0 then
-    for _, r in ipairs(k.runs) do
+  local set, to = K_DELAYED, 'd'
+  if m_out(k) > 0 then
+    local runs = k.runs
+    for i = 1, #runs do
+      local r = runs[i]
       if r.o and tonumber(r.x) < at then
         at = tonumber(r.x)
       end
     end
-    k.where = 'l'
-    m_save(k)
-    wake_before(at)
-    rcall('ZADD', K_LEASED, str(at), key)
-    return
+    set, to = K_LEASED, 'l'
   end
-  k.where = 'd'
+  local ts = str(at)
+  if w == to then
+    local cur = rcall('ZSCORE', set, key)
+    if cur then
+      m_save(k)
+      if cur ~= ts then
+        wake_before(at)
+        rcall('ZADD', set, ts, key)
+      end
+      return
+    end
+    looked = true
+  end
+  if not popped then
+    m_unset(k, looked)
+  end
+  k.where = to
   m_save(k)
   wake_before(at)
-  rcall('ZADD', K_DELAYED, str(at), key)
+  rcall('ZADD', set, ts, key)
 end
 
--- m_delete removes k, which has no values left.
+-- m_delete removes k, which has no values left, for a call that runs
+-- flush_ends before it claims or returns.
 local function m_delete(k)
   local key, kk = k.key, k.kk
   m_unset(k)
-  rcall('DEL', kk)
-  rcall('ZREM', K_KEYS, key)
-  rcall('ZREM', K_HELD, key)
-  rcall('ZREM', K_TRAILING, key)
+  rcall('DEL', kk, k.vk)
+  unindexed[#unindexed + 1] = key
+  -- Only a held key is in held, and only one with an open burst in
+  -- trailing.
+  if k.held then
+    rcall('ZREM', K_HELD, key)
+  end
+  if k.b > 0 then
+    rcall('ZREM', K_TRAILING, key)
+  end
   rcall('SREM', K_MULTI, key)
 end
 
@@ -403,13 +532,28 @@ m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey
     m_place(k, now, now_s, true)
     return nil
   end
-  local i = m_kept(k)
+  local i, vals = m_kept(k), nil
   if not i then
-    local n = m_ready(k)
-    if maxbatch > 0 and n > maxbatch then
-      n = maxbatch
+    local off, n = m_in_runs(k), nil
+    if not k.len and k.b == 0 and maxbatch > 0 and not k.g then
+      -- The free values from off on: one LRANGE, up to one value past
+      -- the most the batch takes, tells what LLEN would here, the
+      -- batch and whether values follow it. The key's length is then
+      -- known, or, if values follow, known to be more than its runs
+      -- hold with this batch, which is all this call asks (m_eligible,
+      -- m_ready).
+      vals = rcall('LRANGE', k.vk, str(off), str(off + maxbatch))
+      k.len, n = off + #vals, #vals
+      if n > maxbatch then
+        n = maxbatch
+        vals[n + 1] = nil
+      end
+    else
+      n = m_ready(k)
+      if maxbatch > 0 and n > maxbatch then
+        n = maxbatch
+      end
     end
-    local off = m_in_runs(k)
     if k.g and n > 0 then
       if tonumber(k.g) <= now then
         rcall('HDEL', kk, 'g')
@@ -440,8 +584,10 @@ m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey
   local f = str(fence)
   r.o, r.r, r.f, r.x, r.c, r.h = true, false, f, exp, now_s, holder
   k.limit, k.elig, k.fence = math.max(perkey, 1), false, f
-  local off = m_offset(k, i)
-  local vals = rcall('LRANGE', k.vk, str(off), str(off + r.n - 1))
+  if not vals then
+    local off = m_offset(k, i)
+    vals = rcall('LRANGE', k.vk, str(off), str(off + r.n - 1))
+  end
   -- A key that may lease again goes behind those waiting.
   m_track(k, after)
   m_place(k, after, str(after), true)
@@ -451,7 +597,9 @@ end
 -- m_find returns k's run out on the lease with fence, which holds at now,
 -- and its index; nil if none.
 local function m_find(k, fence)
-  for i, r in ipairs(k.runs) do
+  local runs = k.runs
+  for i = 1, #runs do
+    local r = runs[i]
     if r.o and r.f == fence then
       return r, i
     end
@@ -461,8 +609,8 @@ end
 
 -- m_finish ends the lease of key with fence as finish_lease does, for a
 -- key in multi mode.
-m_finish = function(key, kk, fence, kind, after, why, now, now_s)
-  local k = m_load(key, kk, now_s)
+m_finish = function(key, kk, fence, kind, after, why, now, now_s, h)
+  local k = m_load(key, kk, now_s, h)
   m_settle(k, now)
   local r, i = m_find(k, fence)
   if not r then
@@ -478,14 +626,14 @@ m_finish = function(key, kk, fence, kind, after, why, now, now_s)
       rcall('ZADD', K_DEAD, id, id)
       rcall('ZADD', K_DEADAT, now_s, id)
     end
-    m_cut(k, off, r.n)
-    rcall('HINCRBY', K_META, 'v', str(-r.n))
-    k.len = k.len - r.n
-    table.remove(k.runs, i)
+    unstored = unstored + r.n -- flush_ends takes them off meta's v
+    k.len = m_len(k) - r.n
     if k.len == 0 then
       m_delete(k)
       return 0
     end
+    m_cut(k, off, r.n)
+    table.remove(k.runs, i)
   elseif kind == 5 then
     r.o, r.e = false, why
     k.held = now_s
@@ -532,7 +680,7 @@ m_added = function(key, kk, n, t, ts, b0, bd0)
   local k = m_load(key, kk, ts)
   -- Whether free values were ready before the Add, once a burst that
   -- came due by t was closed.
-  local len0, inr = k.len - n, m_in_runs(k)
+  local len0, inr = m_len(k) - n, m_in_runs(k)
   b0 = tonumber(b0) or 0
   if b0 > 0 and tonumber(bd0) <= t then
     if len0 - inr == b0 then
@@ -593,7 +741,7 @@ local function m_counts(key, now, now_s)
   local c = m_out(k)
   local first = k.runs[1]
   if first and first.r and not first.o then
-    return c, true, k.len - first.n
+    return c, true, m_len(k) - first.n
   end
   return c, false, 0
 end

@@ -1,0 +1,126 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/redis/internal/redistest"
+	"github.com/pacerkit/pacer/store"
+)
+
+// TestMeasurePerKeyFunctionsAgainstOld compares this package's functions
+// with those of another version (the lua/ directory PACER_BENCH_OLD_LUA
+// names) in one server, call by call, as
+// TestMeasureTenantFunctionsAgainstOld does: four queues of 5,000 values
+// over 500 keys, old and new, with PerKey 1 and 2 (MaxBatch 2 both), as
+// a Runner's workers take them: 8 leases claimed, then each acked by a
+// FinishAndClaim of one more, a call of each queue in turn. The medians
+// of the calls' times (SLOWLOG), which a call that the machine held up
+// does not move, give each queue's time per value.
+func TestMeasurePerKeyFunctionsAgainstOld(t *testing.T) {
+	dir := os.Getenv("PACER_BENCH_OLD_LUA")
+	if os.Getenv("PACER_BENCH") != "1" || dir == "" {
+		t.Skip("set PACER_BENCH=1 and PACER_BENCH_OLD_LUA to another version's lua/ directory")
+	}
+	old := oldLibrary(t, dir)
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t).Addr()})
+	defer c.Close()
+	s, err := New(ctx, c, Config{Prefix: "pk"})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, old.Load(ctx, c))
+	newFns := [3]string{claimFn, finishFn, statsFn}
+	oldFns := [3]string{old.Function("claim"), old.Function("finish"), old.Function("stats")}
+	use := func(f [3]string) { claimFn, finishFn, statsFn = f[0], f[1], f[2] }
+	defer use(newFns)
+	const values, keys = 5000, 500
+	qs := []struct {
+		name   string
+		fns    [3]string
+		perKey int
+	}{{"oldmb2", oldFns, 1}, {"oldpk2", oldFns, 2}, {"newmb2", newFns, 1}, {"newpk2", newFns, 2}}
+	for _, q := range qs {
+		use(q.fns)
+		for i := range values {
+			require.NoError(t, s.Add(ctx, q.name, fmt.Sprintf("k%03d", i%keys), [][]byte{[]byte(fmt.Sprint(i))}, store.AddParams{}))
+		}
+		_, err := s.Stats(ctx, q.name)
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.ConfigSet(ctx, "slowlog-log-slower-than", "0").Err())
+	require.NoError(t, c.ConfigSet(ctx, "slowlog-max-len", "100000").Err())
+	require.NoError(t, c.SlowLogReset(ctx).Err())
+	durs := map[string][]float64{} // by queue and function
+	collect := func() {
+		logs, err := c.SlowLogGet(ctx, -1).Result()
+		require.NoError(t, err)
+		require.NoError(t, c.SlowLogReset(ctx).Err())
+		for _, l := range logs {
+			if len(l.Args) < 4 || !strings.EqualFold(l.Args[0], "fcall") {
+				continue
+			}
+			fn := l.Args[1][strings.LastIndex(l.Args[1], "_")+1:]
+			for _, q := range qs {
+				if strings.Contains(l.Args[3], ":"+q.name+"}") {
+					durs[q.name+" "+fn] = append(durs[q.name+" "+fn], float64(l.Duration.Microseconds()))
+				}
+			}
+		}
+	}
+	done := map[string]int{}
+	out := map[string][]store.Lease{}
+	for _, q := range qs {
+		use(q.fns)
+		ls, _, err := s.Claim(ctx, q.name, store.ClaimParams{Keys: 8, MaxBatch: 2, PerKey: q.perKey, TTL: time.Minute})
+		require.NoError(t, err)
+		out[q.name] = ls
+	}
+	for step := 0; ; step++ {
+		active := 0
+		for _, q := range qs {
+			if len(out[q.name]) == 0 {
+				continue
+			}
+			active++
+			use(q.fns)
+			l := out[q.name][0]
+			out[q.name] = out[q.name][1:]
+			done[q.name] += len(l.Values)
+			_, ls, _, err := s.FinishAndClaim(ctx, l, store.Outcome{Kind: store.Ack},
+				store.ClaimParams{Keys: 1, MaxBatch: 2, PerKey: q.perKey, TTL: time.Minute})
+			require.NoError(t, err)
+			out[q.name] = append(out[q.name], ls...)
+		}
+		if step%200 == 0 {
+			collect()
+		}
+		if active == 0 {
+			break
+		}
+	}
+	collect()
+	per := map[string]float64{}
+	for _, q := range qs {
+		require.Equal(t, values, done[q.name], q.name)
+		for _, fn := range []string{"claim", "finish"} {
+			d := durs[q.name+" "+fn]
+			if len(d) == 0 {
+				continue
+			}
+			slices.Sort(d)
+			per[q.name] += d[len(d)/2] * float64(len(d)) / values
+			fmt.Printf("pkab %-7s %-6s %5d calls logged, median %.0f µs\n", q.name, fn, len(d), d[len(d)/2])
+		}
+	}
+	fmt.Printf("pkab by medians, µs a value: old PerKey 2 %.2f vs PerKey 1 %.2f (%.3fx), new %.2f vs %.2f (%.3fx); new/old PerKey 2 %.3fx\n",
+		per["oldpk2"], per["oldmb2"], per["oldpk2"]/per["oldmb2"], per["newpk2"], per["newmb2"], per["newpk2"]/per["newmb2"], per["newpk2"]/per["oldpk2"])
+}
