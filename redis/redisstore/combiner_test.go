@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -74,6 +75,35 @@ func TestCombinerGathersWaitingCalls(t *testing.T) {
 			require.Equal(t, c != calls[2], c.more, "call %s", c.l.Key)
 		}
 	})
+}
+
+// TestCombinerYieldsBeforeSending: the call about to send a script lets
+// the goroutines ready to run go first, and the call one of them makes
+// goes in the same script. On one processor, the goroutine that runs
+// first finds no script on its way, and the other, ready to run, comes
+// while it yields. Now and then the scheduler takes a goroutine that
+// yields back at once (it looks at its global queue first every 61st
+// time, and the race detector shuffles), so most of 10 tries must do it;
+// without the yield, none does.
+func TestCombinerYieldsBeforeSending(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute}
+	shared := 0
+	for range 10 {
+		var cb combiner
+		s := &sends{release: make(chan struct{})}
+		close(s.release)
+		var wg sync.WaitGroup
+		for _, key := range []string{"a", "b"} {
+			wg.Go(func() { cb.do(call(t.Context(), key, p), s.send) })
+		}
+		wg.Wait()
+		if len(s.batches) == 1 {
+			require.ElementsMatch(t, []string{"a", "b"}, s.batches[0])
+			shared++
+		}
+	}
+	require.GreaterOrEqual(t, shared, 6, "tries in which both calls went in one script")
 }
 
 // TestSpread: each call of a script gets its outcome, and its share of
