@@ -32,7 +32,7 @@ type flowVariant struct {
 // end to end: a Runner (8 workers, a handler that does nothing) through
 // 500 keys of 10 values each, in PACER_BENCH_ROUNDS (5) alternating
 // rounds, each variant on a queue of its own. Strict order (MaxBatch 1)
-// with 50 tenants (Config.Tenant), and with a per-key limit that never
+// with 100 tenants (Config.Tenant: a key's last two digits), and with a per-key limit that never
 // defers (Config.KeyLimit, 10^6 a second, burst 1,000), once
 // ratelimit.Keyed in the process and once redisrate.Keyed on the same
 // server; PerKey 2 needs MaxBatch 2 or more, so it is measured against

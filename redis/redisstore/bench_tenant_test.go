@@ -98,7 +98,7 @@ func measureTenantClaims(t *testing.T, s store.Store) {
 
 // measureTenantThroughput times a Runner in strict order (MaxBatch 1, 8
 // workers, a handler that does nothing) through 500 keys of 10 values
-// each, with and without tenants (50 of them), in PACER_BENCH_ROUNDS (5) alternating rounds on
+// each, with and without tenants (100 of them: a key's last two digits), in PACER_BENCH_ROUNDS (5) alternating rounds on
 // queues of their own; open returns a fresh store for a round.
 func measureTenantThroughput(t *testing.T, open func() store.Store) {
 	const keys, per = 500, 10
@@ -141,7 +141,7 @@ func measureTenantThroughput(t *testing.T, open func() store.Store) {
 	}
 	for round := range rounds {
 		off, on := run(round, false), run(round, true)
-		fmt.Printf("strict end-to-end, %d values over %d keys: without tenants %v (%.0f/s), with 50 tenants %v (%.0f/s): %+.1f%%\n",
+		fmt.Printf("strict end-to-end, %d values over %d keys: without tenants %v (%.0f/s), with 100 tenants %v (%.0f/s): %+.1f%%\n",
 			keys*per, keys, off.Round(time.Millisecond), keys*per/off.Seconds(), on.Round(time.Millisecond), keys*per/on.Seconds(),
 			100*(off.Seconds()/on.Seconds()-1))
 	}
