@@ -98,8 +98,9 @@ func measureTenantClaims(t *testing.T, s store.Store) {
 
 // measureTenantThroughput times a Runner in strict order (MaxBatch 1, 8
 // workers, a handler that does nothing) through 500 keys of 10 values
-// each, with and without tenants (100 of them: a key's last two digits), in PACER_BENCH_ROUNDS (5) alternating rounds on
-// queues of their own; open returns a fresh store for a round.
+// each, with and without tenants (100 of them: a key's last two
+// digits), in PACER_BENCH_ROUNDS (5) alternating rounds on queues of
+// their own; open returns a fresh store for a round.
 func measureTenantThroughput(t *testing.T, open func() store.Store) {
 	const keys, per = 500, 10
 	rounds := 5
