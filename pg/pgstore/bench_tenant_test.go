@@ -107,8 +107,9 @@ func measureTenantClaims(t *testing.T, s store.Store) {
 // each, without tenants, with tenants (100 of them: a key's last two
 // digits), and without tenants but with a per-key limit generous enough
 // never to defer a batch (a pgrate.Keyed, then a ratelimit.Keyed in the
-// process); and with MaxBatch 2, PerKey 1 and PerKey 2 (several leases of a key need batches of more
-// than one value). PACER_BENCH_ROUNDS (5) alternating rounds, each run on
+// process); and with MaxBatch 2, PerKey 1 and PerKey 2 (several leases of
+// a key need batches of more than one value). PACER_BENCH_ROUNDS (5)
+// alternating rounds, each run on
 // a queue of its own; open returns a fresh store for a run, keyed a fresh
 // per-key limit. cpu returns the CPU time used so far by the test process
 // and the database sessions of its pool, which a run reports per value:
