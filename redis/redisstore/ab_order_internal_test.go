@@ -3,14 +3,11 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer/redis/internal/redistest"
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -21,22 +18,9 @@ import (
 // of 1 to 9 keys, some keys acked, some retried, some paused and resumed.
 // It swaps the package's function names, so it runs alone.
 func TestTenantOrderAgainstOld(t *testing.T) {
-	dir := os.Getenv("PACER_BENCH_OLD_LUA")
-	if dir == "" {
-		t.Skip("set PACER_BENCH_OLD_LUA to another version's lua/ directory")
-	}
-	old := oldLibrary(t, dir)
-	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t).Addr()})
-	defer c.Close()
-	s, err := New(ctx, c, Config{Prefix: "ord"})
-	require.NoError(t, err)
-	defer s.Close()
-	require.NoError(t, old.Load(ctx, c))
-	newFns := [3]string{claimFn, finishFn, statsFn}
-	oldFns := [3]string{old.Function("claim"), old.Function("finish"), old.Function("stats")}
-	use := func(f [3]string) { claimFn, finishFn, statsFn = f[0], f[1], f[2] }
-	defer use(newFns)
+	v := againstOld(t, "ord")
+	ctx, s := context.Background(), v.s
+	newFns, oldFns, use := v.new, v.old, v.use
 	run := func(q string, fns [3]string) []string {
 		use(fns)
 		const tenants, keys, values = 13, 120, 6

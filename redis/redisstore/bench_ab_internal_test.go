@@ -4,17 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer/redis/internal/redisfn"
-	"github.com/pacerkit/pacer/redis/internal/redistest"
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -28,22 +24,12 @@ import (
 // call that the machine held up does not move, give each queue's time per
 // value. It swaps the package's function names, so it runs alone.
 func TestMeasureTenantFunctionsAgainstOld(t *testing.T) {
-	dir := os.Getenv("PACER_BENCH_OLD_LUA")
-	if os.Getenv("PACER_BENCH") != "1" || dir == "" {
-		t.Skip("set PACER_BENCH=1 and PACER_BENCH_OLD_LUA to another version's lua/ directory")
+	if os.Getenv("PACER_BENCH") != "1" {
+		t.Skip("set PACER_BENCH=1 to measure")
 	}
-	old := oldLibrary(t, dir)
-	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t).Addr()})
-	defer c.Close()
-	s, err := New(ctx, c, Config{Prefix: "ab"})
-	require.NoError(t, err)
-	defer s.Close()
-	require.NoError(t, old.Load(ctx, c))
-	newFns := [3]string{claimFn, finishFn, statsFn}
-	oldFns := [3]string{old.Function("claim"), old.Function("finish"), old.Function("stats")}
-	use := func(f [3]string) { claimFn, finishFn, statsFn = f[0], f[1], f[2] }
-	defer use(newFns)
+	v := againstOld(t, "ab")
+	ctx, c, s := context.Background(), v.c, v.s
+	newFns, oldFns, use := v.new, v.old, v.use
 	const values, keys = 10000, 500
 	qs := []struct {
 		name    string
@@ -118,26 +104,4 @@ func TestMeasureTenantFunctionsAgainstOld(t *testing.T) {
 	}
 	fmt.Printf("ab by medians, µs a value: old %.1f with tenants vs %.1f (%.3fx), new %.1f vs %.1f (%.3fx); new/old with tenants %.3fx\n",
 		per["oldten"], per["oldplain"], per["oldten"]/per["oldplain"], per["newten"], per["newplain"], per["newten"]/per["newplain"], per["newten"]/per["oldten"])
-}
-
-// oldLibrary returns the functions of another version's lua/ directory,
-// dir, as a library of its own, to load beside this version's.
-func oldLibrary(t *testing.T, dir string) *redisfn.Library {
-	t.Helper()
-	read := func(n string) string {
-		b, err := os.ReadFile(filepath.Join(dir, n))
-		require.NoError(t, err)
-		return string(b)
-	}
-	names := []string{"add", "claim", "extend", "finish", "release", "stats", "deadletters", "redrive", "purge",
-		"keys", "key", "values", "reindex", "pausequeue", "pausekey", "resumekey", "retrynow", "dropkey"}
-	var fns []redisfn.Function
-	for _, n := range names {
-		src := read(n + ".lua")
-		if n != "add" {
-			src = strings.Replace(src, includeLib, "begin(ARGV[1])\n", 1)
-		}
-		fns = append(fns, redisfn.Function{Name: n, Body: src})
-	}
-	return redisfn.New("pacer_", read("lib.lua")+read("lib_perkey.lua")+read("lib_inspect.lua"), fns...)
 }

@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pacerkit/pacer/redis/internal/redistest"
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -26,22 +24,12 @@ import (
 // of the calls' times (SLOWLOG), which a call that the machine held up
 // does not move, give each queue's time per value.
 func TestMeasurePerKeyFunctionsAgainstOld(t *testing.T) {
-	dir := os.Getenv("PACER_BENCH_OLD_LUA")
-	if os.Getenv("PACER_BENCH") != "1" || dir == "" {
-		t.Skip("set PACER_BENCH=1 and PACER_BENCH_OLD_LUA to another version's lua/ directory")
+	if os.Getenv("PACER_BENCH") != "1" {
+		t.Skip("set PACER_BENCH=1 to measure")
 	}
-	old := oldLibrary(t, dir)
-	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t).Addr()})
-	defer c.Close()
-	s, err := New(ctx, c, Config{Prefix: "pk"})
-	require.NoError(t, err)
-	defer s.Close()
-	require.NoError(t, old.Load(ctx, c))
-	newFns := [3]string{claimFn, finishFn, statsFn}
-	oldFns := [3]string{old.Function("claim"), old.Function("finish"), old.Function("stats")}
-	use := func(f [3]string) { claimFn, finishFn, statsFn = f[0], f[1], f[2] }
-	defer use(newFns)
+	v := againstOld(t, "pk")
+	ctx, c, s := context.Background(), v.c, v.s
+	newFns, oldFns, use := v.new, v.old, v.use
 	const values, keys = 5000, 500
 	qs := []struct {
 		name   string

@@ -1,0 +1,82 @@
+package redisstore
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/redis/internal/redisfn"
+	"github.com/pacerkit/pacer/redis/internal/redistest"
+)
+
+// twoVersions is a server of a test's own that holds this version's
+// functions and another version's beside them, a Store on it, and each
+// version's claim, finish and stats functions, which use has the
+// package call: as in a rolling upgrade, when instances of both serve one
+// queue. A test that uses it swaps the package's function names, so it
+// runs alone.
+type twoVersions struct {
+	c        *redis.Client
+	s        *Store
+	old, new [3]string
+}
+
+// againstOld returns twoVersions for t, the Store's names under prefix,
+// the other version's functions read from the lua/ directory that
+// PACER_BENCH_OLD_LUA names (scripts/test sets it to an earlier commit's).
+// Without it, it skips t, or fails it under CI. The package calls its own
+// functions again once t ends.
+func againstOld(t *testing.T, prefix string) *twoVersions {
+	t.Helper()
+	dir := os.Getenv("PACER_BENCH_OLD_LUA")
+	if dir == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("PACER_BENCH_OLD_LUA is not set: under CI, scripts/test sets it")
+		}
+		t.Skip("set PACER_BENCH_OLD_LUA to another version's lua/ directory")
+	}
+	old := oldLibrary(t, dir)
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t).Addr()})
+	t.Cleanup(func() { c.Close() })
+	s, err := New(ctx, c, Config{Prefix: prefix})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	require.NoError(t, old.Load(ctx, c))
+	v := &twoVersions{c: c, s: s,
+		new: [3]string{claimFn, finishFn, statsFn},
+		old: [3]string{old.Function("claim"), old.Function("finish"), old.Function("stats")},
+	}
+	t.Cleanup(func() { v.use(v.new) })
+	return v
+}
+
+// use has the package call the claim, finish and stats functions fns.
+func (v *twoVersions) use(fns [3]string) { claimFn, finishFn, statsFn = fns[0], fns[1], fns[2] }
+
+// oldLibrary returns the functions of another version's lua/ directory,
+// dir, as a library of its own, to load beside this version's.
+func oldLibrary(t *testing.T, dir string) *redisfn.Library {
+	t.Helper()
+	read := func(n string) string {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		require.NoError(t, err)
+		return string(b)
+	}
+	names := []string{"add", "claim", "extend", "finish", "release", "stats", "deadletters", "redrive", "purge",
+		"keys", "key", "values", "reindex", "pausequeue", "pausekey", "resumekey", "retrynow", "dropkey"}
+	var fns []redisfn.Function
+	for _, n := range names {
+		src := read(n + ".lua")
+		if n != "add" {
+			src = strings.Replace(src, includeLib, "begin(ARGV[1])\n", 1)
+		}
+		fns = append(fns, redisfn.Function{Name: n, Body: src})
+	}
+	return redisfn.New("pacer_", read("lib.lua")+read("lib_perkey.lua")+read("lib_inspect.lua"), fns...)
+}
