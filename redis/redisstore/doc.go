@@ -112,12 +112,13 @@
 // Finish and FinishAndClaim calls of one queue that come while another's
 // function call is on its way to Redis wait for it, and then share the
 // next: it ends their leases in the order they came, then claims for all
-// of them at once and gives each its share. A call that comes alone goes
-// at once; under load, when a Runner's workers finish batches faster than
-// a round trip, one call serves several of them. The call about to send
-// first yields its processor once, so that the goroutines ready to run,
-// such as workers the call before just answered, go first and their calls
-// join it: with the processors busy, fewer and larger calls. The keys
+// of them at once and gives each its share. Under load, when a Runner's
+// workers finish batches faster than a round trip, one call serves
+// several of them. The call about to send first yields its processor
+// once, so that the goroutines ready to run, such as workers the call
+// before just answered, go first and their calls join it: with the
+// processors busy, fewer and larger calls; with one idle, a call that
+// comes alone goes at once. The keys
 // their leases leave with values go behind the keys already waiting
 // before any of them claims, as they would if the calls ran one after the
 // other.
