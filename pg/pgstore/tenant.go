@@ -65,7 +65,7 @@ const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = 
 // keys as it has turns, locked; chargeSQL then advances the tenants'
 // virtual times, once each.
 //
-// cand, tenant_turns of migration 011, walks the turns in order
+// cand, tenant_turns (migrations 011 and 013), walks the turns in order
 // (smallest virtual time first, ties to the smaller name) and locks the
 // first {turns} tenants with a key ready, FOR NO KEY UPDATE, which lets
 // the Adds' FOR KEY SHARE pass (see activateSQL), skipping those another
