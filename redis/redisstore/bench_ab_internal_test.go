@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -48,26 +46,12 @@ func TestMeasureTenantFunctionsAgainstOld(t *testing.T) {
 		_, err := s.Stats(ctx, q.name)
 		require.NoError(t, err)
 	}
-	require.NoError(t, c.ConfigSet(ctx, "slowlog-log-slower-than", "0").Err())
-	require.NoError(t, c.ConfigSet(ctx, "slowlog-max-len", "100000").Err())
-	require.NoError(t, c.SlowLogReset(ctx).Err())
-	durs := map[string][]float64{} // by queue and function
-	collect := func() {
-		logs, err := c.SlowLogGet(ctx, -1).Result()
-		require.NoError(t, err)
-		require.NoError(t, c.SlowLogReset(ctx).Err())
-		for _, l := range logs {
-			if len(l.Args) < 4 || !strings.EqualFold(l.Args[0], "fcall") {
-				continue
-			}
-			fn := l.Args[1][strings.LastIndex(l.Args[1], "_")+1:]
-			for _, q := range qs {
-				if strings.Contains(l.Args[3], ":"+q.name+"}") {
-					durs[q.name+" "+fn] = append(durs[q.name+" "+fn], float64(l.Duration.Microseconds()))
-				}
-			}
-		}
+	names := make([]string, len(qs))
+	for i, q := range qs {
+		names[i] = q.name
 	}
+	calls := recordCalls(t, c, names)
+	collect := func() { calls.collect(t) }
 	done := map[string]int{}
 	for step := 0; ; step++ {
 		active := 0
@@ -95,12 +79,7 @@ func TestMeasureTenantFunctionsAgainstOld(t *testing.T) {
 	collect()
 	per := map[string]float64{}
 	for _, q := range qs {
-		for _, fn := range []string{"claim", "finish"} {
-			d := durs[q.name+" "+fn]
-			slices.Sort(d)
-			per[q.name] += d[len(d)/2] * float64(len(d)) / values
-			fmt.Printf("ab %-9s %-6s %5d calls logged, median %.0f µs\n", q.name, fn, len(d), d[len(d)/2])
-		}
+		per[q.name] = calls.perValue("ab", q.name, values)
 	}
 	fmt.Printf("ab by medians, µs a value: old %.1f with tenants vs %.1f (%.3fx), new %.1f vs %.1f (%.3fx); new/old with tenants %.3fx\n",
 		per["oldten"], per["oldplain"], per["oldten"]/per["oldplain"], per["newten"], per["newplain"], per["newten"]/per["newplain"], per["newten"]/per["oldten"])

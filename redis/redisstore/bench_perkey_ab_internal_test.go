@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -44,26 +42,12 @@ func TestMeasurePerKeyFunctionsAgainstOld(t *testing.T) {
 		_, err := s.Stats(ctx, q.name)
 		require.NoError(t, err)
 	}
-	require.NoError(t, c.ConfigSet(ctx, "slowlog-log-slower-than", "0").Err())
-	require.NoError(t, c.ConfigSet(ctx, "slowlog-max-len", "100000").Err())
-	require.NoError(t, c.SlowLogReset(ctx).Err())
-	durs := map[string][]float64{} // by queue and function
-	collect := func() {
-		logs, err := c.SlowLogGet(ctx, -1).Result()
-		require.NoError(t, err)
-		require.NoError(t, c.SlowLogReset(ctx).Err())
-		for _, l := range logs {
-			if len(l.Args) < 4 || !strings.EqualFold(l.Args[0], "fcall") {
-				continue
-			}
-			fn := l.Args[1][strings.LastIndex(l.Args[1], "_")+1:]
-			for _, q := range qs {
-				if strings.Contains(l.Args[3], ":"+q.name+"}") {
-					durs[q.name+" "+fn] = append(durs[q.name+" "+fn], float64(l.Duration.Microseconds()))
-				}
-			}
-		}
+	names := make([]string, len(qs))
+	for i, q := range qs {
+		names[i] = q.name
 	}
+	calls := recordCalls(t, c, names)
+	collect := func() { calls.collect(t) }
 	done := map[string]int{}
 	out := map[string][]store.Lease{}
 	for _, q := range qs {
@@ -99,15 +83,7 @@ func TestMeasurePerKeyFunctionsAgainstOld(t *testing.T) {
 	per := map[string]float64{}
 	for _, q := range qs {
 		require.Equal(t, values, done[q.name], q.name)
-		for _, fn := range []string{"claim", "finish"} {
-			d := durs[q.name+" "+fn]
-			if len(d) == 0 {
-				continue
-			}
-			slices.Sort(d)
-			per[q.name] += d[len(d)/2] * float64(len(d)) / values
-			fmt.Printf("pkab %-7s %-6s %5d calls logged, median %.0f µs\n", q.name, fn, len(d), d[len(d)/2])
-		}
+		per[q.name] = calls.perValue("pkab", q.name, values)
 	}
 	fmt.Printf("pkab by medians, µs a value: old PerKey 2 %.2f vs PerKey 1 %.2f (%.3fx), new %.2f vs %.2f (%.3fx); new/old PerKey 2 %.3fx\n",
 		per["oldpk2"], per["oldmb2"], per["oldpk2"]/per["oldmb2"], per["newpk2"], per["newmb2"], per["newpk2"]/per["newmb2"], per["newpk2"]/per["oldpk2"])

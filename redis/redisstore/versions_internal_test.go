@@ -2,8 +2,10 @@ package redisstore
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,4 +81,59 @@ func oldLibrary(t *testing.T, dir string) *redisfn.Library {
 		fns = append(fns, redisfn.Function{Name: n, Body: src})
 	}
 	return redisfn.New("pacer_", read("lib.lua")+read("lib_perkey.lua")+read("lib_inspect.lua"), fns...)
+}
+
+// callTimes is the time of each function call the server ran on the
+// queues it names, by queue and function, read from the slow log, which
+// recordCalls has log every command. The slow log holds a bounded number
+// of entries: collect it every few hundred calls.
+type callTimes struct {
+	c      *redis.Client
+	queues []string
+	durs   map[string][]float64 // by "<queue> <function>", in µs
+}
+
+// recordCalls has c's server log every command, from an empty slow log.
+func recordCalls(t *testing.T, c *redis.Client, queues []string) *callTimes {
+	ctx := context.Background()
+	require.NoError(t, c.ConfigSet(ctx, "slowlog-log-slower-than", "0").Err())
+	require.NoError(t, c.ConfigSet(ctx, "slowlog-max-len", "100000").Err())
+	require.NoError(t, c.SlowLogReset(ctx).Err())
+	return &callTimes{c: c, queues: queues, durs: map[string][]float64{}}
+}
+
+// collect takes the calls logged since the last collect.
+func (ct *callTimes) collect(t *testing.T) {
+	ctx := context.Background()
+	logs, err := ct.c.SlowLogGet(ctx, -1).Result()
+	require.NoError(t, err)
+	require.NoError(t, ct.c.SlowLogReset(ctx).Err())
+	for _, l := range logs {
+		if len(l.Args) < 4 || !strings.EqualFold(l.Args[0], "fcall") {
+			continue
+		}
+		fn := l.Args[1][strings.LastIndex(l.Args[1], "_")+1:]
+		for _, q := range ct.queues {
+			if strings.Contains(l.Args[3], ":"+q+"}") {
+				ct.durs[q+" "+fn] = append(ct.durs[q+" "+fn], float64(l.Duration.Microseconds()))
+			}
+		}
+	}
+}
+
+// perValue returns queue q's time a value, in µs, over its values: the
+// median call of claim and of finish, each times its calls, which a call
+// the machine held up does not move. It prints each median, after label.
+func (ct *callTimes) perValue(label, q string, values int) float64 {
+	per := 0.0
+	for _, fn := range []string{"claim", "finish"} {
+		d := ct.durs[q+" "+fn]
+		if len(d) == 0 {
+			continue
+		}
+		slices.Sort(d)
+		per += d[len(d)/2] * float64(len(d)) / float64(values)
+		fmt.Printf("%s %-9s %-6s %5d calls logged, median %.0f µs\n", label, q, fn, len(d), d[len(d)/2])
+	}
+	return per
 }
