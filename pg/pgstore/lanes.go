@@ -9,7 +9,8 @@ import (
 
 // A key that a claim with ClaimParams.PerKey > 1 leases keeps its batches
 // out, or come back, as rows of lanes (migration 009), with the server's
-// functions there: claim_lanes, finish_lane, extend_lane, release_lanes.
+// functions there: lease_lanes (014, claim_lanes of 009 in a queue with
+// tenants), finish_lane, extend_lane, release_lanes.
 // The statements of a key of one lease never find a lease of such a key
 // (its row has no leased_until, and claimSQL skips it), so a Finish or an
 // Extend of a lease that its statement did not find tries the lane of its
@@ -117,7 +118,7 @@ func (s *Store) retryLanes(ctx context.Context, queue, key string) (bool, error)
 // The statements that call the functions of lanes. {schema} stands for
 // the store's quoted schema.
 const (
-	claimLanesSQL   = `SELECT * FROM {schema}.claim_lanes($1, $2, $3, $4, $5, $6, $7)`
+	claimLanesSQL   = `SELECT * FROM {schema}.lease_lanes($1, $2, $3, $4, $5, $6, $7)`
 	finishLaneSQL   = `SELECT more FROM {schema}.finish_lane($1, $2, $3, $4, $5, $6, {removeSlot} + pg_backend_pid() % {addSlots})`
 	extendLaneSQL   = `SELECT {schema}.extend_lane($1, $2, $3, $4)`
 	releaseLanesSQL = `SELECT {schema}.release_lanes($1, $2)`
@@ -125,10 +126,10 @@ const (
 	foldLanesSQL  = `SELECT {schema}.fold_lanes($1, $2, {removeSlot} + pg_backend_pid() % {addSlots})`
 	retryLanesSQL = `SELECT {schema}.retry_lanes($1, $2)`
 	// finishLanesSQL and claimLanesSharedSQL are a flight of Acks of
-	// lanes (migration 012, sharedfinish.go): the claim leases as many
-	// keys as the Acks of the lanes that the finish ended want.
-	finishLanesSQL      = `SELECT i, more FROM {schema}.finish_lanes($1, $2, $3, $4, {removeSlot} + pg_backend_pid() % {addSlots})`
-	claimLanesSharedSQL = `SELECT * FROM {schema}.claim_lanes($1, current_setting('pgstore.leases')::integer, $2, $3, $4, $5, $6)`
+	// lanes (migrations 012 and 014, sharedfinish.go): the claim leases as
+	// many keys as the Acks of the lanes that the finish ended want.
+	finishLanesSQL      = `SELECT i, more FROM {schema}.ack_lanes($1, $2, $3, $4, {removeSlot} + pg_backend_pid() % {addSlots})`
+	claimLanesSharedSQL = `SELECT * FROM {schema}.lease_lanes($1, current_setting('pgstore.leases')::integer, $2, $3, $4, $5, $6)`
 )
 
 var _ store.PerKeyClaimer = (*Store)(nil)

@@ -331,7 +331,7 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT coalesce(k.ready_at = statement_timestam
 // claimSQL leases up to {keys} ready keys of a queue, oldest-ready first. It
 // locks key rows only, skipping those another transaction holds, and
 // commits at once: no transaction stays open while a lease is out. It
-// leaves the keys of lanes to claim_lanes (lanes.go). It
+// leaves the keys of lanes to lease_lanes (lanes.go). It
 // leases no paused key, which keys_ready leaves out, and nothing of a
 // paused queue (running, read once), and then says NULL, never, for the
 // next. A lease
@@ -436,7 +436,7 @@ ORDER BY l.was_ready, l.key`
 // the start of the queue steps over all of them, O(claims since the
 // VACUUM), as picked does, and this search would a second time. The ready
 // keys before the first picked are those that picked skipped, held by
-// other transactions (or keys of lanes, which claim_lanes leases): if no
+// other transactions (or keys of lanes, which lease_lanes leases): if no
 // key after them is ready, next says when one is due rather than 0, and
 // a caller given leases claims again anyway.
 const claimFloorSQL = `coalesce((SELECT min(ready_at) FROM picked), '-infinity')`
