@@ -275,3 +275,29 @@ func TestLanesBesideTheFunctionsBefore(t *testing.T) {
 	require.NoError(t, s.Add(ctx, "q", "k", vals("a", "b"), store.AddParams{MaxValues: 2}), "the count is exact")
 	require.ErrorIs(t, s.Add(ctx, "q", "k", vals("c"), store.AddParams{MaxValues: 2}), store.ErrFull)
 }
+
+// One Claim with PerKey leases round by round: each ready key's first
+// batch, in the ready order, before any key's second, as if a key that
+// took a lease went behind the keys already waiting; no key beyond
+// PerKey, and no more leases than Keys.
+func TestLanesClaimRoundByRound(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := instance(t, freshSchema(t, connect(t, appName(t))))
+	require.NoError(t, s.Add(ctx, "q", "a", vals("a1", "a2", "a3", "a4"), store.AddParams{}))
+	require.NoError(t, s.Add(ctx, "q", "b", vals("b1"), store.AddParams{}))
+	require.NoError(t, s.Add(ctx, "q", "c", vals("c1", "c2"), store.AddParams{}))
+	claim := func(keys int) []string {
+		ls, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: keys, MaxBatch: 1, TTL: ttl, PerKey: 2})
+		require.NoError(t, err)
+		var got []string
+		for _, l := range ls {
+			require.Len(t, l.Values, 1)
+			got = append(got, string(l.Values[0]))
+		}
+		return got
+	}
+	require.Equal(t, []string{"a1", "b1"}, claim(2), "the first keys' first batches")
+	require.Equal(t, []string{"c1", "a2", "c2"}, claim(10), "c's first, then the second of those that may take one")
+	require.Empty(t, claim(10), "a and c have PerKey leases out, b none left")
+}
