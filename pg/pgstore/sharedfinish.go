@@ -325,7 +325,10 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 		claimArgs := []any{g.queue, maxBatch, interval(g.ttl), bytesOf(g.holder)}
 		if g.perKey > 1 {
 			claimSQL = s.q.claimLanesShared
-			claimArgs = append(claimArgs, g.perKey, g.fair)
+			if g.fair {
+				claimSQL = s.q.claimLanesFairShared
+			}
+			claimArgs = append(claimArgs, g.perKey)
 		}
 		b.Queue(claimSQL, claimArgs...).Query(func(rows pgx.Rows) error {
 			var err error

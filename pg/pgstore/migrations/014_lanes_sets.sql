@@ -53,13 +53,12 @@
 -- that takes a lease is ready again at t, behind the keys already
 -- waiting; it settles the keys' rows and returns the leases with their
 -- values. A key of one lease is a key of lanes from its first lease here
--- (in a statement between the two, if one is). A queue with tenants
--- (fair) takes a tenant's turn per lease: claim_lanes. It returns the
--- rows of claim_lanes, in the order of the leases.
+-- (in a statement between the two, if one is). It returns the rows of
+-- claim_lanes, in the order of the leases. A queue with tenants, whose
+-- leases each take a tenant's turn, is claim_lanes's.
 -- O(want * log K + lanes of the keys locked + values leased), plus the
 -- dead entries of keys_ready that every claim steps over.
-CREATE OR REPLACE FUNCTION lease_lanes(q text, want integer, max_batch bigint, ttl interval, who bytea, per_key integer,
-	fair boolean)
+CREATE OR REPLACE FUNCTION lease_lanes(q text, want integer, max_batch bigint, ttl interval, who bytea, per_key integer)
 RETURNS TABLE (o_now timestamptz, o_upcoming timestamptz, o_found boolean, o_key bytea, o_attempt integer,
 	o_fence bigint, o_vals bytea[], o_first timestamptz)
 LANGUAGE plpgsql SET search_path FROM CURRENT SET plan_cache_mode = force_generic_plan SET enable_seqscan = off
@@ -72,10 +71,6 @@ DECLARE
 	hs bytea[];
 	fold boolean;
 BEGIN
-	IF fair THEN
-		RETURN QUERY SELECT * FROM claim_lanes(q, want, max_batch, ttl, who, per_key, fair);
-		RETURN;
-	END IF;
 	IF EXISTS (SELECT FROM paused_queues AS pq WHERE pq.queue = q) THEN
 		RETURN QUERY SELECT t, NULL::timestamptz, false, ''::bytea, 0, 0::bigint, NULL::bytea[], t;
 		RETURN;
