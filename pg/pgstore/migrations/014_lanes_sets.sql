@@ -70,14 +70,16 @@ DECLARE
 	pk integer := greatest(per_key, 1);
 	hs bytea[];
 	fold boolean;
+	floor timestamptz;
 BEGIN
 	IF EXISTS (SELECT FROM paused_queues AS pq WHERE pq.queue = q) THEN
 		RETURN QUERY SELECT t, NULL::timestamptz, false, ''::bytea, 0, 0::bigint, NULL::bytea[], t;
 		RETURN;
 	END IF;
 	SELECT coalesce(array_agg(p.key_hash ORDER BY p.ready_at, p.key_hash), '{}'),
-		coalesce(bool_or(p.lanes = 0 AND (p.batch > 0 OR p.leased_until IS NOT NULL)), false)
-	INTO hs, fold
+		coalesce(bool_or(p.lanes = 0 AND (p.batch > 0 OR p.leased_until IS NOT NULL)), false),
+		coalesce(min(p.ready_at), '-infinity')
+	INTO hs, fold, floor
 	FROM (
 		SELECT r.key_hash, r.ready_at, r.lanes, r.batch, r.leased_until FROM keys AS r
 		WHERE r.queue = q AND r.ready_at <= t AND NOT r.paused
@@ -232,8 +234,13 @@ BEGIN
 		WHERE u.queue = n.queue AND u.key_hash = n.key_hash AND NOT (n.empty AND NOT n.paused)
 	)
 	SELECT t,
+		-- The next key ready: one not locked here, from the first that
+		-- was (see claimFloorSQL in queries.go: the dead entries before
+		-- it, which the first statement stepped over, are not walked
+		-- again), or one leased here.
 		least((SELECT r.ready_at FROM keys AS r
-			WHERE r.queue = q AND r.ready_at IS NOT NULL AND NOT r.paused AND r.key_hash <> ALL (hs)
+			WHERE r.queue = q AND r.ready_at IS NOT NULL AND NOT r.paused AND r.ready_at >= floor
+				AND r.key_hash <> ALL (hs)
 			ORDER BY r.ready_at LIMIT 1), (SELECT min(n.ready_at) FROM n WHERE n.leased)),
 		f.f IS NOT NULL, coalesce(k.key, ''::bytea), coalesce(f.attempt, 0), coalesce(f.f, 0),
 		(SELECT array_agg(m.value ORDER BY m.seq) FROM messages AS m
