@@ -53,9 +53,13 @@
 -- that takes a lease is ready again at t, behind the keys already
 -- waiting; it settles the keys' rows and returns the leases with their
 -- values. A key of one lease is a key of lanes from its first lease here
--- (in a statement between the two, if one is). It returns the rows of
--- claim_lanes, in the order of the leases. A queue with tenants, whose
--- leases each take a tenant's turn, is claim_lanes's.
+-- (in a statement between the two, if one is). A key it locks that can
+-- lease nothing now (one whose lanes out reach per_key, lower than when
+-- it was readied) takes a place of want all the same, where claim_lanes
+-- goes on to the next key: the claim leases fewer, and says that the
+-- next key is ready now if one is. It returns the rows of claim_lanes, in
+-- the order of the leases. A queue with tenants, whose leases each take a
+-- tenant's turn, is claim_lanes's.
 -- O(want * log K + lanes of the keys locked + values leased), plus the
 -- dead entries of keys_ready that every claim steps over.
 CREATE OR REPLACE FUNCTION lease_lanes(q text, want integer, max_batch bigint, ttl interval, who bytea, per_key integer)
