@@ -187,11 +187,15 @@
 //
 // # Several leases of a key
 //
-// A Claim with store.ClaimParams.PerKey > 1 (migration 009) runs a
-// server-side function, claim_lanes, instead of the claim statement: it
-// takes the ready keys one at a time, FOR UPDATE SKIP LOCKED as the
-// statement does, and a key that takes a lease goes back behind the keys
-// already waiting, so one Claim may lease several batches of one key.
+// A Claim with store.ClaimParams.PerKey > 1 (migrations 009 and 014) runs
+// a server-side function, lease_lanes, instead of the claim statement: it
+// locks up to Keys ready keys at once, FOR UPDATE SKIP LOCKED as the
+// statement does, lists the batches each may lease now, in Add order, and
+// leases them round by round (each key's first, in the ready order, then
+// each key's second, and so on), as if a key that takes a lease went back
+// behind the keys already waiting, so one Claim may lease several batches
+// of one key. In a queue with tenants it takes the keys one at a time
+// instead, a tenant's turn per lease (claim_lanes, 009).
 // Each batch of such a key, out on a lease or come back (a lapse, a
 // Retry, a Defer, a Hold), is a row of lanes, keyed by (queue, key's
 // SHA-256, fence), with its range of values, its attempt, deadline,
@@ -206,10 +210,19 @@
 // lease runs the statements it ran before, and pays nothing for lanes but
 // a comparison of a column; a lease of a lane pays a round trip more per
 // Finish and Extend. The Acks of FinishAndClaims with PerKey > 1 share
-// flights as the others do (migration 012): one statement, finish_lanes,
-// ends the flight's lanes, never waiting for a key row, and claim_lanes
-// leases as many batches as those Acks want, in the same round trip and
-// commit. Once its last lane ends, a key is a key of one lease again.
+// flights as the others do (migrations 012 and 014): one function call,
+// ack_lanes, ends the flight's lanes, never waiting for a key row, and
+// lease_lanes leases as many batches as those Acks want, in the same
+// round trip and commit. Each runs two set-based statements, whatever the
+// number of leases (the first locks the key rows, the second reads their
+// lanes, changes them and settles the rows, in a snapshot taken after the
+// locks): O(Keys log K + the lanes of the keys locked + the values
+// leased) for lease_lanes, O(the lanes of the keys + the values acked)
+// for ack_lanes, as the statements of keys of one lease, but that each
+// lease also writes a row of lanes, and each Ack removes one. Their plans
+// are made once per session and read rows by index only, reached from
+// the keys they lock, so they stay bounded as a queue grows.
+// Once its last lane ends, a key is a key of one lease again.
 //
 // # The count of stored values
 //

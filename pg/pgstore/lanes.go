@@ -9,7 +9,8 @@ import (
 
 // A key that a claim with ClaimParams.PerKey > 1 leases keeps its batches
 // out, or come back, as rows of lanes (migration 009), with the server's
-// functions there: claim_lanes, finish_lane, extend_lane, release_lanes.
+// functions there: lease_lanes (014, claim_lanes of 009 in a queue with
+// tenants), finish_lane, extend_lane, release_lanes.
 // The statements of a key of one lease never find a lease of such a key
 // (its row has no leased_until, and claimSQL skips it), so a Finish or an
 // Extend of a lease that its statement did not find tries the lane of its
@@ -26,7 +27,11 @@ func (s *Store) claimLanes(ctx context.Context, queue string, p store.ClaimParam
 	if err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.pool.Query(ctx, s.q.claimLanes, queue, p.Keys, maxBatch, interval(p.TTL), bytesOf(p.Holder), p.PerKey, fair)
+	sql := s.q.claimLanes
+	if fair {
+		sql = s.q.claimLanesFair
+	}
+	rows, err := s.pool.Query(ctx, sql, queue, p.Keys, maxBatch, interval(p.TTL), bytesOf(p.Holder), p.PerKey)
 	if err != nil {
 		return nil, 0, failed(ctx, "Claim", err)
 	}
@@ -117,18 +122,22 @@ func (s *Store) retryLanes(ctx context.Context, queue, key string) (bool, error)
 // The statements that call the functions of lanes. {schema} stands for
 // the store's quoted schema.
 const (
-	claimLanesSQL   = `SELECT * FROM {schema}.claim_lanes($1, $2, $3, $4, $5, $6, $7)`
-	finishLaneSQL   = `SELECT more FROM {schema}.finish_lane($1, $2, $3, $4, $5, $6, {removeSlot} + pg_backend_pid() % {addSlots})`
-	extendLaneSQL   = `SELECT {schema}.extend_lane($1, $2, $3, $4)`
-	releaseLanesSQL = `SELECT {schema}.release_lanes($1, $2)`
+	claimLanesSQL = `SELECT * FROM {schema}.lease_lanes($1, $2, $3, $4, $5, $6)`
+	// claimLanesFairSQL is claimLanesSQL in a queue with tenants, whose
+	// leases each take a tenant's turn (migration 009).
+	claimLanesFairSQL = `SELECT * FROM {schema}.claim_lanes($1, $2, $3, $4, $5, $6, true)`
+	finishLaneSQL     = `SELECT more FROM {schema}.finish_lane($1, $2, $3, $4, $5, $6, {removeSlot} + pg_backend_pid() % {addSlots})`
+	extendLaneSQL     = `SELECT {schema}.extend_lane($1, $2, $3, $4)`
+	releaseLanesSQL   = `SELECT {schema}.release_lanes($1, $2)`
 	// foldLanesSQL comes between lockKeySQL and dropKeySQL in DropKey.
 	foldLanesSQL  = `SELECT {schema}.fold_lanes($1, $2, {removeSlot} + pg_backend_pid() % {addSlots})`
 	retryLanesSQL = `SELECT {schema}.retry_lanes($1, $2)`
 	// finishLanesSQL and claimLanesSharedSQL are a flight of Acks of
-	// lanes (migration 012, sharedfinish.go): the claim leases as many
-	// keys as the Acks of the lanes that the finish ended want.
-	finishLanesSQL      = `SELECT i, more FROM {schema}.finish_lanes($1, $2, $3, $4, {removeSlot} + pg_backend_pid() % {addSlots})`
-	claimLanesSharedSQL = `SELECT * FROM {schema}.claim_lanes($1, current_setting('pgstore.leases')::integer, $2, $3, $4, $5, $6)`
+	// lanes (migrations 012 and 014, sharedfinish.go): the claim leases as
+	// many keys as the Acks of the lanes that the finish ended want.
+	finishLanesSQL          = `SELECT i, more FROM {schema}.ack_lanes($1, $2, $3, $4, {removeSlot} + pg_backend_pid() % {addSlots})`
+	claimLanesSharedSQL     = `SELECT * FROM {schema}.lease_lanes($1, current_setting('pgstore.leases')::integer, $2, $3, $4, $5)`
+	claimLanesFairSharedSQL = `SELECT * FROM {schema}.claim_lanes($1, current_setting('pgstore.leases')::integer, $2, $3, $4, $5, true)`
 )
 
 var _ store.PerKeyClaimer = (*Store)(nil)

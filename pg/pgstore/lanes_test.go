@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -102,7 +103,7 @@ func TestAcksOfLanesShareAFlight(t *testing.T) {
 	cfg, err := pgxpool.ParseConfig(serverURL())
 	require.NoError(t, err)
 	cfg.MaxConns = 1
-	flights := &statementCounter{contains: "finish_lanes("}
+	flights := &statementCounter{contains: "ack_lanes("}
 	cfg.ConnConfig.Tracer = flights
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
@@ -110,7 +111,7 @@ func TestAcksOfLanesShareAFlight(t *testing.T) {
 	s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: freshSchema(t, pool)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	flights.n.Store(0) // the migrations' text names finish_lanes too
+	flights.n.Store(0) // the migrations' text names ack_lanes too
 
 	p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: ttl, PerKey: 2}
 	require.NoError(t, s.Add(ctx, "q", "k", vals("k1", "k2", "k3", "k4"), store.AddParams{}))
@@ -181,4 +182,122 @@ func TestAcksOfLanesShareAFlight(t *testing.T) {
 	require.Zero(t, st.Keys)
 	require.NoError(t, s.Add(ctx, "q", "k", vals("a", "b"), store.AddParams{MaxValues: 2}), "the count is exact")
 	require.ErrorIs(t, s.Add(ctx, "q", "k", vals("c"), store.AddParams{MaxValues: 2}), store.ErrFull)
+}
+
+// Instances of a version before migration 014 may run beside this one
+// while a service upgrades, calling claim_lanes and finish_lanes (009,
+// 012) on the keys of lanes that lease_lanes and ack_lanes (014) take and
+// end: a lease taken by either ends by the other, every value is leased
+// once, each key's in Add order, with fences that grow and no more than
+// PerKey leases of a key out at once, and the queue's count stays exact.
+func TestLanesBesideTheFunctionsBefore(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := connect(t, appName(t))
+	schema := freshSchema(t, pool)
+	s := instance(t, schema)
+	fn := pgx.Identifier{schema}.Sanitize()
+	p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: ttl, PerKey: 2}
+	// The calls of the version before, as its lanes.go makes them.
+	oldClaim := func(want int) []store.Lease {
+		rows, err := pool.Query(ctx, `SELECT o_found, o_key, o_fence, o_vals FROM `+fn+`.claim_lanes($1, $2, 1, $3, 'old', 2, false)`,
+			"q", want, ttl)
+		require.NoError(t, err)
+		var ls []store.Lease
+		for rows.Next() {
+			var (
+				found bool
+				key   []byte
+				l     = store.Lease{Queue: "q"}
+			)
+			require.NoError(t, rows.Scan(&found, &key, &l.Fence, &l.Values))
+			if found {
+				l.Key = string(key)
+				ls = append(ls, l)
+			}
+		}
+		require.NoError(t, rows.Err())
+		return ls
+	}
+	oldAck := func(l store.Lease) {
+		var ended int
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM `+fn+`.finish_lanes($1, $2, $3, '{0}', 33)`,
+			"q", [][]byte{[]byte(l.Key)}, []int64{int64(l.Fence)}).Scan(&ended))
+		require.Equal(t, 1, ended, "finish_lanes ends a lease of lease_lanes")
+	}
+	want := map[string][]string{"k": {"1", "2", "3", "4", "5", "6", "7"}, "j": {"j1", "j2", "j3"}}
+	for _, k := range []string{"k", "j"} {
+		require.NoError(t, s.Add(ctx, "q", k, vals(want[k]...), store.AddParams{}))
+	}
+	got := map[string][]string{}
+	fences := map[string]uint64{}
+	var out []store.Lease
+	take := func(ls []store.Lease) {
+		for _, l := range ls {
+			n := 0
+			for _, o := range out {
+				if o.Key == l.Key {
+					n++
+				}
+			}
+			require.Less(t, n, 2, "PerKey 2: a third lease of %s", l.Key)
+			require.Greater(t, l.Fence, fences[l.Key], "fences of %s grow", l.Key)
+			fences[l.Key] = l.Fence
+			require.Len(t, l.Values, 1)
+			got[l.Key] = append(got[l.Key], string(l.Values[0]))
+			out = append(out, l)
+		}
+	}
+	take(oldClaim(3))
+	for step := 0; len(out) > 0; step++ {
+		require.Less(t, step, 50)
+		l := out[0]
+		out = out[1:]
+		if step%2 == 0 { // the new ack and claim end the old's lease
+			_, next, _, err := s.FinishAndClaim(ctx, l, store.Outcome{Kind: store.Ack}, p)
+			require.NoError(t, err)
+			take(next)
+		} else { // and the old end the new's
+			oldAck(l)
+			take(oldClaim(1))
+		}
+		if len(out) < 2 {
+			ls, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 2, MaxBatch: 1, TTL: ttl, PerKey: 2})
+			require.NoError(t, err)
+			take(ls)
+		}
+	}
+	require.Equal(t, want, got, "every value once, in Add order")
+	st, err := s.Stats(ctx, "q")
+	require.NoError(t, err)
+	require.Zero(t, st.Values)
+	require.Zero(t, st.Keys)
+	require.NoError(t, s.Add(ctx, "q", "k", vals("a", "b"), store.AddParams{MaxValues: 2}), "the count is exact")
+	require.ErrorIs(t, s.Add(ctx, "q", "k", vals("c"), store.AddParams{MaxValues: 2}), store.ErrFull)
+}
+
+// One Claim with PerKey leases round by round: each ready key's first
+// batch, in the ready order, before any key's second, as if a key that
+// took a lease went behind the keys already waiting; no key beyond
+// PerKey, and no more leases than Keys.
+func TestLanesClaimRoundByRound(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := instance(t, freshSchema(t, connect(t, appName(t))))
+	require.NoError(t, s.Add(ctx, "q", "a", vals("a1", "a2", "a3", "a4"), store.AddParams{}))
+	require.NoError(t, s.Add(ctx, "q", "b", vals("b1"), store.AddParams{}))
+	require.NoError(t, s.Add(ctx, "q", "c", vals("c1", "c2"), store.AddParams{}))
+	claim := func(keys int) []string {
+		ls, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: keys, MaxBatch: 1, TTL: ttl, PerKey: 2})
+		require.NoError(t, err)
+		var got []string
+		for _, l := range ls {
+			require.Len(t, l.Values, 1)
+			got = append(got, string(l.Values[0]))
+		}
+		return got
+	}
+	require.Equal(t, []string{"a1", "b1"}, claim(2), "the first keys' first batches")
+	require.Equal(t, []string{"c1", "a2", "c2"}, claim(10), "c's first, then the second of those that may take one")
+	require.Empty(t, claim(10), "a and c have PerKey leases out, b none left")
 }

@@ -30,7 +30,7 @@ import (
 // meanwhile, and pg_stat_statements counts the pages each statement reads.
 func TestPlansMadeSmallStayBounded(t *testing.T) {
 	t.Parallel()
-	plansMadeSmall(t, false)
+	plansMadeSmall(t, false, everyStatement)
 }
 
 // TestTenantPlansMadeSmallStayBounded is TestPlansMadeSmallStayBounded in
@@ -38,13 +38,22 @@ func TestPlansMadeSmallStayBounded(t *testing.T) {
 // 20,000 keys more over 200 tenants more.
 func TestTenantPlansMadeSmallStayBounded(t *testing.T) {
 	t.Parallel()
-	plansMadeSmall(t, true)
+	plansMadeSmall(t, true, everyStatement)
 }
 
-// plansMadeSmall runs the statements of a Runner's workers on a few keys,
-// of a tenant if tenants, then on 20,000 keys more, and fails if one of
-// them reads more than maxPagesPerRun pages a run.
-func plansMadeSmall(t *testing.T, tenants bool) {
+// TestLanesPlansMadeSmallStayBounded is TestPlansMadeSmallStayBounded for
+// the statements of several leases of a key (everyLanesStatement), whose
+// functions (migration 014) take a few keys' rows at once, where a plan
+// that joins them to keys or lanes may read the queue's.
+func TestLanesPlansMadeSmallStayBounded(t *testing.T) {
+	t.Parallel()
+	plansMadeSmall(t, false, everyLanesStatement)
+}
+
+// plansMadeSmall runs the statements of a Runner's workers (every) on a
+// few keys, of a tenant if tenants, then on 20,000 keys more, and fails if
+// one of them reads more than maxPagesPerRun pages a run.
+func plansMadeSmall(t *testing.T, tenants bool, every func(*testing.T, *pgstore.Store)) {
 	needStatStatements(t)
 	srv := startPGServer(t, "autovacuum=off", "shared_preload_libraries=pg_stat_statements")
 	ctx := t.Context()
@@ -77,7 +86,7 @@ func plansMadeSmall(t *testing.T, tenants bool) {
 			}
 			require.NoError(t, s.Add(ctx, "q", fmt.Sprint("small-", round, "-", n), vals("1", "2"), p))
 		}
-		everyStatement(t, s)
+		every(t, s)
 	}
 	// What auto mode picks for these plans, whose estimates are small;
 	// forced, so that the test does not depend on that choice.
@@ -96,7 +105,7 @@ func plansMadeSmall(t *testing.T, tenants bool) {
 	_, err = pool.Exec(ctx, "SELECT pg_stat_statements_reset()")
 	require.NoError(t, err)
 	for range 3 {
-		everyStatement(t, s)
+		every(t, s)
 	}
 
 	rows, err := pool.Query(ctx, `
@@ -182,6 +191,31 @@ func everyStatement(t *testing.T, s *pgstore.Store) {
 	n, err := s.DropKey(ctx, "q", l.Key, "x")
 	require.NoError(t, err)
 	require.Positive(t, n)
+}
+
+// everyLanesStatement runs the statements of a Runner's workers with
+// PerKey 2 (lanes.go): Claim, FinishAndClaim with Ack (a flight that
+// claims) and Finish with Ack (a flight that does not), on a key with two
+// leases out at once and another key.
+func everyLanesStatement(t *testing.T, s *pgstore.Store) {
+	t.Helper()
+	ctx := t.Context()
+	p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute, PerKey: 2}
+	require.NoError(t, s.Add(ctx, "q", "lanes", vals("1", "2", "3"), store.AddParams{}))
+	var ls []store.Lease
+	for range 3 { // the oldest ready key, "lanes" among the first
+		got, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 2, MaxBatch: 1, TTL: time.Minute, PerKey: 2})
+		require.NoError(t, err)
+		require.NotEmpty(t, got)
+		ls = append(ls, got...)
+	}
+	_, next, _, err := s.FinishAndClaim(ctx, ls[0], store.Outcome{Kind: store.Ack}, p)
+	require.NoError(t, err)
+	require.Len(t, next, 1)
+	for _, l := range append(ls[1:], next...) {
+		_, err := s.Finish(ctx, l, store.Outcome{Kind: store.Ack})
+		require.NoError(t, err)
+	}
 }
 
 // needStatStatements ends t as enginetest.Missing does when PostgreSQL's

@@ -81,6 +81,7 @@ type queries struct {
 	claimLanes, finishLane, extendLane, releaseLanes string // lanes.go
 	foldLanes, retryLanes                            string
 	finishLanes, claimLanesShared                    string
+	claimLanesFair, claimLanesFairShared             string
 }
 
 // newQueries fills schema, quoted already, into the statements.
@@ -92,45 +93,47 @@ func newQueries(schema string) queries {
 		return strings.ReplaceAll(sql, "{running}", strings.ReplaceAll(runningSQL, "{queue}", queue))
 	}
 	return queries{
-		addReady:         strings.NewReplacer("{bound}", "$6", "{slot}", "$7").Replace(r.Replace(addReadySQL)),
-		addBurst:         strings.NewReplacer("{bound}", "$8", "{slot}", "$9").Replace(r.Replace(addBurstSQL)),
-		addDelayed:       strings.NewReplacer("{bound}", "$7", "{slot}", "$8").Replace(r.Replace(addDelayedSQL)),
-		claim:            strings.NewReplacer("{take}", "picked", "{floor}", claimFloorSQL).Replace(r.Replace(running(claimSQL, "$1"))),
-		claimShared:      strings.NewReplacer("{take}", claimSharedTake, "{floor}", claimFloorSQL).Replace(r.Replace(running(claimSQL, "$1"))),
-		extend:           r.Replace(extendSQL),
-		finishAck:        r.Replace(finishAckSQL),
-		finishDrop:       r.Replace(finishDropSQL),
-		finishRetry:      r.Replace(finishRetrySQL),
-		finishHold:       r.Replace(finishHoldSQL),
-		finishAcks:       r.Replace(finishAcksSQL),
-		release:          r.Replace(releaseSQL),
-		notify:           notifySQL,
-		upcoming:         r.Replace(running(upcomingSQL, "q.queue")),
-		stats:            r.Replace(running(statsSQL, "$1")),
-		deadLetters:      r.Replace(deadLettersSQL),
-		redrive:          r.Replace(redriveSQL),
-		purge:            r.Replace(purgeSQL),
-		queues:           r.Replace(queuesSQL),
-		queueInfo:        r.Replace(running(keyStates.Replace(queueInfoSQL), "$1")),
-		keyInfo:          r.Replace(keyStates.Replace(keyInfoOneSQL)),
-		values:           r.Replace(valuesSQL),
-		keysPage:         r.Replace(keyStates.Replace(keysPageSQL)),
-		pauseQueue:       r.Replace(pauseQueueSQL),
-		resumeQueue:      r.Replace(resumeQueueSQL),
-		queuePaused:      r.Replace(running(queuePausedSQL, "$1")),
-		pauseKey:         r.Replace(pauseKeySQL),
-		resumeKey:        r.Replace(resumeKeySQL),
-		retryNow:         r.Replace(retryNowSQL),
-		lockKey:          r.Replace(lockKeySQL),
-		dropKey:          r.Replace(dropKeySQL),
-		claimLanes:       r.Replace(claimLanesSQL),
-		finishLane:       r.Replace(finishLaneSQL),
-		extendLane:       r.Replace(extendLaneSQL),
-		releaseLanes:     r.Replace(releaseLanesSQL),
-		foldLanes:        r.Replace(foldLanesSQL),
-		retryLanes:       r.Replace(retryLanesSQL),
-		finishLanes:      r.Replace(finishLanesSQL),
-		claimLanesShared: r.Replace(claimLanesSharedSQL),
+		addReady:             strings.NewReplacer("{bound}", "$6", "{slot}", "$7").Replace(r.Replace(addReadySQL)),
+		addBurst:             strings.NewReplacer("{bound}", "$8", "{slot}", "$9").Replace(r.Replace(addBurstSQL)),
+		addDelayed:           strings.NewReplacer("{bound}", "$7", "{slot}", "$8").Replace(r.Replace(addDelayedSQL)),
+		claim:                strings.NewReplacer("{take}", "picked", "{floor}", claimFloorSQL).Replace(r.Replace(running(claimSQL, "$1"))),
+		claimShared:          strings.NewReplacer("{take}", claimSharedTake, "{floor}", claimFloorSQL).Replace(r.Replace(running(claimSQL, "$1"))),
+		extend:               r.Replace(extendSQL),
+		finishAck:            r.Replace(finishAckSQL),
+		finishDrop:           r.Replace(finishDropSQL),
+		finishRetry:          r.Replace(finishRetrySQL),
+		finishHold:           r.Replace(finishHoldSQL),
+		finishAcks:           r.Replace(finishAcksSQL),
+		release:              r.Replace(releaseSQL),
+		notify:               notifySQL,
+		upcoming:             r.Replace(running(upcomingSQL, "q.queue")),
+		stats:                r.Replace(running(statsSQL, "$1")),
+		deadLetters:          r.Replace(deadLettersSQL),
+		redrive:              r.Replace(redriveSQL),
+		purge:                r.Replace(purgeSQL),
+		queues:               r.Replace(queuesSQL),
+		queueInfo:            r.Replace(running(keyStates.Replace(queueInfoSQL), "$1")),
+		keyInfo:              r.Replace(keyStates.Replace(keyInfoOneSQL)),
+		values:               r.Replace(valuesSQL),
+		keysPage:             r.Replace(keyStates.Replace(keysPageSQL)),
+		pauseQueue:           r.Replace(pauseQueueSQL),
+		resumeQueue:          r.Replace(resumeQueueSQL),
+		queuePaused:          r.Replace(running(queuePausedSQL, "$1")),
+		pauseKey:             r.Replace(pauseKeySQL),
+		resumeKey:            r.Replace(resumeKeySQL),
+		retryNow:             r.Replace(retryNowSQL),
+		lockKey:              r.Replace(lockKeySQL),
+		dropKey:              r.Replace(dropKeySQL),
+		claimLanes:           r.Replace(claimLanesSQL),
+		finishLane:           r.Replace(finishLaneSQL),
+		extendLane:           r.Replace(extendLaneSQL),
+		releaseLanes:         r.Replace(releaseLanesSQL),
+		foldLanes:            r.Replace(foldLanesSQL),
+		retryLanes:           r.Replace(retryLanesSQL),
+		finishLanes:          r.Replace(finishLanesSQL),
+		claimLanesShared:     r.Replace(claimLanesSharedSQL),
+		claimLanesFair:       r.Replace(claimLanesFairSQL),
+		claimLanesFairShared: r.Replace(claimLanesFairSharedSQL),
 	}
 }
 
@@ -331,7 +334,7 @@ LEFT JOIN (k CROSS JOIN LATERAL (SELECT coalesce(k.ready_at = statement_timestam
 // claimSQL leases up to {keys} ready keys of a queue, oldest-ready first. It
 // locks key rows only, skipping those another transaction holds, and
 // commits at once: no transaction stays open while a lease is out. It
-// leaves the keys of lanes to claim_lanes (lanes.go). It
+// leaves the keys of lanes to lease_lanes (lanes.go). It
 // leases no paused key, which keys_ready leaves out, and nothing of a
 // paused queue (running, read once), and then says NULL, never, for the
 // next. A lease
@@ -436,7 +439,7 @@ ORDER BY l.was_ready, l.key`
 // the start of the queue steps over all of them, O(claims since the
 // VACUUM), as picked does, and this search would a second time. The ready
 // keys before the first picked are those that picked skipped, held by
-// other transactions (or keys of lanes, which claim_lanes leases): if no
+// other transactions (or keys of lanes, which lease_lanes leases): if no
 // key after them is ready, next says when one is due rather than 0, and
 // a caller given leases claims again anyway.
 const claimFloorSQL = `coalesce((SELECT min(ready_at) FROM picked), '-infinity')`

@@ -74,8 +74,8 @@ type sharedAck struct {
 // ackGroup names the Acks that may share a flight: the claim that follows
 // them is one statement, for one queue and one kind of lease, by one
 // holder, taking the tenants' turns or not. The Acks of a group with
-// perKey > 1 end leases of keys of lanes (lanes.go), with finish_lanes,
-// and claim with claim_lanes for up to perKey leases of a key.
+// perKey > 1 end leases of keys of lanes (lanes.go), with ack_lanes, and
+// claim with lease_lanes for up to perKey leases of a key.
 type ackGroup struct {
 	queue    string
 	maxBatch int
@@ -288,7 +288,7 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 	switch {
 	case g.perKey > 1:
 		if g.fair {
-			// finish_lanes does not take the lock of the turns, which
+			// ack_lanes does not take the lock of the turns, which
 			// the claim after it needs: it is taken first, so that no
 			// Ack's key row is held while the flight waits for it.
 			b.Queue(turnsLockSQL, s.turnsLock(g.queue))
@@ -325,7 +325,10 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 		claimArgs := []any{g.queue, maxBatch, interval(g.ttl), bytesOf(g.holder)}
 		if g.perKey > 1 {
 			claimSQL = s.q.claimLanesShared
-			claimArgs = append(claimArgs, g.perKey, g.fair)
+			if g.fair {
+				claimSQL = s.q.claimLanesFairShared
+			}
+			claimArgs = append(claimArgs, g.perKey)
 		}
 		b.Queue(claimSQL, claimArgs...).Query(func(rows pgx.Rows) error {
 			var err error
