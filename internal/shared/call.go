@@ -69,14 +69,27 @@ type callResult[T any] struct {
 func newCall[T any](c *engineCalls, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (*engineCall[T], func()) {
 	ec := &engineCall[T]{result: make(chan callResult[T], 1)}
 	return ec, func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deadline.Sub(c.clk.Now()))
-		v, err := call(cctx)
+		cctx, cancel := c.callContext(ctx, deadline)
+		ec.make(cctx, call, late)
 		cancel()
-		if ec.state.CompareAndSwap(callRunning, callAnswered) {
-			ec.result <- callResult[T]{v, err}
-		} else if late != nil {
-			late(v, err)
-		}
+	}
+}
+
+// callContext returns the ctx a call runs under: ctx's values, without
+// its cancellation, until deadline on c's clock.
+func (c *engineCalls) callContext(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), deadline.Sub(c.clk.Now()))
+}
+
+// make makes the call under cctx, and hands its result to its caller, or
+// to late if the caller abandoned it. The result is handed over before
+// cctx is cancelled: a caller that waits for cctx's end then finds it.
+func (ec *engineCall[T]) make(cctx context.Context, call func(context.Context) (T, error), late func(T, error)) {
+	v, err := call(cctx)
+	if ec.state.CompareAndSwap(callRunning, callAnswered) {
+		ec.result <- callResult[T]{v, err}
+	} else if late != nil {
+		late(v, err)
 	}
 }
 
@@ -97,27 +110,44 @@ func (ec *engineCall[T]) stop() bool {
 // (k), on a goroutine of c otherwise. It waits for its result until
 // deadline: after it, it abandons the call and returns errNoAnswer. It
 // returns engine.ErrLeaseLost, without making the call, if the keeper is gone,
-// having lost the lease.
+// having lost the lease. On the real clock, the end of the call's ctx
+// tells the deadline, with no timer besides.
 func callBy[T any](c *engineCalls, k engine.Keeper, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (T, error) {
 	var zero T
-	ec, job := newCall(c, ctx, deadline, call, late)
+	ec := &engineCall[T]{result: make(chan callResult[T], 1)}
+	cctx, cancel := c.callContext(ctx, deadline)
+	job := func() {
+		ec.make(cctx, call, late)
+		cancel()
+	}
 	if k == nil {
 		c.run(job)
 	} else if !k.End(job) {
+		cancel()
 		return zero, engine.ErrLeaseLost
 	}
-	t := c.clk.NewTimer(deadline.Sub(c.clk.Now()))
-	defer t.Stop()
+	// On the real clock, the call's ctx ends at the deadline; on another,
+	// only a timer of that clock tells it.
+	var expired <-chan struct{}
+	var tick <-chan time.Time
+	if _, real := c.clk.(timing.Real); real {
+		expired = cctx.Done()
+	} else {
+		t := c.clk.NewTimer(deadline.Sub(c.clk.Now()))
+		defer t.Stop()
+		tick = t.C()
+	}
 	select {
 	case r := <-ec.result:
 		return r.v, r.err
-	case <-t.C():
-		if ec.stop() {
-			return zero, errNoAnswer
-		}
-		r := <-ec.result // it answered as the deadline came
-		return r.v, r.err
+	case <-expired:
+	case <-tick:
 	}
+	if ec.stop() {
+		return zero, errNoAnswer
+	}
+	r := <-ec.result // it answered as the deadline came
+	return r.v, r.err
 }
 
 // callThen makes call as callBy does, on the lease's keeper k, but does
