@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -214,7 +213,7 @@ func (s *Store) finishBatch(q *queue, batch []*finishCall) {
 	args := make([]any, 0, 5+6*len(live))
 	args = append(args, q.prefix, p.MaxBatch, micros(p.TTL), p.Holder, perKey(p))
 	for _, c := range live {
-		args = append(args, c.l.Key, strconv.FormatUint(c.l.Fence, 10), int(c.o.Kind), micros(c.o.After), c.o.Err, c.p.Keys)
+		args = append(args, c.l.Key, c.l.Fence, int(c.o.Kind), micros(c.o.After), c.o.Err, c.p.Keys)
 	}
 	r, err := s.run(ctx, finishFn, q.ready, args...).Slice()
 	if err == nil {
