@@ -3,7 +3,6 @@ package shared
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,34 +13,6 @@ import (
 // errNoAnswer is the error of a call to the store that did not answer in
 // time: the Runner stopped waiting for it.
 var errNoAnswer = errors.New("pacer: the store did not answer in time")
-
-// engineCalls runs, each on a goroutine of its own, the keepers of leases
-// (keeper.go) and the calls to the store about a lease, renewals
-// and ends, so that their caller can stop waiting for a call at a
-// deadline, whatever the call does: a client that ignores ctx deadlines
-// (go-redis does, unless Options.ContextTimeoutEnabled), on a connection
-// that stopped forwarding bytes without closing, as in a network
-// partition, must not hold back the Runner's decision that a lease is
-// lost, nor a worker. The call's ctx ends at the deadline too, for the
-// clients that listen. A call its caller stopped waiting for runs on until
-// the client gives up (go-redis after its read timeouts and retries); wait
-// waits for those too.
-type engineCalls struct {
-	clk  timing.Clock
-	busy sync.WaitGroup // the calls that run, abandoned ones included
-}
-
-// run runs job on a goroutine of its own.
-func (c *engineCalls) run(job func()) {
-	c.busy.Add(1)
-	go func() {
-		defer c.busy.Done()
-		job()
-	}()
-}
-
-// wait waits for the calls that run, abandoned ones included.
-func (c *engineCalls) wait() { c.busy.Wait() }
 
 // An engineCall is one call made by the job newCall returns.
 type engineCall[T any] struct {

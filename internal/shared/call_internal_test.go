@@ -17,7 +17,8 @@ import (
 // caller gets errNoAnswer, and late the result once the call returns.
 func TestCallByAbandonsAtDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		calls := &engineCalls{clk: timing.Real{}}
+		calls := newEngineCalls(timing.Real{}, 2)
+		defer calls.close()
 		release := make(chan struct{})
 		lateErr := make(chan error, 1)
 		t0 := time.Now()
@@ -40,7 +41,8 @@ func TestCallByAnswers(t *testing.T) {
 	type key struct{}
 	for _, took := range []time.Duration{0, time.Second / 2, time.Second} {
 		synctest.Test(t, func(t *testing.T) {
-			calls := &engineCalls{clk: timing.Real{}}
+			calls := newEngineCalls(timing.Real{}, 2)
+			defer calls.close()
 			ctx, cancel := context.WithCancel(context.WithValue(t.Context(), key{}, "v"))
 			cancel()
 			var late atomic.Int32

@@ -54,11 +54,7 @@ func (k *leaseKeeper) End(call func()) bool {
 	case k.state == keeperArmed && k.timer():
 		k.state = keeperEnded
 		k.mu.Unlock()
-		// The count engineCalls kept for the keeper goes to the call.
-		go func() {
-			defer k.calls.busy.Done()
-			call()
-		}()
+		k.calls.start(call) // counted by engineCalls as the keeper was
 		return true
 	case k.state == keeperEnded: // a second end: the lease is ended
 		k.mu.Unlock()
@@ -77,7 +73,7 @@ func (k *leaseKeeper) End(call func()) bool {
 
 // start starts the keeper's goroutine, which runs keep, unless the end
 // came first. It runs on the timer's goroutine (or on the caller of a
-// mock clock's Add): keep runs on a goroutine of its own.
+// mock clock's Add): keep runs on a goroutine of engineCalls.
 func (k *leaseKeeper) start(keep func(ends <-chan func())) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -86,11 +82,10 @@ func (k *leaseKeeper) start(keep func(ends <-chan func())) {
 	}
 	k.state = keeperRunning
 	ends, gone := k.channels()
-	go func() {
-		defer k.calls.busy.Done()
+	k.calls.start(func() {
 		defer close(gone)
 		keep(ends)
-	}()
+	})
 }
 
 // channels returns the channels the keeper's goroutine serves, made by
@@ -123,7 +118,7 @@ type keptLease[K comparable, V any] struct {
 // looked; the keeper then waits for the call that ends the lease, and
 // makes it, until the lease's deadline at most.
 func (s *Engine[K, V]) Keep(ctx context.Context, l engine.Lease[K, V]) (context.Context, func() error) {
-	k := &keptLease[K, V]{leaseKeeper: leaseKeeper{calls: &s.calls}, s: s, parent: ctx, remote: l.Remote}
+	k := &keptLease[K, V]{leaseKeeper: leaseKeeper{calls: s.calls}, s: s, parent: ctx, remote: l.Remote}
 	var cctx context.Context
 	cctx, k.cancel = context.WithCancelCause(ctx)
 	k.ctx = callctx.Fenced{Context: cctx, Fence: l.Remote.Lease.Fence}
@@ -197,7 +192,7 @@ func (s *Engine[K, V]) keep(ctx context.Context, r *engine.Remote, ends <-chan f
 		}
 		if renewal == nil && !now.Before(next) && !ending.Load() {
 			sent = now
-			renewal = startCall(&s.calls, ctx, d.At(), func(ctx context.Context) (struct{}, error) {
+			renewal = startCall(s.calls, ctx, d.At(), func(ctx context.Context) (struct{}, error) {
 				return struct{}{}, s.st.Extend(ctx, r.Lease, s.ttl)
 			}, nil)
 			continue

@@ -23,7 +23,8 @@ func armed(calls *engineCalls, fired bool) *leaseKeeper {
 // never starts: its timer, had it fired late, finds the lease ended.
 func TestKeeperEndBeforeStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		calls := &engineCalls{clk: timing.Real{}}
+		calls := newEngineCalls(timing.Real{}, 2)
+		defer calls.close()
 		k := armed(calls, false)
 		var ran atomic.Bool
 		require.True(t, k.End(func() { ran.Store(true) }))
@@ -40,7 +41,8 @@ func TestKeeperEndBeforeStart(t *testing.T) {
 // started, is handed to that goroutine once it starts, which makes it.
 func TestKeeperEndAsTimerFires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		calls := &engineCalls{clk: timing.Real{}}
+		calls := newEngineCalls(timing.Real{}, 2)
+		defer calls.close()
 		k := armed(calls, true)
 		var ran atomic.Bool
 		ended := make(chan bool)
@@ -57,7 +59,8 @@ func TestKeeperEndAsTimerFires(t *testing.T) {
 // the lease, is refused.
 func TestKeeperEndAfterLoss(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		calls := &engineCalls{clk: timing.Real{}}
+		calls := newEngineCalls(timing.Real{}, 2)
+		defer calls.close()
 		k := armed(calls, true)
 		k.start(func(<-chan func()) {})
 		calls.wait()
@@ -69,7 +72,8 @@ func TestKeeperEndAfterLoss(t *testing.T) {
 // before.
 func TestKeeperStartsWhenRenewalDue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		calls := &engineCalls{clk: timing.Real{}}
+		calls := newEngineCalls(timing.Real{}, 2)
+		defer calls.close()
 		calls.busy.Add(1)
 		k := &leaseKeeper{calls: calls}
 		started := make(chan time.Time, 1)
