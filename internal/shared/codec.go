@@ -90,7 +90,7 @@ func (s *Engine[K, V]) decode(l store.Lease, at time.Time) engine.Lease[K, V] {
 // call's goroutine, new for each call, would grow its stack to decode
 // (encoding/json's frames are large), which cost more than the decoding.
 func (s *Engine[K, V]) claimed(l store.Lease, at time.Time) engine.Lease[K, V] {
-	return engine.Lease[K, V]{Attempt: l.Attempt, Remote: &engine.Remote{Lease: l, Claimed: at, Deadline: engine.NewDeadline(at, s.ttl)}}
+	return engine.Lease[K, V]{Attempt: l.Attempt, Remote: engine.NewRemote(l, at, s.ttl)}
 }
 
 // typed decodes the key and the values of a claimed lease l.
