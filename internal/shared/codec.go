@@ -143,8 +143,18 @@ func (s *Engine[K, V]) decodeBatch(key string, vals [][]byte, of string) (K, []V
 	return k, vs, carried, nil
 }
 
+// A StringDecoder is a key codec that decodes a key stored as a string
+// without the copy that making bytes of it takes: pacer's codec of keys
+// of a string kind is one.
+type StringDecoder[K any] interface {
+	DecodeString(s string) (K, error)
+}
+
 // DecodeKey decodes a key as stored, with the Runner's key codec.
 func (s *Engine[K, V]) DecodeKey(stored string) (K, error) {
+	if d, ok := s.keys.(StringDecoder[K]); ok {
+		return d.DecodeString(stored)
+	}
 	return s.keys.Decode([]byte(stored))
 }
 
