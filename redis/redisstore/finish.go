@@ -234,12 +234,18 @@ func (s *Store) finishBatch(q *queue, batch []*finishCall) {
 		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
-	args := make([]any, 0, 5+6*len(live))
-	args = append(args, q.prefix, p.MaxBatch, micros(p.TTL), p.Holder, perKey(p))
-	for _, c := range live {
-		args = append(args, c.l.Key, c.l.Fence, int(c.o.Kind), micros(c.o.After), c.o.Err, c.p.Keys)
+	// The whole FCALL command, built once: go-redis would copy the
+	// arguments into a command of its own.
+	cmd := make([]any, 0, 3+len(q.ready)+5+6*len(live))
+	cmd = append(cmd, "fcall", finishFn, len(q.ready))
+	for _, k := range q.ready {
+		cmd = append(cmd, k)
 	}
-	r, err := s.run(ctx, finishFn, q.ready, args...).Slice()
+	cmd = append(cmd, q.prefix, p.MaxBatch, micros(p.TTL), p.Holder, perKey(p))
+	for _, c := range live {
+		cmd = append(cmd, c.l.Key, c.l.Fence, int(c.o.Kind), micros(c.o.After), c.o.Err, c.p.Keys)
+	}
+	r, err := s.runCommand(ctx, cmd).Slice()
 	if err == nil {
 		err = spread(q.name, live, r)
 	}
