@@ -56,12 +56,17 @@ type stringKey[K comparable] struct{ t reflect.Type }
 
 func (stringKey[K]) Encode(k K) ([]byte, error) { return []byte(reflect.ValueOf(k).String()), nil }
 
-func (c stringKey[K]) Decode(b []byte) (K, error) {
-	if k, ok := any(string(b)).(K); ok { // K is string: no reflect, one allocation
+func (c stringKey[K]) Decode(b []byte) (K, error) { return c.DecodeString(string(b)) }
+
+// DecodeString is Decode for a key stored as a string, which an engine
+// that reads keys as strings calls rather than making bytes of it (see
+// shared.StringDecoder).
+func (c stringKey[K]) DecodeString(s string) (K, error) {
+	if k, ok := any(s).(K); ok { // K is string: no reflect
 		return k, nil
 	}
 	v := reflect.New(c.t).Elem()
-	v.SetString(string(b))
+	v.SetString(s)
 	return v.Interface().(K), nil
 }
 

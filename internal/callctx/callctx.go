@@ -65,7 +65,24 @@ type fenceKey struct{}
 // WithFence returns ctx carrying fence, the fencing token of the lease a
 // handler runs under, for Fence.
 func WithFence(ctx context.Context, fence uint64) context.Context {
-	return context.WithValue(ctx, fenceKey{}, fence)
+	return &Fenced{Context: ctx, Fence: fence}
+}
+
+// A Fenced is its Context carrying Fence, the fencing token of the lease
+// a handler runs under, for the package's Fence: what WithFence returns,
+// as a value that its maker may keep inside an allocation of its own.
+type Fenced struct {
+	context.Context
+	Fence uint64
+}
+
+// Value returns the fence for the package's fence key, and asks the
+// parent for any other key.
+func (f *Fenced) Value(k any) any {
+	if k == (fenceKey{}) {
+		return f.Fence
+	}
+	return f.Context.Value(k)
 }
 
 // Fence returns the fencing token that ctx carries, and whether it

@@ -2,6 +2,7 @@ package callctx
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sync/atomic"
 	"testing"
@@ -85,3 +86,27 @@ func TestCallSize(t *testing.T) {
 	require.Equal(t, int32(math.MaxInt32), Attempt32(math.MaxInt64))
 	require.Equal(t, int32(7), Attempt32(7))
 }
+
+// A Fenced carries its fence to the contexts under it, passes every other
+// key to its parent, and is cancelled with it: the cause reaches a child.
+func TestFenced(t *testing.T) {
+	type other struct{}
+	parent, cancel := context.WithCancelCause(context.WithValue(context.Background(), other{}, "v"))
+	f := &Fenced{Context: parent, Fence: 42}
+	child, stop := context.WithCancel(f)
+	defer stop()
+	fence, ok := Fence(child)
+	require.True(t, ok)
+	require.Equal(t, uint64(42), fence)
+	require.Equal(t, "v", child.Value(other{}))
+	_, ok = Fence(parent)
+	require.False(t, ok)
+
+	lost := errors.New("lost")
+	cancel(lost)
+	<-child.Done()
+	require.ErrorIs(t, context.Cause(child), lost)
+	require.Equal(t, 1.0, testing.AllocsPerRun(100, func() { sink = WithFence(parent, 1000) }), "WithFence allocates its node alone")
+}
+
+var sink context.Context

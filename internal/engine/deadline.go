@@ -29,12 +29,6 @@ type Deadline struct {
 	at  time.Time
 }
 
-// NewDeadline returns the deadline of a lease of ttl granted by a call
-// sent at sent.
-func NewDeadline(sent time.Time, ttl time.Duration) *Deadline {
-	return &Deadline{ttl: ttl, at: sent.Add(Life(ttl))}
-}
-
 // Renewed moves the deadline to Life after sent, the send time of a
 // renewal that succeeded, unless the deadline passed at now or is later
 // already. It reports whether the lease is still held at now.

@@ -46,6 +46,18 @@ type Remote struct {
 	Err error
 }
 
+// NewRemote returns the Remote of store lease l, claimed by a call sent at
+// claimed, with the Deadline of a lease of ttl granted by that call: Life
+// after claimed. Both are one allocation.
+func NewRemote(l store.Lease, claimed time.Time, ttl time.Duration) *Remote {
+	r := &struct {
+		Remote
+		d Deadline
+	}{Remote: Remote{Lease: l, Claimed: claimed}, d: Deadline{ttl: ttl, at: claimed.Add(Life(ttl))}}
+	r.Deadline = &r.d
+	return &r.Remote
+}
+
 // A Keeper keeps a lease alive while the Runner works on it, on a
 // goroutine of its own, which also makes the call that ends the lease.
 type Keeper interface {

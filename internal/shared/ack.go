@@ -41,7 +41,7 @@ func (s *Engine[K, V]) ackInBackground(ctx context.Context, l engine.Lease[K, V]
 	}
 	at := s.clk.Now()
 	hand := func(e ended, _ error) { s.handClaimed(ctx, e.leases, at) }
-	callThen(&s.calls, l.Remote.Keeper, ctx, at.Add(s.ttl), s.finishClaim(l, o), hand, func(e ended, err error) {
+	callThen(s.calls, l.Remote.Keeper, ctx, at.Add(s.ttl), s.finishClaim(l, o), hand, func(e ended, err error) {
 		hand(e, err)
 		done(e.more, err)
 	})

@@ -3,7 +3,6 @@ package shared
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,34 +13,6 @@ import (
 // errNoAnswer is the error of a call to the store that did not answer in
 // time: the Runner stopped waiting for it.
 var errNoAnswer = errors.New("pacer: the store did not answer in time")
-
-// engineCalls runs, each on a goroutine of its own, the keepers of leases
-// (keeper.go) and the calls to the store about a lease, renewals
-// and ends, so that their caller can stop waiting for a call at a
-// deadline, whatever the call does: a client that ignores ctx deadlines
-// (go-redis does, unless Options.ContextTimeoutEnabled), on a connection
-// that stopped forwarding bytes without closing, as in a network
-// partition, must not hold back the Runner's decision that a lease is
-// lost, nor a worker. The call's ctx ends at the deadline too, for the
-// clients that listen. A call its caller stopped waiting for runs on until
-// the client gives up (go-redis after its read timeouts and retries); wait
-// waits for those too.
-type engineCalls struct {
-	clk  timing.Clock
-	busy sync.WaitGroup // the calls that run, abandoned ones included
-}
-
-// run runs job on a goroutine of its own.
-func (c *engineCalls) run(job func()) {
-	c.busy.Add(1)
-	go func() {
-		defer c.busy.Done()
-		job()
-	}()
-}
-
-// wait waits for the calls that run, abandoned ones included.
-func (c *engineCalls) wait() { c.busy.Wait() }
 
 // An engineCall is one call made by the job newCall returns.
 type engineCall[T any] struct {
@@ -69,14 +40,27 @@ type callResult[T any] struct {
 func newCall[T any](c *engineCalls, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (*engineCall[T], func()) {
 	ec := &engineCall[T]{result: make(chan callResult[T], 1)}
 	return ec, func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deadline.Sub(c.clk.Now()))
-		v, err := call(cctx)
+		cctx, cancel := c.callContext(ctx, deadline)
+		ec.make(cctx, call, late)
 		cancel()
-		if ec.state.CompareAndSwap(callRunning, callAnswered) {
-			ec.result <- callResult[T]{v, err}
-		} else if late != nil {
-			late(v, err)
-		}
+	}
+}
+
+// callContext returns the ctx a call runs under: ctx's values, without
+// its cancellation, until deadline on c's clock.
+func (c *engineCalls) callContext(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), deadline.Sub(c.clk.Now()))
+}
+
+// make makes the call under cctx, and hands its result to its caller, or
+// to late if the caller abandoned it. The result is handed over before
+// cctx is cancelled: a caller that waits for cctx's end then finds it.
+func (ec *engineCall[T]) make(cctx context.Context, call func(context.Context) (T, error), late func(T, error)) {
+	v, err := call(cctx)
+	if ec.state.CompareAndSwap(callRunning, callAnswered) {
+		ec.result <- callResult[T]{v, err}
+	} else if late != nil {
+		late(v, err)
 	}
 }
 
@@ -97,27 +81,44 @@ func (ec *engineCall[T]) stop() bool {
 // (k), on a goroutine of c otherwise. It waits for its result until
 // deadline: after it, it abandons the call and returns errNoAnswer. It
 // returns engine.ErrLeaseLost, without making the call, if the keeper is gone,
-// having lost the lease.
+// having lost the lease. On the real clock, the end of the call's ctx
+// tells the deadline, with no timer besides.
 func callBy[T any](c *engineCalls, k engine.Keeper, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (T, error) {
 	var zero T
-	ec, job := newCall(c, ctx, deadline, call, late)
+	ec := &engineCall[T]{result: make(chan callResult[T], 1)}
+	cctx, cancel := c.callContext(ctx, deadline)
+	job := func() {
+		ec.make(cctx, call, late)
+		cancel()
+	}
 	if k == nil {
 		c.run(job)
 	} else if !k.End(job) {
+		cancel()
 		return zero, engine.ErrLeaseLost
 	}
-	t := c.clk.NewTimer(deadline.Sub(c.clk.Now()))
-	defer t.Stop()
+	// On the real clock, the call's ctx ends at the deadline; on another,
+	// only a timer of that clock tells it.
+	var expired <-chan struct{}
+	var tick <-chan time.Time
+	if _, real := c.clk.(timing.Real); real {
+		expired = cctx.Done()
+	} else {
+		t := c.clk.NewTimer(deadline.Sub(c.clk.Now()))
+		defer t.Stop()
+		tick = t.C()
+	}
 	select {
 	case r := <-ec.result:
 		return r.v, r.err
-	case <-t.C():
-		if ec.stop() {
-			return zero, errNoAnswer
-		}
-		r := <-ec.result // it answered as the deadline came
-		return r.v, r.err
+	case <-expired:
+	case <-tick:
 	}
+	if ec.stop() {
+		return zero, errNoAnswer
+	}
+	r := <-ec.result // it answered as the deadline came
+	return r.v, r.err
 }
 
 // callThen makes call as callBy does, on the lease's keeper k, but does

@@ -90,7 +90,7 @@ func (s *Engine[K, V]) decode(l store.Lease, at time.Time) engine.Lease[K, V] {
 // call's goroutine, new for each call, would grow its stack to decode
 // (encoding/json's frames are large), which cost more than the decoding.
 func (s *Engine[K, V]) claimed(l store.Lease, at time.Time) engine.Lease[K, V] {
-	return engine.Lease[K, V]{Attempt: l.Attempt, Remote: &engine.Remote{Lease: l, Claimed: at, Deadline: engine.NewDeadline(at, s.ttl)}}
+	return engine.Lease[K, V]{Attempt: l.Attempt, Remote: engine.NewRemote(l, at, s.ttl)}
 }
 
 // typed decodes the key and the values of a claimed lease l.
@@ -143,8 +143,18 @@ func (s *Engine[K, V]) decodeBatch(key string, vals [][]byte, of string) (K, []V
 	return k, vs, carried, nil
 }
 
+// A StringDecoder is a key codec that decodes a key stored as a string
+// without the copy that making bytes of it takes: pacer's codec of keys
+// of a string kind is one.
+type StringDecoder[K any] interface {
+	DecodeString(s string) (K, error)
+}
+
 // DecodeKey decodes a key as stored, with the Runner's key codec.
 func (s *Engine[K, V]) DecodeKey(stored string) (K, error) {
+	if d, ok := s.keys.(StringDecoder[K]); ok {
+		return d.DecodeString(stored)
+	}
 	return s.keys.Decode([]byte(stored))
 }
 

@@ -42,7 +42,7 @@ func (s *Engine[K, V]) finish(ctx context.Context, l engine.Lease[K, V], o store
 	if l.Lapsed(s.clk) {
 		return false, errLapsed
 	}
-	return callBy(&s.calls, l.Remote.Keeper, ctx, s.clk.Now().Add(s.ttl), func(ctx context.Context) (bool, error) {
+	return callBy(s.calls, l.Remote.Keeper, ctx, s.clk.Now().Add(s.ttl), func(ctx context.Context) (bool, error) {
 		return s.st.Finish(ctx, l.Remote.Lease, o)
 	}, nil)
 }
@@ -69,7 +69,7 @@ func (s *Engine[K, V]) finishNext(ctx context.Context, l engine.Lease[K, V], o s
 		return false, errLapsed
 	}
 	at := s.clk.Now()
-	e, err := callBy(&s.calls, l.Remote.Keeper, ctx, at.Add(s.ttl), s.finishClaim(l, o), func(e ended, _ error) { s.handClaimed(ctx, e.leases, at) })
+	e, err := callBy(s.calls, l.Remote.Keeper, ctx, at.Add(s.ttl), s.finishClaim(l, o), func(e ended, _ error) { s.handClaimed(ctx, e.leases, at) })
 	s.handClaimed(ctx, e.leases, at)
 	return e.more, err
 }

@@ -5,37 +5,108 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/pacerkit/pacer/internal/callctx"
 	"github.com/pacerkit/pacer/internal/engine"
+	"github.com/pacerkit/pacer/internal/timing"
 	"github.com/pacerkit/pacer/store"
 )
 
-// A leaseKeeper keeps one lease while the Runner works on it, on a
-// goroutine of engineCalls: it renews the lease every TTL/3, and stops the
-// work at the lease's deadline (engine.Deadline), which only a renewal
-// that succeeded moves; then it makes the call that ends the lease. The
-// renewals run on goroutines of their own, so that one that does not
-// answer cannot hold the keeper past the deadline.
+// A leaseKeeper keeps one lease while the Runner works on it: it renews
+// the lease every TTL/3, and stops the work at the lease's deadline
+// (engine.Deadline), which only a renewal that succeeded moves; then it
+// makes the call that ends the lease. The renewals run on goroutines of
+// their own, so that one that does not answer cannot hold the keeper past
+// the deadline.
+//
+// Its goroutine (one of engineCalls) starts when the first renewal is
+// due, which is before the deadline: a batch that ends sooner, as most
+// do, costs a timer and the goroutine of the call that ends it, not a
+// goroutine that waits for that call besides.
 type leaseKeeper struct {
-	ends   chan func()   // the call that ends the lease
-	gone   chan struct{} // closed when the keeper returned
+	calls  *engineCalls
 	lost   atomic.Pointer[error]
 	ending atomic.Bool // the work is over: no more renewals, the end comes
+
+	mu    sync.Mutex
+	state int           // keeperArmed, keeperRunning or keeperEnded
+	timer func() bool   // stops the start of the keeper, while keeperArmed
+	ends  chan func()   // the call that ends the lease, to the keeper's goroutine
+	gone  chan struct{} // closed when the keeper's goroutine returned
 }
+
+// The states of a leaseKeeper.
+const (
+	keeperArmed   = iota // its goroutine starts when the first renewal is due
+	keeperRunning        // its goroutine runs, or ran
+	keeperEnded          // the end came first, on a goroutine of its own
+)
 
 var _ engine.Keeper = (*leaseKeeper)(nil)
 
 // End implements engine.Keeper.
 func (k *leaseKeeper) End(call func()) bool {
-	select {
-	case k.ends <- call:
+	k.mu.Lock()
+	switch {
+	case k.state == keeperArmed && k.timer():
+		k.state = keeperEnded
+		k.mu.Unlock()
+		k.calls.start(call) // counted by engineCalls as the keeper was
 		return true
-	case <-k.gone:
+	case k.state == keeperEnded: // a second end: the lease is ended
+		k.mu.Unlock()
 		return false
 	}
+	// The keeper runs, or its timer fired and it is about to.
+	ends, gone := k.channels()
+	k.mu.Unlock()
+	select {
+	case ends <- call:
+		return true
+	case <-gone:
+		return false
+	}
+}
+
+// start starts the keeper's goroutine, which runs keep, unless the end
+// came first. It runs on the timer's goroutine (or on the caller of a
+// mock clock's Add): keep runs on a goroutine of engineCalls.
+func (k *leaseKeeper) start(keep func(ends <-chan func())) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.state != keeperArmed {
+		return
+	}
+	k.state = keeperRunning
+	ends, gone := k.channels()
+	k.calls.start(func() {
+		defer close(gone)
+		keep(ends)
+	})
+}
+
+// channels returns the channels the keeper's goroutine serves, made by
+// the first to ask, under k.mu: its start, or an end that came as its
+// timer fired.
+func (k *leaseKeeper) channels() (chan func(), chan struct{}) {
+	if k.ends == nil {
+		k.ends, k.gone = make(chan func()), make(chan struct{})
+	}
+	return k.ends, k.gone
+}
+
+// A keptLease is a lease that a leaseKeeper keeps, with what Keep makes
+// for it, in one allocation.
+type keptLease[K comparable, V any] struct {
+	leaseKeeper
+	s      *Engine[K, V]
+	parent context.Context // Keep's, under which the renewals run
+	remote *engine.Remote
+	ctx    callctx.Fenced // to work under
+	cancel context.CancelCauseFunc
 }
 
 // Keep implements engine.Engine with a leaseKeeper. The returned ctx
@@ -47,28 +118,52 @@ func (k *leaseKeeper) End(call func()) bool {
 // looked; the keeper then waits for the call that ends the lease, and
 // makes it, until the lease's deadline at most.
 func (s *Engine[K, V]) Keep(ctx context.Context, l engine.Lease[K, V]) (context.Context, func() error) {
-	kctx, cancel := context.WithCancelCause(callctx.WithFence(ctx, l.Remote.Lease.Fence))
-	k := &leaseKeeper{ends: make(chan func()), gone: make(chan struct{})}
+	k := &keptLease[K, V]{leaseKeeper: leaseKeeper{calls: s.calls}, s: s, parent: ctx, remote: l.Remote}
+	var cctx context.Context
+	cctx, k.cancel = context.WithCancelCause(ctx)
+	k.ctx = callctx.Fenced{Context: cctx, Fence: l.Remote.Lease.Fence}
 	l.Remote.Keeper = k
-	s.calls.run(func() {
-		defer close(k.gone)
-		if err := s.keep(ctx, l.Remote, k.ends, &k.ending); err != nil {
-			k.lost.Store(&err)
-			cancel(err)
-			s.warn("pacer: lease lost, the handler's ctx is cancelled", slog.String("key", l.Remote.Lease.Key), slog.Uint64("fence", l.Remote.Lease.Fence), slog.Any("err", err))
-		}
-	})
-	return kctx, func() error {
-		k.ending.Store(true)
-		cancel(nil)
-		if lost := k.lost.Load(); lost != nil {
-			return *lost
-		}
-		if l.Lapsed(s.clk) {
-			return s.lapsed(nil)
-		}
-		return nil
+	// The first renewal is due before the deadline, but for a TTL so short
+	// that its margin takes most of it.
+	due := l.Remote.Claimed.Add(s.ttl / 3)
+	if at := l.Remote.Deadline.At(); at.Before(due) {
+		due = at
 	}
+	s.calls.busy.Add(1) // for the keeper, or the call that ends the lease
+	if d := due.Sub(s.clk.Now()); d > 0 {
+		k.mu.Lock()
+		k.timer = timing.AfterFunc(s.clk, d, k.start)
+		k.mu.Unlock()
+	} else { // a lease that waited for a worker: renewed at once
+		k.start()
+	}
+	return &k.ctx, k.kept
+}
+
+// start starts the keeper; see leaseKeeper.start.
+func (k *keptLease[K, V]) start() { k.leaseKeeper.start(k.keep) }
+
+// keep keeps the lease until it is ended or lost, and then cancels the
+// work's ctx.
+func (k *keptLease[K, V]) keep(ends <-chan func()) {
+	if err := k.s.keep(k.parent, k.remote, ends, &k.ending); err != nil {
+		k.lost.Store(&err)
+		k.cancel(err)
+		k.s.warn("pacer: lease lost, the handler's ctx is cancelled", slog.String("key", k.remote.Lease.Key), slog.Uint64("fence", k.remote.Lease.Fence), slog.Any("err", err))
+	}
+}
+
+// kept is the function Keep returns.
+func (k *keptLease[K, V]) kept() error {
+	k.ending.Store(true)
+	k.cancel(nil)
+	if lost := k.lost.Load(); lost != nil {
+		return *lost
+	}
+	if k.remote.Deadline.Lapsed(k.s.clk.Now()) {
+		return k.s.lapsed(nil)
+	}
+	return nil
 }
 
 // keep renews r until an end comes, which it runs, and returns nil; or
@@ -97,7 +192,7 @@ func (s *Engine[K, V]) keep(ctx context.Context, r *engine.Remote, ends <-chan f
 		}
 		if renewal == nil && !now.Before(next) && !ending.Load() {
 			sent = now
-			renewal = startCall(&s.calls, ctx, d.At(), func(ctx context.Context) (struct{}, error) {
+			renewal = startCall(s.calls, ctx, d.At(), func(ctx context.Context) (struct{}, error) {
 				return struct{}{}, s.st.Extend(ctx, r.Lease, s.ttl)
 			}, nil)
 			continue

@@ -127,7 +127,7 @@ type Engine[K comparable, V any] struct {
 
 	// The calls about leases, which a worker may stop waiting for
 	// (call.go).
-	calls engineCalls
+	calls *engineCalls
 
 	// For Adaptive: the store's backlog, n values read at at (see quiet).
 	backlog struct {
@@ -152,7 +152,7 @@ func New[K comparable, V any](cfg Config[K, V]) *Engine[K, V] {
 		keys:     cfg.KeyCodec,
 		carry:    cfg.Carry,
 		clk:      timing.From(cfg.Clock),
-		calls:    engineCalls{clk: timing.From(cfg.Clock)},
+		calls:    newEngineCalls(timing.From(cfg.Clock), 2*max(cfg.Workers, 1)),
 		log:      cfg.Logger,
 		ttl:      cfg.LeaseTTL,
 		maxBatch: cfg.MaxBatch,
@@ -332,6 +332,7 @@ func (s *Engine[K, V]) Close() {
 	s.calls.wait()
 	s.giveBack(context.Background())
 	s.calls.wait() // the give-backs the store did not answer in time
+	s.calls.close()
 }
 
 // warn logs a failed call to the store.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,8 +27,10 @@ import (
 // runs each workload next to its floor: PING from 8 goroutines on the
 // same client (8 in flight), and prints values/s, PINGs/s and their
 // ratio, with the round trips the client made, the scripts and commands
-// the server ran (INFO commandstats) and the CPU time of the server and
-// of this process, per value. PACER_BENCH_ROUNDS sets the rounds (3).
+// the server ran (INFO commandstats), the CPU time of the server and of
+// this process, per value, and this process's allocations per value (the
+// shutdown after the last value included, the test's hook's counting
+// too) and its GC cycles. PACER_BENCH_ROUNDS sets the rounds (3).
 //
 // Then one more run of each workload (of the first PACER_BENCH_PROFILED
 // if set), under a CPU and a block profile of this process and with the server's slow log recording every command,
@@ -67,15 +70,19 @@ func TestMeasureStrictPath(t *testing.T) {
 			q := fillQueue(sc)
 			hook.reset()
 			stats0, server0, proc0 := readCommandStats(t, c), serverCPU(t, c), storetest.ProcessCPU(t)
+			var mem0, mem1 runtime.MemStats
+			runtime.ReadMemStats(&mem0)
 			took := storetest.RunStrict[int](t, s, q, storetest.StrictRun{Workers: storetest.StrictWorkers, AckInBackground: sc.Background, Values: storetest.StrictValues})
+			runtime.ReadMemStats(&mem1)
 			proc, server := storetest.ProcessCPU(t)-proc0, serverCPU(t, c)-server0
 			stats := readCommandStats(t, c).minus(stats0)
 			emptyQueue(t, s, q)
 			last[sc.Name] = measured{stats, server}
 			rate := storetest.StrictValues / took.Seconds()
-			fmt.Printf("strict path, %s, round %d: %.0f values/s, PING 8 in flight %.0f/s, ratio %.3f; per value: %.3f round trips, %.3f scripts, %.2f commands, CPU µs: server %.1f (its commands %.1f), this process %.1f\n",
+			fmt.Printf("strict path, %s, round %d: %.0f values/s, PING 8 in flight %.0f/s, ratio %.3f; per value: %.3f round trips, %.3f scripts, %.2f commands, CPU µs: server %.1f (its commands %.1f), this process %.1f; this process's allocations %.1f, %.0f bytes, GC cycles %d in all\n",
 				sc.Name, round, rate, pings, rate/pings, perValue(hook.total()), perValue(stats.scripts()), perValue(stats.calls()),
-				micros(server), perValue(stats.usec()), micros(proc))
+				micros(server), perValue(stats.usec()), micros(proc),
+				perValue(float64(mem1.Mallocs-mem0.Mallocs)), perValue(float64(mem1.TotalAlloc-mem0.TotalAlloc)), mem1.NumGC-mem0.NumGC)
 		}
 	}
 	for _, sc := range storetest.StrictCases[:profiled()] {

@@ -37,7 +37,7 @@ func (s *sends) send(batch []*finishCall) {
 }
 
 func call(ctx context.Context, key string, p store.ClaimParams) *finishCall {
-	return &finishCall{ctx: ctx, l: store.Lease{Key: key}, p: p, done: make(chan struct{})}
+	return newFinishCall(ctx, store.Lease{Key: key}, store.Outcome{}, p)
 }
 
 // TestCombinerGathersWaitingCalls: calls that come while a script is on
@@ -133,4 +133,30 @@ func TestSpread(t *testing.T) {
 	require.True(t, calls[3].more)
 	require.Empty(t, calls[3].leases)
 	require.Error(t, spread("q", calls, r[:3]), "short reply")
+}
+
+// A finishCall that ended goes back to finishCalls with nothing of its
+// call: the next call that gets it finds its own arguments, no results,
+// and its done signal not given.
+func TestFinishCallFreed(t *testing.T) {
+	p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute}
+	for range 10 {
+		c := newFinishCall(t.Context(), store.Lease{Key: "a", Fence: 7}, store.Outcome{Kind: store.Retry, Err: "e"}, p)
+		c.more, c.leases, c.next, c.err, c.lead = true, []store.Lease{{Key: "b"}}, time.Second, store.ErrLeaseLost, true
+		c.signal()
+		<-c.done
+		c.free()
+		d := newFinishCall(context.Background(), store.Lease{Key: "x"}, store.Outcome{Kind: store.Ack}, store.ClaimParams{})
+		require.Equal(t, store.Lease{Key: "x"}, d.l)
+		require.Equal(t, store.Outcome{Kind: store.Ack}, d.o)
+		require.Zero(t, d.p)
+		require.False(t, d.more)
+		require.False(t, d.lead)
+		require.Nil(t, d.leases)
+		require.Zero(t, d.next)
+		require.NoError(t, d.err)
+		require.Equal(t, 1, cap(d.done))
+		require.Zero(t, len(d.done))
+		d.free()
+	}
 }

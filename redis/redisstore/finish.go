@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -53,29 +52,53 @@ func (s *Store) finish(ctx context.Context, l store.Lease, o store.Outcome, p st
 	if o.Kind < store.Ack || o.Kind > store.Hold {
 		return false, nil, 0, fmt.Errorf("redisstore: Finish with unknown outcome kind %d", o.Kind)
 	}
-	c := &finishCall{ctx: ctx, l: l, o: o, p: p, done: make(chan struct{})}
+	c := newFinishCall(ctx, l, o, p)
 	q.finishes.do(c, func(batch []*finishCall) { s.finishBatch(q, batch) })
-	return c.more, c.leases, c.next, c.err
+	more, leases, next, err := c.more, c.leases, c.next, c.err
+	c.free()
+	return more, leases, next, err
 }
 
 // maxCombined bounds the calls one finish script serves.
 const maxCombined = 64
 
 // A finishCall is one Finish or FinishAndClaim (p.Keys > 0) call, and its
-// results once done is closed.
+// results once done signalled.
 type finishCall struct {
 	ctx  context.Context
 	l    store.Lease
 	o    store.Outcome
 	p    store.ClaimParams
-	done chan struct{}
-	lead bool // done was closed to have the call send the next script
+	done chan struct{} // signalled once, when the results are set or lead is
+	lead bool          // done signalled to have the call send the next script
 
 	more   bool
 	leases []store.Lease
 	next   time.Duration
 	err    error
 }
+
+// finishCalls holds the finishCalls that ended, with their done channels,
+// for the next calls: a call's own would be two allocations more per
+// lease.
+var finishCalls = sync.Pool{New: func() any { return &finishCall{done: make(chan struct{}, 1)} }}
+
+// newFinishCall returns a finishCall, from finishCalls, for l, o and p.
+func newFinishCall(ctx context.Context, l store.Lease, o store.Outcome, p store.ClaimParams) *finishCall {
+	c := finishCalls.Get().(*finishCall)
+	c.ctx, c.l, c.o, c.p = ctx, l, o, p
+	return c
+}
+
+// free returns c to finishCalls, once its caller read its results and
+// its done signal was taken: nothing of it is left for the next call.
+func (c *finishCall) free() {
+	*c = finishCall{done: c.done}
+	finishCalls.Put(c)
+}
+
+// signal signals c's done, which its caller waits for, once.
+func (c *finishCall) signal() { c.done <- struct{}{} }
 
 // fits reports whether c can share a script whose claim has params p
 // (Keys 0: no claim yet).
@@ -140,7 +163,7 @@ func (cb *combiner) do(c *finishCall, send func([]*finishCall)) {
 	send(batch)
 	for _, b := range batch {
 		if b != c {
-			close(b.done)
+			b.signal()
 		}
 	}
 
@@ -153,7 +176,7 @@ func (cb *combiner) do(c *finishCall, send func([]*finishCall)) {
 	next := cb.waiting[0]
 	next.lead = true
 	cb.mu.Unlock()
-	close(next.done)
+	next.signal()
 }
 
 // take removes from the waiting calls those the next script serves: the
@@ -211,12 +234,18 @@ func (s *Store) finishBatch(q *queue, batch []*finishCall) {
 		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
-	args := make([]any, 0, 5+6*len(live))
-	args = append(args, q.prefix, p.MaxBatch, micros(p.TTL), p.Holder, perKey(p))
-	for _, c := range live {
-		args = append(args, c.l.Key, strconv.FormatUint(c.l.Fence, 10), int(c.o.Kind), micros(c.o.After), c.o.Err, c.p.Keys)
+	// The whole FCALL command, built once: go-redis would copy the
+	// arguments into a command of its own.
+	cmd := make([]any, 0, 3+len(q.ready)+5+6*len(live))
+	cmd = append(cmd, "fcall", finishFn, len(q.ready))
+	for _, k := range q.ready {
+		cmd = append(cmd, k)
 	}
-	r, err := s.run(ctx, finishFn, q.ready, args...).Slice()
+	cmd = append(cmd, q.prefix, p.MaxBatch, micros(p.TTL), p.Holder, perKey(p))
+	for _, c := range live {
+		cmd = append(cmd, c.l.Key, c.l.Fence, int(c.o.Kind), micros(c.o.After), c.o.Err, c.p.Keys)
+	}
+	r, err := s.runCommand(ctx, cmd).Slice()
 	if err == nil {
 		err = spread(q.name, live, r)
 	}

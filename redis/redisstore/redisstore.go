@@ -159,6 +159,17 @@ func (s *Store) run(ctx context.Context, fn string, keys []string, args ...any) 
 	}
 }
 
+// runCommand is run for a whole FCALL command built ahead (see
+// redisfn.Library.Do).
+func (s *Store) runCommand(ctx context.Context, cmd []any) *redis.Cmd {
+	for {
+		r := lib.Do(ctx, s.c, cmd...)
+		if v, ok := r.Val().(string); !ok || v != folding {
+			return r
+		}
+	}
+}
+
 // wrap prefixes err with the package name, and with what failed.
 func wrap(op string, err error) error {
 	return fmt.Errorf("redisstore: %s: %w", op, err)

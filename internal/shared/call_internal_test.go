@@ -1,0 +1,67 @@
+package shared
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/internal/timing"
+)
+
+// A call that does not answer by its deadline is abandoned then: its
+// caller gets errNoAnswer, and late the result once the call returns.
+func TestCallByAbandonsAtDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		calls := newEngineCalls(timing.Real{}, 2)
+		defer calls.close()
+		release := make(chan struct{})
+		lateErr := make(chan error, 1)
+		t0 := time.Now()
+		_, err := callBy(calls, nil, t.Context(), t0.Add(time.Second), func(ctx context.Context) (int, error) {
+			<-release // a client that ignores ctx
+			return 1, ctx.Err()
+		}, func(_ int, err error) { lateErr <- err })
+		require.ErrorIs(t, err, errNoAnswer)
+		require.Equal(t, time.Second, time.Since(t0))
+		close(release)
+		calls.wait()
+		require.ErrorIs(t, <-lateErr, context.DeadlineExceeded, "the call's ctx ended at the deadline")
+	})
+}
+
+// A call's ctx carries its caller's values but not its cancellation, and
+// a call that answers in time is not abandoned; one that answers as the
+// deadline comes goes either to its caller or to late, never to neither.
+func TestCallByAnswers(t *testing.T) {
+	type key struct{}
+	for _, took := range []time.Duration{0, time.Second / 2, time.Second} {
+		synctest.Test(t, func(t *testing.T) {
+			calls := newEngineCalls(timing.Real{}, 2)
+			defer calls.close()
+			ctx, cancel := context.WithCancel(context.WithValue(t.Context(), key{}, "v"))
+			cancel()
+			var late atomic.Int32
+			v, err := callBy(calls, nil, ctx, time.Now().Add(time.Second), func(ctx context.Context) (string, error) {
+				time.Sleep(took)
+				if took < time.Second && ctx.Err() != nil {
+					return "", errors.New("cancelled with the caller's ctx")
+				}
+				return ctx.Value(key{}).(string), nil
+			}, func(string, error) { late.Add(1) })
+			calls.wait()
+			if took < time.Second || err == nil {
+				require.NoError(t, err)
+				require.Equal(t, "v", v)
+				require.Zero(t, late.Load())
+				return
+			}
+			require.ErrorIs(t, err, errNoAnswer)
+			require.Equal(t, int32(1), late.Load())
+		})
+	}
+}
