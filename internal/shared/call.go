@@ -26,22 +26,58 @@ var errNoAnswer = errors.New("pacer: the store did not answer in time")
 // clients that listen. A call its caller stopped waiting for runs on until
 // the client gives up (go-redis after its read timeouts and retries); wait
 // waits for those too.
+//
+// A goroutine whose job ended waits a while (idleFor) for the next one
+// before it exits: a job that a goroutine takes over runs on a stack
+// grown already, where a new goroutine's stack would grow, by copying,
+// deep in the store's client (a pgx batch's encoding, say) on each call.
 type engineCalls struct {
 	clk  timing.Clock
 	busy sync.WaitGroup // the calls that run, abandoned ones included
+	idle chan func()    // unbuffered: taken by a goroutine that waits for a job
+	quit chan struct{}  // closed by stop: the waiting goroutines exit
+	once sync.Once
 }
 
-// run runs job on a goroutine of its own.
+// idleFor is how long a goroutine of engineCalls waits for its next job.
+const idleFor = time.Second
+
+// run runs job on a goroutine of its own: one that waits for a job, or a
+// new one.
 func (c *engineCalls) run(job func()) {
 	c.busy.Add(1)
-	go func() {
-		defer c.busy.Done()
+	select {
+	case c.idle <- job:
+	default:
+		go c.serve(job)
+	}
+}
+
+// serve runs job, and then the jobs it is handed, until none comes for
+// idleFor or c stops.
+func (c *engineCalls) serve(job func()) {
+	t := time.NewTimer(idleFor)
+	defer t.Stop()
+	for {
 		job()
-	}()
+		c.busy.Done()
+		t.Reset(idleFor)
+		select {
+		case job = <-c.idle:
+		case <-t.C:
+			return
+		case <-c.quit:
+			return
+		}
+	}
 }
 
 // wait waits for the calls that run, abandoned ones included.
 func (c *engineCalls) wait() { c.busy.Wait() }
+
+// stop has the goroutines that wait for a job exit; a job run later runs
+// on a goroutine that exits once it ended.
+func (c *engineCalls) stop() { c.once.Do(func() { close(c.quit) }) }
 
 // An engineCall is one call made by the job newCall returns.
 type engineCall[T any] struct {

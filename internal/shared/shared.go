@@ -152,7 +152,7 @@ func New[K comparable, V any](cfg Config[K, V]) *Engine[K, V] {
 		keys:     cfg.KeyCodec,
 		carry:    cfg.Carry,
 		clk:      timing.From(cfg.Clock),
-		calls:    engineCalls{clk: timing.From(cfg.Clock)},
+		calls:    engineCalls{clk: timing.From(cfg.Clock), idle: make(chan func()), quit: make(chan struct{})},
 		log:      cfg.Logger,
 		ttl:      cfg.LeaseTTL,
 		maxBatch: cfg.MaxBatch,
@@ -332,6 +332,7 @@ func (s *Engine[K, V]) Close() {
 	s.calls.wait()
 	s.giveBack(context.Background())
 	s.calls.wait() // the give-backs the store did not answer in time
+	s.calls.stop()
 }
 
 // warn logs a failed call to the store.
