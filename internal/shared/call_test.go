@@ -95,3 +95,32 @@ func TestEngineCallsWaitForRunningJobs(t *testing.T) {
 		c.stop()
 	})
 }
+
+// deep uses about n kB of its goroutine's stack, as a store client's
+// call does (a pgx batch, with its encoding and its reads).
+//
+//go:noinline
+func deep(n int) byte {
+	var frame [1024]byte
+	if n <= 1 {
+		return frame[0]
+	}
+	frame[n%len(frame)] = byte(n)
+	return deep(n-1) + frame[(n+1)%len(frame)]
+}
+
+// BenchmarkEngineCallsDeepJob runs, one at a time, jobs that use 32 kB of
+// stack: on a new goroutine each, the stack grows four times by copying.
+func BenchmarkEngineCallsDeepJob(b *testing.B) {
+	c := newTestCalls()
+	defer c.stop()
+	done := make(chan struct{})
+	for b.Loop() {
+		c.run(func() {
+			deep(32)
+			done <- struct{}{}
+		})
+		<-done
+	}
+	c.wait()
+}
