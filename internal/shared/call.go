@@ -39,7 +39,8 @@ type engineCalls struct {
 	once sync.Once
 }
 
-// idleFor is how long a goroutine of engineCalls waits for its next job.
+// idleFor is how long a goroutine of engineCalls waits for its next job,
+// on the real clock: the wait is no part of the Runner's timing.
 const idleFor = time.Second
 
 // run runs job on a goroutine of its own: one that waits for a job, or a
@@ -61,6 +62,7 @@ func (c *engineCalls) serve(job func()) {
 	for {
 		job()
 		c.busy.Done()
+		job = nil // what it holds is not kept while the goroutine waits
 		t.Reset(idleFor)
 		select {
 		case job = <-c.idle:
