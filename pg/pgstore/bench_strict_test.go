@@ -36,11 +36,12 @@ import (
 // PACER_BENCH_ROUNDS sets the rounds (3).
 //
 // Then one more run of each workload (of the first PACER_BENCH_PROFILED
-// if set), under a CPU and a block profile of this process, breaks a value's time down: the statements by text, with
-// the server's time for each (pg_stat_statements), this process's CPU
-// time by part of the code (the Runner, the adapter, the store, the
-// codec, pgx), and the time workers wait for each other (for a lease
-// handed over, for a shared flight of Acks).
+// if set), under a CPU and a block profile of this process, breaks a
+// value's time down: the statements by text, with the server's time,
+// buffers hit and WAL records for each (pg_stat_statements), this
+// process's CPU time by part of the code (the Runner, the adapter, the
+// store, the codec, pgx), and the time workers wait for each other (for a
+// lease handed over, for a shared flight of Acks).
 func TestMeasureStrictPath(t *testing.T) {
 	if os.Getenv("PACER_BENCH") != "1" {
 		t.Skip("a measurement: set PACER_BENCH=1 to run it")
@@ -107,7 +108,8 @@ func TestMeasureStrictPath(t *testing.T) {
 		fmt.Printf("  server: CPU of its processes %.1f µs, %.3f commits, %.3f statements, %.1f µs of their execution and planning (pg_stat_statements), by statement:\n",
 			micros(server), perValue(float64(xacts)), perValue(statements.calls()), statements.micros()/storetest.StrictValues)
 		for _, st := range statements {
-			fmt.Printf("    %.4f calls, %7.1f µs/call, %6.2f µs/value  %s\n", perValue(st.calls), st.ms*1e3/st.calls, st.ms*1e3/storetest.StrictValues, st.query)
+			fmt.Printf("    %.4f calls, %7.1f µs/call, %6.2f µs/value, %6.1f buffers hit/call, %5.1f WAL records/call  %s\n",
+				perValue(st.calls), st.ms*1e3/st.calls, st.ms*1e3/storetest.StrictValues, st.hits/st.calls, st.wal/st.calls, st.query)
 		}
 		trips.print()
 		storetest.PrintCPUShares(t, p, storetest.StrictValues, pgCPUShares)
@@ -241,6 +243,8 @@ type statementStat struct {
 	query string
 	calls float64
 	ms    float64 // of execution and planning
+	hits  float64 // shared buffers hit
+	wal   float64 // WAL records written
 }
 
 type statementTable []statementStat
@@ -248,16 +252,16 @@ type statementTable []statementStat
 // statementStats returns the statements of pg_stat_statements but its
 // own and the test's readings, the most time first.
 func statementStats(t *testing.T, pool *pgxpool.Pool) statementTable {
-	rows, err := pool.Query(t.Context(), `SELECT query, calls, total_exec_time + total_plan_time FROM pg_stat_statements
+	rows, err := pool.Query(t.Context(), `SELECT query, calls, total_exec_time + total_plan_time, shared_blks_hit, wal_records FROM pg_stat_statements
 		WHERE query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE '%pg_stat_database%'
 			AND query NOT LIKE '%pg_stat_force_next_flush%' ORDER BY 3 DESC`)
 	require.NoError(t, err)
 	var out statementTable
 	for rows.Next() {
 		var st statementStat
-		var calls int64
-		require.NoError(t, rows.Scan(&st.query, &calls, &st.ms))
-		st.calls = float64(calls)
+		var calls, hits, wal int64
+		require.NoError(t, rows.Scan(&st.query, &calls, &st.ms, &hits, &wal))
+		st.calls, st.hits, st.wal = float64(calls), float64(hits), float64(wal)
 		st.query = shortSQL(st.query)
 		out = append(out, st)
 	}

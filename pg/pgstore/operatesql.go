@@ -6,7 +6,7 @@ package pgstore
 // keys_ready leaves out, so that no claim reads it however long it waits;
 // its ready_at goes on as its values say, so that a resumed key whose
 // delay passed is ready at once. A paused key without values keeps an
-// empty row (parkedSQL), which ResumeKey removes.
+// empty row (the parked rows of removeBatchSQL), which ResumeKey removes.
 
 // pauseQueueSQL pauses a queue, and changes a row if it was running.
 //
@@ -93,7 +93,7 @@ SELECT FROM {schema}.keys WHERE queue = $1 AND key_hash = sha256($2) AND key = $
 // removeBatchSQL removes a batch: its batch is all of them (an open burst
 // included, none left open), and its attempt is the head batch's as
 // store.KeyInfo shows it (keyInfoSQL). The key's row goes, or, if paused,
-// stays empty (parkedSQL), either way with no lease: the holder's Extend
+// stays empty (the parked rows of removeBatchSQL), either way with no lease: the holder's Extend
 // and Finish find no lease of their fence. It returns one row, with the
 // number of values moved; a key without values has no row in k, and so
 // gets no dead letter. It follows lockKeySQL in a transaction.

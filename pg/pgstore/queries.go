@@ -495,48 +495,50 @@ WITH k AS MATERIALIZED (
 // the keys already waiting, or when its first value is due if its gate
 // has not passed and that is later, or when its open burst is due, and forgets the
 // batch's error; a key with none is removed, or, if paused, kept empty
-// (parkedSQL). It ends inside its last CTE.
+// (parked: a row with no values, no lease, burst or hold, fence 0, the
+// fence of a key's last lease since it held none, and ready never, which
+// ResumeKey removes and an Add fills as it would a new row). It ends
+// inside its last CTE.
 //
 // It reaches the rows through k's columns, queue and key_hash, and not through
 // the queue parameter, which would let a plan read the whole queue: the
 // cheapest way while the queue is small, and a plan made then is kept as
 // the queue grows (TestPlansMadeSmallStayBounded).
 //
+// The rows it keeps and those it parks are written by one UPDATE: each
+// UPDATE of a statement opens every index of keys and reads its rows by
+// keys_pkey whether or not it writes any, so a second one for the rare
+// parked key would cost every statement that start-up.
+//
 // k has the columns queue, key_hash, head, tail, batch, burst_due, gate,
 // paused and open (the values of an open burst).
 const removeBatchSQL = uncountSQL + `, kept AS (
+	-- A row with no values left (head = tail) is a paused key's, parked.
 	UPDATE {schema}.keys AS u SET
-		head = k.head + k.batch, batch = 0, attempt = 1, burst = k.open,
+		head = k.head + k.batch, batch = 0, attempt = 1,
+		burst = CASE WHEN k.tail = k.head + k.batch THEN 0 ELSE k.open END,
+		burst_capped = CASE WHEN k.tail = k.head + k.batch THEN false ELSE u.burst_capped END,
+		gate = CASE WHEN k.tail = k.head + k.batch THEN NULL ELSE u.gate END,
+		fence = CASE WHEN k.tail = k.head + k.batch THEN 0 ELSE u.fence END,
+		holder = CASE WHEN k.tail = k.head + k.batch THEN NULL ELSE u.holder END,
+		held = CASE WHEN k.tail = k.head + k.batch THEN false ELSE u.held END,
+		held_at = CASE WHEN k.tail = k.head + k.batch THEN NULL ELSE u.held_at END,
 		leased_until = NULL, retrying = false, error = NULL,
-		ready_at = CASE WHEN k.tail - k.head - k.batch <= k.open THEN k.burst_due
+		ready_at = CASE WHEN k.tail = k.head + k.batch THEN 'infinity'
+			WHEN k.tail - k.head - k.batch <= k.open THEN k.burst_due
 			WHEN k.gate > statement_timestamp() THEN greatest(statement_timestamp(), (
 				SELECT d.due_at FROM {schema}.messages AS d
 				WHERE d.queue = k.queue AND d.key_hash = k.key_hash AND d.seq = k.head + k.batch))
 			ELSE statement_timestamp() END
 	FROM k
-	WHERE u.queue = k.queue AND u.key_hash = k.key_hash AND k.tail > k.head + k.batch
+	WHERE u.queue = k.queue AND u.key_hash = k.key_hash AND (k.tail > k.head + k.batch OR k.paused)
 ), emptied AS (
 	DELETE FROM {schema}.keys AS d USING k
 	WHERE d.queue = k.queue AND d.key_hash = k.key_hash AND k.tail = k.head + k.batch AND NOT k.paused
-)` + parkedSQL + `, done AS (
+), done AS (
 	DELETE FROM {schema}.messages AS m USING k
 	WHERE m.queue = k.queue AND m.key_hash = k.key_hash AND m.seq >= k.head AND m.seq < k.head + k.batch
 	RETURNING m.seq, m.value`
-
-// parkedSQL keeps the row of a paused key that removeBatchSQL leaves
-// without values: a pause
-// outlives the key's values. The row then holds none (head = tail), no
-// lease, burst or hold, fence 0 (the fence of a key's last lease since it
-// held none), and is ready never; ResumeKey removes it, and an Add fills
-// it as it would a new row.
-const parkedSQL = `, parked AS (
-	UPDATE {schema}.keys AS p SET
-		head = k.tail, batch = 0, attempt = 1, burst = 0, burst_capped = false, gate = NULL,
-		leased_until = NULL, fence = 0, holder = NULL, held = false, held_at = NULL,
-		retrying = false, error = NULL, ready_at = 'infinity'
-	FROM k
-	WHERE p.queue = k.queue AND p.key_hash = k.key_hash AND k.paused AND k.tail = k.head + k.batch
-)`
 
 // finishAckSQL ends a lease by removing its batch. It returns one row,
 // with more, if the lease was current.
@@ -658,7 +660,7 @@ WHERE queue = $1`
 
 // statsColumnsSQL are the columns of statsSQL, in store.Stats's order,
 // over the keys of queue $1. A paused key's row without values (see
-// parkedSQL) counts in PausedKeys alone.
+// the parked rows of removeBatchSQL) counts in PausedKeys alone.
 const statsColumnsSQL = `
 	coalesce(sum(tail - head + lent), 0),
 	count(*) FILTER (WHERE tail > head OR lent > 0),
