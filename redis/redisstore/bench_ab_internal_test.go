@@ -26,7 +26,7 @@ func TestMeasureTenantFunctionsAgainstOld(t *testing.T) {
 		t.Skip("set PACER_BENCH=1 to measure")
 	}
 	v := againstOld(t, "ab")
-	ctx, c, s := context.Background(), v.c, v.s
+	ctx, s := context.Background(), v.s
 	newFns, oldFns, use := v.new, v.old, v.use
 	const values, keys = 10000, 500
 	qs := []struct {
@@ -46,41 +46,25 @@ func TestMeasureTenantFunctionsAgainstOld(t *testing.T) {
 		_, err := s.Stats(ctx, q.name)
 		require.NoError(t, err)
 	}
-	names := make([]string, len(qs))
+	names, fns := make([]string, len(qs)), make([][3]string, len(qs))
 	for i, q := range qs {
-		names[i] = q.name
+		names[i], fns[i] = q.name, q.fns
 	}
-	calls := recordCalls(t, c, names)
-	collect := func() { calls.collect(t) }
 	done := map[string]int{}
-	for step := 0; ; step++ {
-		active := 0
-		for _, q := range qs {
-			if done[q.name] == values {
-				continue
-			}
-			active++
-			use(q.fns)
-			ls, _, err := s.Claim(ctx, q.name, store.ClaimParams{Keys: 8, MaxBatch: 1, TTL: time.Minute})
+	per := v.inTurns(t, "ab", values, names, fns, func(i int) bool {
+		q := qs[i]
+		if done[q.name] == values {
+			return false
+		}
+		ls, _, err := s.Claim(ctx, q.name, store.ClaimParams{Keys: 8, MaxBatch: 1, TTL: time.Minute})
+		require.NoError(t, err)
+		for _, l := range ls {
+			done[q.name] += len(l.Values)
+			_, err := s.Finish(ctx, l, store.Outcome{Kind: store.Ack})
 			require.NoError(t, err)
-			for _, l := range ls {
-				done[q.name] += len(l.Values)
-				_, err := s.Finish(ctx, l, store.Outcome{Kind: store.Ack})
-				require.NoError(t, err)
-			}
 		}
-		if step%200 == 0 {
-			collect()
-		}
-		if active == 0 {
-			break
-		}
-	}
-	collect()
-	per := map[string]float64{}
-	for _, q := range qs {
-		per[q.name] = calls.perValue("ab", q.name, values)
-	}
+		return true
+	})
 	fmt.Printf("ab by medians, µs a value: old %.1f with tenants vs %.1f (%.3fx), new %.1f vs %.1f (%.3fx); new/old with tenants %.3fx\n",
 		per["oldten"], per["oldplain"], per["oldten"]/per["oldplain"], per["newten"], per["newplain"], per["newten"]/per["newplain"], per["newten"]/per["oldten"])
 }

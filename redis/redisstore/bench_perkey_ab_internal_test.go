@@ -26,7 +26,7 @@ func TestMeasurePerKeyFunctionsAgainstOld(t *testing.T) {
 		t.Skip("set PACER_BENCH=1 to measure")
 	}
 	v := againstOld(t, "pk")
-	ctx, c, s := context.Background(), v.c, v.s
+	ctx, s := context.Background(), v.s
 	newFns, oldFns, use := v.new, v.old, v.use
 	const values, keys = 5000, 500
 	qs := []struct {
@@ -42,48 +42,36 @@ func TestMeasurePerKeyFunctionsAgainstOld(t *testing.T) {
 		_, err := s.Stats(ctx, q.name)
 		require.NoError(t, err)
 	}
-	names := make([]string, len(qs))
+	names, fns := make([]string, len(qs)), make([][3]string, len(qs))
 	for i, q := range qs {
-		names[i] = q.name
+		names[i], fns[i] = q.name, q.fns
 	}
-	calls := recordCalls(t, c, names)
-	collect := func() { calls.collect(t) }
 	done := map[string]int{}
 	out := map[string][]store.Lease{}
-	for _, q := range qs {
-		use(q.fns)
-		ls, _, err := s.Claim(ctx, q.name, store.ClaimParams{Keys: 8, MaxBatch: 2, PerKey: q.perKey, TTL: time.Minute})
-		require.NoError(t, err)
-		out[q.name] = ls
-	}
-	for step := 0; ; step++ {
-		active := 0
-		for _, q := range qs {
-			if len(out[q.name]) == 0 {
-				continue
-			}
-			active++
-			use(q.fns)
-			l := out[q.name][0]
-			out[q.name] = out[q.name][1:]
-			done[q.name] += len(l.Values)
-			_, ls, _, err := s.FinishAndClaim(ctx, l, store.Outcome{Kind: store.Ack},
-				store.ClaimParams{Keys: 1, MaxBatch: 2, PerKey: q.perKey, TTL: time.Minute})
+	started := map[string]bool{}
+	per := v.inTurns(t, "pkab", values, names, fns, func(i int) bool {
+		q := qs[i]
+		if !started[q.name] { // the first round claims 8 keys of each
+			started[q.name] = true
+			ls, _, err := s.Claim(ctx, q.name, store.ClaimParams{Keys: 8, MaxBatch: 2, PerKey: q.perKey, TTL: time.Minute})
 			require.NoError(t, err)
-			out[q.name] = append(out[q.name], ls...)
+			out[q.name] = ls
+			return true
 		}
-		if step%200 == 0 {
-			collect()
+		if len(out[q.name]) == 0 {
+			return false
 		}
-		if active == 0 {
-			break
-		}
-	}
-	collect()
-	per := map[string]float64{}
+		l := out[q.name][0]
+		out[q.name] = out[q.name][1:]
+		done[q.name] += len(l.Values)
+		_, ls, _, err := s.FinishAndClaim(ctx, l, store.Outcome{Kind: store.Ack},
+			store.ClaimParams{Keys: 1, MaxBatch: 2, PerKey: q.perKey, TTL: time.Minute})
+		require.NoError(t, err)
+		out[q.name] = append(out[q.name], ls...)
+		return true
+	})
 	for _, q := range qs {
 		require.Equal(t, values, done[q.name], q.name)
-		per[q.name] = calls.perValue("pkab", q.name, values)
 	}
 	fmt.Printf("pkab by medians, µs a value: old PerKey 2 %.2f vs PerKey 1 %.2f (%.3fx), new %.2f vs %.2f (%.3fx); new/old PerKey 2 %.3fx\n",
 		per["oldpk2"], per["oldmb2"], per["oldpk2"]/per["oldmb2"], per["newpk2"], per["newmb2"], per["newpk2"]/per["newmb2"], per["newpk2"]/per["oldpk2"])

@@ -137,3 +137,34 @@ func (ct *callTimes) perValue(label, q string, values int) float64 {
 	}
 	return per
 }
+
+// inTurns records the calls on the queues named, and has step make the
+// next calls of queue i, with its version's functions fns[i] in use, a
+// queue at a time in turn, until a round in which no step had calls to
+// make; it collects the slow log every 200 rounds. It returns each
+// queue's time a value over values (callTimes.perValue, printed after
+// label).
+func (v *twoVersions) inTurns(t *testing.T, label string, values int, names []string, fns [][3]string, step func(i int) bool) map[string]float64 {
+	calls := recordCalls(t, v.c, names)
+	for round := 0; ; round++ {
+		active := 0
+		for i := range names {
+			v.use(fns[i])
+			if step(i) {
+				active++
+			}
+		}
+		if round%200 == 0 {
+			calls.collect(t)
+		}
+		if active == 0 {
+			break
+		}
+	}
+	calls.collect(t)
+	per := map[string]float64{}
+	for _, q := range names {
+		per[q] = calls.perValue(label, q, values)
+	}
+	return per
+}
