@@ -36,8 +36,11 @@ func (s *sends) send(batch []*finishCall) {
 	}
 }
 
+// call returns a new finishCall, not one from finishCalls: a done channel
+// made outside a synctest bubble does not block durably inside it, and
+// synctest.Wait would wait for it forever.
 func call(ctx context.Context, key string, p store.ClaimParams) *finishCall {
-	return newFinishCall(ctx, store.Lease{Key: key}, store.Outcome{}, p)
+	return &finishCall{ctx: ctx, l: store.Lease{Key: key}, p: p, done: make(chan struct{}, 1)}
 }
 
 // TestCombinerGathersWaitingCalls: calls that come while a script is on
