@@ -261,6 +261,12 @@ type ClaimParams struct {
 	// whatever PerKey says, so a caller that needs more checks the
 	// interface first, as pacer.New does.
 	PerKey int
+	// KeyRate is a rate limit per key that the Claim keeps, on an engine
+	// that implements KeyRateClaimer (see there); the zero KeyRate limits
+	// nothing. An engine that does not implement KeyRateClaimer ignores
+	// it, so a caller that needs it checks the interface first, as
+	// pacer.New does.
+	KeyRate KeyRate
 }
 
 // A Lease is the exclusive right, until it lapses, to handle the first
