@@ -1,0 +1,230 @@
+package pgstore
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pacerkit/pacer/store"
+)
+
+var _ store.KeyRateClaimer = (*Store)(nil)
+
+// ClaimsKeyRate implements store.KeyRateClaimer: every claim statement
+// keeps ClaimParams.KeyRate, with the key's theoretical arrival time T in
+// the table key_rates (migration 015). See KeyRate in the package doc.
+func (s *Store) ClaimsKeyRate() bool { return true }
+
+// A claim with a KeyRate that is on runs its own form of each claim
+// statement (claimForm.rated), made from the form without it by the
+// replacements below, so that a claim without one runs the statements
+// and plans it always ran. The rated forms take two more parameters:
+// $5 the KeyRate's interval and $6 its tolerance, (Burst-1)*Interval.
+//
+// A rated claim picks, in the ready order, the ready keys that have a
+// token (ratedPickSQL): the first {keys} of them, locking no key that it
+// steps over for want of one. Those it stepped over, among the first
+// {keys}+ratedSpare of the ready order (untokenedSQL), it locks, SKIP
+// LOCKED, and defers until their tokens are due (deferForTokenSQL), as a
+// Finish with Defer would leave them; each key it leases takes a token
+// (takeTokensSQL). T is read from the statement's snapshot: a key row
+// that the claim locks as ready was made ready by a statement that
+// committed after the claim that took the key's last token, which the
+// snapshot so sees.
+
+// ratedSpare is how many keys past the {keys} that a rated claim leases
+// it looks at for keys without a token to defer.
+const ratedSpare = "8"
+
+// tokenSQL is true when key row {row} has a token now: no T, or a T no
+// later than now plus the tolerance.
+const tokenSQL = `NOT EXISTS (SELECT FROM {schema}.key_rates AS kr WHERE kr.queue = {row}.queue AND kr.key_hash = {row}.key_hash
+			AND kr.t > statement_timestamp() + $6::interval)`
+
+// ratedPickSQL is claimPickSQL for a rated claim; {untenanted} is empty,
+// or the condition that the key has no tenant (claimNone, tenant.go).
+const ratedPickSQL = `, picked AS MATERIALIZED (
+	SELECT k.queue, k.key_hash, k.ready_at
+	FROM {schema}.keys AS k
+	WHERE k.queue = $1 AND k.ready_at <= statement_timestamp() AND NOT k.paused AND (SELECT running FROM running)
+		AND k.lanes = 0{untenanted:k}
+		AND ` + tokenSQL + `
+	ORDER BY k.ready_at
+	LIMIT {keys}
+	FOR UPDATE OF k SKIP LOCKED
+)`
+
+// untokenedSQL lists, locked, the ready keys without a token among the
+// first {keys}+ratedSpare of the ready order, up to the last key picked
+// when it picked {keys} (those after it the claim did not step over), with
+// their T.
+const untokenedSQL = `, untokened AS MATERIALIZED (
+	SELECT k.queue, k.key_hash, kr.t
+	FROM (
+		SELECT queue, key_hash FROM {schema}.keys
+		WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)
+			AND lanes = 0{untenanted}
+			AND ready_at <= coalesce((SELECT max(ready_at) FROM picked HAVING count(*) >= {keys}), 'infinity')
+		ORDER BY ready_at
+		LIMIT {keys} + ` + ratedSpare + `
+	) AS x
+	JOIN {schema}.key_rates AS kr ON kr.queue = x.queue AND kr.key_hash = x.key_hash
+		AND kr.t > statement_timestamp() + $6::interval
+	JOIN {schema}.keys AS k ON k.queue = x.queue AND k.key_hash = x.key_hash
+	WHERE k.ready_at <= statement_timestamp() AND NOT k.paused AND k.lanes = 0
+	FOR UPDATE OF k SKIP LOCKED
+)`
+
+// fairUntokenedSQL is untokenedSQL in a queue with tenants: of each
+// tenant whose turns the claim takes, among its first turns+ratedSpare
+// ready keys.
+const fairUntokenedSQL = `, untokened AS MATERIALIZED (
+	SELECT k.queue, k.key_hash, kr.t
+	FROM turns CROSS JOIN LATERAL (
+		SELECT x.queue, x.key_hash FROM {schema}.keys AS x
+		WHERE x.queue = $1 AND x.tenant = turns.tenant AND x.ready_at <= statement_timestamp() AND NOT x.paused
+			AND x.lanes = 0
+		ORDER BY x.ready_at
+		LIMIT turns.turns + ` + ratedSpare + `
+	) AS x
+	JOIN {schema}.key_rates AS kr ON kr.queue = x.queue AND kr.key_hash = x.key_hash
+		AND kr.t > statement_timestamp() + $6::interval
+	JOIN {schema}.keys AS k ON k.queue = x.queue AND k.key_hash = x.key_hash
+	WHERE k.ready_at <= statement_timestamp() AND NOT k.paused AND k.lanes = 0
+	FOR UPDATE OF k SKIP LOCKED
+)`
+
+// takeTokensSQL and deferForTokenSQL come before the leases CTE of a
+// rated claim: each key leased takes a token, T = max(T, now) + Interval;
+// each key of untokened waits for its token, at T - tolerance, as
+// defer_for_token (migration 015) leaves a key of one lease.
+const takeTokensSQL = `), tokens AS (
+	INSERT INTO {schema}.key_rates AS kr (queue, key_hash, t)
+	SELECT $1, l.key_hash, statement_timestamp() + $5::interval FROM leased AS l
+	ON CONFLICT (queue, key_hash) DO UPDATE SET t = greatest(kr.t, statement_timestamp()) + $5::interval`
+
+const deferForTokenSQL = `), deferred AS (
+	UPDATE {schema}.keys AS u SET
+		ready_at = d.t - $6::interval,
+		batch = CASE WHEN u.batch > 0 THEN u.batch
+			ELSE greatest(least(u.tail - CASE WHEN u.burst_due <= statement_timestamp() THEN 0 ELSE u.burst END - u.head,
+				$2::bigint,
+				CASE WHEN u.gate > statement_timestamp() THEN (
+					SELECT min(m.seq) - u.head FROM {schema}.messages AS m
+					WHERE m.queue = u.queue AND m.key_hash = u.key_hash AND m.seq >= u.head
+						AND m.due_at IS NOT NULL AND m.due_at > statement_timestamp()
+				) END), 0) END,
+		attempt = CASE WHEN u.leased_until IS NOT NULL THEN u.attempt + 1 ELSE u.attempt END,
+		leased_until = NULL,
+		retrying = false
+	FROM untokened AS d
+	WHERE u.queue = d.queue AND u.key_hash = d.key_hash
+), leases AS (`
+
+// The upcoming of a rated claim leaves the keys it deferred out of the
+// ready keys, which its snapshot still sees ready, and counts them by
+// when they are ready again.
+const (
+	upcomingLeased      = `AND key_hash <> ALL (ARRAY(SELECT key_hash FROM leased))`
+	ratedUpcomingLeased = `AND key_hash <> ALL (ARRAY(SELECT key_hash FROM leased UNION ALL SELECT key_hash FROM untokened))`
+	upcomingNext        = `least((SELECT ready_at FROM upcoming), (SELECT leased_until FROM leased LIMIT 1))`
+	ratedUpcomingNext   = `least((SELECT ready_at FROM upcoming), (SELECT leased_until FROM leased LIMIT 1),
+		(SELECT min(t) - $6::interval FROM untokened))`
+)
+
+// rateClaim returns the rated form of claim statement sql, whose picked
+// CTE the caller replaced with a rated one already; schema is quoted.
+func rateClaim(schema, sql string) string {
+	sql = mustReplace(sql, "), leases AS (", strings.ReplaceAll(takeTokensSQL+deferForTokenSQL, "{schema}", schema))
+	sql = mustReplace(sql, upcomingLeased, ratedUpcomingLeased)
+	return mustReplace(sql, upcomingNext, ratedUpcomingNext)
+}
+
+// mustReplace replaces the one old in s with new, and panics if s has
+// none: a statement made from another lost its anchor.
+func mustReplace(s, old, new string) string {
+	if !strings.Contains(s, old) {
+		panic("pgstore: a statement lost its anchor: " + old)
+	}
+	return strings.Replace(s, old, new, 1)
+}
+
+// ratedPick returns ratedPickSQL and untokenedSQL with the schema filled
+// in, for the keys added without a tenant alone if untenanted.
+func ratedPick(schema string, untenanted bool) string {
+	r := strings.NewReplacer("{schema}", schema, "{untenanted:k}", "", "{untenanted}", "")
+	if untenanted {
+		r = strings.NewReplacer("{schema}", schema, "{untenanted:k}", "\n\t\tAND k.tenant IS NULL",
+			"{untenanted}", "\n\t\t\tAND tenant IS NULL")
+	}
+	return r.Replace(strings.ReplaceAll(ratedPickSQL+untokenedSQL, "{row}", "k"))
+}
+
+// ratedFairPick returns fairPickSQL for a rated claim, with {turns} as
+// given and the schema filled in: each tenant's keys without a token are
+// stepped over, and those among its first deferred.
+func ratedFairPick(schema, turns string) string {
+	const lock = `			ORDER BY ready_at
+			LIMIT turns.turns
+			FOR UPDATE SKIP LOCKED`
+	pick := mustReplace(fairPickSQL, lock, `				AND `+strings.ReplaceAll(tokenSQL, "{row}", "keys")+"\n"+lock)
+	r := strings.NewReplacer("{schema}", schema, "{turns}", turns)
+	return r.Replace(pick + fairUntokenedSQL)
+}
+
+// rateArgs returns the arguments of a rated claim statement, after the
+// four of claimStatement.
+func rateArgs(r store.KeyRate) []any {
+	return []any{interval(r.Interval), interval(r.Tolerance())}
+}
+
+// sweepEvery is how often a Store removes, per queue it claims with a
+// KeyRate, the rows of key_rates whose T passed: they say no more than a
+// missing row does (a full bucket), and the sweep keeps the table to about
+// the keys leased in the last sweepEvery plus Burst*Interval.
+const sweepEvery = time.Minute
+
+// sweepSQL removes the rows of a queue's keys whose T passed. It reads
+// every row of the queue in key_rates: O(keys leased in the last
+// sweepEvery plus the span of a bucket).
+const sweepSQL = `DELETE FROM {schema}.key_rates WHERE queue = $1 AND t < statement_timestamp()`
+
+// sweeps remembers when a Store last swept each queue.
+type sweeps struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+// due reports whether queue is to be swept now, and if so notes it as
+// swept.
+func (w *sweeps) due(queue string, now time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.last == nil {
+		w.last = make(map[string]time.Time)
+	}
+	if at, ok := w.last[queue]; ok && now.Sub(at) < sweepEvery {
+		return false
+	}
+	if len(w.last) >= maxSweeps {
+		clear(w.last)
+	}
+	w.last[queue] = now
+	return true
+}
+
+// maxSweeps bounds the queues a Store remembers sweeping.
+const maxSweeps = 1024
+
+// sweep removes queue's rows of key_rates whose T passed, at most once
+// per sweepEvery per Store, before a claim of queue with a KeyRate.
+func (s *Store) sweep(ctx context.Context, queue string) error {
+	if !s.sweeps.due(queue, time.Now()) {
+		return nil
+	}
+	if _, err := s.pool.Exec(ctx, s.q.sweepRates, queue); err != nil {
+		return failed(ctx, "Claim", err)
+	}
+	return nil
+}
