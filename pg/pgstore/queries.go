@@ -83,9 +83,9 @@ type queries struct {
 	finishLanes, claimLanesShared                    string
 	claimLanesFair, claimLanesFairShared             string
 	// The claims with a KeyRate (keyrate.go, migration 015).
-	claimRated, claimSharedRated, sweepRates         string
-	claimLanesRated, claimLanesSharedRated           string
-	claimLanesFairRated, claimLanesFairSharedRated   string
+	claimRated, claimSharedRated, sweepRates       string
+	claimLanesRated, claimLanesSharedRated         string
+	claimLanesFairRated, claimLanesFairSharedRated string
 }
 
 // newQueries fills schema, quoted already, into the statements.

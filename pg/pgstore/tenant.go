@@ -233,14 +233,14 @@ func newTenantQueries(schema string, q queries) tenantQueries {
 		claimRated:       fairRated(q.claim, "{keys}"),
 		claimSharedRated: fairRated(q.claim, sharedTurns),
 		claimNoneRated:   rateClaim(schema, mustReplace(unfloored(q.claim), pick, ratedPick(schema, true))),
-		addReady:    addReady,
-		addBurst:    addBurst,
-		addDelayed:  addDelayed,
-		claim:       fair(q.claim, "{keys}"),
-		claimShared: fair(q.claim, sharedTurns), // its turns are the keys to take
-		claimNone:   mustReplace(unfloored(q.claim), ready, ready+"\t\tAND tenant IS NULL\n"),
-		release:     r.Replace(releaseTenantSQL),
-		fairQueue:   r.Replace(fairQueueSQL),
+		addReady:         addReady,
+		addBurst:         addBurst,
+		addDelayed:       addDelayed,
+		claim:            fair(q.claim, "{keys}"),
+		claimShared:      fair(q.claim, sharedTurns), // its turns are the keys to take
+		claimNone:        mustReplace(unfloored(q.claim), ready, ready+"\t\tAND tenant IS NULL\n"),
+		release:          r.Replace(releaseTenantSQL),
+		fairQueue:        r.Replace(fairQueueSQL),
 		finishAcks: mustReplace(q.finishAcks, `, n AS (
 	SELECT set_config('pgstore.leases', coalesce(sum(k.want), 0)::text, true) FROM k
 )`, finishAcksTurnsSQL),
