@@ -5,7 +5,8 @@
 // part in the service's own transactions (AddTx, which a pacer Runner's
 // AddTx calls). A Store implements store.Store, store.DeadLetters,
 // store.FinishClaimer, store.TxAdder, store.Inspector, store.Operator,
-// store.FairTenants and store.PerKeyClaimer, and passes the same
+// store.FairTenants, store.PerKeyClaimer and store.KeyRateClaimer, and
+// passes the same
 // conformance suite as store.Memory (store/storetest).
 //
 // # Schema
@@ -50,7 +51,9 @@
 //     the time;
 //   - counts: how many values each queue stores, for
 //     store.AddParams.MaxValues, spread over rows (see below);
-//   - paused_queues: the queues an operator paused.
+//   - paused_queues: the queues an operator paused;
+//   - key_rates: the theoretical arrival time of each key that a claim
+//     with a store.KeyRate leased lately (see below).
 //
 // Delayed values (store.AddParams.Delay, migration 006) are a column of
 // their message rows, when each is due, NULL for every other value, and
@@ -223,6 +226,40 @@
 // are made once per session and read rows by index only, reached from
 // the keys they lock, so they stay bounded as a queue grows.
 // Once its last lane ends, a key is a key of one lease again.
+//
+// # A rate per key
+//
+// A Claim or FinishAndClaim with a store.KeyRate that is on (migration
+// 015) keeps it in its own statement, with no statement of its own: each
+// key's theoretical arrival time T (GCRA, see store.KeyRate) is a row of
+// key_rates, by (queue, key's SHA-256), apart from the key's row, so that
+// it outlives the key's row, which goes when the key empties. A claim
+// leases the first ready keys that have a token (T <= now +
+// (Burst-1)*Interval, no row being a full bucket), sets T for each lease,
+// and defers the ready keys it stepped over for want of one, among the
+// first Keys+8 of the ready order, until their tokens are due, as a
+// Finish with Defer would leave them: a key of one lease keeps the batch
+// a lease would take now at its head, with no lease, fence or attempt
+// taken. Of the keys of a queue with tenants, those of each tenant whose
+// turns the claim takes; a deferred key takes no turn, as it leases
+// nothing. The claims of keys of lanes (lease_lanes_rated and
+// claim_lanes_rated) give each key as many leases as it has tokens, one a
+// lease. A Claim without a KeyRate runs the statements it ran before,
+// which neither read nor write key_rates; the Acks of a shared flight
+// share its claim only with the same KeyRate.
+//
+// key_rates is UNLOGGED: the writes of the claims cost no WAL, and a crash
+// of PostgreSQL (not a clean shutdown or restart) empties it, as it does
+// an unlogged table on a standby that is promoted, which leaves every
+// bucket full: each key may then take up to Burst leases at once, as
+// after a quiet time. AddTx, which reads and writes no T, is not
+// concerned. A row whose T passed says no more than no row, and each Store
+// removes those of a queue at most once a minute, before a claim of the
+// queue with a KeyRate, in one statement that reads the queue's rows of
+// key_rates: the table holds about the keys leased in the last minute and
+// Burst*Interval. A rated claim costs, over one without, a probe of
+// key_rates per key it looks at, its upsert per lease, and a second walk
+// of the first keys of the ready order (see BENCHMARKS.md).
 //
 // # The count of stored values
 //

@@ -187,8 +187,16 @@ const sweepEvery = time.Minute
 
 // sweepSQL removes the rows of a queue's keys whose T passed. It reads
 // every row of the queue in key_rates: O(keys leased in the last
-// sweepEvery plus the span of a bucket).
-const sweepSQL = `DELETE FROM {schema}.key_rates WHERE queue = $1 AND t < statement_timestamp()`
+// sweepEvery plus the span of a bucket). It skips the rows that a claim
+// holds, which it would otherwise wait for, locking the others in an
+// order that a claim of several keys may lock them against.
+const sweepSQL = `
+DELETE FROM {schema}.key_rates
+WHERE ctid = ANY (ARRAY(
+	SELECT ctid FROM {schema}.key_rates
+	WHERE queue = $1 AND t < statement_timestamp()
+	FOR UPDATE SKIP LOCKED
+))`
 
 // sweeps remembers when a Store last swept each queue.
 type sweeps struct {

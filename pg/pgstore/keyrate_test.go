@@ -325,3 +325,38 @@ func TestKeyRateDeferralUsesNoTurn(t *testing.T) {
 		})
 	}
 }
+
+// key_rates stays bounded: a Store's first claim with a KeyRate of a
+// queue removes the rows of its keys whose T passed, and keeps the others.
+func TestKeyRateSweepsWhatPassed(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := connect(t, appName(t))
+	schema := freshSchema(t, pool)
+	a := instance(t, schema)
+	lease := func(key string, every time.Duration) {
+		require.NoError(t, a.Add(ctx, "q", key, vals("1"), store.AddParams{}))
+		ls, _, err := a.Claim(ctx, "q", store.ClaimParams{Keys: 1, TTL: ttl, KeyRate: store.KeyRate{Interval: every}})
+		require.NoError(t, err)
+		require.Len(t, ls, 1)
+		_, err = a.Finish(ctx, ls[0], store.Outcome{Kind: store.Ack})
+		require.NoError(t, err)
+	}
+	lease("passes", time.Millisecond)
+	lease("stays", time.Hour)
+	rates := func() []string {
+		rows, err := pool.Query(ctx, `SELECT convert_from(k.key, 'UTF8') FROM `+pgstore.SchemaOf(a)+`.key_rates AS r
+			JOIN (VALUES ('passes'::bytea), ('stays'::bytea)) AS k(key) ON sha256(k.key) = r.key_hash
+			WHERE r.queue = 'q' ORDER BY 1`)
+		require.NoError(t, err)
+		keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return keys
+	}
+	require.Equal(t, []string{"passes", "stays"}, rates(), "a row per key leased, which outlives the key's row")
+	time.Sleep(5 * time.Millisecond)
+	b := instance(t, schema)
+	_, _, err := b.Claim(ctx, "q", store.ClaimParams{Keys: 1, TTL: ttl, KeyRate: store.KeyRate{Interval: time.Hour}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"stays"}, rates(), "the row whose T passed went")
+}
