@@ -22,19 +22,21 @@ func (s *Store) ClaimsKeyRate() bool { return true }
 // and plans it always ran. The rated forms take two more parameters:
 // $5 the KeyRate's interval and $6 its tolerance, (Burst-1)*Interval.
 //
-// A rated claim picks, in the ready order, the ready keys that have a
-// token (ratedPickSQL): the first {keys} of them, locking no key that it
-// steps over for want of one. Those it stepped over, among the first
-// {keys}+ratedSpare of the ready order (untokenedSQL), it locks, SKIP
-// LOCKED, and defers until their tokens are due (deferForTokenSQL), as a
-// Finish with Defer would leave them; each key it leases takes a token
-// (takeTokensSQL). T is read from the statement's snapshot: a key row
-// that the claim locks as ready was made ready by a statement that
-// committed after the claim that took the key's last token, which the
-// snapshot so sees.
+// A rated claim locks the first {keys} ready keys, as a claim without a
+// KeyRate does, and reads their T (ratedPickSQL). Those without a token
+// it defers until their tokens are due (deferForTokenSQL), as a Finish
+// with Defer would leave them, and it picks as many more ready keys in
+// their place, after them in the ready order, of those that have a token,
+// stepping over those that have none, which a later claim defers. Each
+// key it leases takes a token (takeTokensSQL). A claim that finds a token
+// for each key it locks so walks the ready order once, as a claim without
+// a KeyRate does, and reads key_rates once a key. T is read from the
+// statement's snapshot: a key row that the claim locks as ready was made
+// ready by a statement that committed after the claim that took the key's
+// last token, which the snapshot so sees.
 
-// ratedSpare is how many keys past the {keys} that a rated claim leases
-// it looks at for keys without a token to defer.
+// ratedSpare is how many keys past those it takes turns for a rated claim
+// of a queue with tenants looks at for keys without a token to defer.
 const ratedSpare = "8"
 
 // tokenSQL is true when key row {row} has a token now: no T, or a T no
@@ -42,43 +44,45 @@ const ratedSpare = "8"
 const tokenSQL = `NOT EXISTS (SELECT FROM {schema}.key_rates AS kr WHERE kr.queue = {row}.queue AND kr.key_hash = {row}.key_hash
 			AND kr.t > statement_timestamp() + $6::interval)`
 
-// ratedPickSQL is claimPickSQL for a rated claim; {untenanted} is empty,
-// or the condition that the key has no tenant (claimNone, tenant.go).
-const ratedPickSQL = `, picked AS MATERIALIZED (
-	SELECT k.queue, k.key_hash, k.ready_at
-	FROM {schema}.keys AS k
-	WHERE k.queue = $1 AND k.ready_at <= statement_timestamp() AND NOT k.paused AND (SELECT running FROM running)
-		AND k.lanes = 0{untenanted:k}
-		AND ` + tokenSQL + `
-	ORDER BY k.ready_at
-	LIMIT {keys}
-	FOR UPDATE OF k SKIP LOCKED
-)`
-
-// untokenedSQL lists, locked, the ready keys without a token among the
-// first {keys}+ratedSpare of the ready order, up to the last key picked
-// when it picked {keys} (those after it the claim did not step over), with
-// their T.
-const untokenedSQL = `, untokened AS MATERIALIZED (
-	SELECT k.queue, k.key_hash, kr.t
+// ratedPickSQL is claimPickSQL for a rated claim, with untokened, the keys
+// it locked without a token and their T; {untenanted} and {untenanted:k}
+// are empty, or the condition that the key has no tenant (claimNone,
+// tenant.go). The second walk, instead, starts where the first stopped,
+// and only if a key of the first had no token: LIMIT 0 reads no row.
+const ratedPickSQL = `, first AS MATERIALIZED (
+	SELECT f.queue, f.key_hash, f.ready_at,
+		(SELECT kr.t FROM {schema}.key_rates AS kr WHERE kr.queue = f.queue AND kr.key_hash = f.key_hash) AS t
 	FROM (
-		SELECT queue, key_hash FROM {schema}.keys
+		SELECT queue, key_hash, ready_at
+		FROM {schema}.keys
 		WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)
 			AND lanes = 0{untenanted}
-			AND ready_at <= coalesce((SELECT max(ready_at) FROM picked HAVING count(*) >= {keys}), 'infinity')
 		ORDER BY ready_at
-		LIMIT {keys} + ` + ratedSpare + `
-	) AS x
-	JOIN {schema}.key_rates AS kr ON kr.queue = x.queue AND kr.key_hash = x.key_hash
-		AND kr.t > statement_timestamp() + $6::interval
-	JOIN {schema}.keys AS k ON k.queue = x.queue AND k.key_hash = x.key_hash
-	WHERE k.ready_at <= statement_timestamp() AND NOT k.paused AND k.lanes = 0
+		LIMIT {keys}
+		FOR UPDATE SKIP LOCKED
+	) AS f
+), untokened AS MATERIALIZED (
+	SELECT queue, key_hash, t FROM first WHERE t > statement_timestamp() + $6::interval
+), instead AS MATERIALIZED (
+	SELECT k.queue, k.key_hash, k.ready_at
+	FROM {schema}.keys AS k
+	WHERE k.queue = $1 AND k.ready_at <= statement_timestamp() AND NOT k.paused AND k.lanes = 0{untenanted:k}
+		AND k.ready_at >= (SELECT max(ready_at) FROM first)
+		AND k.key_hash <> ALL (ARRAY(SELECT key_hash FROM first))
+		AND ` + tokenSQL + `
+	ORDER BY k.ready_at
+	LIMIT (SELECT count(*) FROM untokened)
 	FOR UPDATE OF k SKIP LOCKED
+), picked AS MATERIALIZED (
+	SELECT queue, key_hash, ready_at FROM first WHERE NOT coalesce(t > statement_timestamp() + $6::interval, false)
+	UNION ALL
+	SELECT queue, key_hash, ready_at FROM instead
 )`
 
-// fairUntokenedSQL is untokenedSQL in a queue with tenants: of each
-// tenant whose turns the claim takes, among its first turns+ratedSpare
-// ready keys.
+// fairUntokenedSQL is untokened of ratedPickSQL in a queue with tenants,
+// whose claim picks only keys that have a token (ratedFairPick): the
+// ready keys without a token of each tenant whose turns the claim takes,
+// among its first turns+ratedSpare, locked, with their T.
 const fairUntokenedSQL = `, untokened AS MATERIALIZED (
 	SELECT k.queue, k.key_hash, kr.t
 	FROM turns CROSS JOIN LATERAL (
@@ -150,15 +154,15 @@ func mustReplace(s, old, new string) string {
 	return strings.Replace(s, old, new, 1)
 }
 
-// ratedPick returns ratedPickSQL and untokenedSQL with the schema filled
-// in, for the keys added without a tenant alone if untenanted.
+// ratedPick returns ratedPickSQL with the schema filled in, for the keys
+// added without a tenant alone if untenanted.
 func ratedPick(schema string, untenanted bool) string {
 	r := strings.NewReplacer("{schema}", schema, "{untenanted:k}", "", "{untenanted}", "")
 	if untenanted {
-		r = strings.NewReplacer("{schema}", schema, "{untenanted:k}", "\n\t\tAND k.tenant IS NULL",
-			"{untenanted}", "\n\t\t\tAND tenant IS NULL")
+		r = strings.NewReplacer("{schema}", schema, "{untenanted:k}", " AND k.tenant IS NULL",
+			"{untenanted}", " AND tenant IS NULL")
 	}
-	return r.Replace(strings.ReplaceAll(ratedPickSQL+untokenedSQL, "{row}", "k"))
+	return r.Replace(strings.ReplaceAll(ratedPickSQL, "{row}", "k"))
 }
 
 // ratedFairPick returns fairPickSQL for a rated claim, with {turns} as
