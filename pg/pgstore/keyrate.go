@@ -45,7 +45,8 @@ const tokenSQL = `NOT EXISTS (SELECT FROM {schema}.key_rates AS kr WHERE kr.queu
 			AND kr.t > statement_timestamp() + $6::interval)`
 
 // ratedPickSQL is claimPickSQL for a rated claim, with untokened, the keys
-// it locked without a token and their T; {untenanted} and {untenanted:k}
+// it locked without a token and their T, and picked's rows with wait: when
+// the token of a key to defer is due, NULL for a key to lease; {untenanted} and {untenanted:k}
 // are empty, or the condition that the key has no tenant (claimNone,
 // tenant.go). The second walk, instead, starts where the first stopped,
 // and only if a key of the first had no token: LIMIT 0 reads no row.
@@ -74,9 +75,11 @@ const ratedPickSQL = `, first AS MATERIALIZED (
 	LIMIT (SELECT count(*) FROM untokened)
 	FOR UPDATE OF k SKIP LOCKED
 ), picked AS MATERIALIZED (
-	SELECT queue, key_hash, ready_at FROM first WHERE NOT coalesce(t > statement_timestamp() + $6::interval, false)
+	SELECT queue, key_hash, ready_at,
+		CASE WHEN t > statement_timestamp() + $6::interval THEN t - $6::interval END AS wait
+	FROM first
 	UNION ALL
-	SELECT queue, key_hash, ready_at FROM instead
+	SELECT queue, key_hash, ready_at, NULL FROM instead
 )`
 
 // fairUntokenedSQL is untokened of ratedPickSQL in a queue with tenants,
@@ -99,31 +102,56 @@ const fairUntokenedSQL = `, untokened AS MATERIALIZED (
 	FOR UPDATE OF k SKIP LOCKED
 )`
 
-// takeTokensSQL and deferForTokenSQL come before the leases CTE of a
-// rated claim: each key leased takes a token, T = max(T, now) + Interval;
-// each key of untokened waits for its token, at T - tolerance, as
-// defer_for_token (migration 015) leaves a key of one lease.
-const takeTokensSQL = `), tokens AS (
+// ratedLeasedSetSQL is the SET list of the UPDATE of a rated claim, which
+// writes the keys it leases and those it defers (untokened) at once, as
+// their rows of picked say (wait: NULL to lease, else when the key's token
+// is due), where a second UPDATE of keys would open every index of keys
+// for each claim, whether it defers a key or not (see removeBatchSQL). A
+// key it defers is left as a Finish with Defer leaves it, and as
+// defer_for_token (migration 015) leaves a key of one lease: its head
+// batch kept, or the one a lease would take now fixed, no lease, fence
+// or attempt taken (a lapsed lease counts its attempt now, as its next
+// lease would), ready when its token is due.
+const ratedLeasedSetSQL = `		burst = CASE WHEN picked.wait IS NULL AND k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
+		batch = CASE WHEN k.batch > 0 THEN k.batch
+			ELSE greatest(least(least(k.tail - CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
+				seen.tail) - k.head, $2::bigint,
+				CASE WHEN k.gate > statement_timestamp() THEN (
+					SELECT min(d.seq) - k.head FROM {schema}.messages AS d
+					WHERE d.queue = k.queue AND d.key_hash = k.key_hash AND d.seq >= k.head
+						AND d.due_at IS NOT NULL AND d.due_at > statement_timestamp()
+				) END), 0) END,
+		attempt = CASE WHEN k.leased_until IS NULL THEN k.attempt ELSE k.attempt + 1 END,
+		fence = CASE WHEN picked.wait IS NULL THEN nextval('{schema}.fences') ELSE k.fence END,
+		leased_at = CASE WHEN picked.wait IS NULL THEN statement_timestamp() ELSE k.leased_at END,
+		holder = CASE WHEN picked.wait IS NULL THEN $4::bytea ELSE k.holder END,
+		leased_until = CASE WHEN picked.wait IS NULL THEN coalesce(statement_timestamp() + $3::interval, 'infinity') END,
+		ready_at = coalesce(picked.wait, statement_timestamp() + $3::interval, 'infinity'),
+		retrying = false
+`
+
+// ratedFairPickedSQL ends the pick of a rated claim of a queue with
+// tenants: picked is the keys with a token that it takes turns for
+// (tokened), to lease, and those to defer, as ratedPickSQL's.
+const ratedFairPickedSQL = `, picked AS MATERIALIZED (
+	SELECT queue, key_hash, ready_at, tenant, NULL::timestamptz AS wait FROM tokened
+	UNION ALL
+	SELECT queue, key_hash, NULL, NULL, t - $6::interval FROM untokened
+)`
+
+// ratedSharedTake is claimSharedTake of a rated claim: the keys to defer
+// and then the first of those to lease.
+const ratedSharedTake = `(SELECT * FROM picked ORDER BY wait IS NULL, ready_at, key_hash
+		LIMIT current_setting('pgstore.leases')::bigint + (SELECT count(*) FROM untokened)) AS picked`
+
+// takeTokensSQL comes before the leases CTE of a rated claim: each key
+// leased takes a token, T = max(T, now) + Interval.
+const takeTokensSQL = `), leased AS (
+	SELECT * FROM written WHERE wait IS NULL
+), tokens AS (
 	INSERT INTO {schema}.key_rates AS kr (queue, key_hash, t)
 	SELECT $1, l.key_hash, statement_timestamp() + $5::interval FROM leased AS l
-	ON CONFLICT (queue, key_hash) DO UPDATE SET t = greatest(kr.t, statement_timestamp()) + $5::interval`
-
-const deferForTokenSQL = `), deferred AS (
-	UPDATE {schema}.keys AS u SET
-		ready_at = d.t - $6::interval,
-		batch = CASE WHEN u.batch > 0 THEN u.batch
-			ELSE greatest(least(u.tail - CASE WHEN u.burst_due <= statement_timestamp() THEN 0 ELSE u.burst END - u.head,
-				$2::bigint,
-				CASE WHEN u.gate > statement_timestamp() THEN (
-					SELECT min(m.seq) - u.head FROM {schema}.messages AS m
-					WHERE m.queue = u.queue AND m.key_hash = u.key_hash AND m.seq >= u.head
-						AND m.due_at IS NOT NULL AND m.due_at > statement_timestamp()
-				) END), 0) END,
-		attempt = CASE WHEN u.leased_until IS NOT NULL THEN u.attempt + 1 ELSE u.attempt END,
-		leased_until = NULL,
-		retrying = false
-	FROM untokened AS d
-	WHERE u.queue = d.queue AND u.key_hash = d.key_hash
+	ON CONFLICT (queue, key_hash) DO UPDATE SET t = greatest(kr.t, statement_timestamp()) + $5::interval
 ), leases AS (`
 
 // The upcoming of a rated claim leaves the keys it deferred out of the
@@ -138,9 +166,25 @@ const (
 )
 
 // rateClaim returns the rated form of claim statement sql, whose picked
-// CTE the caller replaced with a rated one already; schema is quoted.
+// CTE the caller replaced with a rated one already (with wait); schema is
+// quoted. The UPDATE of leased writes the keys to defer too, and is
+// named written; leased is the keys it leased.
 func rateClaim(schema, sql string) string {
-	sql = mustReplace(sql, "), leases AS (", strings.ReplaceAll(takeTokensSQL+deferForTokenSQL, "{schema}", schema))
+	r := strings.NewReplacer("{schema}", schema)
+	const head = "), leased AS (\n\tUPDATE " // then the table, " AS k SET"
+	start := strings.Index(sql, head)
+	set := strings.Index(sql[start:], " SET\n") + start + len(" SET\n")
+	from := strings.Index(sql[set:], "\tFROM ") + set
+	if start < 0 || set < start || from < set {
+		panic("pgstore: the claim statement lost its leased CTE")
+	}
+	sql = sql[:start] + "), written AS (\n\tUPDATE " + sql[start+len(head):set] + r.Replace(ratedLeasedSetSQL) + sql[from:]
+	sql = mustReplace(sql, "AND (k.batch > 0 OR", "AND (picked.wait IS NOT NULL OR k.batch > 0 OR")
+	sql = mustReplace(sql, "picked.ready_at AS was_ready\n", "picked.ready_at AS was_ready, picked.wait\n")
+	sql = mustReplace(sql, "), leases AS (", r.Replace(takeTokensSQL))
+	if strings.Contains(sql, claimSharedTake) {
+		sql = mustReplace(sql, claimSharedTake, ratedSharedTake)
+	}
 	sql = mustReplace(sql, upcomingLeased, ratedUpcomingLeased)
 	return mustReplace(sql, upcomingNext, ratedUpcomingNext)
 }
@@ -173,8 +217,9 @@ func ratedFairPick(schema, turns string) string {
 			LIMIT turns.turns
 			FOR UPDATE SKIP LOCKED`
 	pick := mustReplace(fairPickSQL, lock, `				AND `+strings.ReplaceAll(tokenSQL, "{row}", "keys")+"\n"+lock)
+	pick = mustReplace(pick, "), picked AS MATERIALIZED (", "), tokened AS MATERIALIZED (")
 	r := strings.NewReplacer("{schema}", schema, "{turns}", turns)
-	return r.Replace(pick + fairUntokenedSQL)
+	return r.Replace(pick + fairUntokenedSQL + ratedFairPickedSQL)
 }
 
 // rateArgs returns the arguments of a rated claim statement, after the
