@@ -22,7 +22,9 @@ func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([
 		return nil, 0, err
 	}
 	args := []any{q.prefix, p.Keys, p.MaxBatch, micros(p.TTL), p.Holder}
-	if p.PerKey > 1 {
+	if p.KeyRate.On() {
+		args = keyRateArgs(append(args, perKey(p)), p.KeyRate)
+	} else if p.PerKey > 1 {
 		args = append(args, p.PerKey)
 	}
 	r, err := s.run(ctx, claimFn, q.ready, args...).Slice()
@@ -48,7 +50,7 @@ func checkClaim(p store.ClaimParams) error {
 	case p.PerKey < 0:
 		return fmt.Errorf("redisstore: ClaimParams.PerKey is %d, want 0 or more", p.PerKey)
 	}
-	return nil
+	return p.KeyRate.Validate()
 }
 
 // parseClaim reads claim.lua's reply.

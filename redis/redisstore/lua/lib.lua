@@ -46,6 +46,15 @@
                     with ready in one ZMPOP, so that a queue using none
                     of these costs the Claim no command to find out
                     (claim_ready)
+    rates     ZSET  key -> T, its theoretical arrival time, for the keys
+                    that a Claim with a KeyRate (store.KeyRate) leased and
+                    whose T has not passed: a key without an entry has a
+                    full bucket. It outlives the key's hash and values;
+                    each Claim with a KeyRate that leases removes the
+                    entries whose T passed (ZREMRANGEBYSCORE), so it holds
+                    at most the keys leased within the last Burst*Interval.
+                    A Claim without a KeyRate, and the scripts of versions
+                    before it, neither read nor write it (see rate_begin)
     dead      ZSET  dead letter id -> id
     deadat    ZSET  dead letter id -> when it was dropped
     inbox     LIST  the Adds not yet folded into their keys, oldest first:
@@ -201,7 +210,7 @@ end
 local PFX, K_READY, K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K_HELD
 local K_KEYS, K_META, K_WAKE, K_DEAD, K_DEADAT, K_INBOX
 local K_PARKED, K_PAUSED, K_PAUSEDKEYS, K_MULTI, K_FEATURES
-local K_TW, K_TURNS, K_TV
+local K_TW, K_TURNS, K_TV, K_RATES
 -- The names claim_ready passes to EXISTS to learn which features the
 -- queue has (see feature_names), for the queue whose prefix is
 -- NAMES_PFX.
@@ -227,7 +236,16 @@ local readied, indexed, deferring = {}, {}, false
 local claiming = false
 
 -- The steps of a key in multi mode (s m), which lib_perkey.lua defines.
-local m_lease, m_finish, m_extend, m_due, m_added, m_release
+local m_lease, m_finish, m_extend, m_due, m_added, m_release, m_defer
+
+-- The KeyRate of the call's Claim (rate_begin): its Interval (0: off)
+-- and tolerance, (Burst-1)*Interval, in microseconds, and the Claim's now.
+local rate_i, rate_tol, rate_now, rate_now_s = 0, 0, 0, nil
+-- rate_t holds T of the keys the Claim looked up (false: none), and
+-- rate_set the keys whose T its leases moved, for rate_flush; rate_left is
+-- how many keys it may still defer, rate_full whether it ran out, and
+-- rate_multi whether a key it defers may be in multi mode.
+local rate_t, rate_set, rate_left, rate_full, rate_multi
 
 -- begin starts a call on the queue whose names start with prefix. The
 -- names stay from the call before when it was on the same queue: most
@@ -245,6 +263,7 @@ local function begin(prefix)
     readied, indexed = {}, {}
   end
   deferring, claiming = false, false
+  rate_i, rate_full = 0, false
   if prefix == PFX then
     return
   end
@@ -257,6 +276,7 @@ local function begin(prefix)
   K_PARKED, K_PAUSED, K_PAUSEDKEYS = PFX .. 'parked', PFX .. 'paused', PFX .. 'pausedkeys'
   K_MULTI, K_FEATURES = PFX .. 'multi', PFX .. 'features'
   K_TW, K_TURNS, K_TV = PFX .. 'tweights', PFX .. 'turns', PFX .. 'tvtimes'
+  K_RATES = PFX .. 'rates'
 end
 
 -- wake lets one waiting worker return from its blocking pop. Once per
@@ -977,6 +997,146 @@ local function finish_lease(key, fence, kind, after, why, now, now_s, multi)
   return 1
 end
 
+-- RATE_DEFERS bounds the keys that a Claim with a KeyRate defers for
+-- their token: RATE_DEFERS for each key it wants, and 16 more. It may go
+-- past by the keys of its last pop, at most those it wants.
+local RATE_DEFERS = 4
+
+-- rate_begin sets the KeyRate of a Claim at now (now_s) that wants want
+-- keys: interval in microseconds (0: off) and burst, as
+-- store.KeyRate has them. A Claim without one costs nothing more.
+local function rate_begin(interval, burst, want, now, now_s)
+  if interval <= 0 then
+    return
+  end
+  rate_i, rate_tol = interval, (math.max(burst, 1) - 1) * interval
+  rate_now, rate_now_s = now, now_s
+  rate_t, rate_set, rate_left, rate_full = {}, {}, RATE_DEFERS * want + 16, false
+end
+
+-- rate_read looks up, in one ZMSCORE, T of the keys of got (key, score,
+-- ...) that the Claim has not looked up yet.
+local function rate_read(got)
+  local names = {}
+  for i = 1, #got, 2 do
+    if rate_t[got[i]] == nil then
+      names[#names + 1] = got[i]
+    end
+  end
+  if #names == 0 then
+    return
+  end
+  local ts = rcall('ZMSCORE', K_RATES, unpack(names))
+  for i = 1, #names do
+    rate_t[names[i]] = tonumber(ts[i]) or false
+  end
+end
+
+-- rate_has reports whether key, looked up, has a token at the Claim's
+-- now: T <= now + (Burst-1)*Interval.
+local function rate_has(key)
+  local t = rate_t[key]
+  return not t or t <= rate_now + rate_tol
+end
+
+-- rate_take takes a token of key for a lease at the Claim's now: T
+-- becomes max(T, now) + Interval.
+local function rate_take(key)
+  local t = rate_t[key]
+  if not t or t < rate_now then
+    t = rate_now
+  end
+  rate_t[key] = t + rate_i
+  rate_set[key] = true
+end
+
+-- rate_defer defers key, popped from the ready order without a token, as
+-- a Finish with Defer would leave it (s d, in delayed; no attempt, no
+-- lease, no fence) until its token is due, T - (Burst-1)*Interval; a key
+-- in multi mode stays in it, ready no sooner (m_defer). The Claim wakes
+-- whom it must once it is done (claiming).
+local function rate_defer(key)
+  local due = rate_t[key] - rate_tol
+  local kk = PFX .. 'k:' .. key
+  rate_left = rate_left - 1
+  if rate_left <= 0 then
+    rate_full = true
+  end
+  -- Without features, no key is in multi mode.
+  if featq ~= false and rcall('HGET', kk, 's') == 'm' then
+    local was = claiming
+    claiming = true
+    m_defer(key, kk, due, rate_now, rate_now_s)
+    claiming = was
+    return
+  end
+  rcall('HSET', kk, 's', 'd')
+  rcall('ZADD', K_DELAYED, str(due), key)
+end
+
+-- rate_pass returns the keys of got (key, score, ...) that have a token,
+-- in their order, and defers the others; for as many as it defers it pops
+-- more with pop(n), while the Claim may defer more.
+local function rate_pass(got, pop)
+  if rate_i == 0 or #got == 0 then
+    return got
+  end
+  local keep = {}
+  while true do
+    rate_read(got)
+    local short = 0
+    for i = 1, #got, 2 do
+      local key = got[i]
+      if rate_has(key) then
+        keep[#keep + 1] = key
+        keep[#keep + 1] = got[i + 1]
+      else
+        rate_defer(key)
+        short = short + 1
+      end
+    end
+    if short == 0 or rate_full then
+      break
+    end
+    got = pop(short)
+    if #got == 0 then
+      break
+    end
+  end
+  return keep
+end
+
+-- rate_pass_one reports whether key, popped from the ready order, has a
+-- token, and defers it if not.
+local function rate_pass_one(key)
+  if rate_t[key] == nil then
+    rate_t[key] = tonumber(rcall('ZSCORE', K_RATES, key)) or false
+  end
+  if rate_has(key) then
+    return true
+  end
+  rate_defer(key)
+  return false
+end
+
+-- rate_flush writes T of the keys the Claim leased, and removes the
+-- entries whose T passed, which leave their buckets full: one command
+-- each, with nothing else written before.
+local function rate_flush()
+  if rate_i == 0 or next(rate_set) == nil then
+    return
+  end
+  local z = {}
+  for k in pairs(rate_set) do
+    z[#z + 1] = str(rate_t[k])
+    z[#z + 1] = k
+  end
+  rcall('ZREMRANGEBYSCORE', K_RATES, '-inf', rate_now_s)
+  for i = 1, #z, 4000 do
+    rcall('ZADD', K_RATES, unpack(z, i, math.min(i + 3999, #z)))
+  end
+end
+
 -- PARK_ROUNDS bounds the rounds of pop_ready: each sets aside at least one
 -- paused key, which stays aside, so a Claim that stops there leaves the
 -- rest to the next.
@@ -1043,9 +1203,11 @@ local TURNS_READ = 1000
 -- pop_turns pops up to want ready keys in the tenants' turns, with their
 -- scores: each from the tenant with the smallest virtual time, which
 -- advances by 1/weight, the clock moving to where it was. With some keys
--- paused (any), it sets aside those it pops, without a turn. Each round
--- leases, sets aside or ends the turns of a tenant left without ready
--- keys (a pause or a drop took them), so want + PARK_ROUNDS bound them.
+-- paused (any), it sets aside those it pops, without a turn; with a
+-- KeyRate, it defers those without a token, without a turn. Each round
+-- leases, sets aside, defers or ends the turns of a tenant left without
+-- ready keys (a pause or a drop took them), so want + PARK_ROUNDS, and
+-- the deferrals the Claim has left, bound them.
 -- untenanted tells whether ready has keys, if the caller knows.
 --
 -- It reads the first n turns at once (n the keys it still wants) and
@@ -1067,7 +1229,10 @@ local function pop_turns(want, any, untenanted)
   end
   local keep, rounds, clock = {}, 0, nil
   local limit = want + PARK_ROUNDS
-  while #keep < 2 * want and rounds < limit do
+  if rate_i > 0 then
+    limit = limit + rate_left
+  end
+  while #keep < 2 * want and rounds < limit and not rate_full do
     local n = math.min(want - #keep / 2, TURNS_READ)
     local r = rcall('ZRANGE', K_TURNS, '0', str(n - 1), 'WITHSCORES')
     if not r[1] then
@@ -1082,7 +1247,7 @@ local function pop_turns(want, any, untenanted)
     local lg, lv = r[2 * n - 1], tonumber(r[2 * n])
     local add, rem, tv = {}, {}, {}
     local i = 1
-    while i <= n and #keep < 2 * want and rounds < limit do
+    while i <= n and #keep < 2 * want and rounds < limit and not rate_full do
       rounds = rounds + 1
       local g, s = names[i], r[2 * i]
       local set = tenant_set(g)
@@ -1094,6 +1259,8 @@ local function pop_turns(want, any, untenanted)
         i = i + 1
       elseif any and rcall('SISMEMBER', K_PAUSEDKEYS, got[1]) == 1 then
         park(got[1], got[2])
+      elseif rate_i > 0 and not rate_pass_one(got[1]) then
+        -- Deferred for its token: the tenant keeps its turn.
       else
         clock = s
         local v = tonumber(s) + 1 / (tonumber(ws[i]) or 1)
@@ -1190,8 +1357,12 @@ end
 -- (lib_perkey.lua), several in one call: a key that leases in multi mode
 -- and may lease again goes back in the ready order (its tenant's, with
 -- tenants), and the call pops again while it has leased fewer than want,
--- each lease taking a turn of its tenant.
-local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
+-- each lease taking a turn of its tenant. With interval > 0 (a KeyRate,
+-- with burst), each lease takes a token of its key, and a key without one
+-- is deferred until its token is due, another popped in its place (see
+-- rate_begin); next is 0 if the call deferred as many keys as it may.
+local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey, interval, burst)
+  rate_begin(interval, burst, want, now, now_s)
   promote(now_s, want + 16)
   local got, paused, multi, untenanted = nil, false, false, nil
   if perkey <= 1 then
@@ -1236,11 +1407,16 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
     end
     paused, fairq, multi = f >= 4, f % 4 >= 2, f % 2 == 1
   end
+  -- refill pops keys in place of those rate_pass deferred.
+  local function refill(n)
+    promote(now_s, n + 16)
+    return pop_ready(now_s, n, paused)
+  end
   local function pop(n)
     if fairq then
       return pop_turns(n, paused)
     end
-    return pop_ready(now_s, n, paused)
+    return rate_pass(pop_ready(now_s, n, paused), refill)
   end
   if not got then
     if fairq then
@@ -1248,6 +1424,8 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
     else
       got = pop(want)
     end
+  else
+    got = rate_pass(got, refill)
   end
   local out = {0}
   local leased, again = 0, false
@@ -1279,6 +1457,9 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
         local a, vals = m_lease(key, kk, got[i + 1], now, now_s, fence, maxbatch, exp, holder, perkey, now + leased)
         deferring, claiming = false, false
         if a then
+          if rate_i > 0 then
+            rate_take(key)
+          end
           leased, again = leased + 1, true
           out[#out + 1] = key
           out[#out + 1] = fence
@@ -1333,6 +1514,9 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
           -- (finish_lease).
           local fs = str(fence)
           rcall('HSET', kk, 's', 'l', 'f', fs, 'x', exp, 'a', str(a), 'n', str(n), 'c', now_s, 'o', holder, 'q', more and fs or '0')
+          if rate_i > 0 then
+            rate_take(key)
+          end
           leased = leased + 1
           zadd[#zadd + 1] = exp
           zadd[#zadd + 1] = key
@@ -1376,8 +1560,10 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
       got = pop(want - leased)
     end
   end
-  if rcall('ZCARD', fairq and K_TURNS or K_READY) > 0 then
-    -- More is ready than this worker took: pass the wake-up on.
+  rate_flush()
+  if rate_full or rcall('ZCARD', fairq and K_TURNS or K_READY) > 0 then
+    -- More is ready than this worker took, or may be behind the keys it
+    -- deferred: pass the wake-up on.
     wake()
     out[1] = 0
     return out

@@ -594,6 +594,26 @@ m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey
   return r.a, vals
 end
 
+-- m_defer defers key in multi mode, popped from the ready order at now
+-- (now_s) without a token of the Claim's KeyRate, until due, when its
+-- token is (see rate_defer): it is ready no sooner. A key with no run
+-- left leaves multi mode, deferred as a key of lib.lua (s d in delayed).
+m_defer = function(key, kk, due, now, now_s)
+  local k = m_load(key, kk, now_s)
+  m_settle(k, now)
+  if #k.runs == 0 and k.elig and m_ready(k) > 0 then
+    rcall('HDEL', kk, 'R')
+    rcall('SREM', K_MULTI, key)
+    rcall('HSET', kk, 's', 'd', 'a', '0', 'n', '0')
+    rcall('ZADD', K_DELAYED, str(due), key)
+    return
+  end
+  if k.elig and k.place < due then
+    k.place = due
+  end
+  m_place(k, now, now_s, true)
+end
+
 -- m_find returns k's run out on the lease with fence, which holds at now,
 -- and its index; nil if none.
 local function m_find(k, fence)
