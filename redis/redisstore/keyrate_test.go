@@ -1,6 +1,8 @@
 package redisstore_test
 
 import (
+	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -130,4 +132,139 @@ func TestKeyRateOutlivesTheKeysHash(t *testing.T) {
 	keys, ls, _ = r.claim(p)
 	require.Equal(t, []string{"a"}, keys)
 	require.Equal(t, 1, ls[0].Attempt)
+}
+
+// A Claim defers at most 4 keys for each it wants, and 16 more: then it
+// returns what it leased, with a wait of 0, and the next Claim goes on.
+func TestKeyRateBoundsDeferralsPerClaim(t *testing.T) {
+	r := newRateQueue(t)
+	ctx := t.Context()
+	const n = 50
+	p := store.ClaimParams{Keys: n, TTL: 2 * time.Hour, KeyRate: hourly}
+	for i := range n {
+		r.add(fmt.Sprintf("k%02d", i), store.AddParams{})
+	}
+	keys, ls, _ := r.claim(p)
+	require.Len(t, keys, n)
+	r.ack(ls)
+	for i := range n {
+		r.add(fmt.Sprintf("k%02d", i), store.AddParams{})
+	}
+	r.add("fresh", store.AddParams{})
+	p.Keys = 1
+	delayed := func() int64 {
+		c, err := r.c.ZCard(ctx, r.name("delayed")).Result()
+		require.NoError(t, err)
+		return c
+	}
+	keys, _, next := r.claim(p)
+	require.Empty(t, keys)
+	require.Equal(t, time.Duration(0), next, "it stopped at the bound")
+	require.Equal(t, int64(4+16), delayed())
+	keys, _, next = r.claim(p)
+	require.Empty(t, keys)
+	require.Equal(t, time.Duration(0), next)
+	require.Equal(t, int64(40), delayed())
+	keys, _, _ = r.claim(p)
+	require.Equal(t, []string{"fresh"}, keys, "behind the last 10 keys without a token")
+	require.Equal(t, int64(n), delayed())
+	keys, _, next = r.claim(p)
+	require.Empty(t, keys)
+	require.Greater(t, next, 59*time.Minute, "the first token is due in an hour")
+}
+
+// A Claim whose KeyRate is off runs the commands it ran before KeyRate
+// existed, and neither reads nor writes rates; one with a KeyRate runs
+// three more: ZMSCORE, ZREMRANGEBYSCORE and ZADD.
+func TestKeyRateOffCostsNoCommand(t *testing.T) {
+	r := newRateQueue(t)
+	ctx := t.Context()
+	run := func(rate store.KeyRate) map[string]int64 {
+		for i := range 10 {
+			r.add(fmt.Sprint(i), store.AddParams{})
+		}
+		// The Adds fold in the Claim's script: fold them first.
+		_, err := r.s.Stats(ctx, r.q)
+		require.NoError(t, err)
+		require.NoError(t, r.c.ConfigResetStat(ctx).Err())
+		keys, ls, _ := r.claim(store.ClaimParams{Keys: 5, KeyRate: rate})
+		require.Len(t, keys, 5)
+		_, more, _, err := r.s.FinishAndClaim(ctx, ls[0], store.Outcome{Kind: store.Ack}, store.ClaimParams{Keys: 5, MaxBatch: 1, TTL: time.Minute, KeyRate: rate})
+		require.NoError(t, err)
+		require.Len(t, more, 5)
+		calls := map[string]int64{}
+		for name, st := range commandStats(t, r.c) {
+			calls[name] = st.calls
+		}
+		r.ack(append(ls[1:], more...))
+		return calls
+	}
+	off := run(store.KeyRate{})
+	n, err := r.c.Exists(ctx, r.name("rates")).Result()
+	require.NoError(t, err)
+	require.Zero(t, n)
+	on := run(store.KeyRate{Interval: time.Microsecond})
+	require.Zero(t, off["zmscore"]+off["zremrangebyscore"])
+	want := maps.Clone(off)
+	want["zmscore"] += 2
+	want["zremrangebyscore"] += 2
+	want["zadd"] += 2
+	require.Equal(t, want, on)
+}
+
+// With tenants, a key deferred for its token takes no turn: its tenant's
+// virtual time advances by the leases alone.
+func TestKeyRateDeferralTakesNoTurn(t *testing.T) {
+	r := newRateQueue(t)
+	ctx := t.Context()
+	p := store.ClaimParams{Keys: 1, KeyRate: hourly}
+	tenant := store.AddParams{Tenant: "A"}
+	r.add("a1", tenant)
+	keys, ls, _ := r.claim(p)
+	require.Equal(t, []string{"a1"}, keys)
+	r.ack(ls)
+	r.add("a1", tenant)
+	r.add("a2", tenant)
+	keys, _, _ = r.claim(p)
+	require.Equal(t, []string{"a2"}, keys, "a1 deferred, a2 in its place")
+	require.Equal(t, store.Deferred, r.info("a1").State)
+	v, err := r.c.HGet(ctx, r.name("tvtimes"), "A").Result()
+	require.NoError(t, err)
+	require.Equal(t, "2", v, "two leases, one turn each")
+}
+
+// With PerKey, each lease of a key takes a token: a Claim that leased a
+// key up to its burst defers it, whether it has a batch out, a batch kept
+// to be leased again, or none.
+func TestKeyRatePerKey(t *testing.T) {
+	r := newRateQueue(t)
+	p := store.ClaimParams{Keys: 4, PerKey: 3, TTL: 2 * time.Hour, KeyRate: store.KeyRate{Interval: time.Hour, Burst: 2}}
+	for range 5 {
+		r.add("a", store.AddParams{})
+	}
+	keys, ls, next := r.claim(p)
+	require.Equal(t, []string{"a", "a"}, keys, "its burst of 2")
+	require.Greater(t, next, 59*time.Minute, "its next token is due in an hour")
+	require.Equal(t, 2, r.info("a").Leases)
+
+	// A batch back to be leased again at once: kept, it waits for the
+	// token too.
+	_, err := r.s.Finish(t.Context(), ls[1], store.Outcome{Kind: store.Retry})
+	require.NoError(t, err)
+	keys, _, next = r.claim(p)
+	require.Empty(t, keys)
+	require.Greater(t, next, 59*time.Minute)
+
+	// No batch out or kept: deferred as any key.
+	p.KeyRate.Burst = 1
+	r.add("b", store.AddParams{})
+	keys, ls, _ = r.claim(p)
+	require.Equal(t, []string{"b"}, keys)
+	r.ack(ls)
+	r.add("b", store.AddParams{})
+	keys, _, _ = r.claim(p)
+	require.Empty(t, keys)
+	ki := r.info("b")
+	require.Equal(t, store.Deferred, ki.State)
+	require.Greater(t, time.Until(ki.Until), 59*time.Minute)
 }
