@@ -19,7 +19,25 @@ import (
 	"github.com/pacerkit/pacer/redis/internal/redistest"
 	"github.com/pacerkit/pacer/redis/redisrate"
 	"github.com/pacerkit/pacer/redis/redisstore"
+	"github.com/pacerkit/pacer/store"
 )
+
+// keyRateStore is a Store whose Claims keep rate, for a Runner that
+// cannot ask for one itself.
+type keyRateStore struct {
+	*redisstore.Store
+	rate store.KeyRate
+}
+
+func (s keyRateStore) Claim(ctx context.Context, q string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
+	p.KeyRate = s.rate
+	return s.Store.Claim(ctx, q, p)
+}
+
+func (s keyRateStore) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outcome, p store.ClaimParams) (bool, []store.Lease, time.Duration, error) {
+	p.KeyRate = s.rate
+	return s.Store.FinishAndClaim(ctx, l, o, p)
+}
 
 // flowVariant is one Runner setting of TestMeasureFlowThroughput, and
 // the variant it is measured against.
@@ -67,6 +85,9 @@ func TestMeasureFlowThroughput(t *testing.T) {
 			k, err := redisrate.NewKeyed(t.Context(), c, redisrate.KeyedConfig{Rate: redisrate.MaxRate, Burst: 1000, Name: "flow"})
 			require.NoError(t, err)
 			cfg.KeyLimit = k
+		}},
+		{"keyrate", "strict", func(_ *testing.T, _ *redis.Client, cfg *pacer.Config[string, int]) {
+			cfg.Store = keyRateStore{cfg.Store.(*redisstore.Store), store.KeyRate{Interval: time.Microsecond, Burst: 1}}
 		}},
 		{"maxbatch2", "", func(_ *testing.T, _ *redis.Client, cfg *pacer.Config[string, int]) { cfg.MaxBatch = 2 }},
 		{"perkey2", "maxbatch2", func(_ *testing.T, _ *redis.Client, cfg *pacer.Config[string, int]) {

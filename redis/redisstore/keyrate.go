@@ -7,10 +7,12 @@ var _ store.KeyRateClaimer = (*Store)(nil)
 // ClaimsKeyRate implements store.KeyRateClaimer: a Store honours
 // ClaimParams.KeyRate. Each key's T lives in the queue's ZSET rates (see
 // lua/lib.lua), beside the key's state and in its hash slot, and outlives
-// the key; its entries whose T passed go with the next Claim that leases.
-// A Claim with a KeyRate costs three commands more in its script (a
-// ZMSCORE of the keys it popped, a ZREMRANGEBYSCORE and a ZADD of those it
-// leased), and one command a key it defers; one without costs nothing
+// the key; its entries whose T passed go with the next Claim that leases
+// a key without one, so it holds at most the keys leased within
+// Burst*Interval of such a Claim. A Claim with a KeyRate costs two
+// commands more in its script (a ZMSCORE of the keys it popped and a ZADD
+// of T of those it leased), a third (ZREMRANGEBYSCORE) when one of those
+// had no entry, and a few a key it defers; one without costs nothing
 // more.
 func (s *Store) ClaimsKeyRate() bool { return true }
 

@@ -134,6 +134,39 @@ func TestKeyRateOutlivesTheKeysHash(t *testing.T) {
 	require.Equal(t, 1, ls[0].Attempt)
 }
 
+// The entries of rates whose T passed go with the next Claim that leases
+// a key without one: rates holds about the keys leased within the last
+// Burst*Interval.
+func TestKeyRateForgetsPassedT(t *testing.T) {
+	r := newRateQueue(t)
+	ctx := t.Context()
+	p := store.ClaimParams{Keys: 10, KeyRate: store.KeyRate{Interval: time.Millisecond, Burst: 2}}
+	card := func() int64 {
+		n, err := r.c.ZCard(ctx, r.name("rates")).Result()
+		require.NoError(t, err)
+		return n
+	}
+	for _, k := range []string{"a", "b"} {
+		r.add(k, store.AddParams{})
+	}
+	_, ls, _ := r.claim(p)
+	require.Len(t, ls, 2)
+	r.ack(ls)
+	require.Equal(t, int64(2), card())
+	time.Sleep(2 * time.Millisecond)
+	r.add("a", store.AddParams{})
+	_, ls, _ = r.claim(p)
+	require.Len(t, ls, 1)
+	r.ack(ls)
+	require.Equal(t, int64(2), card(), "a had an entry: no sweep")
+	time.Sleep(2 * time.Millisecond)
+	r.add("c", store.AddParams{})
+	_, ls, _ = r.claim(p)
+	require.Len(t, ls, 1)
+	r.ack(ls)
+	require.Equal(t, int64(1), card(), "c had none: the sweep took a and b, whose T passed")
+}
+
 // A Claim defers at most 4 keys for each it wants, and 16 more: then it
 // returns what it leased, with a wait of 0, and the next Claim goes on.
 func TestKeyRateBoundsDeferralsPerClaim(t *testing.T) {
@@ -175,7 +208,8 @@ func TestKeyRateBoundsDeferralsPerClaim(t *testing.T) {
 
 // A Claim whose KeyRate is off runs the commands it ran before KeyRate
 // existed, and neither reads nor writes rates; one with a KeyRate runs
-// three more: ZMSCORE, ZREMRANGEBYSCORE and ZADD.
+// two more, ZMSCORE and ZADD, and a third, ZREMRANGEBYSCORE, as it leases
+// keys that rates did not hold.
 func TestKeyRateOffCostsNoCommand(t *testing.T) {
 	r := newRateQueue(t)
 	ctx := t.Context()

@@ -48,12 +48,11 @@
                     (claim_ready)
     rates     ZSET  key -> T, its theoretical arrival time, for the keys
                     that a Claim with a KeyRate (store.KeyRate) leased and
-                    whose T has not passed: a key without an entry has a
-                    full bucket. It outlives the key's hash and values;
-                    each Claim with a KeyRate that leases removes the
-                    entries whose T passed (ZREMRANGEBYSCORE), so it holds
-                    at most the keys leased within the last Burst*Interval.
-                    A Claim without a KeyRate, and the scripts of versions
+                    whose T may not have passed: a key without an entry,
+                    or whose T passed, has a full bucket. It outlives the
+                    key's hash and values; a Claim that adds a key to it
+                    removes the entries whose T passed (rate_flush). A
+                    Claim without a KeyRate, and the scripts of versions
                     before it, neither read nor write it (see rate_begin)
     dead      ZSET  dead letter id -> id
     deadat    ZSET  dead letter id -> when it was dropped
@@ -1081,6 +1080,18 @@ local function rate_pass(got, pop)
   if rate_i == 0 or #got == 0 then
     return got
   end
+  rate_read(got)
+  local all = true
+  for i = 1, #got, 2 do
+    if not rate_has(got[i]) then
+      all = false
+      break
+    end
+  end
+  if all then
+    -- Most often: no table to build.
+    return got
+  end
   local keep = {}
   while true do
     rate_read(got)
@@ -1119,9 +1130,11 @@ local function rate_pass_one(key)
   return false
 end
 
--- rate_flush writes T of the keys the Claim leased, and removes the
--- entries whose T passed, which leave their buckets full: one command
--- each, with nothing else written before.
+-- rate_flush writes T of the keys the Claim leased, in one ZADD; if that
+-- added keys to rates, it removes the entries whose T passed, which leave
+-- their buckets full. So rates holds no more entries than it had after
+-- the last such sweep, but for the keys added since, which sweep again:
+-- at most the keys leased within Burst*Interval of a sweep.
 local function rate_flush()
   if rate_i == 0 or next(rate_set) == nil then
     return
@@ -1131,9 +1144,12 @@ local function rate_flush()
     z[#z + 1] = str(rate_t[k])
     z[#z + 1] = k
   end
-  rcall('ZREMRANGEBYSCORE', K_RATES, '-inf', rate_now_s)
+  local added = 0
   for i = 1, #z, 4000 do
-    rcall('ZADD', K_RATES, unpack(z, i, math.min(i + 3999, #z)))
+    added = added + rcall('ZADD', K_RATES, unpack(z, i, math.min(i + 3999, #z)))
+  end
+  if added > 0 then
+    rcall('ZREMRANGEBYSCORE', K_RATES, '-inf', rate_now_s)
   end
 end
 
