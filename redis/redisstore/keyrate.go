@@ -7,9 +7,9 @@ var _ store.KeyRateClaimer = (*Store)(nil)
 // ClaimsKeyRate implements store.KeyRateClaimer: a Store honours
 // ClaimParams.KeyRate. Each key's T lives in the queue's ZSET rates (see
 // lua/lib.lua), beside the key's state and in its hash slot, and outlives
-// the key; its entries whose T passed go with the next Claim that leases
-// a key without one, so it holds at most the keys leased within
-// Burst*Interval of such a Claim. A Claim with a KeyRate costs two
+// the key; its entries whose T passed 10 s ago or more go with the next
+// Claim that leases a key without one, so it holds at most the keys
+// leased within Burst*Interval + 10 s before such a Claim. A Claim with a KeyRate costs two
 // commands more in its script (a ZMSCORE of the keys it popped and a ZADD
 // of T of those it leased), a third (ZREMRANGEBYSCORE) when one of those
 // had no entry, and a few a key it defers; one without costs nothing

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -134,37 +135,34 @@ func TestKeyRateOutlivesTheKeysHash(t *testing.T) {
 	require.Equal(t, 1, ls[0].Attempt)
 }
 
-// The entries of rates whose T passed go with the next Claim that leases
-// a key without one: rates holds about the keys leased within the last
-// Burst*Interval.
+// The entries of rates whose T passed 10 s ago or more go with the next
+// Claim that leases a key without one; the others stay, and a Claim that
+// only moves entries sweeps nothing.
 func TestKeyRateForgetsPassedT(t *testing.T) {
 	r := newRateQueue(t)
 	ctx := t.Context()
 	p := store.ClaimParams{Keys: 10, KeyRate: store.KeyRate{Interval: time.Millisecond, Burst: 2}}
-	card := func() int64 {
-		n, err := r.c.ZCard(ctx, r.name("rates")).Result()
+	members := func() []string {
+		m, err := r.c.ZRange(ctx, r.name("rates"), 0, -1).Result()
 		require.NoError(t, err)
-		return n
+		slices.Sort(m)
+		return m
 	}
-	for _, k := range []string{"a", "b"} {
-		r.add(k, store.AddParams{})
-	}
-	_, ls, _ := r.claim(p)
-	require.Len(t, ls, 2)
-	r.ack(ls)
-	require.Equal(t, int64(2), card())
-	time.Sleep(2 * time.Millisecond)
+	past := func(d time.Duration) float64 { return float64(time.Now().Add(-d).UnixMicro()) }
+	require.NoError(t, r.c.ZAdd(ctx, r.name("rates"),
+		redis.Z{Score: past(time.Minute), Member: "a"},
+		redis.Z{Score: past(time.Minute), Member: "old"},
+		redis.Z{Score: past(time.Second), Member: "recent"}).Err())
 	r.add("a", store.AddParams{})
-	_, ls, _ = r.claim(p)
-	require.Len(t, ls, 1)
+	_, ls, _ := r.claim(p)
+	require.Len(t, ls, 1, "a's T passed: its bucket is full")
 	r.ack(ls)
-	require.Equal(t, int64(2), card(), "a had an entry: no sweep")
-	time.Sleep(2 * time.Millisecond)
+	require.Equal(t, []string{"a", "old", "recent"}, members(), "a had an entry: no sweep")
 	r.add("c", store.AddParams{})
 	_, ls, _ = r.claim(p)
 	require.Len(t, ls, 1)
 	r.ack(ls)
-	require.Equal(t, int64(1), card(), "c had none: the sweep took a and b, whose T passed")
+	require.Equal(t, []string{"a", "c", "recent"}, members(), "c had none: the sweep took old")
 }
 
 // A Claim defers at most 4 keys for each it wants, and 16 more: then it

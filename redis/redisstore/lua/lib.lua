@@ -51,7 +51,8 @@
                     whose T may not have passed: a key without an entry,
                     or whose T passed, has a full bucket. It outlives the
                     key's hash and values; a Claim that adds a key to it
-                    removes the entries whose T passed (rate_flush). A
+                    removes the entries whose T passed 10 s ago or more
+                    (rate_flush). A
                     Claim without a KeyRate, and the scripts of versions
                     before it, neither read nor write it (see rate_begin)
     dead      ZSET  dead letter id -> id
@@ -1130,11 +1131,18 @@ local function rate_pass_one(key)
   return false
 end
 
+-- RATE_KEEP is how long rates keeps an entry after its T passed, in
+-- microseconds: a key leased again within it finds its entry, which its
+-- ZADD then moves, and no sweep is due. Without it, keys leased again
+-- soon after their T passed would each time be swept and added anew.
+local RATE_KEEP = 10000000
+
 -- rate_flush writes T of the keys the Claim leased, in one ZADD; if that
--- added keys to rates, it removes the entries whose T passed, which leave
--- their buckets full. So rates holds no more entries than it had after
--- the last such sweep, but for the keys added since, which sweep again:
--- at most the keys leased within Burst*Interval of a sweep.
+-- added keys to rates, it removes the entries whose T passed RATE_KEEP
+-- ago or more, which leave their buckets full. So rates holds no more
+-- entries than after the last such sweep but for the keys added since,
+-- which sweep again: at most the keys leased within Burst*Interval +
+-- RATE_KEEP before a sweep.
 local function rate_flush()
   if rate_i == 0 or next(rate_set) == nil then
     return
@@ -1149,7 +1157,7 @@ local function rate_flush()
     added = added + rcall('ZADD', K_RATES, unpack(z, i, math.min(i + 3999, #z)))
   end
   if added > 0 then
-    rcall('ZREMRANGEBYSCORE', K_RATES, '-inf', rate_now_s)
+    rcall('ZREMRANGEBYSCORE', K_RATES, '-inf', str(rate_now - RATE_KEEP))
   end
 end
 
