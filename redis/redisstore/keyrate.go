@@ -5,15 +5,14 @@ import "github.com/pacerkit/pacer/store"
 var _ store.KeyRateClaimer = (*Store)(nil)
 
 // ClaimsKeyRate implements store.KeyRateClaimer: a Store honours
-// ClaimParams.KeyRate. Each key's T lives in the queue's ZSET rates (see
-// lua/lib.lua), beside the key's state and in its hash slot, and outlives
-// the key; its entries whose T passed 10 s ago or more go with the next
-// Claim that leases a key without one, so it holds at most the keys
-// leased within Burst*Interval + 10 s before such a Claim. A Claim with a KeyRate costs two
-// commands more in its script (a ZMSCORE of the keys it popped and a ZADD
-// of T of those it leased), a third (ZREMRANGEBYSCORE) when one of those
-// had no entry, and a few a key it defers; one without costs nothing
-// more.
+// ClaimParams.KeyRate. A key's T lives in its hash while it has one,
+// where the lease that moves it writes it with the key's other fields,
+// and the Claim reads it with the fields it reads anyway; a call that
+// deletes the hash before T passed keeps T in the queue's ZSET rates, in
+// the same hash slot (see lua/lib.lua), until 10 s after it passed. A
+// Claim with a KeyRate thus costs no command more for keys whose hash has
+// T, one ZMSCORE for all the others it pops, and a few for each key it
+// defers; one without costs nothing more.
 func (s *Store) ClaimsKeyRate() bool { return true }
 
 // keyRate is r as the scripts take it: the zero KeyRate when r is off,

@@ -135,13 +135,13 @@ func TestKeyRateOutlivesTheKeysHash(t *testing.T) {
 	require.Equal(t, 1, ls[0].Attempt)
 }
 
-// The entries of rates whose T passed 10 s ago or more go with the next
-// Claim that leases a key without one; the others stay, and a Claim that
-// only moves entries sweeps nothing.
+// A key that empties before its T passed keeps T in rates; the entries
+// of rates whose T passed 10 s ago or more go with the next call that
+// adds one, and the others stay.
 func TestKeyRateForgetsPassedT(t *testing.T) {
 	r := newRateQueue(t)
 	ctx := t.Context()
-	p := store.ClaimParams{Keys: 10, KeyRate: store.KeyRate{Interval: time.Millisecond, Burst: 2}}
+	p := store.ClaimParams{Keys: 10, KeyRate: store.KeyRate{Interval: time.Second, Burst: 2}}
 	members := func() []string {
 		m, err := r.c.ZRange(ctx, r.name("rates"), 0, -1).Result()
 		require.NoError(t, err)
@@ -157,12 +157,12 @@ func TestKeyRateForgetsPassedT(t *testing.T) {
 	_, ls, _ := r.claim(p)
 	require.Len(t, ls, 1, "a's T passed: its bucket is full")
 	r.ack(ls)
-	require.Equal(t, []string{"a", "old", "recent"}, members(), "a had an entry: no sweep")
+	require.Equal(t, []string{"a", "old", "recent"}, members(), "a, emptied, moved its entry: no sweep")
 	r.add("c", store.AddParams{})
 	_, ls, _ = r.claim(p)
 	require.Len(t, ls, 1)
 	r.ack(ls)
-	require.Equal(t, []string{"a", "c", "recent"}, members(), "c had none: the sweep took old")
+	require.Equal(t, []string{"a", "c", "recent"}, members(), "c, emptied, added one: the sweep took old")
 }
 
 // A Claim defers at most 4 keys for each it wants, and 16 more: then it
@@ -205,23 +205,29 @@ func TestKeyRateBoundsDeferralsPerClaim(t *testing.T) {
 }
 
 // A Claim whose KeyRate is off runs the commands it ran before KeyRate
-// existed, and neither reads nor writes rates; one with a KeyRate runs
-// two more, ZMSCORE and ZADD, and a third, ZREMRANGEBYSCORE, as it leases
-// keys that rates did not hold.
-func TestKeyRateOffCostsNoCommand(t *testing.T) {
+// existed, and neither reads nor writes rates. One with a KeyRate runs
+// the same commands once its keys have T in their hashes (from a lease
+// with the rate), and a ZMSCORE of rates more for keys that have none.
+func TestKeyRateCostsNoCommand(t *testing.T) {
 	r := newRateQueue(t)
 	ctx := t.Context()
-	run := func(rate store.KeyRate) map[string]int64 {
-		for i := range 10 {
-			r.add(fmt.Sprint(i), store.AddParams{})
+	rate := store.KeyRate{Interval: time.Microsecond}
+	// run leases the first value of 10 keys of 2 values each with prime,
+	// then the second values with measured, in a Claim of 5 keys and a
+	// FinishAndClaim of 5, whose commands it returns.
+	run := func(prime, measured store.KeyRate) map[string]int64 {
+		for range 2 {
+			for i := range 10 {
+				r.add(fmt.Sprint(i), store.AddParams{})
+			}
 		}
-		// The Adds fold in the Claim's script: fold them first.
-		_, err := r.s.Stats(ctx, r.q)
-		require.NoError(t, err)
+		_, ls, _ := r.claim(store.ClaimParams{Keys: 10, KeyRate: prime})
+		require.Len(t, ls, 10)
+		r.ack(ls)
 		require.NoError(t, r.c.ConfigResetStat(ctx).Err())
-		keys, ls, _ := r.claim(store.ClaimParams{Keys: 5, KeyRate: rate})
+		keys, ls, _ := r.claim(store.ClaimParams{Keys: 5, KeyRate: measured})
 		require.Len(t, keys, 5)
-		_, more, _, err := r.s.FinishAndClaim(ctx, ls[0], store.Outcome{Kind: store.Ack}, store.ClaimParams{Keys: 5, MaxBatch: 1, TTL: time.Minute, KeyRate: rate})
+		_, more, _, err := r.s.FinishAndClaim(ctx, ls[0], store.Outcome{Kind: store.Ack}, store.ClaimParams{Keys: 5, MaxBatch: 1, TTL: time.Minute, KeyRate: measured})
 		require.NoError(t, err)
 		require.Len(t, more, 5)
 		calls := map[string]int64{}
@@ -231,17 +237,15 @@ func TestKeyRateOffCostsNoCommand(t *testing.T) {
 		r.ack(append(ls[1:], more...))
 		return calls
 	}
-	off := run(store.KeyRate{})
+	off := run(store.KeyRate{}, store.KeyRate{})
 	n, err := r.c.Exists(ctx, r.name("rates")).Result()
 	require.NoError(t, err)
 	require.Zero(t, n)
-	on := run(store.KeyRate{Interval: time.Microsecond})
-	require.Zero(t, off["zmscore"]+off["zremrangebyscore"])
+	require.Zero(t, off["zmscore"])
+	require.Equal(t, off, run(rate, rate), "keys with T in their hashes")
 	want := maps.Clone(off)
 	want["zmscore"] += 2
-	want["zremrangebyscore"] += 2
-	want["zadd"] += 2
-	require.Equal(t, want, on)
+	require.Equal(t, want, run(store.KeyRate{}, rate), "keys without")
 }
 
 // With tenants, a key deferred for its token takes no turn: its tenant's

@@ -46,15 +46,14 @@
                     with ready in one ZMPOP, so that a queue using none
                     of these costs the Claim no command to find out
                     (claim_ready)
-    rates     ZSET  key -> T, its theoretical arrival time, for the keys
-                    that a Claim with a KeyRate (store.KeyRate) leased and
-                    whose T may not have passed: a key without an entry,
-                    or whose T passed, has a full bucket. It outlives the
-                    key's hash and values; a Claim that adds a key to it
-                    removes the entries whose T passed 10 s ago or more
-                    (rate_flush). A
-                    Claim without a KeyRate, and the scripts of versions
-                    before it, neither read nor write it (see rate_begin)
+    rates     ZSET  key -> T, its theoretical arrival time (store.KeyRate),
+                    for keys whose hash went while T had not passed (see
+                    the hash's T): a key with neither has a full bucket,
+                    as has one whose T passed. An entry that passed 10 s
+                    ago or more goes with the next call that adds one
+                    (flush_adds). A Claim without a KeyRate, and the
+                    scripts of versions before it, neither read it nor
+                    write it
     dead      ZSET  dead letter id -> id
     deadat    ZSET  dead letter id -> when it was dropped
     inbox     LIST  the Adds not yet folded into their keys, oldest first:
@@ -126,6 +125,11 @@
     g   the latest time a value of the key added with a Delay is due
         (absent: none was); once it passed, no value waits for its time,
         and the scripts drop it when they come across it
+    T   the key's theoretical arrival time, which a Claim with a KeyRate
+        (store.KeyRate) moves as it leases the key: its bucket, in the
+        HSET of the lease, read with the key's other fields (absent: look
+        in rates). A call that deletes the hash before T passed keeps T in
+        rates, so that the key finds it when it gets values again
   Both go when the key has no values left; a key that was only ever ready
   has no HASH. A dead letter is the LIST ARGV[1].."d:"..id: key, error,
   attempt, time, then the values.
@@ -153,9 +157,14 @@ local function at(sec, usec)
   return tonumber(s), s
 end
 
+-- call_now is the now of the call, once it asked clock.
+local call_now = 0
+
 local function clock()
   local t = rcall('TIME')
-  return at(t[1], t[2])
+  local now, now_s = at(t[1], t[2])
+  call_now = now
+  return now, now_s
 end
 
 -- DIGITS holds the strings of the counts 0 to 1023, made once, when the
@@ -241,11 +250,14 @@ local m_lease, m_finish, m_extend, m_due, m_added, m_release, m_defer
 -- The KeyRate of the call's Claim (rate_begin): its Interval (0: off)
 -- and tolerance, (Burst-1)*Interval, in microseconds, and the Claim's now.
 local rate_i, rate_tol, rate_now, rate_now_s = 0, 0, 0, nil
--- rate_t holds T of the keys the Claim looked up (false: none), and
--- rate_set the keys whose T its leases moved, for rate_flush; rate_left is
--- how many keys it may still defer, rate_full whether it ran out, and
--- rate_multi whether a key it defers may be in multi mode.
-local rate_t, rate_set, rate_left, rate_full, rate_multi
+-- rate_t holds T of the keys the Claim looked up (false: none), rate_h
+-- the fields it read of each (rate_read), for its lease; rate_left is how
+-- many keys it may still defer, rate_full whether it ran out, and
+-- rate_fields the fields rate_read reads.
+local rate_t, rate_h, rate_left, rate_full, rate_fields
+-- The T of keys whose hash a call deleted before T passed, with the keys,
+-- for flush_adds to keep in rates.
+local spilled = {}
 
 -- begin starts a call on the queue whose names start with prefix. The
 -- names stay from the call before when it was on the same queue: most
@@ -264,6 +276,9 @@ local function begin(prefix)
   end
   deferring, claiming = false, false
   rate_i, rate_full = 0, false
+  if #spilled > 0 then
+    spilled = {}
+  end
   if prefix == PFX then
     return
   end
@@ -292,8 +307,31 @@ end
 -- to one ZADD.
 local DEFER = 4000
 
--- flush_adds applies the ZADDs deferred to it.
+-- RATE_KEEP is how long rates keeps an entry after its T passed, in
+-- microseconds: a key that empties again within it finds its entry, which
+-- its ZADD then moves, and no sweep is due.
+local RATE_KEEP = 10000000
+
+-- spill keeps T, a key's hash's field, in rates, as the call deletes the
+-- hash, if T has not passed (flush_adds writes it).
+local function spill(key, T)
+  if T and tonumber(T) > call_now then
+    spilled[#spilled + 1] = T
+    spilled[#spilled + 1] = key
+  end
+end
+
+-- flush_adds applies the ZADDs deferred to it. One that adds keys to
+-- rates removes its entries that passed RATE_KEEP ago or more: so rates
+-- holds the keys whose hash went within Burst*Interval + RATE_KEEP of the
+-- last call that added one, and no more.
 local function flush_adds()
+  if #spilled > 0 then
+    if rcall('ZADD', K_RATES, unpack(spilled)) > 0 then
+      rcall('ZREMRANGEBYSCORE', K_RATES, '-inf', str(call_now - RATE_KEEP))
+    end
+    spilled = {}
+  end
   if #readied > 0 then
     rcall('ZADD', K_READY, unpack(readied))
     readied = {}
@@ -917,17 +955,22 @@ end
 local function finish_lease(key, fence, kind, after, why, now, now_s, multi)
   local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
   local h, mh
+  -- T, the key's bucket, follows the fields, 12th or 13th.
   if multi then
-    h, mh = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn', 'q', 'R')
+    h, mh = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn', 'q', 'R', 'T')
   else
-    h, mh = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn', 'q')
+    h, mh = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn', 'q', 'T')
   end
   if not h then
     return -1
   end
   if h == 'm' then
-    -- The fields m_load reads: s, R (absent: not read), b, bd, g, f, tn.
-    return m_finish(key, kk, fence, kind, after, why, now, now_s, {mh[1], mh[12], mh[6], mh[7], mh[9], mh[2], mh[10]})
+    -- The fields m_load reads: s, R (absent: not read), b, bd, g, f, tn, T.
+    local R, T = nil, mh[12]
+    if multi then
+      R, T = mh[12], mh[13]
+    end
+    return m_finish(key, kk, fence, kind, after, why, now, now_s, {mh[1], R, mh[6], mh[7], mh[9], mh[2], mh[10], T})
   end
   if h[10] then
     featq = true -- a key of a tenant: the queue has tweights
@@ -956,6 +999,7 @@ local function finish_lease(key, fence, kind, after, why, now, now_s, multi)
     end
     local left = rcall('LLEN', vk) - tonumber(n)
     if left <= 0 then
+      spill(key, h[multi and 13 or 12])
       rcall('DEL', kk, vk)
       unindexed[#unindexed + 1] = key
       return 0
@@ -1002,28 +1046,45 @@ end
 -- past by the keys of its last pop, at most those it wants.
 local RATE_DEFERS = 4
 
+-- The fields of a key that rate_read reads, as the Claim's lease reads
+-- them, and T last: RATE_FIELDS for a lease of lib.lua (claim_ready),
+-- RATE_MFIELDS for one of lib_perkey.lua (m_load).
+local RATE_FIELDS = {'n', 'a', 'b', 'bd', 'u', 'g', 'R', 'T'}
+local RATE_MFIELDS = {'s', 'R', 'b', 'bd', 'g', 'f', 'tn', 'T'}
+
 -- rate_begin sets the KeyRate of a Claim at now (now_s) that wants want
--- keys: interval in microseconds (0: off) and burst, as
+-- keys with perkey: interval in microseconds (0: off) and burst, as
 -- store.KeyRate has them. A Claim without one costs nothing more.
-local function rate_begin(interval, burst, want, now, now_s)
+local function rate_begin(interval, burst, want, now, now_s, perkey)
   if interval <= 0 then
     return
   end
   rate_i, rate_tol = interval, (math.max(burst, 1) - 1) * interval
   rate_now, rate_now_s = now, now_s
-  rate_t, rate_set, rate_left, rate_full = {}, {}, RATE_DEFERS * want + 16, false
+  rate_t, rate_h, rate_left, rate_full = {}, {}, RATE_DEFERS * want + 16, false
+  rate_fields = perkey > 1 and RATE_MFIELDS or RATE_FIELDS
 end
 
--- rate_read looks up, in one ZMSCORE, T of the keys of got (key, score,
--- ...) that the Claim has not looked up yet.
+-- rate_read reads the fields of the keys of got (key, score, ...) that
+-- their lease reads, T among them, and looks up in one ZMSCORE the T of
+-- those whose hash has none and that the Claim has not looked up yet.
 local function rate_read(got)
-  local names = {}
+  local names
   for i = 1, #got, 2 do
-    if rate_t[got[i]] == nil then
-      names[#names + 1] = got[i]
+    local key = got[i]
+    local h = rcall('HMGET', PFX .. 'k:' .. key, unpack(rate_fields))
+    rate_h[key] = h
+    if rate_t[key] == nil then
+      local t = tonumber(h[8])
+      if t then
+        rate_t[key] = t
+      else
+        names = names or {}
+        names[#names + 1] = key
+      end
     end
   end
-  if #names == 0 then
+  if not names then
     return
   end
   local ts = rcall('ZMSCORE', K_RATES, unpack(names))
@@ -1039,15 +1100,16 @@ local function rate_has(key)
   return not t or t <= rate_now + rate_tol
 end
 
--- rate_take takes a token of key for a lease at the Claim's now: T
--- becomes max(T, now) + Interval.
+-- rate_take takes a token of key for a lease at the Claim's now, and
+-- returns T as it becomes, max(T, now) + Interval, for the lease's HSET.
 local function rate_take(key)
   local t = rate_t[key]
   if not t or t < rate_now then
     t = rate_now
   end
-  rate_t[key] = t + rate_i
-  rate_set[key] = true
+  t = t + rate_i
+  rate_t[key] = t
+  return str(t)
 end
 
 -- rate_defer defers key, popped from the ready order without a token, as
@@ -1062,6 +1124,7 @@ local function rate_defer(key)
   if rate_left <= 0 then
     rate_full = true
   end
+  rate_h[key] = nil
   -- Without features, no key is in multi mode.
   if featq ~= false and rcall('HGET', kk, 's') == 'm' then
     local was = claiming
@@ -1095,7 +1158,6 @@ local function rate_pass(got, pop)
   end
   local keep = {}
   while true do
-    rate_read(got)
     local short = 0
     for i = 1, #got, 2 do
       local key = got[i]
@@ -1114,6 +1176,7 @@ local function rate_pass(got, pop)
     if #got == 0 then
       break
     end
+    rate_read(got)
   end
   return keep
 end
@@ -1121,44 +1184,12 @@ end
 -- rate_pass_one reports whether key, popped from the ready order, has a
 -- token, and defers it if not.
 local function rate_pass_one(key)
-  if rate_t[key] == nil then
-    rate_t[key] = tonumber(rcall('ZSCORE', K_RATES, key)) or false
-  end
+  rate_read({key, ''})
   if rate_has(key) then
     return true
   end
   rate_defer(key)
   return false
-end
-
--- RATE_KEEP is how long rates keeps an entry after its T passed, in
--- microseconds: a key leased again within it finds its entry, which its
--- ZADD then moves, and no sweep is due. Without it, keys leased again
--- soon after their T passed would each time be swept and added anew.
-local RATE_KEEP = 10000000
-
--- rate_flush writes T of the keys the Claim leased, in one ZADD; if that
--- added keys to rates, it removes the entries whose T passed RATE_KEEP
--- ago or more, which leave their buckets full. So rates holds no more
--- entries than after the last such sweep but for the keys added since,
--- which sweep again: at most the keys leased within Burst*Interval +
--- RATE_KEEP before a sweep.
-local function rate_flush()
-  if rate_i == 0 or next(rate_set) == nil then
-    return
-  end
-  local z = {}
-  for k in pairs(rate_set) do
-    z[#z + 1] = str(rate_t[k])
-    z[#z + 1] = k
-  end
-  local added = 0
-  for i = 1, #z, 4000 do
-    added = added + rcall('ZADD', K_RATES, unpack(z, i, math.min(i + 3999, #z)))
-  end
-  if added > 0 then
-    rcall('ZREMRANGEBYSCORE', K_RATES, '-inf', str(rate_now - RATE_KEEP))
-  end
 end
 
 -- PARK_ROUNDS bounds the rounds of pop_ready: each sets aside at least one
@@ -1386,7 +1417,7 @@ end
 -- is deferred until its token is due, another popped in its place (see
 -- rate_begin); next is 0 if the call deferred as many keys as it may.
 local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey, interval, burst)
-  rate_begin(interval, burst, want, now, now_s)
+  rate_begin(interval, burst, want, now, now_s, perkey)
   promote(now_s, want + 16)
   local got, paused, multi, untenanted = nil, false, false, nil
   if perkey <= 1 then
@@ -1464,8 +1495,12 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey, inte
       local key = got[i]
       local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
       local h
+      -- What rate_read read of it, with a KeyRate.
+      local rh = rate_i > 0 and rate_h[key]
       if perkey > 1 then
         h = {} -- lib_perkey.lua reads what it needs
+      elseif rh then
+        h = rh
       elseif multi then
         h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd', 'u', 'g', 'R')
       else
@@ -1478,12 +1513,9 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey, inte
         -- The keys it puts back in ready wait in readied for the flush
         -- before the next pop.
         deferring, claiming = true, true
-        local a, vals = m_lease(key, kk, got[i + 1], now, now_s, fence, maxbatch, exp, holder, perkey, now + leased)
+        local a, vals = m_lease(key, kk, got[i + 1], now, now_s, fence, maxbatch, exp, holder, perkey, now + leased, perkey > 1 and rh or nil)
         deferring, claiming = false, false
         if a then
-          if rate_i > 0 then
-            rate_take(key)
-          end
           leased, again = leased + 1, true
           out[#out + 1] = key
           out[#out + 1] = fence
@@ -1537,9 +1569,11 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey, inte
           -- q: the key has a value after the batch that no burst holds
           -- (finish_lease).
           local fs = str(fence)
-          rcall('HSET', kk, 's', 'l', 'f', fs, 'x', exp, 'a', str(a), 'n', str(n), 'c', now_s, 'o', holder, 'q', more and fs or '0')
           if rate_i > 0 then
-            rate_take(key)
+            -- T goes in the same HSET.
+            rcall('HSET', kk, 's', 'l', 'f', fs, 'x', exp, 'a', str(a), 'n', str(n), 'c', now_s, 'o', holder, 'q', more and fs or '0', 'T', rate_take(key))
+          else
+            rcall('HSET', kk, 's', 'l', 'f', fs, 'x', exp, 'a', str(a), 'n', str(n), 'c', now_s, 'o', holder, 'q', more and fs or '0')
           end
           leased = leased + 1
           zadd[#zadd + 1] = exp
@@ -1570,6 +1604,7 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey, inte
           local bd = rcall('HGET', kk, 'bd')
           settle(key, kk, b, now, now_s, b, bd)
         else
+          spill(key, rcall('HGET', kk, 'T'))
           rcall('DEL', kk)
           rcall('ZREM', K_KEYS, key)
         end
@@ -1584,7 +1619,6 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey, inte
       got = pop(want - leased)
     end
   end
-  rate_flush()
   if rate_full or rcall('ZCARD', fairq and K_TURNS or K_READY) > 0 then
     -- More is ready than this worker took, or may be behind the keys it
     -- deferred: pass the wake-up on.
