@@ -129,7 +129,9 @@
         (store.KeyRate) moves as it leases the key: its bucket, in the
         HSET of the lease, read with the key's other fields (absent: look
         in rates). A call that deletes the hash before T passed keeps T in
-        rates, so that the key finds it when it gets values again
+        rates, so that the key finds it when it gets values again (the
+        scripts of versions before it delete it with the hash: the key's
+        bucket is then full)
   Both go when the key has no values left; a key that was only ever ready
   has no HASH. A dead letter is the LIST ARGV[1].."d:"..id: key, error,
   attempt, time, then the values.
