@@ -32,7 +32,8 @@ type MemoryConfig struct {
 // one process. Nothing survives the process, so it offers no durability.
 // It also keeps dead letters (DeadLetters), without limit until Purge,
 // shows what it holds (Inspector), lets an operator steer it
-// (Operator) and leases in turns across tenants (FairTenants): a Claim
+// (Operator), keeps a rate per key (KeyRateClaimer) and leases in turns
+// across tenants (FairTenants): a Claim
 // in a queue with tenants costs O(log T) more in its T tenants with
 // ready keys, and moves the keys that came due to their tenants' ready
 // order at O(log K) each, once.
@@ -95,6 +96,9 @@ type queue struct {
 	// fair is the turn order across tenants, nil until an Add names a
 	// tenant (memory_tenant.go).
 	fair *fair
+	// tats keeps the KeyRate arrival times of keys that went while their
+	// T had not passed (memory_keyrate.go).
+	tats tats
 }
 
 // slot is an entry of a queue's schedule: k, scheduled as its order-th.
@@ -159,7 +163,7 @@ func (p AddParams) validate() error {
 func (m *Memory) add(q *queue, name string, vals [][]byte, p AddParams, now int64) {
 	k := q.keys[name]
 	if k == nil {
-		k = &key{name: name}
+		k = &key{name: name, tat: q.takeTAT(name, now)}
 		q.keys[name] = k
 		q.created.add(k)
 		if p.Tenant != "" {

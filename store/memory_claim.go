@@ -38,10 +38,10 @@ func (m *Memory) Claim(ctx context.Context, queue string, p ClaimParams) ([]Leas
 		q.sched.Pop()
 		k.order = 0 // its live entry is gone
 		k.settle(now)
-		if k.isReady(now) {
+		if k.isReady(now) && (!p.KeyRate.On() || k.takeToken(p.KeyRate, now)) {
 			leases = append(leases, m.lease(queue, k, p, now))
 		}
-		k.resched(q, now) // a key that may lease again goes to the tail
+		k.resched(q, now) // a key that may lease again goes to the tail; one without a token, at its token's time
 	}
 	return leases, q.next(now), nil
 }
@@ -134,5 +134,5 @@ func (p ClaimParams) validate() error {
 	if p.Keys < 1 || p.MaxBatch < 0 || p.TTL <= 0 || p.PerKey < 0 {
 		return fmt.Errorf("store: ClaimParams needs Keys >= 1, MaxBatch >= 0, TTL > 0 and PerKey >= 0, got %+v", p)
 	}
-	return nil
+	return p.KeyRate.Validate()
 }

@@ -208,6 +208,8 @@ func (k *key) state(now int64) KeyState {
 		return Leased
 	case k.isReady(now): // due, or its lease lapsed
 		return Ready
+	case k.elig && k.tokenAt > now && k.tokenAt >= max(k.place, k.next()):
+		return Deferred // for its KeyRate token
 	case len(k.runs) > 0 && k.runs[0].retry:
 		return Retrying
 	case len(k.runs) > 0:

@@ -60,6 +60,10 @@ type key struct {
 	// maxWait reports that the open burst's due is its max-wait deadline,
 	// for an operator.
 	maxWait bool
+	// tat is the key's theoretical arrival time under ClaimParams.KeyRate
+	// (0: none); tokenAt is when a Claim that found no token deferred the
+	// key to: it is not ready before then (see memory_keyrate.go).
+	tat, tokenAt int64
 }
 
 // run is a batch of a key that was leased: out on its lease, or kept
@@ -192,7 +196,7 @@ func (k *key) dueOf(off, n int, now int64) int {
 }
 
 // readyAt returns when an eligible k is ready for a lease.
-func (k *key) readyAt() int64 { return max(k.place, k.next()) }
+func (k *key) readyAt() int64 { return max(k.place, k.next(), k.tokenAt) }
 
 // isReady reports whether k may be leased at now.
 func (k *key) isReady(now int64) bool { return k.elig && k.readyAt() <= now }
@@ -300,7 +304,8 @@ func (q *queue) schedule(k *key, at int64) {
 func (q *queue) unschedule(k *key) { k.order = 0 }
 
 // forget removes k, which has no values and no lease.
-func (q *queue) forget(k *key) {
+func (q *queue) forget(k *key, now int64) {
+	q.keepTAT(k, now)
 	q.unschedule(k)
 	delete(q.keys, k.name)
 	q.created.remove(k)

@@ -57,7 +57,7 @@ func (m *Memory) Finish(ctx context.Context, l Lease, o Outcome) (bool, error) {
 		k.runs = slices.Delete(k.runs, i, i+1)
 		k.leased--
 		if len(k.vals) == 0 {
-			q.forget(k)
+			q.forget(k, now)
 			more = false
 		}
 	case Retry, Defer:

@@ -145,7 +145,7 @@ func (m *Memory) DropKey(ctx context.Context, queue, key, reason string) (int, e
 	attempt := m.info(q, k, now).Attempt
 	m.bury(q, k, 0, n, attempt, reason, now)
 	q.values -= n
-	q.forget(k) // its lease, if one is out, with it: the fence no longer matches
+	q.forget(k, now) // its lease, if one is out, with it: the fence no longer matches
 	q.wake()
 	return n, nil
 }

@@ -116,7 +116,7 @@ func (f *fair) took(t *tenant, leased bool) {
 
 // claimFair leases up to p.Keys keys of q, which has tenants, in turns.
 // A key popped that is not ready after all (its entry was a lapse, and it
-// has no batch to lease) takes no turn; every key popped is scheduled
+// has no batch to lease), or has no token of its KeyRate, takes no turn; every key popped is scheduled
 // again, as Claim does, and one that may lease again comes back through
 // promote.
 func (m *Memory) claimFair(queue string, q *queue, p ClaimParams, now int64) []Lease {
@@ -130,8 +130,8 @@ func (m *Memory) claimFair(queue string, q *queue, p ClaimParams, now int64) []L
 		t.ready.Pop()
 		k.order = 0 // its live entry is gone
 		k.settle(now)
-		ready := k.isReady(now)
-		q.fair.took(t, ready)
+		ready := k.isReady(now) && (!p.KeyRate.On() || k.takeToken(p.KeyRate, now))
+		q.fair.took(t, ready) // a key without a token takes no turn
 		if ready {
 			leases = append(leases, m.lease(queue, k, p, now))
 		}

@@ -82,7 +82,13 @@ func (f *fixture) claimOne(p store.ClaimParams) store.Lease {
 // none checks that no key is ready and returns Claim's next.
 func (f *fixture) none() time.Duration {
 	f.t.Helper()
-	ls, next := f.claim(one())
+	return f.noneWith(one())
+}
+
+// noneWith checks that a Claim with p leases nothing and returns its next.
+func (f *fixture) noneWith(p store.ClaimParams) time.Duration {
+	f.t.Helper()
+	ls, next := f.claim(p)
 	require.Empty(f.t, ls, "Claim leased a key that should not be ready")
 	require.Positive(f.t, next, "Claim found nothing ready, so next must be positive")
 	return next
@@ -94,7 +100,13 @@ func (f *fixture) none() time.Duration {
 // the machine was too slow for the try (see slow).
 func (f *fixture) noneBefore(b time.Time, d time.Duration) time.Duration {
 	f.t.Helper()
-	ls, next := f.claim(one())
+	return f.noneWithBefore(one(), b, d)
+}
+
+// noneWithBefore is noneBefore with a Claim of p.
+func (f *fixture) noneWithBefore(p store.ClaimParams, b time.Time, d time.Duration) time.Duration {
+	f.t.Helper()
+	ls, next := f.claim(p)
 	if len(ls) > 0 {
 		require.False(f.t, time.Now().Before(b.Add(d)), "Claim leased a key that should not be ready")
 		f.slow(time.Since(b), d, "a Claim came after the deadline it had to come before")

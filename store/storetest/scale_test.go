@@ -87,7 +87,7 @@ func TestScenariosStretchForSlowEngine(t *testing.T) {
 	stretch := []string{"DebounceWait", "DebounceQuietPeriodMoves", "DebounceMaxWait", "FairnessDelays",
 		"LeaseLapses", "ExtendKeepsLease", "StatsLapsedAndPending", "Retry", "Defer", "InspectReadySince",
 		"DelayNotBefore", "DelayOrderKept", "DelayBatchStops", "DelayEndsBurst", "DelayInspect",
-		"PerKeyRetry", "PerKeyLapse", "TenantsAhead"}
+		"PerKeyRetry", "PerKeyLapse", "TenantsAhead", "KeyRateSpacing"}
 	var stretched []string
 	for _, sc := range scenarios {
 		if slices.Contains(skip, sc.name) {

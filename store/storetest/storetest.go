@@ -171,4 +171,12 @@ var scenarios = []scenario{
 	{"PerKeyFairness", testPerKeyFairness},
 	{"PerKeyConcurrent", testPerKeyConcurrent},
 	{"PerKeyTenants", testPerKeyTenants},
+	{"KeyRateSpacing", testKeyRateSpacing},
+	{"KeyRateBurst", testKeyRateBurst},
+	{"KeyRateOthersGoOn", testKeyRateOthersGoOn},
+	{"KeyRateOutlivesValues", testKeyRateOutlivesValues},
+	{"KeyRateOff", testKeyRateOff},
+	{"KeyRatePerKey", testKeyRatePerKey},
+	{"KeyRateTenants", testKeyRateTenants},
+	{"KeyRateInvalid", testKeyRateInvalid},
 }
