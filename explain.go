@@ -107,9 +107,11 @@ type Explanation struct {
 	// (the Runner's Config.KeyWindow), when that window opens next.
 	KeyWindowClosedUntil time.Time `json:"key_window_closed_until,omitzero"`
 	// KeyTokenAt is, when the key's own limit (the Runner's
-	// Config.KeyLimit) has no token for it now, when it has one, if no
-	// one else takes the key's tokens meanwhile (after a pause of the key,
-	// which it includes).
+	// Config.KeyLimit, or Config.KeyRate) has no token for it now, when it
+	// has one, if no one else takes the key's tokens meanwhile (after a
+	// pause of the key, which it includes). For a KeyRate kept by the
+	// store, it is the time the store deferred the key to
+	// (store.KeyInfo.ForToken).
 	KeyTokenAt time.Time `json:"key_token_at,omitzero"`
 }
 
@@ -374,5 +376,8 @@ func explained(info store.KeyInfo, found, queuePaused bool) Explanation {
 	x.Holder, x.Attempt, x.Err = info.Holder, info.Attempt, info.Err
 	x.Leases = info.Leases
 	x.KeyPaused = info.Paused
+	if info.ForToken {
+		x.KeyTokenAt = info.Until
+	}
 	return x
 }
