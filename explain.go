@@ -199,6 +199,10 @@ func (x Explanation) stateClause() string {
 			fmt.Fprintf(&b, " (error: %q)", x.Err)
 		}
 	case store.Deferred:
+		if x.deferredForToken() {
+			fmt.Fprintf(&b, "is waiting for its key's token until %s", x.clock(x.Until))
+			break
+		}
 		fmt.Fprintf(&b, "is deferred until %s", x.clock(x.Until))
 		x.lastError(&b)
 	case store.Scheduled:
@@ -302,7 +306,7 @@ func (x Explanation) reasons() []string {
 	if !x.KeyWindowClosedUntil.IsZero() {
 		ts = append(ts, timed{x.KeyWindowClosedUntil, "it is outside its window until " + x.clock(x.KeyWindowClosedUntil)})
 	}
-	if !x.KeyTokenAt.IsZero() {
+	if !x.KeyTokenAt.IsZero() && !x.deferredForToken() {
 		ts = append(ts, timed{x.KeyTokenAt, "it is waiting for its key's token until " + x.clock(x.KeyTokenAt)})
 	}
 	slices.SortStableFunc(ts, func(a, b timed) int { return b.at.Compare(a.at) })
@@ -380,4 +384,10 @@ func explained(info store.KeyInfo, found, queuePaused bool) Explanation {
 		x.KeyTokenAt = info.Until
 	}
 	return x
+}
+
+// deferredForToken reports whether the key's state is the wait for its
+// KeyRate token, which the engine deferred it for (KeyInfo.ForToken).
+func (x Explanation) deferredForToken() bool {
+	return x.State == store.Deferred && x.KeyTokenAt.Equal(x.Until)
 }
