@@ -121,6 +121,7 @@ func TestKeyRateOutlivesTheKeysHash(t *testing.T) {
 	require.Equal(t, fence+1, ls[0].Fence, "a took no fence")
 	ki := r.info("a")
 	require.Equal(t, store.Deferred, ki.State)
+	require.True(t, ki.ForToken)
 	require.Equal(t, 0, ki.Attempt)
 	due := time.UnixMicro(T - time.Hour.Microseconds())
 	require.True(t, ki.Until.Equal(due), "until %v, want T - (Burst-1)*Interval = %v", ki.Until, due)
@@ -133,6 +134,13 @@ func TestKeyRateOutlivesTheKeysHash(t *testing.T) {
 	keys, ls, _ = r.claim(p)
 	require.Equal(t, []string{"a"}, keys)
 	require.Equal(t, 1, ls[0].Attempt)
+
+	// Deferred by its Finish, it waits for no token.
+	_, err = r.s.Finish(ctx, ls[0], store.Outcome{Kind: store.Defer, After: time.Hour})
+	require.NoError(t, err)
+	ki = r.info("a")
+	require.Equal(t, store.Deferred, ki.State)
+	require.False(t, ki.ForToken)
 }
 
 // A key that empties before its T passed keeps T in rates; the entries

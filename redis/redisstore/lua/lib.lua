@@ -125,6 +125,8 @@
     g   the latest time a value of the key added with a Delay is due
         (absent: none was); once it passed, no value waits for its time,
         and the scripts drop it when they come across it
+    K   when its token is due, if a Claim deferred it for its token (s d):
+        while delayed has it at K, Inspector tells it (ForToken)
     T   the key's theoretical arrival time, which a Claim with a KeyRate
         (store.KeyRate) moves as it leases the key: its bucket, in the
         HSET of the lease, read with the key's other fields (absent: look
@@ -1135,8 +1137,9 @@ local function rate_defer(key)
     claiming = was
     return
   end
-  rcall('HSET', kk, 's', 'd')
-  rcall('ZADD', K_DELAYED, str(due), key)
+  local due_s = str(due)
+  rcall('HSET', kk, 's', 'd', 'K', due_s)
+  rcall('ZADD', K_DELAYED, due_s, key)
 end
 
 -- rate_pass returns the keys of got (key, score, ...) that have a token,

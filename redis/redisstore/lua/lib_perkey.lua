@@ -621,8 +621,9 @@ m_defer = function(key, kk, due, now, now_s)
   if #k.runs == 0 and k.elig and m_ready(k) > 0 then
     rcall('HDEL', kk, 'R')
     rcall('SREM', K_MULTI, key)
-    rcall('HSET', kk, 's', 'd', 'a', '0', 'n', '0')
-    rcall('ZADD', K_DELAYED, str(due), key)
+    local due_s = str(due)
+    rcall('HSET', kk, 's', 'd', 'a', '0', 'n', '0', 'K', due_s)
+    rcall('ZADD', K_DELAYED, due_s, key)
     return
   end
   if k.elig and k.place < due then
