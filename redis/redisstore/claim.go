@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pacerkit/pacer/store"
@@ -50,7 +51,10 @@ func checkClaim(p store.ClaimParams) error {
 	case p.PerKey < 0:
 		return fmt.Errorf("redisstore: ClaimParams.PerKey is %d, want 0 or more", p.PerKey)
 	}
-	return p.KeyRate.Validate()
+	if err := p.KeyRate.Validate(); err != nil {
+		return fmt.Errorf("redisstore: ClaimParams.%s", strings.TrimPrefix(err.Error(), "store: "))
+	}
+	return nil
 }
 
 // parseClaim reads claim.lua's reply.

@@ -101,7 +101,8 @@ func (c *finishCall) free() {
 func (c *finishCall) signal() { c.done <- struct{}{} }
 
 // fits reports whether c can share a script whose claim has params p
-// (Keys 0: no claim yet).
+// (Keys 0: no claim yet): one whose claim leases as c's would, with the
+// same MaxBatch, TTL, Holder, PerKey and KeyRate.
 func (c *finishCall) fits(p store.ClaimParams) bool {
 	return c.p.Keys == 0 || p.Keys == 0 || (c.p.MaxBatch == p.MaxBatch && c.p.TTL == p.TTL && c.p.Holder == p.Holder && perKey(c.p) == perKey(p) && keyRate(c.p.KeyRate) == keyRate(p.KeyRate))
 }
