@@ -312,3 +312,31 @@ func TestKeyRatePerKey(t *testing.T) {
 	require.Equal(t, store.Deferred, ki.State)
 	require.Greater(t, time.Until(ki.Until), 59*time.Minute)
 }
+
+// A paused key without a token is set aside as any paused key, not
+// deferred: once resumed, the Claim that finds it ready defers it.
+func TestKeyRatePausedKey(t *testing.T) {
+	r := newRateQueue(t)
+	ctx := t.Context()
+	p := store.ClaimParams{Keys: 2, KeyRate: hourly}
+	r.add("a", store.AddParams{})
+	_, ls, _ := r.claim(p)
+	r.ack(ls)
+	r.add("a", store.AddParams{})
+	_, err := r.s.PauseKey(ctx, r.q, "a")
+	require.NoError(t, err)
+	r.add("b", store.AddParams{})
+	keys, ls, _ := r.claim(p)
+	require.Equal(t, []string{"b"}, keys)
+	r.ack(ls)
+	ki := r.info("a")
+	require.Equal(t, store.Ready, ki.State, "set aside, not deferred")
+	require.True(t, ki.Paused)
+	_, err = r.s.ResumeKey(ctx, r.q, "a")
+	require.NoError(t, err)
+	keys, _, _ = r.claim(p)
+	require.Empty(t, keys)
+	ki = r.info("a")
+	require.Equal(t, store.Deferred, ki.State)
+	require.True(t, ki.ForToken)
+}
