@@ -115,8 +115,9 @@
 // the hash (the key emptied) while T has not passed keeps T in the
 // queue's sorted set rates, which a Claim reads, in one ZMSCORE for all
 // the keys it popped, for keys whose hash has no T; an entry goes 10 s
-// after its T passed, with the next call that adds one. A key without a
-// token is deferred as a Finish with Defer would, and the Claim pops
+// after its T passed, with the next call that adds one, and the set a day
+// and 10 s after the last call that wrote it. A key without a token is
+// deferred as a Finish with Defer would, and the Claim pops
 // another in its place, up to 4 deferrals for each key it wants and 16
 // more. Functions of versions before KeyRate neither read nor keep T: a
 // key that one of them emptied finds its bucket full.

@@ -171,6 +171,9 @@ func TestKeyRateForgetsPassedT(t *testing.T) {
 	require.Len(t, ls, 1)
 	r.ack(ls)
 	require.Equal(t, []string{"a", "c", "recent"}, members(), "c, emptied, added one: the sweep took old")
+	ttl, err := r.c.PTTL(ctx, r.name("rates")).Result()
+	require.NoError(t, err)
+	require.InDelta(t, (24*time.Hour + 10*time.Second).Seconds(), ttl.Seconds(), 5, "the set outlives its last write by a day and 10 s")
 }
 
 // A Claim defers at most 4 keys for each it wants, and 16 more: then it

@@ -51,9 +51,10 @@
                     the hash's T): a key with neither has a full bucket,
                     as has one whose T passed. An entry that passed 10 s
                     ago or more goes with the next call that adds one
-                    (flush_adds). A Claim without a KeyRate, and the
-                    scripts of versions before it, neither read it nor
-                    write it
+                    (flush_adds), and the whole set a day and 10 s after
+                    the last call that wrote it. A Claim without a
+                    KeyRate, and the scripts of versions before it,
+                    neither read it nor write it
     dead      ZSET  dead letter id -> id
     deadat    ZSET  dead letter id -> when it was dropped
     inbox     LIST  the Adds not yet folded into their keys, oldest first:
@@ -325,6 +326,12 @@ local function spill(key, T)
   end
 end
 
+-- RATE_LIFE_S is how long rates outlives the last call that wrote it, in
+-- milliseconds: store.MaxKeyRateSpan, which no T is further ahead of the
+-- time it was written, and RATE_KEEP; so a queue that stops using
+-- KeyRate leaves no rates behind.
+local RATE_LIFE_S = '86410000'
+
 -- flush_adds applies the ZADDs deferred to it. One that adds keys to
 -- rates removes its entries that passed RATE_KEEP ago or more: so rates
 -- holds the keys whose hash went within Burst*Interval + RATE_KEEP of the
@@ -334,6 +341,7 @@ local function flush_adds()
     if rcall('ZADD', K_RATES, unpack(spilled)) > 0 then
       rcall('ZREMRANGEBYSCORE', K_RATES, '-inf', str(call_now - RATE_KEEP))
     end
+    rcall('PEXPIRE', K_RATES, RATE_LIFE_S)
     spilled = {}
   end
   if #readied > 0 then
