@@ -15,9 +15,9 @@ import (
 
 // The key's gate: its own window (Config.KeyWindow) and limits
 // (Config.KeyLimit, and Config.KeyRate without a Store: a Store takes
-// KeyRate's tokens in its claims). A batch that either turns away is deferred, without
-// using an attempt, until they may let it, and the worker goes on to
-// another key instead of waiting. The window is looked at first, as soon
+// KeyRate's tokens in its claims). A batch that either turns away is
+// deferred, without using an attempt, until they may let it, and the
+// worker goes on to another key instead of waiting. The window is looked at first, as soon
 // as the batch is leased; the key's token is taken last, once the
 // Runner's Window and Limiter let the batch start, so that no token is
 // counted earlier than the call it pays for.
