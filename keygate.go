@@ -13,10 +13,11 @@ import (
 	"github.com/pacerkit/pacer/window"
 )
 
-// The key's gate: its own window (Config.KeyWindow) and limit
-// (Config.KeyLimit). A batch that either turns away is deferred, without
-// using an attempt, until they may let it, and the worker goes on to
-// another key instead of waiting. The window is looked at first, as soon
+// The key's gate: its own window (Config.KeyWindow) and limits
+// (Config.KeyLimit, and Config.KeyRate without a Store: a Store takes
+// KeyRate's tokens in its claims). A batch that either turns away is
+// deferred, without using an attempt, until they may let it, and the
+// worker goes on to another key instead of waiting. The window is looked at first, as soon
 // as the batch is leased; the key's token is taken last, once the
 // Runner's Window and Limiter let the batch start, so that no token is
 // counted earlier than the call it pays for.
@@ -92,7 +93,8 @@ func (r *Runner[K, V]) keyAdmit(ctx context.Context, l engine.Lease[K, V], kw *w
 
 // keyHasToken reports whether the key's limit has a token for l's key
 // now, taking nothing, or else how long until it has; true without a
-// KeyLimit, or when it cannot tell (keyAdmit then decides).
+// KeyLimit or KeyRate in the process, or when it cannot tell (keyAdmit
+// then decides).
 func (r *Runner[K, V]) keyHasToken(ctx context.Context, l engine.Lease[K, V]) (time.Duration, bool) {
 	wait, err := r.keyTokenIn(ctx, l.Key)
 	if err != nil || wait <= 0 {
