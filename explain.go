@@ -201,9 +201,9 @@ func (x Explanation) stateClause() string {
 	case store.Deferred:
 		if x.deferredForToken() {
 			fmt.Fprintf(&b, "is waiting for its key's token until %s", x.clock(x.Until))
-			break
+		} else {
+			fmt.Fprintf(&b, "is deferred until %s", x.clock(x.Until))
 		}
-		fmt.Fprintf(&b, "is deferred until %s", x.clock(x.Until))
 		x.lastError(&b)
 	case store.Scheduled:
 		fmt.Fprintf(&b, "is scheduled: its first value is due at %s", x.clock(x.Until))
