@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -137,6 +138,31 @@ type Config[K comparable, V any] struct {
 	//
 	// See the package doc, "Limits and windows per key".
 	KeyLimit ratelimit.KeyGate[K]
+	// KeyRate, when its Interval is set, is a rate limit per key that the
+	// engine keeps itself: a key takes at most Burst batches in a row,
+	// then one every Interval, over every instance that shares the Store.
+	// With a Config.Store, the store takes the key's token in the claim
+	// that leases the batch ([store.KeyRate]), so the limit costs no call
+	// of its own; a key without a token is deferred in the store until it
+	// has one, and the claim leases the next ready key instead, so no
+	// worker waits for it. It needs a Store that implements
+	// [store.KeyRateClaimer]. Without a Store, the Runner keeps one
+	// bucket per key in the process, taken before the handler as
+	// KeyLimit's are.
+	//   - Every batch takes a token, retries included, and with PerKey
+	//     every one of a key's batches.
+	//   - With a Store, the token is taken when the batch is leased: a
+	//     batch that then waits for Window or Limiter starts its handler
+	//     that much later, so two handler calls of a key may come closer
+	//     together than Interval by that wait.
+	//   - A [RetryAfter] error retries the key after its delay, as it
+	//     does without KeyRate; to pause a bucket that other users of an
+	//     API share, use KeyLimit.
+	//   - [Runner.Explain] tells when the key's next token comes, where
+	//     the store can tell (store.KeyInfo.ForToken).
+	//
+	// KeyRate and KeyLimit may be set together: a batch then needs both.
+	KeyRate store.KeyRate
 	// KeyWindow, when set, gives each key its own delivery window (a
 	// reminder's hours in its user's time zone), read on Clock: nil for a
 	// key without one. It is called once before every handler call of the
@@ -427,6 +453,10 @@ func (c Config[K, V]) validate() error {
 	case c.Window != nil && c.Window.IsZero():
 		// Nothing would ever start, and a graceful Shutdown would never end.
 		return fmt.Errorf("pacer: Config.Window must not be the zero Schedule, which never opens")
+	case c.KeyRate.Validate() != nil:
+		return fmt.Errorf("pacer: Config.%s", strings.TrimPrefix(c.KeyRate.Validate().Error(), "store: "))
+	case c.KeyRate.On() && c.Store != nil && !claimsKeyRate(c.Store):
+		return fmt.Errorf("pacer: Config.KeyRate needs a Config.Store that implements store.KeyRateClaimer, which %T does not", c.Store)
 	case isNilPointer(c.KeyLimit):
 		return fmt.Errorf("pacer: Config.KeyLimit is a nil %T: set a limiter made by its constructor, or leave the field nil", c.KeyLimit)
 	case c.LeaseTTL != 0 && c.LeaseTTL < minLeaseTTL:
@@ -461,6 +491,13 @@ func (c Config[K, V]) validate() error {
 func finishClaims(s store.Store) bool {
 	_, ok := s.(store.FinishClaimer)
 	return ok
+}
+
+// claimsKeyRate reports whether s keeps a rate per key in its claims,
+// which KeyRate with a Store needs.
+func claimsKeyRate(s store.Store) bool {
+	kr, ok := s.(store.KeyRateClaimer)
+	return ok && kr.ClaimsKeyRate()
 }
 
 // claimsPerKey reports whether s leases several batches of a key at once,

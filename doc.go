@@ -48,6 +48,12 @@
 //     instance. A key whose bucket has no token is deferred until its
 //     token is due; a [RetryAfter] from its handler pauses that key's
 //     bucket alone.
+//   - [Config.KeyRate], a rate per key that the engine keeps itself: with
+//     a Store, the claim that leases a batch takes its key's token, and a
+//     key without one is deferred in the store, at no round trip of its
+//     own, across every instance ([store.KeyRateClaimer]). Use it for a
+//     key's own pace; use KeyLimit for a bucket that other users of an
+//     API share, or that a Retry-After must pause.
 //   - [Config.KeyWindow], a function from key to [window.Schedule] (a
 //     reminder's hours in its user's time zone; nil for none). A key
 //     outside its window is deferred until it opens; a running call's ctx
@@ -60,7 +66,7 @@
 // Limiter and the key's window and limit all let it: the key's window is
 // looked at as soon as the batch is leased, the key's token is taken last,
 // right before the call, so that no token is counted before the call it
-// pays for. [Runner.Explain] tells until when a key waits for its token or
+// pays for (KeyRate's, with a Store, when the batch is leased). [Runner.Explain] tells until when a key waits for its token or
 // its window, and [Stats].KeyLimited and KeyWindowed count the deferrals.
 //
 // Conventions:

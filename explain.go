@@ -107,9 +107,11 @@ type Explanation struct {
 	// (the Runner's Config.KeyWindow), when that window opens next.
 	KeyWindowClosedUntil time.Time `json:"key_window_closed_until,omitzero"`
 	// KeyTokenAt is, when the key's own limit (the Runner's
-	// Config.KeyLimit) has no token for it now, when it has one, if no
-	// one else takes the key's tokens meanwhile (after a pause of the key,
-	// which it includes).
+	// Config.KeyLimit, or Config.KeyRate) has no token for it now, when it
+	// has one, if no one else takes the key's tokens meanwhile (after a
+	// pause of the key, which it includes). For a KeyRate kept by the
+	// store, it is the time the store deferred the key to
+	// (store.KeyInfo.ForToken).
 	KeyTokenAt time.Time `json:"key_token_at,omitzero"`
 }
 
@@ -197,7 +199,11 @@ func (x Explanation) stateClause() string {
 			fmt.Fprintf(&b, " (error: %q)", x.Err)
 		}
 	case store.Deferred:
-		fmt.Fprintf(&b, "is deferred until %s", x.clock(x.Until))
+		if x.deferredForToken() {
+			fmt.Fprintf(&b, "is waiting for its key's token until %s", x.clock(x.Until))
+		} else {
+			fmt.Fprintf(&b, "is deferred until %s", x.clock(x.Until))
+		}
 		x.lastError(&b)
 	case store.Scheduled:
 		fmt.Fprintf(&b, "is scheduled: its first value is due at %s", x.clock(x.Until))
@@ -300,7 +306,7 @@ func (x Explanation) reasons() []string {
 	if !x.KeyWindowClosedUntil.IsZero() {
 		ts = append(ts, timed{x.KeyWindowClosedUntil, "it is outside its window until " + x.clock(x.KeyWindowClosedUntil)})
 	}
-	if !x.KeyTokenAt.IsZero() {
+	if !x.KeyTokenAt.IsZero() && !x.deferredForToken() {
 		ts = append(ts, timed{x.KeyTokenAt, "it is waiting for its key's token until " + x.clock(x.KeyTokenAt)})
 	}
 	slices.SortStableFunc(ts, func(a, b timed) int { return b.at.Compare(a.at) })
@@ -374,5 +380,14 @@ func explained(info store.KeyInfo, found, queuePaused bool) Explanation {
 	x.Holder, x.Attempt, x.Err = info.Holder, info.Attempt, info.Err
 	x.Leases = info.Leases
 	x.KeyPaused = info.Paused
+	if info.ForToken {
+		x.KeyTokenAt = info.Until
+	}
 	return x
+}
+
+// deferredForToken reports whether the key's state is the wait for its
+// KeyRate token, which the engine deferred it for (KeyInfo.ForToken).
+func (x Explanation) deferredForToken() bool {
+	return x.State == store.Deferred && x.KeyTokenAt.Equal(x.Until)
 }

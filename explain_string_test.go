@@ -62,8 +62,8 @@ func TestExplanationString(t *testing.T) {
 			WindowClosedUntil: later(time.Hour), QueuePaused: true, KeyPaused: true},
 			`key "u1" is ready with 3 keys ahead of it, the key is paused by an operator, the queue is paused by an operator, ` +
 				`the window is closed until 15:03:00Z, the limiter gives its next token at 14:03:02Z, and the limiter is paused until 14:03:01Z (Retry-After)`},
-		{pacer.Explanation{Key: "u1", At: at, State: store.Deferred, Until: later(time.Minute), KeyTokenAt: later(time.Minute)},
-			`key "u1" is deferred until 14:04:00Z, and it is waiting for its key's token until 14:04:00Z`},
+		{pacer.Explanation{Key: "u1", At: at, State: store.Deferred, Until: later(time.Minute), KeyTokenAt: later(time.Minute), Err: "x"},
+			`key "u1" is waiting for its key's token until 14:04:00Z (last error: "x")`},
 		{pacer.Explanation{Key: "u1", At: at, State: store.Deferred, Until: later(time.Hour), KeyWindowClosedUntil: later(time.Hour),
 			WindowClosedUntil: later(2 * time.Hour), KeyTokenAt: later(time.Second)},
 			`key "u1" is deferred until 15:03:00Z, the window is closed until 16:03:00Z, it is outside its window until 15:03:00Z, ` +

@@ -2,19 +2,22 @@ package pacer
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"time"
 
 	"github.com/pacerkit/pacer/internal/engine"
+	"github.com/pacerkit/pacer/ratelimit"
 	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/window"
 )
 
-// The key's gate: its own window (Config.KeyWindow) and limit
-// (Config.KeyLimit). A batch that either turns away is deferred, without
-// using an attempt, until they may let it, and the worker goes on to
-// another key instead of waiting. The window is looked at first, as soon
+// The key's gate: its own window (Config.KeyWindow) and limits
+// (Config.KeyLimit, and Config.KeyRate without a Store: a Store takes
+// KeyRate's tokens in its claims). A batch that either turns away is
+// deferred, without using an attempt, until they may let it, and the
+// worker goes on to another key instead of waiting. The window is looked at first, as soon
 // as the batch is leased; the key's token is taken last, once the
 // Runner's Window and Limiter let the batch start, so that no token is
 // counted earlier than the call it pays for.
@@ -68,25 +71,54 @@ func (r *Runner[K, V]) keyAdmit(ctx context.Context, l engine.Lease[K, V], kw *w
 			return after, false
 		}
 	}
-	if r.cfg.KeyLimit == nil {
-		return 0, true
+	if r.keyRate != nil {
+		// Asked first, and taken last, so that a refusal here spends
+		// no token of KeyLimit's.
+		if wait, _ := r.keyRate.PeekKey(ctx, l.Key); wait > 0 {
+			return r.keyWait(ctx, l, wait, nil)
+		}
 	}
-	wait, err := r.cfg.KeyLimit.TakeKey(ctx, l.Key)
-	return r.keyWait(ctx, l, wait, err)
+	if r.cfg.KeyLimit != nil {
+		wait, err := r.cfg.KeyLimit.TakeKey(ctx, l.Key)
+		if after, ok := r.keyWait(ctx, l, wait, err); !ok {
+			return after, false
+		}
+	}
+	if r.keyRate != nil {
+		wait, err := r.keyRate.TakeKey(ctx, l.Key)
+		return r.keyWait(ctx, l, wait, err)
+	}
+	return 0, true
 }
 
 // keyHasToken reports whether the key's limit has a token for l's key
 // now, taking nothing, or else how long until it has; true without a
-// KeyLimit, or when it cannot tell (keyAdmit then decides).
+// KeyLimit or KeyRate in the process, or when it cannot tell (keyAdmit
+// then decides).
 func (r *Runner[K, V]) keyHasToken(ctx context.Context, l engine.Lease[K, V]) (time.Duration, bool) {
-	if r.cfg.KeyLimit == nil {
-		return 0, true
-	}
-	wait, err := r.cfg.KeyLimit.PeekKey(ctx, l.Key)
+	wait, err := r.keyTokenIn(ctx, l.Key)
 	if err != nil || wait <= 0 {
 		return 0, true
 	}
 	return r.keyWait(ctx, l, wait, nil)
+}
+
+// keyTokenIn returns how long until key has a token of both KeyLimit and
+// KeyRate's buckets in the process, taking nothing: 0 if it has, or
+// without either.
+func (r *Runner[K, V]) keyTokenIn(ctx context.Context, key K) (time.Duration, error) {
+	var wait time.Duration
+	if r.keyRate != nil {
+		wait, _ = r.keyRate.PeekKey(ctx, key)
+	}
+	if r.cfg.KeyLimit != nil {
+		w, err := r.cfg.KeyLimit.PeekKey(ctx, key)
+		if err != nil {
+			return 0, err
+		}
+		wait = max(wait, w)
+	}
+	return wait, nil
 }
 
 // keyWait turns the answer of the key's limit into keyAdmit's.
@@ -166,15 +198,27 @@ func (r *Runner[K, V]) keyGated(ctx context.Context, key K, x *Explanation) erro
 			x.KeyWindowClosedUntil = s.NextOpen(x.At) // zero for the zero Schedule: never
 		}
 	}
-	if r.cfg.KeyLimit == nil {
-		return nil
-	}
-	wait, err := r.cfg.KeyLimit.PeekKey(ctx, key)
+	wait, err := r.keyTokenIn(ctx, key)
 	if err != nil {
 		return err
 	}
-	if wait > 0 {
-		x.KeyTokenAt = x.At.Add(wait)
+	if at := x.At.Add(wait); wait > 0 && at.After(x.KeyTokenAt) {
+		x.KeyTokenAt = at
 	}
 	return nil
+}
+
+// keyRateBuckets returns the buckets of c.KeyRate, which is on, in the
+// process: one per key, as the store would keep them.
+func (c Config[K, V]) keyRateBuckets() *ratelimit.Keyed[K] {
+	k, err := ratelimit.NewKeyed[K](ratelimit.KeyedConfig{
+		Rate:  float64(time.Second) / float64(c.KeyRate.Interval),
+		Burst: max(c.KeyRate.Burst, 1),
+		Clock: c.Clock,
+	})
+	if err != nil {
+		// validate bounds KeyRate within what NewKeyed takes.
+		panic(fmt.Sprintf("pacer: Config.KeyRate %+v: %v", c.KeyRate, err))
+	}
+	return k
 }

@@ -108,7 +108,7 @@ func TestKeyGatesComposeWithWindowAndLimiter(t *testing.T) {
 		x, err := r.Explain(t.Context(), "b")
 		require.NoError(t, err)
 		require.Equal(t, time.Date(2000, 1, 1, 9, 0, 0, 0, time.UTC), x.KeyTokenAt.UTC())
-		require.True(t, strings.HasSuffix(x.String(), "it is waiting for its key's token until 09:00:00Z"), x.String())
+		require.True(t, strings.HasSuffix(x.String(), `key "b" is waiting for its key's token until 09:00:00Z`), x.String())
 
 		time.Sleep(4 * time.Hour)
 		require.Equal(t, []call{

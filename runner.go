@@ -127,9 +127,12 @@ type Runner[K comparable, V any] struct {
 	log    *slog.Logger
 	engine engine.Engine[K, V]
 	pauser ratelimit.Pauser
-	window *window.Schedule
-	adapt  *adaptive.Wait
-	c      counters
+	// keyRate is Config.KeyRate's buckets in the process, without a
+	// Store; nil otherwise.
+	keyRate *ratelimit.Keyed[K]
+	window  *window.Schedule
+	adapt   *adaptive.Wait
+	c       counters
 
 	closed atomic.Bool  // a Shutdown began: Add refuses values; set under mu
 	lost   atomic.Int64 // values a stopping Runner handed to OnDrop
@@ -166,6 +169,9 @@ func New[K comparable, V any](cfg Config[K, V], h Handler[K, V]) (*Runner[K, V],
 		done:   make(chan struct{}),
 	}
 	r.pauser, _ = cfg.Limiter.(ratelimit.Pauser)
+	if cfg.KeyRate.On() && cfg.Store == nil {
+		r.keyRate = cfg.keyRateBuckets()
+	}
 	if cfg.Window != nil {
 		w := cfg.Window.WithClock(cfg.Clock)
 		r.window = &w
@@ -198,6 +204,7 @@ func (r *Runner[K, V]) newEngine() (engine.Engine[K, V], error) {
 			Workers:         cfg.Workers,
 			MaxBatch:        cfg.MaxBatch,
 			PerKey:          cfg.PerKey,
+			KeyRate:         cfg.KeyRate,
 			MaxValues:       cfg.MaxValues,
 			Debounce:        cfg.Debounce,
 			MaxWait:         cfg.MaxWait,

@@ -42,7 +42,7 @@ type Stats struct {
 	Dropped       uint64        `json:"dropped"`                 // values given up (OnDrop)
 	Refused       uint64        `json:"refused"`                 // values Add refused with ErrFull (Config.MaxValues)
 	RateLimitWait time.Duration `json:"rate_limit_wait_seconds"` // total time waited for rate limits: for Config.Limiter before calls, for a ratelimit.Transport's Limiter or Retry-After in them
-	KeyLimited    uint64        `json:"key_limited"`             // batches deferred because their key had no token (Config.KeyLimit)
+	KeyLimited    uint64        `json:"key_limited"`             // batches deferred because their key had no token (Config.KeyLimit; Config.KeyRate without a Store: a store's own deferrals show in its Inspector)
 	KeyWindowed   uint64        `json:"key_windowed"`            // batches deferred, or cut short, because their key was outside its window (Config.KeyWindow)
 }
 

@@ -270,6 +270,26 @@ func TestKeyPageTenantsAhead(t *testing.T) {
 	assert.Contains(t, first, "next in line")
 }
 
+// TestKeyPageWaitingForToken: a key that a Claim deferred for its
+// KeyRate token says so in its facts and in the explanation's sentence.
+func TestKeyPageWaitingForToken(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	f.add("jobs", "k", "1", "2")
+	p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute, KeyRate: store.KeyRate{Interval: time.Hour}}
+	ls, _, err := f.mem.Claim(ctx, "jobs", p)
+	require.NoError(t, err)
+	require.Len(t, ls, 1)
+	f.finish(ls[0], store.Outcome{Kind: store.Ack})
+	ls, _, err = f.mem.Claim(ctx, "jobs", p)
+	require.NoError(t, err)
+	require.Empty(t, ls, "no token for the key's second batch")
+
+	body := f.page("/key?queue=jobs&key=k")
+	assert.Regexp(t, `<dt>Until</dt><dd>[^\n]*<span class="tag">key's token</span></dd>`, body)
+	assert.Regexp(t, `key &#34;k&#34; is waiting for its key&#39;s token until [^<,]*\s*</section>`, body)
+}
+
 func TestKeyPageLeaseAndValueLimit(t *testing.T) {
 	f := setup(t)
 	vals := make([]string, 25)

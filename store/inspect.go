@@ -213,6 +213,10 @@ type KeyInfo struct {
 	// Paused reports that an Operator paused the key: it is not leased
 	// until ResumeKey, whatever State says its values are doing.
 	Paused bool `json:"paused,omitempty"`
+	// ForToken reports, for a Deferred key, that a Claim deferred it for
+	// its ClaimParams.KeyRate token (see KeyRateClaimer), due at Until;
+	// false for any other deferral, and on an engine that cannot tell.
+	ForToken bool `json:"for_token,omitempty"`
 }
 
 // StoredValue is a value as an engine keeps it.

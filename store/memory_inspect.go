@@ -208,8 +208,8 @@ func (k *key) state(now int64) KeyState {
 		return Leased
 	case k.isReady(now): // due, or its lease lapsed
 		return Ready
-	case k.elig && k.tokenAt > now && k.tokenAt >= max(k.place, k.next()):
-		return Deferred // for its KeyRate token
+	case k.forToken(now):
+		return Deferred
 	case len(k.runs) > 0 && k.runs[0].retry:
 		return Retrying
 	case len(k.runs) > 0:
@@ -265,6 +265,7 @@ func (m *Memory) info(q *queue, k *key, now int64) KeyInfo {
 		i.Until, i.MaxWait = m.nano.Time(k.due), k.maxWait
 	default: // Retrying, Deferred, Scheduled
 		i.Until = m.nano.Time(k.readyAt())
+		i.ForToken = i.State == Deferred && k.forToken(now)
 	}
 	return i
 }

@@ -22,6 +22,12 @@ func (k *key) takeToken(r KeyRate, now int64) bool {
 	return true
 }
 
+// forToken reports whether k is not ready at now for its KeyRate token
+// alone, or that last.
+func (k *key) forToken(now int64) bool {
+	return k.elig && k.tokenAt > now && k.tokenAt >= max(k.place, k.next())
+}
+
 // tats holds the arrival times of the keys of a queue that went while
 // their T was still ahead. Those that passed go in sweeps, each once the
 // map doubled since the last: amortized O(1) an entry.

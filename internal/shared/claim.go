@@ -75,7 +75,7 @@ func (s *Engine[K, V]) lead(ctx context.Context) (engine.Lease[K, V], error) {
 		default:
 		}
 		at := s.clk.Now()
-		p := store.ClaimParams{Keys: max(int(s.idle.Load()), 1), MaxBatch: s.maxBatch, TTL: s.ttl, Holder: s.holder, PerKey: s.perKey}
+		p := store.ClaimParams{Keys: max(int(s.idle.Load()), 1), MaxBatch: s.maxBatch, TTL: s.ttl, Holder: s.holder, PerKey: s.perKey, KeyRate: s.keyRate}
 		leases, next, err := s.st.Claim(ctx, s.name, p)
 		if err != nil {
 			if ctx.Err() == nil {

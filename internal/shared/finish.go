@@ -83,7 +83,7 @@ type ended struct {
 // finishClaim returns the call that ends l as o says and claims a key in
 // the same round trip.
 func (s *Engine[K, V]) finishClaim(l engine.Lease[K, V], o store.Outcome) func(context.Context) (ended, error) {
-	p := store.ClaimParams{Keys: 1, MaxBatch: s.maxBatch, TTL: s.ttl, Holder: s.holder, PerKey: s.perKey}
+	p := store.ClaimParams{Keys: 1, MaxBatch: s.maxBatch, TTL: s.ttl, Holder: s.holder, PerKey: s.perKey, KeyRate: s.keyRate}
 	return func(ctx context.Context) (ended, error) {
 		more, leases, _, err := s.fc.FinishAndClaim(ctx, l.Remote.Lease, o, p)
 		return ended{more, leases}, err

@@ -57,6 +57,9 @@ type Config[K comparable, V any] struct {
 	// PerKey is the most leases of one key at once
 	// (store.ClaimParams.PerKey); the store must honour it.
 	PerKey int
+	// KeyRate is the rate per key that the store keeps with every claim
+	// (store.ClaimParams.KeyRate); the store must honour it.
+	KeyRate store.KeyRate
 	// MaxValues bounds the values the queue stores, for every process
 	// together (store.AddParams.MaxValues); 0 means no bound.
 	MaxValues int
@@ -105,6 +108,7 @@ type Engine[K comparable, V any] struct {
 	ttl      time.Duration
 	maxBatch int
 	perKey   int                              // Config.PerKey
+	keyRate  store.KeyRate                    // Config.KeyRate
 	holder   string                           // Config.Holder
 	pause    func(failures int) time.Duration // paces the claims while the store fails
 
@@ -157,6 +161,7 @@ func New[K comparable, V any](cfg Config[K, V]) *Engine[K, V] {
 		ttl:      cfg.LeaseTTL,
 		maxBatch: cfg.MaxBatch,
 		perKey:   cfg.PerKey,
+		keyRate:  cfg.KeyRate,
 		holder:   cfg.Holder,
 		pause:    cfg.Pause,
 		debounce: cfg.Debounce,

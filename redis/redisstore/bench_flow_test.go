@@ -19,6 +19,7 @@ import (
 	"github.com/pacerkit/pacer/redis/internal/redistest"
 	"github.com/pacerkit/pacer/redis/redisrate"
 	"github.com/pacerkit/pacer/redis/redisstore"
+	"github.com/pacerkit/pacer/store"
 )
 
 // flowVariant is one Runner setting of TestMeasureFlowThroughput, and
@@ -32,11 +33,12 @@ type flowVariant struct {
 // end to end: a Runner (8 workers, a handler that does nothing) through
 // 500 keys of 10 values each, in PACER_BENCH_ROUNDS (5) alternating
 // rounds, each variant on a queue of its own. Strict order (MaxBatch 1)
-// with 100 tenants (Config.Tenant: a key's last two digits), and with a per-key limit that never
-// defers (Config.KeyLimit, 10^6 a second, burst 1,000), once
-// ratelimit.Keyed in the process and once redisrate.Keyed on the same
-// server; PerKey 2 needs MaxBatch 2 or more, so it is measured against
-// PerKey 1 with MaxBatch 2. Each run prints values/s, and the server's
+// with 100 tenants (Config.Tenant: a key's last two digits), with a
+// per-key limit that never defers (Config.KeyLimit, 10^6 a second, burst
+// 1,000), once ratelimit.Keyed in the process and once redisrate.Keyed on
+// the same server, and with the rate per key that the engine keeps, which
+// never defers either (Config.KeyRate, 1 µs, burst 1); PerKey 2 needs
+// MaxBatch 2 or more, so it is measured against PerKey 1 with MaxBatch 2. Each run prints values/s, and the server's
 // commands and CPU per value (INFO commandstats and cpu); the last lines
 // the medians and each variant's ratio of median values/s (and the range
 // and median of the rounds' own ratios) and of median server CPU to the
@@ -67,6 +69,9 @@ func TestMeasureFlowThroughput(t *testing.T) {
 			k, err := redisrate.NewKeyed(t.Context(), c, redisrate.KeyedConfig{Rate: redisrate.MaxRate, Burst: 1000, Name: "flow"})
 			require.NoError(t, err)
 			cfg.KeyLimit = k
+		}},
+		{"keyrate", "strict", func(_ *testing.T, _ *redis.Client, cfg *pacer.Config[string, int]) {
+			cfg.KeyRate = store.KeyRate{Interval: time.Microsecond, Burst: 1}
 		}},
 		{"maxbatch2", "", func(_ *testing.T, _ *redis.Client, cfg *pacer.Config[string, int]) { cfg.MaxBatch = 2 }},
 		{"perkey2", "maxbatch2", func(_ *testing.T, _ *redis.Client, cfg *pacer.Config[string, int]) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pacerkit/pacer/store"
@@ -22,7 +23,9 @@ func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([
 		return nil, 0, err
 	}
 	args := []any{q.prefix, p.Keys, p.MaxBatch, micros(p.TTL), p.Holder}
-	if p.PerKey > 1 {
+	if p.KeyRate.On() {
+		args = keyRateArgs(append(args, perKey(p)), p.KeyRate)
+	} else if p.PerKey > 1 {
 		args = append(args, p.PerKey)
 	}
 	r, err := s.run(ctx, claimFn, q.ready, args...).Slice()
@@ -47,6 +50,9 @@ func checkClaim(p store.ClaimParams) error {
 		return fmt.Errorf("redisstore: ClaimParams.TTL is %v, want more than 0", p.TTL)
 	case p.PerKey < 0:
 		return fmt.Errorf("redisstore: ClaimParams.PerKey is %d, want 0 or more", p.PerKey)
+	}
+	if err := p.KeyRate.Validate(); err != nil {
+		return fmt.Errorf("redisstore: ClaimParams.%s", strings.TrimPrefix(err.Error(), "store: "))
 	}
 	return nil
 }

@@ -163,3 +163,39 @@ func TestFinishCallFreed(t *testing.T) {
 		d.free()
 	}
 }
+
+// TestCombinerKeepsKeyRatesApart: only calls whose KeyRates limit the
+// same share a script (a Burst of 0 is one of 1, and a KeyRate with no
+// Interval is none), as a script's claim keeps one KeyRate.
+func TestCombinerKeepsKeyRatesApart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var cb combiner
+		s := &sends{release: make(chan struct{})}
+		off := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute}
+		offToo := off
+		offToo.KeyRate = store.KeyRate{Burst: 5}
+		on := off
+		on.KeyRate = store.KeyRate{Interval: time.Millisecond, Burst: 1}
+		onToo := off
+		onToo.KeyRate = store.KeyRate{Interval: time.Millisecond}
+		other := off
+		other.KeyRate = store.KeyRate{Interval: time.Millisecond, Burst: 2}
+		ctx := context.Background()
+		calls := []*finishCall{
+			call(ctx, "a", off),
+			call(ctx, "b", on),
+			call(ctx, "c", off),
+			call(ctx, "d", other),
+			call(ctx, "e", offToo),
+			call(ctx, "f", onToo),
+		}
+		var wg sync.WaitGroup
+		for _, c := range calls {
+			wg.Go(func() { cb.do(c, s.send) })
+			synctest.Wait()
+		}
+		close(s.release)
+		wg.Wait()
+		require.Equal(t, [][]string{{"a"}, {"b", "f"}, {"c", "e"}, {"d"}}, s.batches)
+	})
+}

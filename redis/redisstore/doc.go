@@ -3,7 +3,8 @@
 // ready order and one set of leases, and a crash of any of them loses
 // nothing that Add accepted. A Store implements store.Store,
 // store.DeadLetters, store.FinishClaimer, store.Inspector,
-// store.Operator, store.PerKeyClaimer and store.FairTenants, and passes
+// store.Operator, store.PerKeyClaimer, store.KeyRateClaimer and
+// store.FairTenants, and passes
 // the store/storetest conformance suite.
 //
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
@@ -103,6 +104,23 @@
 // batches as JSON) is not read. Keys that one Claim leases and that may
 // lease again go back in the ready order a microsecond apart, in the
 // order it leased them.
+//
+// # A rate per key
+//
+// A Claim with store.ClaimParams.KeyRate keeps a GCRA bucket per key, with
+// the semantics of store.KeyRateClaimer, in the call that leases: a key's
+// theoretical arrival time T is a field of its hash, which the Claim reads
+// in the HMGET it sends anyway and the lease writes in its HSET, so a key
+// leased with the rate before costs no command more. A call that deletes
+// the hash (the key emptied) while T has not passed keeps T in the
+// queue's sorted set rates, which a Claim reads, in one ZMSCORE for all
+// the keys it popped, for keys whose hash has no T; an entry goes 10 s
+// after its T passed, with the next call that adds one, and the set a day
+// and 10 s after the last call that wrote it. A key without a token is
+// deferred as a Finish with Defer would, and the Claim pops
+// another in its place, up to 4 deferrals for each key it wants and 16
+// more. Functions of versions before KeyRate neither read nor keep T: a
+// key that one of them emptied finds its bucket full.
 //
 // # Finish calls share a function call
 //

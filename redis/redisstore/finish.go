@@ -101,9 +101,10 @@ func (c *finishCall) free() {
 func (c *finishCall) signal() { c.done <- struct{}{} }
 
 // fits reports whether c can share a script whose claim has params p
-// (Keys 0: no claim yet).
+// (Keys 0: no claim yet): one whose claim leases as c's would, with the
+// same MaxBatch, TTL, Holder, PerKey and KeyRate.
 func (c *finishCall) fits(p store.ClaimParams) bool {
-	return c.p.Keys == 0 || p.Keys == 0 || (c.p.MaxBatch == p.MaxBatch && c.p.TTL == p.TTL && c.p.Holder == p.Holder && perKey(c.p) == perKey(p))
+	return c.p.Keys == 0 || p.Keys == 0 || (c.p.MaxBatch == p.MaxBatch && c.p.TTL == p.TTL && c.p.Holder == p.Holder && perKey(c.p) == perKey(p) && keyRate(c.p.KeyRate) == keyRate(p.KeyRate))
 }
 
 // perKey is the most leases of one key at once that p asks for: PerKey,
@@ -236,7 +237,7 @@ func (s *Store) finishBatch(q *queue, batch []*finishCall) {
 	}
 	// The whole FCALL command, built once: go-redis would copy the
 	// arguments into a command of its own.
-	cmd := make([]any, 0, 3+len(q.ready)+5+6*len(live))
+	cmd := make([]any, 0, 3+len(q.ready)+5+6*len(live)+2)
 	cmd = append(cmd, "fcall", finishFn, len(q.ready))
 	for _, k := range q.ready {
 		cmd = append(cmd, k)
@@ -244,6 +245,9 @@ func (s *Store) finishBatch(q *queue, batch []*finishCall) {
 	cmd = append(cmd, q.prefix, p.MaxBatch, micros(p.TTL), p.Holder, perKey(p))
 	for _, c := range live {
 		cmd = append(cmd, c.l.Key, c.l.Fence, int(c.o.Kind), micros(c.o.After), c.o.Err, c.p.Keys)
+	}
+	if p.Keys > 0 && p.KeyRate.On() {
+		cmd = keyRateArgs(cmd, p.KeyRate)
 	}
 	r, err := s.runCommand(ctx, cmd).Slice()
 	if err == nil {

@@ -73,16 +73,16 @@ func (s *Store) Values(ctx context.Context, queue, key string, limit int) ([]sto
 
 // parseKeyInfo reads a key's info as lib_inspect.lua's key_info replies
 // it: {key, state, since, until, maxwait, attempt, fence, holder, error,
-// values, oldest, ahead, paused, leases, tenants ahead}.
+// values, oldest, ahead, paused, leases, tenants ahead, for token}.
 func parseKeyInfo(r any) (store.KeyInfo, error) {
 	f, ok := r.([]any)
-	if !ok || len(f) != 15 {
+	if !ok || len(f) != 16 {
 		return store.KeyInfo{}, fmt.Errorf("key info of %T %d long", r, len(f))
 	}
 	var info store.KeyInfo
-	var maxWait, state, attempt, fence, values, ahead, paused, leases, tenants int64
+	var maxWait, state, attempt, fence, values, ahead, paused, leases, tenants, token int64
 	var since, until, oldest string
-	for i, p := range []any{&info.Key, &state, &since, &until, &maxWait, &attempt, &fence, &info.Holder, &info.Err, &values, &oldest, &ahead, &paused, &leases, &tenants} {
+	for i, p := range []any{&info.Key, &state, &since, &until, &maxWait, &attempt, &fence, &info.Holder, &info.Err, &values, &oldest, &ahead, &paused, &leases, &tenants, &token} {
 		var ok bool
 		switch p := p.(type) {
 		case *string:
@@ -108,6 +108,7 @@ func parseKeyInfo(r any) (store.KeyInfo, error) {
 	info.MaxWait = maxWait == 1
 	info.Attempt, info.Fence, info.Values = int(attempt), uint64(fence), int(values)
 	info.Ahead, info.Paused, info.Leases, info.TenantsAhead = int(ahead), paused == 1, int(leases), int(tenants)
+	info.ForToken = token == 1
 	return info, nil
 }
 

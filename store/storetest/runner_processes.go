@@ -68,7 +68,8 @@ type KeyRate struct {
 // together are 50 exactly, as p.Store counts them: the engine checked one
 // bound for all of them, atomically with each Add. "OperatorPause", where
 // p.Store implements store.Operator, is runPauseProcesses; "KeyLimit",
-// where p.KeyGate is set, is runKeyLimitProcesses; "PerKey", where
+// where p.KeyGate is set, is runKeyLimitProcesses; "KeyRate", where
+// p.Store implements store.KeyRateClaimer, runKeyRateProcesses; "PerKey", where
 // p.Store implements store.PerKeyClaimer and p.Gauge is set, is
 // runPerKeyProcesses; "Tenants", where p.Store implements
 // store.FairTenants, runTenantProcesses.
@@ -77,6 +78,7 @@ func RunProcesses(t *testing.T, p Processes) {
 	t.Run("MaxValues", func(t *testing.T) { runMaxValuesProcesses(t, p) })
 	t.Run("OperatorPause", func(t *testing.T) { runPauseProcesses(t, p) })
 	t.Run("KeyLimit", func(t *testing.T) { runKeyLimitProcesses(t, p) })
+	t.Run("KeyRate", func(t *testing.T) { runKeyRateProcesses(t, p) })
 	t.Run("PerKey", func(t *testing.T) { runPerKeyProcesses(t, p) })
 	t.Run("Tenants", func(t *testing.T) { runTenantProcesses(t, p) })
 }
@@ -113,6 +115,7 @@ const (
 	childMaxValues = "maxvalues"
 	childPause     = "pause"
 	childKeyLimit  = "keylimit"
+	childKeyRate   = "keyrate"
 	childPerKey    = "perkey"
 )
 
@@ -129,7 +132,8 @@ const (
 // well; Add may refuse them with ErrFull, and with no other error. Once
 // standard input closes, it prints how many values Add accepted, as
 // "handled N" (see Process.Stop). For "OperatorPause", see
-// runPauseProcesses; for "KeyLimit", runKeyLimitProcesses; for "PerKey",
+// runPauseProcesses; for "KeyLimit", runKeyLimitProcesses; for
+// "KeyRate", runKeyRateProcesses; for "PerKey",
 // runPerKeyProcesses, with the Gauge that gauge returns (gauge is
 // Processes.Gauge, nil if that is); for "Tenants", runTenantProcesses.
 func Child(t *testing.T, open func(t *testing.T, where string) store.Store, keyGate KeyGateFunc, gauge GaugeFunc) {
@@ -150,6 +154,11 @@ func Child(t *testing.T, open func(t *testing.T, where string) store.Store, keyG
 		l, err := parseKeyRate(f[2], f[3], f[4])
 		require.NoError(t, err)
 		childKeyLimited(t, s, keyGate(t, f[0], l), f[2])
+	case childKeyRate:
+		require.Len(t, f, 4)
+		burst, err := strconv.Atoi(f[3])
+		require.NoError(t, err)
+		childKeyRated(t, s, f[2], burst)
 	case childPerKey:
 		require.NotNil(t, gauge, "Child needs the gauge that Processes.Gauge is")
 		childPerKeyHandle(t, s, gauge(t, f[0]), f[2])

@@ -56,6 +56,13 @@ func runKeyLimitProcesses(t *testing.T, p Processes) {
 	if p.KeyGate == nil {
 		t.Skip("the engine's test gives no Processes.KeyGate")
 	}
+	runKeyRatedLoad(t, p, childKeyLimit, strconv.FormatFloat(keyRate, 'g', -1, 64), strconv.Itoa(keyBurst))
+}
+
+// runKeyRatedLoad runs the load of runKeyLimitProcesses in 3 processes
+// that do child's part, with args after the queue's name, and checks what
+// it checks.
+func runKeyRatedLoad(t *testing.T, p Processes, child string, args ...string) {
 	const procs = 3
 	q, ctx := t.Name(), t.Context()
 	adder, err := pacer.New(pacer.Config[string, string]{Store: p.Store, Name: q},
@@ -80,8 +87,7 @@ func runKeyLimitProcesses(t *testing.T, p Processes) {
 	children := make([]*Process, procs)
 	var readers sync.WaitGroup
 	for i := range children {
-		c := StartProcess(t, p.Child, processEnv, p.Where, childKeyLimit, q,
-			strconv.FormatFloat(keyRate, 'g', -1, 64), strconv.Itoa(keyBurst))
+		c := StartProcess(t, p.Child, processEnv, append([]string{p.Where, child, q}, args...)...)
 		children[i] = c
 		readers.Go(func() {
 			for line, ok := c.Scan(); ok; line, ok = c.Scan() {
@@ -104,7 +110,7 @@ func runKeyLimitProcesses(t *testing.T, p Processes) {
 		case ev.handled > 0:
 			handled += ev.handled
 		default:
-			require.NotZero(t, ev.asked, "process %d called its handler without a token of the key from its KeyLimit: %s", ev.child, ev.line)
+			require.NotZero(t, ev.asked, "process %d called its handler with no call that took the key's token: %s", ev.child, ev.line)
 			calls[ev.key] = append(calls[ev.key], ev)
 			seen[ev.value]++
 		}

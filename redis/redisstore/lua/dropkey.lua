@@ -24,7 +24,7 @@ if #vals == 0 then
 end
 local id = rcall('HINCRBY', K_META, 'd', '1')
 local dk = PFX .. 'd:' .. id
-local h = rcall('HMGET', kk, 's', 'a')
+local h = rcall('HMGET', kk, 's', 'a', 'T')
 local attempt = h[2] or '0'
 if h[1] == 'm' then
   attempt = str(select(7, m_state(key, now, now_s)))
@@ -38,5 +38,8 @@ for _, k in ipairs({ready_set(kk), K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K
   rcall('ZREM', k, key)
 end
 rcall('SREM', K_MULTI, key)
+-- Its bucket stays, in rates.
+spill(key, h[3])
+flush_adds()
 rcall('DEL', kk, vk)
 return #vals

@@ -20,6 +20,9 @@
               defer in microseconds (-1 for ever), the error of a drop, a
               retry or a hold, and how many keys to lease for its caller
               (0: none)
+  and, after them, with a KeyRate (store.KeyRate) for the leases it
+  takes: its Interval in microseconds and its Burst (see claim.lua), which
+  the count of ARGV tells apart, two more than 5 and six a lease
   Returns FOLDING if Adds are left to fold; otherwise {more, ...}, one per
   lease: 1 if its key still has values, 0 if not, -1 if the lease lapsed,
   ended or was superseded. If the leases that held asked for keys, the
@@ -33,7 +36,11 @@ end
 local out, want = {}, 0
 local t, t_s = now, now_s
 local multi = tonumber(ARGV[5]) > 1
-for i = 6, #ARGV, 6 do
+local last, interval, burst = #ARGV, 0, 0
+if last % 6 == 1 then
+  interval, burst, last = tonumber(ARGV[last - 1]), tonumber(ARGV[last]), last - 2
+end
+for i = 6, last, 6 do
   if i > 6 then
     -- A microsecond apart, so that the keys they make ready keep the
     -- order of the calls, as they would with calls one after the other.
@@ -50,7 +57,7 @@ flush_ends()
 if want == 0 then
   return out
 end
-local c = claim_ready(t, t_s, want, tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]))
+local c = claim_ready(t, t_s, want, tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]), interval, burst)
 for i = 1, #c do
   out[#out + 1] = c[i]
 end

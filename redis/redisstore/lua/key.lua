@@ -7,7 +7,7 @@
   ARGV[3]     the most keys ahead to count (store.MaxAhead)
   Returns FOLDING if Adds are left to fold; otherwise {key, state, since,
   until, maxwait, attempt, fence, holder, error, values, oldest, ahead,
-  paused, leases, tenants ahead} as keys.lua does, but with ahead and
+  paused, leases, tenants ahead, for token} as keys.lua does, but with ahead and
   tenants ahead (see lib_inspect.lua); for a
   paused key without values, state 0 and paused 1; false for a key that
   has no values and is not paused.
@@ -22,6 +22,6 @@ if info then
   return info
 end
 if rcall('SISMEMBER', K_PAUSEDKEYS, ARGV[2]) == 1 then
-  return {ARGV[2], 0, '', '', 0, 0, 0, '', '', 0, '', 0, 1, 0, 0}
+  return {ARGV[2], 0, '', '', 0, 0, 0, '', '', 0, '', 0, 1, 0, 0, 0}
 end
 return false

@@ -17,7 +17,8 @@
   Returns FOLDING if Adds are left to fold; INDEXING if ARGV[7] is 1 and
   keys misses keys or holds keys without values (see reindex.lua);
   otherwise {next, {key, state, since, until, maxwait, attempt, fence,
-  holder, error, values, oldest, ahead, paused, leases, tenants ahead},
+  holder, error, values, oldest, ahead, paused, leases, tenants ahead,
+  for token},
   ...} (ahead and tenants ahead 0, see lib_inspect.lua): next is the last key read if more may follow, else
   false.
 ]]

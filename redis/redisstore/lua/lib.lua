@@ -46,6 +46,15 @@
                     with ready in one ZMPOP, so that a queue using none
                     of these costs the Claim no command to find out
                     (claim_ready)
+    rates     ZSET  key -> T, its theoretical arrival time (store.KeyRate),
+                    for keys whose hash went while T had not passed (see
+                    the hash's T): a key with neither has a full bucket,
+                    as has one whose T passed. An entry that passed 10 s
+                    ago or more goes with the next call that adds one
+                    (flush_adds), and the whole set a day and 10 s after
+                    the last call that wrote it. A Claim without a
+                    KeyRate, and the scripts of versions before it,
+                    neither read it nor write it
     dead      ZSET  dead letter id -> id
     deadat    ZSET  dead letter id -> when it was dropped
     inbox     LIST  the Adds not yet folded into their keys, oldest first:
@@ -117,6 +126,15 @@
     g   the latest time a value of the key added with a Delay is due
         (absent: none was); once it passed, no value waits for its time,
         and the scripts drop it when they come across it
+    K   when its token is due, if a Claim deferred it for its token (s d):
+        while delayed has it at K, Inspector tells it (ForToken)
+    T   the key's theoretical arrival time, which a Claim with a KeyRate
+        (store.KeyRate) moves as it leases the key: its bucket, in the
+        HSET of the lease, read with the key's other fields (absent: look
+        in rates). A call that deletes the hash before T passed keeps T in
+        rates, so that the key finds it when it gets values again (the
+        scripts of versions before it delete it with the hash: the key's
+        bucket is then full)
   Both go when the key has no values left; a key that was only ever ready
   has no HASH. A dead letter is the LIST ARGV[1].."d:"..id: key, error,
   attempt, time, then the values.
@@ -144,9 +162,14 @@ local function at(sec, usec)
   return tonumber(s), s
 end
 
+-- call_now is the now of the call, once it asked clock.
+local call_now = 0
+
 local function clock()
   local t = rcall('TIME')
-  return at(t[1], t[2])
+  local now, now_s = at(t[1], t[2])
+  call_now = now
+  return now, now_s
 end
 
 -- DIGITS holds the strings of the counts 0 to 1023, made once, when the
@@ -201,7 +224,7 @@ end
 local PFX, K_READY, K_PENDING, K_TRAILING, K_DELAYED, K_LEASED, K_HELD
 local K_KEYS, K_META, K_WAKE, K_DEAD, K_DEADAT, K_INBOX
 local K_PARKED, K_PAUSED, K_PAUSEDKEYS, K_MULTI, K_FEATURES
-local K_TW, K_TURNS, K_TV
+local K_TW, K_TURNS, K_TV, K_RATES
 -- The names claim_ready passes to EXISTS to learn which features the
 -- queue has (see feature_names), for the queue whose prefix is
 -- NAMES_PFX.
@@ -227,7 +250,19 @@ local readied, indexed, deferring = {}, {}, false
 local claiming = false
 
 -- The steps of a key in multi mode (s m), which lib_perkey.lua defines.
-local m_lease, m_finish, m_extend, m_due, m_added, m_release
+local m_lease, m_finish, m_extend, m_due, m_added, m_release, m_defer
+
+-- The KeyRate of the call's Claim (rate_begin): its Interval (0: off)
+-- and tolerance, (Burst-1)*Interval, in microseconds, and the Claim's now.
+local rate_i, rate_tol, rate_now, rate_now_s = 0, 0, 0, nil
+-- rate_t holds T of the keys the Claim looked up (false: none), rate_h
+-- the fields it read of each (rate_read), for its lease; rate_left is how
+-- many keys it may still defer, rate_full whether it ran out, and
+-- rate_fields the fields rate_read reads.
+local rate_t, rate_h, rate_left, rate_full, rate_fields
+-- The T of keys whose hash a call deleted before T passed, with the keys,
+-- for flush_adds to keep in rates.
+local spilled = {}
 
 -- begin starts a call on the queue whose names start with prefix. The
 -- names stay from the call before when it was on the same queue: most
@@ -245,6 +280,10 @@ local function begin(prefix)
     readied, indexed = {}, {}
   end
   deferring, claiming = false, false
+  rate_i, rate_full = 0, false
+  if #spilled > 0 then
+    spilled = {}
+  end
   if prefix == PFX then
     return
   end
@@ -257,6 +296,7 @@ local function begin(prefix)
   K_PARKED, K_PAUSED, K_PAUSEDKEYS = PFX .. 'parked', PFX .. 'paused', PFX .. 'pausedkeys'
   K_MULTI, K_FEATURES = PFX .. 'multi', PFX .. 'features'
   K_TW, K_TURNS, K_TV = PFX .. 'tweights', PFX .. 'turns', PFX .. 'tvtimes'
+  K_RATES = PFX .. 'rates'
 end
 
 -- wake lets one waiting worker return from its blocking pop. Once per
@@ -272,8 +312,38 @@ end
 -- to one ZADD.
 local DEFER = 4000
 
--- flush_adds applies the ZADDs deferred to it.
+-- RATE_KEEP is how long rates keeps an entry after its T passed, in
+-- microseconds: a key that empties again within it finds its entry, which
+-- its ZADD then moves, and no sweep is due.
+local RATE_KEEP = 10000000
+
+-- spill keeps T, a key's hash's field, in rates, as the call deletes the
+-- hash, if T has not passed (flush_adds writes it).
+local function spill(key, T)
+  if T and tonumber(T) > call_now then
+    spilled[#spilled + 1] = T
+    spilled[#spilled + 1] = key
+  end
+end
+
+-- RATE_LIFE_S is how long rates outlives the last call that wrote it, in
+-- milliseconds: store.MaxKeyRateSpan, which no T is further ahead of the
+-- time it was written, and RATE_KEEP; so a queue that stops using
+-- KeyRate leaves no rates behind.
+local RATE_LIFE_S = '86410000'
+
+-- flush_adds applies the ZADDs deferred to it. One that adds keys to
+-- rates removes its entries that passed RATE_KEEP ago or more: so rates
+-- holds the keys whose hash went within Burst*Interval + RATE_KEEP of the
+-- last call that added one, and no more.
 local function flush_adds()
+  if #spilled > 0 then
+    if rcall('ZADD', K_RATES, unpack(spilled)) > 0 then
+      rcall('ZREMRANGEBYSCORE', K_RATES, '-inf', str(call_now - RATE_KEEP))
+    end
+    rcall('PEXPIRE', K_RATES, RATE_LIFE_S)
+    spilled = {}
+  end
   if #readied > 0 then
     rcall('ZADD', K_READY, unpack(readied))
     readied = {}
@@ -897,17 +967,22 @@ end
 local function finish_lease(key, fence, kind, after, why, now, now_s, multi)
   local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
   local h, mh
+  -- T, the key's bucket, follows the fields, 12th or 13th.
   if multi then
-    h, mh = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn', 'q', 'R')
+    h, mh = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn', 'q', 'R', 'T')
   else
-    h, mh = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn', 'q')
+    h, mh = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn', 'q', 'T')
   end
   if not h then
     return -1
   end
   if h == 'm' then
-    -- The fields m_load reads: s, R (absent: not read), b, bd, g, f, tn.
-    return m_finish(key, kk, fence, kind, after, why, now, now_s, {mh[1], mh[12], mh[6], mh[7], mh[9], mh[2], mh[10]})
+    -- The fields m_load reads: s, R (absent: not read), b, bd, g, f, tn, T.
+    local R, T = nil, mh[12]
+    if multi then
+      R, T = mh[12], mh[13]
+    end
+    return m_finish(key, kk, fence, kind, after, why, now, now_s, {mh[1], R, mh[6], mh[7], mh[9], mh[2], mh[10], T})
   end
   if h[10] then
     featq = true -- a key of a tenant: the queue has tweights
@@ -936,6 +1011,7 @@ local function finish_lease(key, fence, kind, after, why, now, now_s, multi)
     end
     local left = rcall('LLEN', vk) - tonumber(n)
     if left <= 0 then
+      spill(key, h[multi and 13 or 12])
       rcall('DEL', kk, vk)
       unindexed[#unindexed + 1] = key
       return 0
@@ -975,6 +1051,158 @@ local function finish_lease(key, fence, kind, after, why, now, now_s, multi)
   wake_before(due)
   rcall('ZADD', K_DELAYED, str(due), key)
   return 1
+end
+
+-- RATE_DEFERS bounds the keys that a Claim with a KeyRate defers for
+-- their token: RATE_DEFERS for each key it wants, and 16 more. It may go
+-- past by the keys of its last pop, at most those it wants.
+local RATE_DEFERS = 4
+
+-- The fields of a key that rate_read reads, as the Claim's lease reads
+-- them, and T last: RATE_FIELDS for a lease of lib.lua (claim_ready),
+-- RATE_MFIELDS for one of lib_perkey.lua (m_load).
+local RATE_FIELDS = {'n', 'a', 'b', 'bd', 'u', 'g', 'R', 'T'}
+local RATE_MFIELDS = {'s', 'R', 'b', 'bd', 'g', 'f', 'tn', 'T'}
+
+-- rate_begin sets the KeyRate of a Claim at now (now_s) that wants want
+-- keys with perkey: interval in microseconds (0: off) and burst, as
+-- store.KeyRate has them. A Claim without one costs nothing more.
+local function rate_begin(interval, burst, want, now, now_s, perkey)
+  if interval <= 0 then
+    return
+  end
+  rate_i, rate_tol = interval, (math.max(burst, 1) - 1) * interval
+  rate_now, rate_now_s = now, now_s
+  rate_t, rate_h, rate_left, rate_full = {}, {}, RATE_DEFERS * want + 16, false
+  rate_fields = perkey > 1 and RATE_MFIELDS or RATE_FIELDS
+end
+
+-- rate_read reads the fields of the keys of got (key, score, ...) that
+-- their lease reads, T among them, and looks up in one ZMSCORE the T of
+-- those whose hash has none and that the Claim has not looked up yet.
+local function rate_read(got)
+  local names
+  for i = 1, #got, 2 do
+    local key = got[i]
+    local h = rcall('HMGET', PFX .. 'k:' .. key, unpack(rate_fields))
+    rate_h[key] = h
+    if rate_t[key] == nil then
+      local t = tonumber(h[8])
+      if t then
+        rate_t[key] = t
+      else
+        names = names or {}
+        names[#names + 1] = key
+      end
+    end
+  end
+  if not names then
+    return
+  end
+  local ts = rcall('ZMSCORE', K_RATES, unpack(names))
+  for i = 1, #names do
+    rate_t[names[i]] = tonumber(ts[i]) or false
+  end
+end
+
+-- rate_has reports whether key, looked up, has a token at the Claim's
+-- now: T <= now + (Burst-1)*Interval.
+local function rate_has(key)
+  local t = rate_t[key]
+  return not t or t <= rate_now + rate_tol
+end
+
+-- rate_take takes a token of key for a lease at the Claim's now, and
+-- returns T as it becomes, max(T, now) + Interval, for the lease's HSET.
+local function rate_take(key)
+  local t = rate_t[key]
+  if not t or t < rate_now then
+    t = rate_now
+  end
+  t = t + rate_i
+  rate_t[key] = t
+  return str(t)
+end
+
+-- rate_defer defers key, popped from the ready order without a token, as
+-- a Finish with Defer would leave it (s d, in delayed; no attempt, no
+-- lease, no fence) until its token is due, T - (Burst-1)*Interval; a key
+-- in multi mode stays in it, ready no sooner (m_defer). The Claim wakes
+-- whom it must once it is done (claiming).
+local function rate_defer(key)
+  local due = rate_t[key] - rate_tol
+  local kk = PFX .. 'k:' .. key
+  rate_left = rate_left - 1
+  if rate_left <= 0 then
+    rate_full = true
+  end
+  rate_h[key] = nil
+  -- Without features, no key is in multi mode.
+  if featq ~= false and rcall('HGET', kk, 's') == 'm' then
+    local was = claiming
+    claiming = true
+    m_defer(key, kk, due, rate_now, rate_now_s)
+    claiming = was
+    return
+  end
+  local due_s = str(due)
+  rcall('HSET', kk, 's', 'd', 'K', due_s)
+  rcall('ZADD', K_DELAYED, due_s, key)
+end
+
+-- rate_pass returns the keys of got (key, score, ...) that have a token,
+-- in their order, and defers the others; for as many as it defers it pops
+-- more with pop(n), while the Claim may defer more.
+local function rate_pass(got, pop)
+  if rate_i == 0 or #got == 0 then
+    return got
+  end
+  rate_read(got)
+  local all = true
+  for i = 1, #got, 2 do
+    if not rate_has(got[i]) then
+      all = false
+      break
+    end
+  end
+  if all then
+    -- Most often: no table to build.
+    return got
+  end
+  local keep = {}
+  while true do
+    local short = 0
+    for i = 1, #got, 2 do
+      local key = got[i]
+      if rate_has(key) then
+        keep[#keep + 1] = key
+        keep[#keep + 1] = got[i + 1]
+      else
+        rate_defer(key)
+        short = short + 1
+      end
+    end
+    if short == 0 or rate_full then
+      break
+    end
+    got = pop(short)
+    if #got == 0 then
+      break
+    end
+    rate_read(got)
+  end
+  return keep
+end
+
+-- rate_pass_one reports whether key, popped from the ready order, has a
+-- token, and defers it if not.
+local function rate_pass_one(key)
+  rate_read({key, ''})
+  if rate_has(key) then
+    return true
+  end
+  rate_defer(key)
+  return false
 end
 
 -- PARK_ROUNDS bounds the rounds of pop_ready: each sets aside at least one
@@ -1043,9 +1271,11 @@ local TURNS_READ = 1000
 -- pop_turns pops up to want ready keys in the tenants' turns, with their
 -- scores: each from the tenant with the smallest virtual time, which
 -- advances by 1/weight, the clock moving to where it was. With some keys
--- paused (any), it sets aside those it pops, without a turn. Each round
--- leases, sets aside or ends the turns of a tenant left without ready
--- keys (a pause or a drop took them), so want + PARK_ROUNDS bound them.
+-- paused (any), it sets aside those it pops, without a turn; with a
+-- KeyRate, it defers those without a token, without a turn. Each round
+-- leases, sets aside, defers or ends the turns of a tenant left without
+-- ready keys (a pause or a drop took them), so want + PARK_ROUNDS, and
+-- the deferrals the Claim has left, bound them.
 -- untenanted tells whether ready has keys, if the caller knows.
 --
 -- It reads the first n turns at once (n the keys it still wants) and
@@ -1067,7 +1297,10 @@ local function pop_turns(want, any, untenanted)
   end
   local keep, rounds, clock = {}, 0, nil
   local limit = want + PARK_ROUNDS
-  while #keep < 2 * want and rounds < limit do
+  if rate_i > 0 then
+    limit = limit + rate_left
+  end
+  while #keep < 2 * want and rounds < limit and not rate_full do
     local n = math.min(want - #keep / 2, TURNS_READ)
     local r = rcall('ZRANGE', K_TURNS, '0', str(n - 1), 'WITHSCORES')
     if not r[1] then
@@ -1082,7 +1315,7 @@ local function pop_turns(want, any, untenanted)
     local lg, lv = r[2 * n - 1], tonumber(r[2 * n])
     local add, rem, tv = {}, {}, {}
     local i = 1
-    while i <= n and #keep < 2 * want and rounds < limit do
+    while i <= n and #keep < 2 * want and rounds < limit and not rate_full do
       rounds = rounds + 1
       local g, s = names[i], r[2 * i]
       local set = tenant_set(g)
@@ -1094,6 +1327,8 @@ local function pop_turns(want, any, untenanted)
         i = i + 1
       elseif any and rcall('SISMEMBER', K_PAUSEDKEYS, got[1]) == 1 then
         park(got[1], got[2])
+      elseif rate_i > 0 and not rate_pass_one(got[1]) then
+        -- Deferred for its token: the tenant keeps its turn.
       else
         clock = s
         local v = tonumber(s) + 1 / (tonumber(ws[i]) or 1)
@@ -1190,8 +1425,12 @@ end
 -- (lib_perkey.lua), several in one call: a key that leases in multi mode
 -- and may lease again goes back in the ready order (its tenant's, with
 -- tenants), and the call pops again while it has leased fewer than want,
--- each lease taking a turn of its tenant.
-local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
+-- each lease taking a turn of its tenant. With interval > 0 (a KeyRate,
+-- with burst), each lease takes a token of its key, and a key without one
+-- is deferred until its token is due, another popped in its place (see
+-- rate_begin); next is 0 if the call deferred as many keys as it may.
+local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey, interval, burst)
+  rate_begin(interval, burst, want, now, now_s, perkey)
   promote(now_s, want + 16)
   local got, paused, multi, untenanted = nil, false, false, nil
   if perkey <= 1 then
@@ -1236,11 +1475,16 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
     end
     paused, fairq, multi = f >= 4, f % 4 >= 2, f % 2 == 1
   end
+  -- refill pops keys in place of those rate_pass deferred.
+  local function refill(n)
+    promote(now_s, n + 16)
+    return pop_ready(now_s, n, paused)
+  end
   local function pop(n)
     if fairq then
       return pop_turns(n, paused)
     end
-    return pop_ready(now_s, n, paused)
+    return rate_pass(pop_ready(now_s, n, paused), refill)
   end
   if not got then
     if fairq then
@@ -1248,6 +1492,8 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
     else
       got = pop(want)
     end
+  else
+    got = rate_pass(got, refill)
   end
   local out = {0}
   local leased, again = 0, false
@@ -1262,8 +1508,12 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
       local key = got[i]
       local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
       local h
+      -- What rate_read read of it, with a KeyRate.
+      local rh = rate_i > 0 and rate_h[key]
       if perkey > 1 then
         h = {} -- lib_perkey.lua reads what it needs
+      elseif rh then
+        h = rh
       elseif multi then
         h = rcall('HMGET', kk, 'n', 'a', 'b', 'bd', 'u', 'g', 'R')
       else
@@ -1276,7 +1526,7 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
         -- The keys it puts back in ready wait in readied for the flush
         -- before the next pop.
         deferring, claiming = true, true
-        local a, vals = m_lease(key, kk, got[i + 1], now, now_s, fence, maxbatch, exp, holder, perkey, now + leased)
+        local a, vals = m_lease(key, kk, got[i + 1], now, now_s, fence, maxbatch, exp, holder, perkey, now + leased, perkey > 1 and rh or nil)
         deferring, claiming = false, false
         if a then
           leased, again = leased + 1, true
@@ -1332,7 +1582,12 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
           -- q: the key has a value after the batch that no burst holds
           -- (finish_lease).
           local fs = str(fence)
-          rcall('HSET', kk, 's', 'l', 'f', fs, 'x', exp, 'a', str(a), 'n', str(n), 'c', now_s, 'o', holder, 'q', more and fs or '0')
+          if rate_i > 0 then
+            -- T goes in the same HSET.
+            rcall('HSET', kk, 's', 'l', 'f', fs, 'x', exp, 'a', str(a), 'n', str(n), 'c', now_s, 'o', holder, 'q', more and fs or '0', 'T', rate_take(key))
+          else
+            rcall('HSET', kk, 's', 'l', 'f', fs, 'x', exp, 'a', str(a), 'n', str(n), 'c', now_s, 'o', holder, 'q', more and fs or '0')
+          end
           leased = leased + 1
           zadd[#zadd + 1] = exp
           zadd[#zadd + 1] = key
@@ -1362,6 +1617,7 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
           local bd = rcall('HGET', kk, 'bd')
           settle(key, kk, b, now, now_s, b, bd)
         else
+          spill(key, rcall('HGET', kk, 'T'))
           rcall('DEL', kk)
           rcall('ZREM', K_KEYS, key)
         end
@@ -1376,8 +1632,9 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey)
       got = pop(want - leased)
     end
   end
-  if rcall('ZCARD', fairq and K_TURNS or K_READY) > 0 then
-    -- More is ready than this worker took: pass the wake-up on.
+  if rate_full or rcall('ZCARD', fairq and K_TURNS or K_READY) > 0 then
+    -- More is ready than this worker took, or may be behind the keys it
+    -- deferred: pass the wake-up on.
     wake()
     out[1] = 0
     return out

@@ -13,7 +13,8 @@
     3 leased      in leased, its lease not lapsed yet
     4 retrying    in delayed with s = t, not due yet
     5 held        in held
-    6 deferred    in delayed with s = d, not due yet
+    6 deferred    in delayed with s = d, not due yet (for its KeyRate
+                  token if its hash's K is when it is due)
     7 scheduled   in delayed with s = w, its first value not due yet
 ]]
 local DEBOUNCING, READY, LEASED, RETRYING, HELD, DEFERRED, SCHEDULED = 1, 2, 3, 4, 5, 6, 7
@@ -22,10 +23,11 @@ local DEBOUNCING, READY, LEASED, RETRYING, HELD, DEFERRED, SCHEDULED = 1, 2, 3, 
 -- as the scripts store them, or false), whether until is a MaxWait
 -- deadline (1 or 0), the holder of a lease that holds and the error of
 -- its head batch ('' if none), the fields a and f of its hash, and its
--- leases out (lib_perkey.lua's m_state, for a key in multi mode); nil if
--- key is not in any state set (it has no values).
+-- leases out (lib_perkey.lua's m_state, for a key in multi mode), and,
+-- for a deferred key, 1 if a Claim deferred it for its KeyRate token (0 or
+-- nil otherwise); nil if key is not in any state set (it has no values).
 local function key_state(key, now)
-  local h = rcall('HMGET', PFX .. 'k:' .. key, 's', 'x', 'bd', 'm', 'c', 'o', 'e', 'a', 'f')
+  local h = rcall('HMGET', PFX .. 'k:' .. key, 's', 'x', 'bd', 'm', 'c', 'o', 'e', 'a', 'f', 'K')
   local s, st, till, maxwait, holder = h[1], READY, false, 0, ''
   if s == 'm' then
     return m_state(key, now, str(now))
@@ -48,7 +50,7 @@ local function key_state(key, now)
     -- In no state set: the key has no values.
     return nil
   end
-  local since = due
+  local since, token = due, 0
   if s == 'h' then
     st = HELD
   elseif s and s ~= 'r' and tonumber(due) > now then
@@ -66,9 +68,12 @@ local function key_state(key, now)
       st = SCHEDULED
     else
       st = DEFERRED
+      if h[10] and tonumber(h[10]) == tonumber(due) then
+        token = 1
+      end
     end
   end
-  return st, since, till, maxwait, holder, h[7] or '', tonumber(h[8]) or 0, tonumber(h[9]) or 0, 0
+  return st, since, till, maxwait, holder, h[7] or '', tonumber(h[8]) or 0, tonumber(h[9]) or 0, 0, token
 end
 
 -- stamp returns the time a stored value was added, as stored.
@@ -232,7 +237,8 @@ end
 -- key_info returns what key is doing at now, if it has values and its
 -- state is state (0: any): {key, state, since, until, maxwait, attempt,
 -- fence, holder, error, values, oldest, ahead, paused, leases,
--- tenants ahead}, with '' for a time it does not have, paused 1 or 0, and
+-- tenants ahead, for token}, with '' for a time it does not have, paused
+-- and for token (store.KeyInfo.ForToken) 1 or 0, and
 -- ahead and tenants ahead, with most > 0, for a ready key that is not
 -- paused: see ahead and tenants_ahead (0 otherwise); nil otherwise,
 -- and then true if key has no values. It reads the time of the key's
@@ -241,7 +247,7 @@ local function key_info(key, now, state, most)
   if state ~= 0 and not may_be(key, now, state) then
     return nil
   end
-  local st, since, till, maxwait, holder, err, a, f, leases = key_state(key, now)
+  local st, since, till, maxwait, holder, err, a, f, leases, token = key_state(key, now)
   if not st then
     return nil, true
   end
@@ -264,7 +270,7 @@ local function key_info(key, now, state, most)
   if leases < 2 then
     leases = 0 -- as store.KeyInfo.Leases counts them
   end
-  return {key, st, since or '', till or '', maxwait, a, f, holder, err, n, stamp(head) or '', before, paused, leases, tenants}
+  return {key, st, since or '', till or '', maxwait, a, f, holder, err, n, stamp(head) or '', before, paused, leases, tenants, token or 0}
 end
 
 -- indexed reports whether keys counts as many keys as the state sets,

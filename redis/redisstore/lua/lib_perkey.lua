@@ -128,14 +128,13 @@ local decoded, ndecoded, DECODED = {}, 0, 1024
 -- m_load reads the multi state of key at now, or turns a key of lib.lua,
 -- ready since ts, into one: its fixed head batch, if any, becomes its
 -- first run, kept. h, if the caller read them, holds the key's fields s,
--- R, b, bd, g, f and tn: with s m and R, they spare the read.
+-- R, b, bd, g, f, tn and T (R absent with s m: not read); they spare the
+-- read.
 local function m_load(key, kk, ts, h)
-  if not (h and h[2]) then
-    if h and h[1] == 'm' then
-      h[2] = rcall('HGET', kk, 'R')
-    else
-      h = rcall('HMGET', kk, 's', 'R', 'b', 'bd', 'g', 'f', 'tn')
-    end
+  if not h then
+    h = rcall('HMGET', kk, 's', 'R', 'b', 'bd', 'g', 'f', 'tn', 'T')
+  elseif h[1] == 'm' and not h[2] then
+    h[2] = rcall('HGET', kk, 'R')
   end
   local multi = h[1] == 'm'
   local k = multi and decoded[kk]
@@ -144,7 +143,7 @@ local function m_load(key, kk, ts, h)
     ndecoded = ndecoded - 1
     if k.R == h[2] then
       -- The hash's other fields may have changed since.
-      k.b, k.bd, k.g, k.fence, k.fence0, k.tn = tonumber(h[3]) or 0, h[4], h[5], h[6], h[6], h[7]
+      k.b, k.bd, k.g, k.fence, k.fence0, k.tn, k.T = tonumber(h[3]) or 0, h[4], h[5], h[6], h[6], h[7], h[8]
       k.len = false
       return k
     end
@@ -154,8 +153,8 @@ local function m_load(key, kk, ts, h)
   local vk = PFX .. 'v:' .. key
   k = {
     key = key, kk = kk, vk = vk, b = tonumber(h[3]) or 0, bd = h[4], g = h[5], fence = h[6], fence0 = h[6],
-    tn = h[7], len = false, limit = 1, place = 0, free_at = 0, elig = false, where = false, runs = false,
-    held = false, entered = false, R = false,
+    tn = h[7], T = h[8], Tw = false, len = false, limit = 1, place = 0, free_at = 0, elig = false, where = false,
+    runs = false, held = false, entered = false, R = false,
   }
   if multi then
     m_unpack(k, h[2])
@@ -308,7 +307,20 @@ end
 -- next load (see decoded).
 local function m_save(k)
   local R = m_pack(k)
-  if not k.entered and k.fence == k.fence0 then
+  if k.Tw then
+    -- A lease moved T (m_lease): it goes in the same HSET.
+    local set = {'R', R, 'T', k.Tw}
+    k.T, k.Tw = k.Tw, false
+    if k.entered then
+      set[5], set[6] = 's', 'm'
+      k.entered = false
+    end
+    if k.fence ~= k.fence0 then
+      set[#set + 1], set[#set + 2] = 'f', k.fence
+      k.fence0 = k.fence
+    end
+    rcall('HSET', k.kk, unpack(set))
+  elseif not k.entered and k.fence == k.fence0 then
     rcall('HSET', k.kk, 'R', R)
   elseif not k.entered then
     rcall('HSET', k.kk, 'R', R, 'f', k.fence)
@@ -479,6 +491,7 @@ end
 local function m_delete(k)
   local key, kk = k.key, k.kk
   m_unset(k)
+  spill(key, k.T)
   rcall('DEL', kk, k.vk)
   unindexed[#unindexed + 1] = key
   -- Only a held key is in held, and only one with an open burst in
@@ -522,9 +535,10 @@ end
 -- of its free values. It returns the lease's attempt and values, or nil,
 -- and places the key; a key that may lease again is ready from after,
 -- now or the microseconds after it, so that the keys one call leases go
--- back in the order it leased them.
-m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey, after)
-  local k = m_load(key, kk, ts)
+-- back in the order it leased them. h, if the caller read them, holds
+-- the fields m_load takes; with a KeyRate, the lease takes a token.
+m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey, after, h)
+  local k = m_load(key, kk, ts, h)
   m_settle(k, now)
   -- Ready, as it was in the ready order (perhaps from a microsecond or so
   -- after now: see after), if it may lease.
@@ -584,6 +598,9 @@ m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey
   local f = str(fence)
   r.o, r.r, r.f, r.x, r.c, r.h = true, false, f, exp, now_s, holder
   k.limit, k.elig, k.fence = math.max(perkey, 1), false, f
+  if rate_i > 0 then
+    k.Tw = rate_take(key)
+  end
   if not vals then
     local off = m_offset(k, i)
     vals = rcall('LRANGE', k.vk, str(off), str(off + r.n - 1))
@@ -592,6 +609,27 @@ m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey
   m_track(k, after)
   m_place(k, after, str(after), true)
   return r.a, vals
+end
+
+-- m_defer defers key in multi mode, popped from the ready order at now
+-- (now_s) without a token of the Claim's KeyRate, until due, when its
+-- token is (see rate_defer): it is ready no sooner. A key with no run
+-- left leaves multi mode, deferred as a key of lib.lua (s d in delayed).
+m_defer = function(key, kk, due, now, now_s)
+  local k = m_load(key, kk, now_s)
+  m_settle(k, now)
+  if #k.runs == 0 and k.elig and m_ready(k) > 0 then
+    rcall('HDEL', kk, 'R')
+    rcall('SREM', K_MULTI, key)
+    local due_s = str(due)
+    rcall('HSET', kk, 's', 'd', 'a', '0', 'n', '0', 'K', due_s)
+    rcall('ZADD', K_DELAYED, due_s, key)
+    return
+  end
+  if k.elig and k.place < due then
+    k.place = due
+  end
+  m_place(k, now, now_s, true)
 end
 
 -- m_find returns k's run out on the lease with fence, which holds at now,

@@ -1,0 +1,107 @@
+package pacer_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer"
+	"github.com/pacerkit/pacer/store"
+)
+
+// One slow key and 50 others share 2 workers under a KeyRate of one batch
+// a minute per key. The slow key's batches run a minute apart and no
+// worker waits for its token: the other keys, added one a second, each
+// start as soon as they are added. With a Store the store defers the key
+// in its claims; in the process the Runner does, and counts it.
+func TestKeyRateSlowKeyHoldsNoWorker(t *testing.T) {
+	bothPaths(t, func(t *testing.T, on path) {
+		rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
+			if key != "slow" {
+				time.Sleep(1500 * time.Millisecond)
+			}
+			return nil
+		})
+		cfg := on(pacer.Config[string, int]{Workers: 2, MaxBatch: 1, KeyRate: store.KeyRate{Interval: time.Minute}})
+		r := newRunner(t, cfg, rc)
+		for i := range 3 {
+			require.NoError(t, r.Add(t.Context(), "slow", i))
+		}
+		stop := start(t, r)
+		for i := range 50 {
+			require.NoError(t, r.Add(t.Context(), fmt.Sprintf("fast%02d", i), i))
+			time.Sleep(time.Second)
+		}
+		time.Sleep(3 * time.Minute)
+
+		var slow []time.Duration
+		fast := 0
+		for _, c := range rc.Calls() {
+			if c.Key == "slow" {
+				slow = append(slow, c.At)
+				continue
+			}
+			require.Equal(t, time.Duration(c.Batch[0])*time.Second, c.At, "%s started late: a worker was held", c.Key)
+			fast++
+		}
+		require.Equal(t, 50, fast)
+		require.Equal(t, []time.Duration{0, time.Minute, 2 * time.Minute}, slow, "the slow key ran off its token times")
+		st := stats(t, r)
+		require.Equal(t, uint64(53), st.Handled)
+		if cfg.Store == nil {
+			require.Equal(t, uint64(2), st.KeyLimited, "one deferral per token")
+		} else {
+			require.Zero(t, st.KeyLimited, "the store defers, not the Runner")
+		}
+		require.False(t, rc.overlap)
+		stop()
+	})
+}
+
+// A key waiting for its KeyRate token says so in Explain, with when the
+// token comes, on both paths; a burst of 2 lets two batches run at once.
+func TestKeyRateExplain(t *testing.T) {
+	bothPaths(t, func(t *testing.T, on path) {
+		rc := newRecorder(func(context.Context, string, []int) error { return nil })
+		r := newRunner(t, on(pacer.Config[string, int]{Workers: 1, MaxBatch: 1, KeyRate: store.KeyRate{Interval: time.Hour, Burst: 2}}), rc)
+		for i := range 3 {
+			require.NoError(t, r.Add(t.Context(), "k", i))
+		}
+		stop := start(t, r)
+		time.Sleep(time.Minute)
+		require.Len(t, rc.Calls(), 2, "the burst's two batches")
+		x, err := r.Explain(t.Context(), "k")
+		require.NoError(t, err)
+		require.Equal(t, x.At.Add(59*time.Minute), x.KeyTokenAt, "%s", x)
+		require.Contains(t, x.String(), "waiting for its key's token until")
+		time.Sleep(time.Hour)
+		require.Len(t, rc.Calls(), 3)
+		require.Equal(t, time.Hour, rc.Calls()[2].At)
+		stop()
+	})
+}
+
+// TestKeyRateRefused: New refuses a KeyRate that no engine keeps, and a
+// Store that keeps none, naming the field.
+func TestKeyRateRefused(t *testing.T) {
+	h := func(context.Context, string, []int) error { return nil }
+	for _, cfg := range []pacer.Config[string, int]{
+		{KeyRate: store.KeyRate{Interval: -time.Second}},
+		{KeyRate: store.KeyRate{Interval: time.Second, Burst: -1}},
+		{KeyRate: store.KeyRate{Interval: time.Nanosecond}},
+		{KeyRate: store.KeyRate{Interval: time.Hour, Burst: 25}},
+		{KeyRate: store.KeyRate{Interval: time.Second}, Store: noKeyRate{store.NewMemory(store.MemoryConfig{})}, Name: "q"},
+	} {
+		_, err := pacer.New(cfg, h)
+		require.ErrorContains(t, err, "pacer: Config.KeyRate", "%+v", cfg.KeyRate)
+	}
+	r, err := pacer.New(pacer.Config[string, int]{Store: noKeyRate{store.NewMemory(store.MemoryConfig{})}, Name: "q"}, h)
+	require.NoError(t, err, "no KeyRate needs no KeyRateClaimer")
+	require.NoError(t, r.Shutdown(context.Background()))
+}
+
+// noKeyRate is a Store that does not implement store.KeyRateClaimer.
+type noKeyRate struct{ store.Store }
