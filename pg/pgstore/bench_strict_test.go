@@ -418,3 +418,20 @@ func (p *pgTrips) print() {
 		fmt.Printf("    %.4f  %s\n", perValue(float64(statements[q])), q)
 	}
 }
+
+// keyRated is a Store whose Claims and FinishAndClaims keep rate, for the
+// strict runs, whose Runner has no Config.KeyRate.
+type keyRated struct {
+	*pgstore.Store
+	rate store.KeyRate
+}
+
+func (s keyRated) Claim(ctx context.Context, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
+	p.KeyRate = s.rate
+	return s.Store.Claim(ctx, queue, p)
+}
+
+func (s keyRated) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outcome, p store.ClaimParams) (bool, []store.Lease, time.Duration, error) {
+	p.KeyRate = s.rate
+	return s.Store.FinishAndClaim(ctx, l, o, p)
+}

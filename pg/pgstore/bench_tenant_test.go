@@ -20,7 +20,6 @@ import (
 
 	"github.com/pacerkit/pacer"
 	"github.com/pacerkit/pacer/pg/pgrate"
-	"github.com/pacerkit/pacer/pg/pgstore"
 	"github.com/pacerkit/pacer/ratelimit"
 	"github.com/pacerkit/pacer/store"
 )
@@ -108,7 +107,8 @@ func measureTenantClaims(t *testing.T, s store.Store) {
 // each, without tenants, with tenants (100 of them: a key's last two
 // digits), and without tenants but with a per-key limit generous enough
 // never to defer a batch (a pgrate.Keyed, then a ratelimit.Keyed in the
-// process, then a store.KeyRate of 1µs that the claims keep: keyRated); and with MaxBatch 2, PerKey 1 and PerKey 2 (several leases of
+// process, then Config.KeyRate of 1µs and a burst of 1, which the claims
+// keep); and with MaxBatch 2, PerKey 1 and PerKey 2 (several leases of
 // a key need batches of more than one value). PACER_BENCH_ROUNDS (5)
 // alternating rounds, each run on
 // a queue of its own; open returns a fresh store for a run, keyed a fresh
@@ -151,7 +151,7 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 		case "perkey2":
 			cfg.MaxBatch, cfg.PerKey = 2, 2
 		case "keyrate":
-			cfg.Store = keyRated{s.(*pgstore.Store), neverDefers}
+			cfg.KeyRate = neverDefers
 		}
 		r, err := pacer.New(cfg, func(_ context.Context, _ string, vals []int) error {
 			if left.Add(-int64(len(vals))) == 0 {
@@ -258,21 +258,4 @@ type countingGate struct {
 func (g countingGate) TakeKey(ctx context.Context, key string) (time.Duration, error) {
 	g.n.Add(1)
 	return g.KeyGate.TakeKey(ctx, key)
-}
-
-// keyRated is a Store whose Claims and FinishAndClaims keep rate, for a
-// Runner that passes no KeyRate of its own.
-type keyRated struct {
-	*pgstore.Store
-	rate store.KeyRate
-}
-
-func (s keyRated) Claim(ctx context.Context, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
-	p.KeyRate = s.rate
-	return s.Store.Claim(ctx, queue, p)
-}
-
-func (s keyRated) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outcome, p store.ClaimParams) (bool, []store.Lease, time.Duration, error) {
-	p.KeyRate = s.rate
-	return s.Store.FinishAndClaim(ctx, l, o, p)
 }
