@@ -145,13 +145,14 @@ const ratedSharedTake = `(SELECT * FROM picked ORDER BY wait IS NULL, ready_at, 
 		LIMIT current_setting('pgstore.leases')::bigint + (SELECT count(*) FROM untokened)) AS picked`
 
 // takeTokensSQL comes before the leases CTE of a rated claim: each key
-// leased takes a token, T = max(T, now) + Interval.
+// leased takes a token, T = max(T, now) + Interval, and notes the
+// tolerance, by which Key tells a key deferred for its token.
 const takeTokensSQL = `), leased AS (
 	SELECT * FROM written WHERE wait IS NULL
 ), tokens AS (
-	INSERT INTO {schema}.key_rates AS kr (queue, key_hash, t)
-	SELECT $1, l.key_hash, statement_timestamp() + $5::interval FROM leased AS l
-	ON CONFLICT (queue, key_hash) DO UPDATE SET t = greatest(kr.t, statement_timestamp()) + $5::interval
+	INSERT INTO {schema}.key_rates AS kr (queue, key_hash, t, tol)
+	SELECT $1, l.key_hash, statement_timestamp() + $5::interval, $6::interval FROM leased AS l
+	ON CONFLICT (queue, key_hash) DO UPDATE SET t = greatest(kr.t, statement_timestamp()) + $5::interval, tol = $6::interval
 ), leases AS (`
 
 // The upcoming of a rated claim leaves the keys it deferred out of the

@@ -90,6 +90,7 @@ func TestKeyRateOnEveryClaimPath(t *testing.T) {
 				require.NoError(t, err)
 				require.True(t, ok)
 				require.Equal(t, store.Deferred, info.State, "a waits for its token")
+				require.True(t, info.ForToken, "a waits for its token")
 				require.WithinDuration(t, time.Now().Add(time.Hour), info.Until, 10*time.Second,
 					"a's token is due at T - (Burst-1)*Interval: an hour after its lease")
 
@@ -139,6 +140,21 @@ func TestKeyRateOutlivesTheKeysRow(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, store.Deferred, info.State)
+	require.True(t, info.ForToken)
+
+	// A key deferred by a Finish is not deferred for its token.
+	require.NoError(t, s.Add(ctx, "q", "d", vals("1"), store.AddParams{}))
+	ls, _, err = s.Claim(ctx, "q", p)
+	require.NoError(t, err)
+	require.Len(t, ls, 1)
+	require.Equal(t, "d", ls[0].Key)
+	_, err = s.Finish(ctx, ls[0], store.Outcome{Kind: store.Defer, After: time.Hour})
+	require.NoError(t, err)
+	info, ok, err = s.Key(ctx, "q", "d")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, store.Deferred, info.State)
+	require.False(t, info.ForToken, "deferred by a Finish")
 
 	// Without a KeyRate, a claim neither reads nor changes T: the key is
 	// ready when its deferral ends, as any deferred key.

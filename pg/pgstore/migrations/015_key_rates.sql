@@ -15,12 +15,20 @@
 -- the server (not a clean restart) empties it, which leaves every bucket
 -- full, as after a quiet time. No statement of AddTx or of a Finish reads
 -- or writes it, and no other table refers to it.
+-- Each lease rewrites its key's row: the room that fillfactor leaves in
+-- each page lets the new version go in the page of the old one (HOT), with
+-- no new entry in the index.
+--
+-- tol is the tolerance of the KeyRate that set t: a key deferred for its
+-- token is ready at t - tol, which tells it from a key deferred by a
+-- Finish (store.KeyInfo.ForToken).
 CREATE UNLOGGED TABLE IF NOT EXISTS key_rates (
 	queue    text        NOT NULL,
 	key_hash bytea       NOT NULL,
 	t        timestamptz NOT NULL,
+	tol      interval    NOT NULL,
 	PRIMARY KEY (queue, key_hash)
-);
+) WITH (fillfactor = 50);
 
 -- defer_for_token defers key h of queue q, whose row the caller holds
 -- locked, ready and without a token, until at, as a Finish with Defer
@@ -87,13 +95,13 @@ BEGIN
 	END IF;
 	-- The ready keys without a token, among the first that a claim of
 	-- want keys would step over, wait for their tokens.
-	PERFORM defer_for_token(q, d.key_hash, d.rt - tol, max_batch) FROM (
+	PERFORM defer_for_token(q, d.key_hash, d.rt - lease_lanes_rated.tol, max_batch) FROM (
 		SELECT r.key_hash, kr.t AS rt FROM (
 			SELECT x.queue, x.key_hash FROM keys AS x
 			WHERE x.queue = q AND x.ready_at <= t0 AND NOT x.paused
 			ORDER BY x.ready_at LIMIT want + 8
 		) AS x
-		JOIN key_rates AS kr ON kr.queue = x.queue AND kr.key_hash = x.key_hash AND kr.t > t0 + tol
+		JOIN key_rates AS kr ON kr.queue = x.queue AND kr.key_hash = x.key_hash AND kr.t > t0 + lease_lanes_rated.tol
 		JOIN keys AS r ON r.queue = x.queue AND r.key_hash = x.key_hash
 		WHERE r.ready_at <= t0 AND NOT r.paused
 		FOR UPDATE OF r SKIP LOCKED
@@ -106,7 +114,7 @@ BEGIN
 		SELECT r.key_hash, r.ready_at, r.lanes, r.batch, r.leased_until FROM keys AS r
 		WHERE r.queue = q AND r.ready_at <= t0 AND NOT r.paused
 			AND NOT EXISTS (SELECT FROM key_rates AS kr WHERE kr.queue = r.queue AND kr.key_hash = r.key_hash
-				AND kr.t > t0 + tol)
+				AND kr.t > t0 + lease_lanes_rated.tol)
 		ORDER BY r.ready_at
 		LIMIT want
 		FOR UPDATE OF r SKIP LOCKED
@@ -133,7 +141,7 @@ BEGIN
 	), k AS MATERIALIZED (
 		SELECT r.queue, r.key_hash, r.key, r.head, r.tail, r.held, r.paused, r.gate, r.burst_due, r.fence, r.leased_at,
 			r.holder, r.slot_at, x.i, o.open, c.lanes, c.lent, c.live, c.first_lapse, c.last_lapse,
-			kt.rt, key_tokens(kt.rt, t0, rate, tol) AS tokens,
+			kt.rt, key_tokens(kt.rt, t0, rate, lease_lanes_rated.tol) AS tokens,
 			-- The values from head that a lease may take: not in an open
 			-- burst, and before the first not due.
 			CASE WHEN r.gate > t THEN least(r.tail - o.open - r.head, (
@@ -235,9 +243,9 @@ BEGIN
 				ELSE t END AS ready_at
 		FROM s
 	), rated AS (
-		INSERT INTO key_rates AS kr (queue, key_hash, t)
-		SELECT q, s.key_hash, s.nt FROM s WHERE s.leased
-		ON CONFLICT (queue, key_hash) DO UPDATE SET t = EXCLUDED.t
+		INSERT INTO key_rates AS kr (queue, key_hash, t, tol)
+		SELECT q, s.key_hash, s.nt, lease_lanes_rated.tol FROM s WHERE s.leased
+		ON CONFLICT (queue, key_hash) DO UPDATE SET t = EXCLUDED.t, tol = EXCLUDED.tol
 	), gone AS (
 		DELETE FROM keys AS d USING n
 		WHERE d.queue = n.queue AND d.key_hash = n.key_hash AND n.empty AND NOT n.paused
@@ -261,7 +269,7 @@ BEGIN
 				ELSE coalesce(n.b_retrying AND n.b_until IS NULL AND n.b_ready > t, false) END,
 			error = CASE WHEN n.empty THEN NULL WHEN n.lanes = 0 THEN CASE WHEN u.held THEN u.error END ELSE u.error END,
 			-- Not before its next token.
-			ready_at = CASE WHEN n.ready_at IS NOT NULL THEN greatest(n.ready_at, n.nt - tol) END,
+			ready_at = CASE WHEN n.ready_at IS NOT NULL THEN greatest(n.ready_at, n.nt - lease_lanes_rated.tol) END,
 			lanes = n.lanes,
 			lent = n.lent,
 			out_until = n.last_lapse
@@ -276,7 +284,7 @@ BEGIN
 		least((SELECT r.ready_at FROM keys AS r
 			WHERE r.queue = q AND r.ready_at IS NOT NULL AND NOT r.paused AND r.ready_at >= floor
 				AND r.key_hash <> ALL (hs)
-			ORDER BY r.ready_at LIMIT 1), (SELECT min(greatest(n.ready_at, n.nt - tol)) FROM n WHERE n.leased)),
+			ORDER BY r.ready_at LIMIT 1), (SELECT min(greatest(n.ready_at, n.nt - lease_lanes_rated.tol)) FROM n WHERE n.leased)),
 		f.f IS NOT NULL, coalesce(k.key, ''::bytea), coalesce(f.attempt, 0), coalesce(f.f, 0),
 		(SELECT array_agg(m.value ORDER BY m.seq) FROM messages AS m
 			WHERE m.queue = f.queue AND m.key_hash = f.key_hash AND m.seq >= f.lo AND m.seq < f.lo + f.n),
@@ -409,8 +417,8 @@ BEGIN
 			tried := tried || k.key_hash;
 		ELSE
 			nt := greatest(rt, t) + rate;
-			INSERT INTO key_rates AS kr (queue, key_hash, t) VALUES (q, k.key_hash, nt)
-			ON CONFLICT (queue, key_hash) DO UPDATE SET t = EXCLUDED.t;
+			INSERT INTO key_rates AS kr (queue, key_hash, t, tol) VALUES (q, k.key_hash, nt, claim_lanes_rated.tol)
+			ON CONFLICT (queue, key_hash) DO UPDATE SET t = EXCLUDED.t, tol = EXCLUDED.tol;
 			got := got + 1;
 			k.fence := f;
 			k.leased_at := t;
