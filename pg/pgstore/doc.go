@@ -234,19 +234,23 @@
 // key's theoretical arrival time T (GCRA, see store.KeyRate) is a row of
 // key_rates, by (queue, key's SHA-256), apart from the key's row, so that
 // it outlives the key's row, which goes when the key empties. A claim
-// leases the first ready keys that have a token (T <= now +
-// (Burst-1)*Interval, no row being a full bucket), sets T for each lease,
-// and defers the ready keys it stepped over for want of one, among the
-// first Keys+8 of the ready order, until their tokens are due, as a
-// Finish with Defer would leave them: a key of one lease keeps the batch
-// a lease would take now at its head, with no lease, fence or attempt
-// taken. Of the keys of a queue with tenants, those of each tenant whose
-// turns the claim takes; a deferred key takes no turn, as it leases
-// nothing. The claims of keys of lanes (lease_lanes_rated and
-// claim_lanes_rated) give each key as many leases as it has tokens, one a
-// lease. A Claim without a KeyRate runs the statements it ran before,
-// which neither read nor write key_rates; the Acks of a shared flight
-// share its claim only with the same KeyRate.
+// locks the first ready keys as a claim without a KeyRate does and reads
+// their T (no row being a full bucket); those without a token it defers
+// until their tokens are due, T - (Burst-1)*Interval, as a Finish with
+// Defer would leave them (a key of one lease keeps the batch a lease
+// would take now at its head, with no lease, fence or attempt taken), in
+// the UPDATE that leases the others, and it leases as many keys with a
+// token in their place, after them in the ready order; the keys without
+// a token that this second walk steps over, a later claim defers. Each
+// lease sets T. In a queue with tenants, a tenant's keys without a token
+// are stepped over, and those among its first deferred, by the claim that
+// takes its turns: a deferred key takes no turn. The claims of keys of
+// lanes (lease_lanes_rated and claim_lanes_rated) give each key as many
+// leases as it has tokens, one a lease. A Claim without a KeyRate runs
+// the statements it ran before, which neither read nor write key_rates;
+// the Acks of a shared flight share its claim only with the same KeyRate.
+// Key and Keys tell a key deferred for its token (store.KeyInfo.ForToken)
+// by its ready time, which is T less the tolerance kept beside T.
 //
 // key_rates is UNLOGGED: the writes of the claims cost no WAL, and a crash
 // of PostgreSQL (not a clean shutdown or restart) empties it, as it does
@@ -258,8 +262,7 @@
 // queue with a KeyRate, in one statement that reads the queue's rows of
 // key_rates: the table holds about the keys leased in the last minute and
 // Burst*Interval. A rated claim costs, over one without, a probe of
-// key_rates per key it looks at, its upsert per lease, and a second walk
-// of the first keys of the ready order (see BENCHMARKS.md).
+// key_rates per key it locks and an upsert per lease (see BENCHMARKS.md).
 //
 // # The count of stored values
 //
