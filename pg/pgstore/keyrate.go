@@ -39,10 +39,15 @@ func (s *Store) ClaimsKeyRate() bool { return true }
 // of a queue with tenants looks at for keys without a token to defer.
 const ratedSpare = "8"
 
+// keyTSQL is the T of key row {row}: its rate_t, written by the claims
+// that leased it with a KeyRate, else, for a row made since the key last
+// emptied, what key_rates kept of it, read only then. NULL: none.
+const keyTSQL = `coalesce({row}.rate_t, (SELECT kr.t FROM {schema}.key_rates AS kr
+			WHERE kr.queue = {row}.queue AND kr.key_hash = {row}.key_hash))`
+
 // tokenSQL is true when key row {row} has a token now: no T, or a T no
 // later than now plus the tolerance.
-const tokenSQL = `NOT EXISTS (SELECT FROM {schema}.key_rates AS kr WHERE kr.queue = {row}.queue AND kr.key_hash = {row}.key_hash
-			AND kr.t > statement_timestamp() + $6::interval)`
+const tokenSQL = `coalesce(` + keyTSQL + ` <= statement_timestamp() + $6::interval, true)`
 
 // ratedPickSQL is claimPickSQL for a rated claim, with untokened, the keys
 // it locked without a token and their T, and picked's rows with wait: when
@@ -50,11 +55,10 @@ const tokenSQL = `NOT EXISTS (SELECT FROM {schema}.key_rates AS kr WHERE kr.queu
 // are empty, or the condition that the key has no tenant (claimNone,
 // tenant.go). The second walk, instead, starts where the first stopped,
 // and only if a key of the first had no token: LIMIT 0 reads no row.
-const ratedPickSQL = `, first AS MATERIALIZED (
-	SELECT f.queue, f.key_hash, f.ready_at,
-		(SELECT kr.t FROM {schema}.key_rates AS kr WHERE kr.queue = f.queue AND kr.key_hash = f.key_hash) AS t
+var ratedPickSQL = `, first AS MATERIALIZED (
+	SELECT f.queue, f.key_hash, f.ready_at, ` + strings.ReplaceAll(keyTSQL, "{row}", "f") + ` AS t
 	FROM (
-		SELECT queue, key_hash, ready_at
+		SELECT queue, key_hash, ready_at, rate_t
 		FROM {schema}.keys
 		WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)
 			AND lanes = 0{untenanted}
@@ -86,17 +90,18 @@ const ratedPickSQL = `, first AS MATERIALIZED (
 // whose claim picks only keys that have a token (ratedFairPick): the
 // ready keys without a token of each tenant whose turns the claim takes,
 // among its first turns+ratedSpare, locked, with their T.
-const fairUntokenedSQL = `, untokened AS MATERIALIZED (
-	SELECT k.queue, k.key_hash, kr.t
+var fairUntokenedSQL = `, untokened AS MATERIALIZED (
+	SELECT k.queue, k.key_hash, ` + strings.ReplaceAll(keyTSQL, "{row}", "k") + ` AS t
 	FROM turns CROSS JOIN LATERAL (
-		SELECT x.queue, x.key_hash FROM {schema}.keys AS x
-		WHERE x.queue = $1 AND x.tenant = turns.tenant AND x.ready_at <= statement_timestamp() AND NOT x.paused
-			AND x.lanes = 0
-		ORDER BY x.ready_at
-		LIMIT turns.turns + ` + ratedSpare + `
+		SELECT x.queue, x.key_hash FROM (
+			SELECT y.queue, y.key_hash, y.rate_t FROM {schema}.keys AS y
+			WHERE y.queue = $1 AND y.tenant = turns.tenant AND y.ready_at <= statement_timestamp() AND NOT y.paused
+				AND y.lanes = 0
+			ORDER BY y.ready_at
+			LIMIT turns.turns + ` + ratedSpare + `
+		) AS x
+		WHERE NOT ` + strings.ReplaceAll(tokenSQL, "{row}", "x") + `
 	) AS x
-	JOIN {schema}.key_rates AS kr ON kr.queue = x.queue AND kr.key_hash = x.key_hash
-		AND kr.t > statement_timestamp() + $6::interval
 	JOIN {schema}.keys AS k ON k.queue = x.queue AND k.key_hash = x.key_hash
 	WHERE k.ready_at <= statement_timestamp() AND NOT k.paused AND k.lanes = 0
 	FOR UPDATE OF k SKIP LOCKED
@@ -112,7 +117,7 @@ const fairUntokenedSQL = `, untokened AS MATERIALIZED (
 // batch kept, or the one a lease would take now fixed, no lease, fence
 // or attempt taken (a lapsed lease counts its attempt now, as its next
 // lease would), ready when its token is due.
-const ratedLeasedSetSQL = `		burst = CASE WHEN picked.wait IS NULL AND k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
+var ratedLeasedSetSQL = `		burst = CASE WHEN picked.wait IS NULL AND k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
 		batch = CASE WHEN k.batch > 0 THEN k.batch
 			ELSE greatest(least(least(k.tail - CASE WHEN k.burst_due <= statement_timestamp() THEN 0 ELSE k.burst END,
 				seen.tail) - k.head, $2::bigint,
@@ -127,7 +132,11 @@ const ratedLeasedSetSQL = `		burst = CASE WHEN picked.wait IS NULL AND k.burst_d
 		holder = CASE WHEN picked.wait IS NULL THEN $4::bytea ELSE k.holder END,
 		leased_until = CASE WHEN picked.wait IS NULL THEN coalesce(statement_timestamp() + $3::interval, 'infinity') END,
 		ready_at = coalesce(picked.wait, statement_timestamp() + $3::interval, 'infinity'),
-		retrying = false
+		retrying = false,
+		rate_t = CASE WHEN picked.wait IS NULL
+			THEN greatest(` + strings.ReplaceAll(keyTSQL, "{row}", "k") + `, statement_timestamp()) + $5::interval
+			ELSE k.rate_t END,
+		rate_tol = CASE WHEN picked.wait IS NULL THEN $6::interval ELSE k.rate_tol END
 `
 
 // ratedFairPickedSQL ends the pick of a rated claim of a queue with
@@ -144,15 +153,20 @@ const ratedFairPickedSQL = `, picked AS MATERIALIZED (
 const ratedSharedTake = `(SELECT * FROM picked ORDER BY wait IS NULL, ready_at, key_hash
 		LIMIT current_setting('pgstore.leases')::bigint + (SELECT count(*) FROM untokened)) AS picked`
 
-// takeTokensSQL comes before the leases CTE of a rated claim: each key
-// leased takes a token, T = max(T, now) + Interval, and notes the
-// tolerance, by which Key tells a key deferred for its token.
+// takeTokensSQL comes before the leases CTE of a rated claim. Each key
+// leased took a token in the UPDATE, T = max(T, now) + Interval in its
+// row's rate_t, with the tolerance, by which Key tells a key deferred for
+// its token; a lease of the key's last values also keeps T in key_rates,
+// where the key finds it if its row goes with those values (only a lease
+// of a key's last values can leave it empty: values come only at the
+// tail).
 const takeTokensSQL = `), leased AS (
 	SELECT * FROM written WHERE wait IS NULL
 ), tokens AS (
 	INSERT INTO {schema}.key_rates AS kr (queue, key_hash, t, tol)
-	SELECT $1, l.key_hash, statement_timestamp() + $5::interval, $6::interval FROM leased AS l
-	ON CONFLICT (queue, key_hash) DO UPDATE SET t = greatest(kr.t, statement_timestamp()) + $5::interval, tol = $6::interval
+	SELECT $1, l.key_hash, l.rate_t, $6::interval FROM leased AS l
+	WHERE l.head + l.batch >= l.tail
+	ON CONFLICT (queue, key_hash) DO UPDATE SET t = EXCLUDED.t, tol = EXCLUDED.tol
 ), leases AS (`
 
 // The upcoming of a rated claim leaves the keys it deferred out of the
@@ -181,7 +195,7 @@ func rateClaim(schema, sql string) string {
 	}
 	sql = sql[:start] + "), written AS (\n\tUPDATE " + sql[start+len(head):set] + r.Replace(ratedLeasedSetSQL) + sql[from:]
 	sql = mustReplace(sql, "AND (k.batch > 0 OR", "AND (picked.wait IS NOT NULL OR k.batch > 0 OR")
-	sql = mustReplace(sql, "picked.ready_at AS was_ready\n", "picked.ready_at AS was_ready, picked.wait\n")
+	sql = mustReplace(sql, "picked.ready_at AS was_ready\n", "picked.ready_at AS was_ready, picked.wait, k.tail, k.rate_t\n")
 	sql = mustReplace(sql, "), leases AS (", r.Replace(takeTokensSQL))
 	if strings.Contains(sql, claimSharedTake) {
 		sql = mustReplace(sql, claimSharedTake, ratedSharedTake)

@@ -4,12 +4,21 @@
 -- time. It adds a table and functions and changes none of those before,
 -- which the instances of the versions before call as they did.
 --
--- key_rates holds each key's theoretical arrival time t (GCRA): a claim
--- with a KeyRate of interval I and tolerance tol = (Burst-1)*I may lease
--- the key at now if t <= now + tol, and then sets t to max(t, now) + I. A
--- key without a row has a full bucket, as one whose t passed has: so a
--- row whose t passed may go at any time (the Store sweeps them), and a row
--- outlives its key's row in keys, which goes when the key empties.
+-- A key's theoretical arrival time T (GCRA): a claim with a KeyRate of
+-- interval I and tolerance tol = (Burst-1)*I may lease the key at now if
+-- T <= now + tol, and then sets T to max(T, now) + I. T lives in the
+-- key's row (rate_t, with the tol of the claim that set it, rate_tol),
+-- written by the UPDATE that leases, and, from a lease of the key's last
+-- values on, in key_rates too, which outlives the key's row in keys, which
+-- goes when the key empties: a row of keys without rate_t (made since the
+-- key emptied) reads T there. A key without T has a full bucket, as one
+-- whose T passed has: so a row of key_rates whose T passed may go at any
+-- time (the Store sweeps them). The new columns, NULL in every row, cost
+-- no rewrite, and no statement of the versions before reads them.
+ALTER TABLE keys
+	ADD COLUMN IF NOT EXISTS rate_t   timestamptz,
+	ADD COLUMN IF NOT EXISTS rate_tol interval;
+
 --
 -- It is UNLOGGED: its writes, one per lease, cost no WAL, and a crash of
 -- the server (not a clean restart) empties it, which leaves every bucket
@@ -96,14 +105,23 @@ BEGIN
 	-- The ready keys without a token, among the first that a claim of
 	-- want keys would step over, wait for their tokens.
 	PERFORM defer_for_token(q, d.key_hash, d.rt - lease_lanes_rated.tol, max_batch) FROM (
-		SELECT r.key_hash, kr.t AS rt FROM (
-			SELECT x.queue, x.key_hash FROM keys AS x
-			WHERE x.queue = q AND x.ready_at <= t0 AND NOT x.paused
-			ORDER BY x.ready_at LIMIT want + 8
-		) AS x
-		JOIN key_rates AS kr ON kr.queue = x.queue AND kr.key_hash = x.key_hash AND kr.t > t0 + lease_lanes_rated.tol
+		-- T as the statement's snapshot sees it; r, locked, only for the
+		-- keys without a token, by its primary key alone: its conditions
+		-- are in z, which OFFSET 0 keeps a subquery of its own, so that
+		-- no plan walks keys_ready for each key of x.
+		WITH x AS MATERIALIZED (
+			SELECT x.queue, x.key_hash, coalesce(x.rate_t, (SELECT kr.t FROM key_rates AS kr
+				WHERE kr.queue = x.queue AND kr.key_hash = x.key_hash)) AS rt
+			FROM (
+				SELECT x.queue, x.key_hash, x.rate_t FROM keys AS x
+				WHERE x.queue = q AND x.ready_at <= t0 AND NOT x.paused
+				ORDER BY x.ready_at LIMIT want + 8
+			) AS x
+		)
+		SELECT r.key_hash, x.rt FROM x
 		JOIN keys AS r ON r.queue = x.queue AND r.key_hash = x.key_hash
-		WHERE r.ready_at <= t0 AND NOT r.paused
+		CROSS JOIN LATERAL (SELECT WHERE r.ready_at <= t0 AND NOT r.paused OFFSET 0) AS z
+		WHERE x.rt > t0 + lease_lanes_rated.tol
 		FOR UPDATE OF r SKIP LOCKED
 	) AS d;
 	SELECT coalesce(array_agg(p.key_hash ORDER BY p.ready_at, p.key_hash), '{}'),
@@ -113,8 +131,8 @@ BEGIN
 	FROM (
 		SELECT r.key_hash, r.ready_at, r.lanes, r.batch, r.leased_until FROM keys AS r
 		WHERE r.queue = q AND r.ready_at <= t0 AND NOT r.paused
-			AND NOT EXISTS (SELECT FROM key_rates AS kr WHERE kr.queue = r.queue AND kr.key_hash = r.key_hash
-				AND kr.t > t0 + lease_lanes_rated.tol)
+			AND coalesce(coalesce(r.rate_t, (SELECT kr.t FROM key_rates AS kr
+				WHERE kr.queue = r.queue AND kr.key_hash = r.key_hash)) <= t0 + lease_lanes_rated.tol, true)
 		ORDER BY r.ready_at
 		LIMIT want
 		FOR UPDATE OF r SKIP LOCKED
@@ -158,9 +176,10 @@ BEGIN
 				max(l.leased_until) FILTER (WHERE l.leased_until > t) AS last_lapse
 			FROM lanes AS l WHERE l.queue = r.queue AND l.key_hash = r.key_hash
 		) AS c
-		LEFT JOIN LATERAL (
-			SELECT kr.t AS rt FROM key_rates AS kr WHERE kr.queue = r.queue AND kr.key_hash = r.key_hash
-		) AS kt ON true
+		CROSS JOIN LATERAL (
+			SELECT coalesce(r.rate_t, (SELECT kr.t FROM key_rates AS kr
+				WHERE kr.queue = r.queue AND kr.key_hash = r.key_hash)) AS rt
+		) AS kt
 	), backs AS MATERIALIZED (
 		-- The lanes back, in Add order, and whether each is ready with
 		-- all before it: a lane back not ready holds up those behind it.
@@ -272,7 +291,9 @@ BEGIN
 			ready_at = CASE WHEN n.ready_at IS NOT NULL THEN greatest(n.ready_at, n.nt - lease_lanes_rated.tol) END,
 			lanes = n.lanes,
 			lent = n.lent,
-			out_until = n.last_lapse
+			out_until = n.last_lapse,
+			rate_t = CASE WHEN n.leased THEN n.nt ELSE u.rate_t END,
+			rate_tol = CASE WHEN n.leased THEN lease_lanes_rated.tol ELSE u.rate_tol END
 		FROM n
 		WHERE u.queue = n.queue AND u.key_hash = n.key_hash AND NOT (n.empty AND NOT n.paused)
 	)
@@ -358,7 +379,7 @@ BEGIN
 			FOR UPDATE SKIP LOCKED;
 		END IF;
 		EXIT WHEN NOT FOUND;
-		SELECT kr.t INTO rt FROM key_rates AS kr WHERE kr.queue = q AND kr.key_hash = k.key_hash;
+		rt := coalesce(k.rate_t, (SELECT kr.t FROM key_rates AS kr WHERE kr.queue = q AND kr.key_hash = k.key_hash));
 		IF rt > t + tol THEN
 			-- No token: the key waits for it, and its tenant gets back
 			-- the turn it took.
@@ -432,10 +453,11 @@ BEGIN
 			sizes := sizes || size;
 		END IF;
 		PERFORM settle_key(k, t);
-		IF f IS NOT NULL AND nt - tol > t THEN
-			-- Not ready before its next token.
-			UPDATE keys AS u SET ready_at = nt - tol
-			WHERE u.queue = q AND u.key_hash = k.key_hash AND u.ready_at < nt - tol;
+		IF f IS NOT NULL THEN
+			-- T in the key's row, which is not ready before its next token.
+			UPDATE keys AS u SET rate_t = nt, rate_tol = claim_lanes_rated.tol,
+				ready_at = CASE WHEN u.ready_at < nt - claim_lanes_rated.tol THEN nt - claim_lanes_rated.tol ELSE u.ready_at END
+			WHERE u.queue = q AND u.key_hash = k.key_hash;
 		END IF;
 	END LOOP;
 	SELECT r.ready_at INTO nxt FROM keys AS r
