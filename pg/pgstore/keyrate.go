@@ -13,7 +13,8 @@ var _ store.KeyRateClaimer = (*Store)(nil)
 
 // ClaimsKeyRate implements store.KeyRateClaimer: every claim statement
 // keeps ClaimParams.KeyRate, with the key's theoretical arrival time T in
-// the table key_rates (migration 015). See KeyRate in the package doc.
+// the key's row, and in the table key_rates for a key whose row may go
+// (migration 015). See "A rate per key" in the package doc.
 func (s *Store) ClaimsKeyRate() bool { return true }
 
 // A claim with a KeyRate that is on runs its own form of each claim
@@ -23,17 +24,19 @@ func (s *Store) ClaimsKeyRate() bool { return true }
 // $5 the KeyRate's interval and $6 its tolerance, (Burst-1)*Interval.
 //
 // A rated claim locks the first {keys} ready keys, as a claim without a
-// KeyRate does, and reads their T (ratedPickSQL). Those without a token
-// it defers until their tokens are due (deferForTokenSQL), as a Finish
-// with Defer would leave them, and it picks as many more ready keys in
-// their place, after them in the ready order, of those that have a token,
+// KeyRate does, and reads their T (ratedPickSQL, keyTSQL). Those without a
+// token it defers until their tokens are due, as a Finish with Defer
+// would leave them, in the UPDATE that leases the others
+// (ratedLeasedSetSQL), and it picks as many more ready keys in their
+// place, after them in the ready order, of those that have a token,
 // stepping over those that have none, which a later claim defers. Each
-// key it leases takes a token (takeTokensSQL). A claim that finds a token
-// for each key it locks so walks the ready order once, as a claim without
-// a KeyRate does, and reads key_rates once a key. T is read from the
-// statement's snapshot: a key row that the claim locks as ready was made
-// ready by a statement that committed after the claim that took the key's
-// last token, which the snapshot so sees.
+// key it leases takes a token in its row (takeTokensSQL). A claim that
+// finds a token for each key it locks so walks the ready order once, as a
+// claim without a KeyRate does, and reads key_rates only for a row made
+// since its key emptied. T is read from the locked row, or, in
+// key_rates, from the statement's snapshot: a key row that the claim
+// locks as ready was made ready by a statement that committed after the
+// claim that took the key's last token, which the snapshot so sees.
 
 // ratedSpare is how many keys past those it takes turns for a rated claim
 // of a queue with tenants looks at for keys without a token to defer.

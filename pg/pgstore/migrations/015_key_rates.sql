@@ -1,8 +1,9 @@
 -- 015: a rate limit per key that the claims keep (store.KeyRate). Run
 -- inside the migration's transaction with search_path set to the store's
 -- schema; each step does nothing, or the same again, when run a second
--- time. It adds a table and functions and changes none of those before,
--- which the instances of the versions before call as they did.
+-- time. It adds two columns, a table and functions, and changes none of
+-- the functions before, which the instances of the versions before call
+-- as they did.
 --
 -- A key's theoretical arrival time T (GCRA): a claim with a KeyRate of
 -- interval I and tolerance tol = (Burst-1)*I may lease the key at now if
@@ -19,18 +20,15 @@ ALTER TABLE keys
 	ADD COLUMN IF NOT EXISTS rate_t   timestamptz,
 	ADD COLUMN IF NOT EXISTS rate_tol interval;
 
---
--- It is UNLOGGED: its writes, one per lease, cost no WAL, and a crash of
--- the server (not a clean restart) empties it, which leaves every bucket
--- full, as after a quiet time. No statement of AddTx or of a Finish reads
--- or writes it, and no other table refers to it.
--- Each lease rewrites its key's row: the room that fillfactor leaves in
--- each page lets the new version go in the page of the old one (HOT), with
--- no new entry in the index.
---
--- tol is the tolerance of the KeyRate that set t: a key deferred for its
--- token is ready at t - tol, which tells it from a key deferred by a
--- Finish (store.KeyInfo.ForToken).
+-- key_rates is UNLOGGED: its writes cost no WAL, and a crash of the server
+-- (not a clean restart) empties it, which leaves the buckets of the keys
+-- that emptied full, as after a quiet time. No statement of AddTx or of a
+-- Finish reads or writes it, and no other table refers to it. Each lease
+-- of a key's last values rewrites its key's row: the room that fillfactor
+-- leaves in each page lets the new version go in the page of the old one
+-- (HOT), with no new entry in the index. tol is the tolerance of the
+-- KeyRate that set t: a key deferred for its token is ready at t - tol,
+-- which tells it from a key deferred by a Finish (store.KeyInfo.ForToken).
 CREATE UNLOGGED TABLE IF NOT EXISTS key_rates (
 	queue    text        NOT NULL,
 	key_hash bytea       NOT NULL,
