@@ -53,10 +53,10 @@ const keyTSQL = `coalesce({row}.rate_t, (SELECT kr.t FROM {schema}.key_rates AS 
 const tokenSQL = `coalesce(` + keyTSQL + ` <= statement_timestamp() + $6::interval, true)`
 
 // ratedPickSQL is claimPickSQL for a rated claim, with untokened, the keys
-// it locked without a token and their T, and picked's rows with wait: when
-// the token of a key to defer is due, NULL for a key to lease; {untenanted} and {untenanted:k}
-// are empty, or the condition that the key has no tenant (claimNone,
-// tenant.go). The second walk, instead, starts where the first stopped,
+// it locked without a token and their T, and picked's rows with wait:
+// when the token of a key to defer is due, NULL for a key to lease;
+// {untenanted} and {untenanted:k} are empty, or the condition that the
+// key has no tenant (claimNone, tenant.go). The second walk, instead, starts where the first stopped,
 // and only if a key of the first had no token: LIMIT 0 reads no row.
 var ratedPickSQL = `, first AS MATERIALIZED (
 	SELECT f.queue, f.key_hash, f.ready_at, ` + strings.ReplaceAll(keyTSQL, "{row}", "f") + ` AS t
@@ -106,7 +106,9 @@ var fairUntokenedSQL = `, untokened AS MATERIALIZED (
 		WHERE NOT ` + strings.ReplaceAll(tokenSQL, "{row}", "x") + `
 	) AS x
 	JOIN {schema}.keys AS k ON k.queue = x.queue AND k.key_hash = x.key_hash
-	WHERE k.ready_at <= statement_timestamp() AND NOT k.paused AND k.lanes = 0
+	-- k's conditions in a subquery of their own (OFFSET 0), so that k is
+	-- reached by its primary key, not by a walk of keys_ready.
+	CROSS JOIN LATERAL (SELECT WHERE k.ready_at <= statement_timestamp() AND NOT k.paused AND k.lanes = 0 OFFSET 0) AS z
 	FOR UPDATE OF k SKIP LOCKED
 )`
 
