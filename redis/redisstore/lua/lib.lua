@@ -68,8 +68,8 @@
     tweights  HASH  tenant -> its weight; it exists once an Add named a
                     tenant, which turns the queue's tenants on (fair)
     turns     ZSET  tenant -> its virtual time, for the tenants with ready
-                    keys (and some whose ready keys a pause or a drop
-                    took, which the next Claim removes); "" is the keys
+                    keys (and some whose ready keys a Claim, a pause or a
+                    drop took, which the Claim that reaches them removes); "" is the keys
                     without a tenant, whose ready set is ready itself, and
                     which the Claim adds when ready has keys
     tvtimes   HASH  tenant -> its virtual time, kept when it leaves turns
@@ -977,12 +977,12 @@ local function finish_lease(key, fence, kind, after, why, now, now_s, multi)
     return -1
   end
   if h == 'm' then
-    -- The fields m_load reads: s, R (absent: not read), b, bd, g, f, tn, T.
+    -- The fields m_load reads: s, R (absent: not read), b, bd, g, f, tn, T, q.
     local R, T = nil, mh[12]
     if multi then
       R, T = mh[12], mh[13]
     end
-    return m_finish(key, kk, fence, kind, after, why, now, now_s, {mh[1], R, mh[6], mh[7], mh[9], mh[2], mh[10], T})
+    return m_finish(key, kk, fence, kind, after, why, now, now_s, {mh[1], R, mh[6], mh[7], mh[9], mh[2], mh[10], T, mh[11]})
   end
   if h[10] then
     featq = true -- a key of a tenant: the queue has tweights
@@ -1062,7 +1062,7 @@ local RATE_DEFERS = 4
 -- them, and T last: RATE_FIELDS for a lease of lib.lua (claim_ready),
 -- RATE_MFIELDS for one of lib_perkey.lua (m_load).
 local RATE_FIELDS = {'n', 'a', 'b', 'bd', 'u', 'g', 'R', 'T'}
-local RATE_MFIELDS = {'s', 'R', 'b', 'bd', 'g', 'f', 'tn', 'T'}
+local RATE_MFIELDS = {'s', 'R', 'b', 'bd', 'g', 'f', 'tn', 'T', 'q'}
 
 -- rate_begin sets the KeyRate of a Claim at now (now_s) that wants want
 -- keys with perkey: interval in microseconds (0: off) and burst, as
@@ -1284,8 +1284,9 @@ local TURNS_READ = 1000
 -- the same and a larger name): until then the next turn is the next one
 -- read. Then it writes the turns it advanced or ended at once, and reads
 -- again for the rest. The turns end as one round at a time leaves them.
--- A key costs two commands (ZPOPMIN and ZCARD of its tenant's set), a
--- read three to five (ZRANGE, HMGET, ZADD; ZREM and HSET for the turns
+-- A key costs one command (ZPOPMIN of its tenant's set), a turn that
+-- ends one more (the ZPOPMIN that finds the set empty), a read three to
+-- five (ZRANGE, HMGET, ZADD; ZREM and HSET for the turns
 -- that end): O(n log T) in the T turns.
 local function pop_turns(want, any, untenanted)
   if untenanted == nil then
@@ -1336,18 +1337,18 @@ local function pop_turns(want, any, untenanted)
         keep[#keep + 1] = got[1]
         keep[#keep + 1] = got[2]
         i = i + 1
-        if rcall('ZCARD', set) == 0 then
-          rem[#rem + 1] = g
-          tv[#tv + 1] = g
-          tv[#tv + 1] = vs
-        else
-          add[#add + 1] = vs
-          add[#add + 1] = g
-          if i <= n and (v < lv or (v == lv and bytes_less(g, lg))) then
-            -- It comes before the last turn read again: which turn is
-            -- next, only turns itself can tell.
-            break
-          end
+        -- The turn advances whether the tenant has ready keys left or
+        -- not: one whose set this pop emptied keeps it until a Claim
+        -- reaches it and finds the set empty (above), which ends it at
+        -- the same virtual time. Until then no turn is served before
+        -- it, so the clock stays at or below its time, and a key that
+        -- enters the set meanwhile finds the turn join would give it.
+        add[#add + 1] = vs
+        add[#add + 1] = g
+        if i <= n and (v < lv or (v == lv and bytes_less(g, lg))) then
+          -- It comes before the last turn read again: which turn is
+          -- next, only turns itself can tell.
+          break
         end
       end
     end
