@@ -47,3 +47,39 @@ func TestClaimTakesAdvancedTurnBeforeTiesWithLargerNames(t *testing.T) {
 	add("a2", "a")
 	require.Equal(t, []string{"a1", "a2", "b2"}, claim(3))
 }
+
+// A tenant whose turn ended ahead of the queue's clock keeps its virtual
+// time: a key of it that comes ready later waits behind a tenant that
+// joins at the clock, even one with a larger name. Here a leases once
+// (a at 1, the clock at 0), its turn ends at the next Claim, and a2 and
+// b1 come ready together: b, at 0, comes first.
+func TestTenantComesBackAtItsOwnTime(t *testing.T) {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t).Addr()})
+	defer c.Close()
+	s, err := redisstore.New(ctx, c, redisstore.Config{Prefix: "back"})
+	require.NoError(t, err)
+	defer s.Close()
+	const q = "q"
+	add := func(key, tenant string) {
+		require.NoError(t, s.Add(ctx, q, key, [][]byte{[]byte("v")}, store.AddParams{Tenant: tenant}))
+	}
+	claim := func() []string {
+		ls, _, err := s.Claim(ctx, q, store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute})
+		require.NoError(t, err)
+		var keys []string
+		for _, l := range ls {
+			keys = append(keys, l.Key)
+			_, err := s.Finish(ctx, l, store.Outcome{Kind: store.Ack})
+			require.NoError(t, err)
+		}
+		return keys
+	}
+	add("a1", "a")
+	require.Equal(t, []string{"a1"}, claim())
+	require.Empty(t, claim())
+	add("a2", "a")
+	add("b1", "b")
+	require.Equal(t, []string{"b1"}, claim())
+	require.Equal(t, []string{"a2"}, claim())
+}

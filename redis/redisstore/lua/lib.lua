@@ -244,6 +244,10 @@ local unleased, unindexed, unstored = {}, {}, 0
 -- keys that stay, defer them, as nothing reads ready or keys before the
 -- flush.
 local readied, indexed, deferring = {}, {}, false
+-- While deferring, the tenants whose ready sets enter added keys to,
+-- once each (joining: by name), wait in joined for flush_adds, which
+-- gives those without a turn one with a ZADD for all of them (join_all).
+local joined, joining = {}, {}
 -- While claim_ready leases keys it popped, which it ends by waking a
 -- worker (if a key is ready or one comes due), wake_before leaves that to
 -- it.
@@ -278,6 +282,9 @@ local function begin(prefix)
   unstored = 0
   if #readied > 0 or #indexed > 0 then
     readied, indexed = {}, {}
+  end
+  if #joined > 0 then
+    joined, joining = {}, {}
   end
   deferring, claiming = false, false
   rate_i, rate_full = 0, false
@@ -332,6 +339,45 @@ end
 -- KeyRate leaves no rates behind.
 local RATE_LIFE_S = '86410000'
 
+-- vstr is the virtual time v as the scripts store it, %.17g, which
+-- Redis reads back as v: a whole number below 10^15 prints the same with
+-- %d, which costs less.
+local function vstr(v)
+  if v % 1 == 0 and v < 1e15 and v > -1e15 then
+    return string.format('%d', v)
+  end
+  return string.format('%.17g', v)
+end
+
+-- join_all gives each tenant of gs that has no turn one, as join does,
+-- from the larger of its own virtual time and the queue's clock: one
+-- ZADD NX at the clock for all of them, and, if it added any, their own
+-- times (HMGET) and a ZADD GT for those ahead of the clock. GT leaves a
+-- turn that was there as it was: a turn starts at its tenant's time or
+-- later, and only moves on, while the time is kept when the turn ends.
+local function join_all(gs)
+  local c = rcall('HGET', K_META, 'tc') or '0'
+  local add = {}
+  for i = 1, #gs do
+    add[2 * i - 1] = c
+    add[2 * i] = gs[i]
+  end
+  if rcall('ZADD', K_TURNS, 'NX', unpack(add)) == 0 then
+    return
+  end
+  local tv, up, cn = rcall('HMGET', K_TV, unpack(gs)), {}, tonumber(c)
+  for i = 1, #gs do
+    local v = tonumber(tv[i])
+    if v and v > cn then
+      up[#up + 1] = vstr(v)
+      up[#up + 1] = gs[i]
+    end
+  end
+  if #up > 0 then
+    rcall('ZADD', K_TURNS, 'GT', unpack(up))
+  end
+end
+
 -- flush_adds applies the ZADDs deferred to it. One that adds keys to
 -- rates removes its entries that passed RATE_KEEP ago or more: so rates
 -- holds the keys whose hash went within Burst*Interval + RATE_KEEP of the
@@ -351,6 +397,10 @@ local function flush_adds()
   if #indexed > 0 then
     rcall('ZADD', K_KEYS, unpack(indexed))
     indexed = {}
+  end
+  if #joined > 0 then
+    join_all(joined)
+    joined, joining = {}, {}
   end
 end
 
@@ -443,16 +493,6 @@ local function ready_set(kk)
   return tenant_set(fair() and rcall('HGET', kk, 'tn'))
 end
 
--- vstr is the virtual time v as the scripts store it, %.17g, which
--- Redis reads back as v: a whole number below 10^15 prints the same with
--- %d, which costs less.
-local function vstr(v)
-  if v % 1 == 0 and v < 1e15 and v > -1e15 then
-    return string.format('%d', v)
-  end
-  return string.format('%.17g', v)
-end
-
 -- join gives tenant g a turn if it has none, from the larger of its own
 -- virtual time and the queue's clock: idleness earns no credit.
 local function join(g)
@@ -500,10 +540,23 @@ local function enter(key, kk, ts, g)
     end
     return
   end
+  local set = PFX .. 'r:' .. g
+  if deferring then
+    -- The tenant's turn waits for flush_adds, with those of the call's
+    -- other keys (join_all): no ZCARD.
+    rcall('ZADD', set, ts, key)
+    if not joining[g] then
+      joining[g] = true
+      joined[#joined + 1] = g
+      if #joined >= DEFER / 2 then
+        flush_adds()
+      end
+    end
+    return
+  end
   -- A tenant with ready keys has a turn (only a Claim that finds its set
   -- empty ends it), so only one whose set was empty may need one: ZCARD
   -- costs less than a look for the tenant in turns.
-  local set = PFX .. 'r:' .. g
   local had = rcall('ZCARD', set) > 0
   rcall('ZADD', set, ts, key)
   if not had then
