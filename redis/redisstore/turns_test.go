@@ -2,6 +2,8 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -51,8 +53,9 @@ func TestClaimTakesAdvancedTurnBeforeTiesWithLargerNames(t *testing.T) {
 // A tenant whose turn ended ahead of the queue's clock keeps its virtual
 // time: a key of it that comes ready later waits behind a tenant that
 // joins at the clock, even one with a larger name. Here a leases once
-// (a at 1, the clock at 0), its turn ends at the next Claim, and a2 and
-// b1 come ready together: b, at 0, comes first.
+// (a at 1, the clock at 0), its turn ends at the next Claim; then a2 and
+// b2 come ready in one call, and in another queue a2, b2 and c2: b and
+// c, at 0, come first.
 func TestTenantComesBackAtItsOwnTime(t *testing.T) {
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t).Addr()})
@@ -61,10 +64,10 @@ func TestTenantComesBackAtItsOwnTime(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	const q = "q"
-	add := func(key, tenant string) {
+	add := func(q, key, tenant string) {
 		require.NoError(t, s.Add(ctx, q, key, [][]byte{[]byte("v")}, store.AddParams{Tenant: tenant}))
 	}
-	claim := func() []string {
+	claim := func(q string) []string {
 		ls, _, err := s.Claim(ctx, q, store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute})
 		require.NoError(t, err)
 		var keys []string
@@ -75,11 +78,22 @@ func TestTenantComesBackAtItsOwnTime(t *testing.T) {
 		}
 		return keys
 	}
-	add("a1", "a")
-	require.Equal(t, []string{"a1"}, claim())
-	require.Empty(t, claim())
-	add("a2", "a")
-	add("b1", "b")
-	require.Equal(t, []string{"b1"}, claim())
-	require.Equal(t, []string{"a2"}, claim())
+	for _, tenants := range [][]string{{"a", "b"}, {"a", "b", "c"}} {
+		q := fmt.Sprint(q, len(tenants))
+		add(q, "a1", "a")
+		require.Equal(t, []string{"a1"}, claim(q))
+		require.Empty(t, claim(q))
+		for _, g := range tenants {
+			add(q, g+"2", g) // folded by the next Claim, in one call
+		}
+		var got []string
+		for range tenants {
+			got = append(got, claim(q)...)
+		}
+		want := append(slices.Clone(tenants[1:]), "a")
+		for i := range want {
+			want[i] += "2"
+		}
+		require.Equal(t, want, got, "tenants %v", tenants)
+	}
 }

@@ -68,8 +68,8 @@
     tweights  HASH  tenant -> its weight; it exists once an Add named a
                     tenant, which turns the queue's tenants on (fair)
     turns     ZSET  tenant -> its virtual time, for the tenants with ready
-                    keys (and some whose ready keys a Claim, a pause or a
-                    drop took, which the Claim that reaches them removes); "" is the keys
+                    keys (and some whose ready keys a pause or a drop
+                    took, which the next Claim removes); "" is the keys
                     without a tenant, whose ready set is ready itself, and
                     which the Claim adds when ready has keys
     tvtimes   HASH  tenant -> its virtual time, kept when it leaves turns
@@ -244,10 +244,6 @@ local unleased, unindexed, unstored = {}, {}, 0
 -- keys that stay, defer them, as nothing reads ready or keys before the
 -- flush.
 local readied, indexed, deferring = {}, {}, false
--- While deferring, the tenants whose ready sets enter added keys to,
--- once each (joining: by name), wait in joined for flush_adds, which
--- gives those without a turn one with a ZADD for all of them (join_all).
-local joined, joining = {}, {}
 -- While claim_ready leases keys it popped, which it ends by waking a
 -- worker (if a key is ready or one comes due), wake_before leaves that to
 -- it.
@@ -282,9 +278,6 @@ local function begin(prefix)
   unstored = 0
   if #readied > 0 or #indexed > 0 then
     readied, indexed = {}, {}
-  end
-  if #joined > 0 then
-    joined, joining = {}, {}
   end
   deferring, claiming = false, false
   rate_i, rate_full = 0, false
@@ -339,45 +332,6 @@ end
 -- KeyRate leaves no rates behind.
 local RATE_LIFE_S = '86410000'
 
--- vstr is the virtual time v as the scripts store it, %.17g, which
--- Redis reads back as v: a whole number below 10^15 prints the same with
--- %d, which costs less.
-local function vstr(v)
-  if v % 1 == 0 and v < 1e15 and v > -1e15 then
-    return string.format('%d', v)
-  end
-  return string.format('%.17g', v)
-end
-
--- join_all gives each tenant of gs that has no turn one, as join does,
--- from the larger of its own virtual time and the queue's clock: one
--- ZADD NX at the clock for all of them, and, if it added any, their own
--- times (HMGET) and a ZADD GT for those ahead of the clock. GT leaves a
--- turn that was there as it was: a turn starts at its tenant's time or
--- later, and only moves on, while the time is kept when the turn ends.
-local function join_all(gs)
-  local c = rcall('HGET', K_META, 'tc') or '0'
-  local add = {}
-  for i = 1, #gs do
-    add[2 * i - 1] = c
-    add[2 * i] = gs[i]
-  end
-  if rcall('ZADD', K_TURNS, 'NX', unpack(add)) == 0 then
-    return
-  end
-  local tv, up, cn = rcall('HMGET', K_TV, unpack(gs)), {}, tonumber(c)
-  for i = 1, #gs do
-    local v = tonumber(tv[i])
-    if v and v > cn then
-      up[#up + 1] = vstr(v)
-      up[#up + 1] = gs[i]
-    end
-  end
-  if #up > 0 then
-    rcall('ZADD', K_TURNS, 'GT', unpack(up))
-  end
-end
-
 -- flush_adds applies the ZADDs deferred to it. One that adds keys to
 -- rates removes its entries that passed RATE_KEEP ago or more: so rates
 -- holds the keys whose hash went within Burst*Interval + RATE_KEEP of the
@@ -397,10 +351,6 @@ local function flush_adds()
   if #indexed > 0 then
     rcall('ZADD', K_KEYS, unpack(indexed))
     indexed = {}
-  end
-  if #joined > 0 then
-    join_all(joined)
-    joined, joining = {}, {}
   end
 end
 
@@ -493,6 +443,16 @@ local function ready_set(kk)
   return tenant_set(fair() and rcall('HGET', kk, 'tn'))
 end
 
+-- vstr is the virtual time v as the scripts store it, %.17g, which
+-- Redis reads back as v: a whole number below 10^15 prints the same with
+-- %d, which costs less.
+local function vstr(v)
+  if v % 1 == 0 and v < 1e15 and v > -1e15 then
+    return string.format('%d', v)
+  end
+  return string.format('%.17g', v)
+end
+
 -- join gives tenant g a turn if it has none, from the larger of its own
 -- virtual time and the queue's clock: idleness earns no credit.
 local function join(g)
@@ -540,23 +500,10 @@ local function enter(key, kk, ts, g)
     end
     return
   end
-  local set = PFX .. 'r:' .. g
-  if deferring then
-    -- The tenant's turn waits for flush_adds, with those of the call's
-    -- other keys (join_all): no ZCARD.
-    rcall('ZADD', set, ts, key)
-    if not joining[g] then
-      joining[g] = true
-      joined[#joined + 1] = g
-      if #joined >= DEFER / 2 then
-        flush_adds()
-      end
-    end
-    return
-  end
   -- A tenant with ready keys has a turn (only a Claim that finds its set
   -- empty ends it), so only one whose set was empty may need one: ZCARD
   -- costs less than a look for the tenant in turns.
+  local set = PFX .. 'r:' .. g
   local had = rcall('ZCARD', set) > 0
   rcall('ZADD', set, ts, key)
   if not had then
@@ -1337,9 +1284,8 @@ local TURNS_READ = 1000
 -- the same and a larger name): until then the next turn is the next one
 -- read. Then it writes the turns it advanced or ended at once, and reads
 -- again for the rest. The turns end as one round at a time leaves them.
--- A key costs one command (ZPOPMIN of its tenant's set), a turn that
--- ends one more (the ZPOPMIN that finds the set empty), a read three to
--- five (ZRANGE, HMGET, ZADD; ZREM and HSET for the turns
+-- A key costs two commands (ZPOPMIN and ZCARD of its tenant's set), a
+-- read three to five (ZRANGE, HMGET, ZADD; ZREM and HSET for the turns
 -- that end): O(n log T) in the T turns.
 local function pop_turns(want, any, untenanted)
   if untenanted == nil then
@@ -1390,18 +1336,18 @@ local function pop_turns(want, any, untenanted)
         keep[#keep + 1] = got[1]
         keep[#keep + 1] = got[2]
         i = i + 1
-        -- The turn advances whether the tenant has ready keys left or
-        -- not: one whose set this pop emptied keeps it until a Claim
-        -- reaches it and finds the set empty (above), which ends it at
-        -- the same virtual time. Until then no turn is served before
-        -- it, so the clock stays at or below its time, and a key that
-        -- enters the set meanwhile finds the turn join would give it.
-        add[#add + 1] = vs
-        add[#add + 1] = g
-        if i <= n and (v < lv or (v == lv and bytes_less(g, lg))) then
-          -- It comes before the last turn read again: which turn is
-          -- next, only turns itself can tell.
-          break
+        if rcall('ZCARD', set) == 0 then
+          rem[#rem + 1] = g
+          tv[#tv + 1] = g
+          tv[#tv + 1] = vs
+        else
+          add[#add + 1] = vs
+          add[#add + 1] = g
+          if i <= n and (v < lv or (v == lv and bytes_less(g, lg))) then
+            -- It comes before the last turn read again: which turn is
+            -- next, only turns itself can tell.
+            break
+          end
         end
       end
     end
