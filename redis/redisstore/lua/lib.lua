@@ -117,7 +117,8 @@
         no burst held, which stays until the lease ends: its Finish knows
         the key keeps values without an LLEN; 0 if not. A q of another
         fence than f (a lease taken by scripts that did not keep q)
-        tells nothing
+        tells nothing. A key in multi mode keeps it for its last lease
+        alone (see lib_perkey.lua)
     e   the error of the last retry or hold of its head batch (Outcome.Err)
     b   values at the tail in an open burst (absent: no open burst)
     tn  its tenant (absent: none)
