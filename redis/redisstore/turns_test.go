@@ -2,6 +2,8 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -46,4 +48,52 @@ func TestClaimTakesAdvancedTurnBeforeTiesWithLargerNames(t *testing.T) {
 	add("a1", "a")
 	add("a2", "a")
 	require.Equal(t, []string{"a1", "a2", "b2"}, claim(3))
+}
+
+// A tenant whose turn ended ahead of the queue's clock keeps its virtual
+// time: a key of it that comes ready later waits behind a tenant that
+// joins at the clock, even one with a larger name. Here a leases once
+// (a at 1, the clock at 0), its turn ends at the next Claim; then a2 and
+// b2 come ready in one call, and in another queue a2, b2 and c2: b and
+// c, at 0, come first.
+func TestTenantComesBackAtItsOwnTime(t *testing.T) {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t).Addr()})
+	defer c.Close()
+	s, err := redisstore.New(ctx, c, redisstore.Config{Prefix: "back"})
+	require.NoError(t, err)
+	defer s.Close()
+	const q = "q"
+	add := func(q, key, tenant string) {
+		require.NoError(t, s.Add(ctx, q, key, [][]byte{[]byte("v")}, store.AddParams{Tenant: tenant}))
+	}
+	claim := func(q string) []string {
+		ls, _, err := s.Claim(ctx, q, store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute})
+		require.NoError(t, err)
+		var keys []string
+		for _, l := range ls {
+			keys = append(keys, l.Key)
+			_, err := s.Finish(ctx, l, store.Outcome{Kind: store.Ack})
+			require.NoError(t, err)
+		}
+		return keys
+	}
+	for _, tenants := range [][]string{{"a", "b"}, {"a", "b", "c"}} {
+		q := fmt.Sprint(q, len(tenants))
+		add(q, "a1", "a")
+		require.Equal(t, []string{"a1"}, claim(q))
+		require.Empty(t, claim(q))
+		for _, g := range tenants {
+			add(q, g+"2", g) // folded by the next Claim, in one call
+		}
+		var got []string
+		for range tenants {
+			got = append(got, claim(q)...)
+		}
+		want := append(slices.Clone(tenants[1:]), "a")
+		for i := range want {
+			want[i] += "2"
+		}
+		require.Equal(t, want, got, "tenants %v", tenants)
+	}
 }

@@ -117,7 +117,8 @@
         no burst held, which stays until the lease ends: its Finish knows
         the key keeps values without an LLEN; 0 if not. A q of another
         fence than f (a lease taken by scripts that did not keep q)
-        tells nothing
+        tells nothing. A key in multi mode keeps it for its last lease
+        alone (see lib_perkey.lua)
     e   the error of the last retry or hold of its head batch (Outcome.Err)
     b   values at the tail in an open burst (absent: no open burst)
     tn  its tenant (absent: none)
@@ -977,12 +978,12 @@ local function finish_lease(key, fence, kind, after, why, now, now_s, multi)
     return -1
   end
   if h == 'm' then
-    -- The fields m_load reads: s, R (absent: not read), b, bd, g, f, tn, T.
+    -- The fields m_load reads: s, R (absent: not read), b, bd, g, f, tn, T, q.
     local R, T = nil, mh[12]
     if multi then
       R, T = mh[12], mh[13]
     end
-    return m_finish(key, kk, fence, kind, after, why, now, now_s, {mh[1], R, mh[6], mh[7], mh[9], mh[2], mh[10], T})
+    return m_finish(key, kk, fence, kind, after, why, now, now_s, {mh[1], R, mh[6], mh[7], mh[9], mh[2], mh[10], T, mh[11]})
   end
   if h[10] then
     featq = true -- a key of a tenant: the queue has tweights
@@ -1062,7 +1063,7 @@ local RATE_DEFERS = 4
 -- them, and T last: RATE_FIELDS for a lease of lib.lua (claim_ready),
 -- RATE_MFIELDS for one of lib_perkey.lua (m_load).
 local RATE_FIELDS = {'n', 'a', 'b', 'bd', 'u', 'g', 'R', 'T'}
-local RATE_MFIELDS = {'s', 'R', 'b', 'bd', 'g', 'f', 'tn', 'T'}
+local RATE_MFIELDS = {'s', 'R', 'b', 'bd', 'g', 'f', 'tn', 'T', 'q'}
 
 -- rate_begin sets the KeyRate of a Claim at now (now_s) that wants want
 -- keys with perkey: interval in microseconds (0: off) and burst, as

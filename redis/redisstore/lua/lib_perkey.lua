@@ -25,7 +25,13 @@
         list, in their order; the free values follow.
   So a call reads the key's state with one HMGET of seven fields and
   writes it with one HSET, whatever its leases: no JSON to decode and
-  encode, no field per lease. (Keys that an earlier version left in multi
+  encode, no field per lease. Beside them, q is the fence of the key's
+  last lease (f) if that lease saw a free value after its batch, outside
+  the open burst: only a later lease takes such a value, and a later
+  lease has another fence, so while q is f the key has free values, and
+  a Finish knows it keeps values and may lease again without an LLEN. A
+  q of another fence than f (a lease of a version that did not keep it)
+  tells nothing. (Keys that an earlier version left in multi
   mode, with R as JSON and L, P, F, E, H as fields of their own, are not
   read: no release wrote them.)
   It is in exactly one of the state sets: held while held; else ready
@@ -128,11 +134,11 @@ local decoded, ndecoded, DECODED = {}, 0, 1024
 -- m_load reads the multi state of key at now, or turns a key of lib.lua,
 -- ready since ts, into one: its fixed head batch, if any, becomes its
 -- first run, kept. h, if the caller read them, holds the key's fields s,
--- R, b, bd, g, f, tn and T (R absent with s m: not read); they spare the
--- read.
+-- R, b, bd, g, f, tn, T and q (R absent with s m: not read; q absent:
+-- not read); they spare the read.
 local function m_load(key, kk, ts, h)
   if not h then
-    h = rcall('HMGET', kk, 's', 'R', 'b', 'bd', 'g', 'f', 'tn', 'T')
+    h = rcall('HMGET', kk, 's', 'R', 'b', 'bd', 'g', 'f', 'tn', 'T', 'q')
   elseif h[1] == 'm' and not h[2] then
     h[2] = rcall('HGET', kk, 'R')
   end
@@ -144,7 +150,7 @@ local function m_load(key, kk, ts, h)
     if k.R == h[2] then
       -- The hash's other fields may have changed since.
       k.b, k.bd, k.g, k.fence, k.fence0, k.tn, k.T = tonumber(h[3]) or 0, h[4], h[5], h[6], h[6], h[7], h[8]
-      k.len = false
+      k.len, k.more = false, h[9] ~= nil and h[9] == h[6]
       return k
     end
   end
@@ -154,9 +160,10 @@ local function m_load(key, kk, ts, h)
   k = {
     key = key, kk = kk, vk = vk, b = tonumber(h[3]) or 0, bd = h[4], g = h[5], fence = h[6], fence0 = h[6],
     tn = h[7], T = h[8], Tw = false, len = false, limit = 1, place = 0, free_at = 0, elig = false, where = false,
-    runs = false, held = false, entered = false, R = false,
+    runs = false, held = false, entered = false, R = false, more = false, qw = false, rts = false,
   }
   if multi then
+    k.more = h[9] ~= nil and h[9] == h[6]
     m_unpack(k, h[2])
     return k
   end
@@ -221,11 +228,17 @@ local function m_ready(k)
   return m_len(k) - m_in_runs(k) - k.b
 end
 
+-- m_free reports whether k has free values outside its open burst: known
+-- without an LLEN while its last lease saw one (more, from q).
+local function m_free(k)
+  return k.more or m_ready(k) > 0
+end
+
 -- m_eligible reports whether k may take a lease once its next batch is
 -- ready.
 local function m_eligible(k)
   local c, n = m_out(k)
-  return not k.held and c < math.max(k.limit, 1) and m_len(k) > n
+  return not k.held and c < math.max(k.limit, 1) and (k.more or m_len(k) > n)
 end
 
 -- m_track notes, at t, whether k may lease: a key that becomes eligible
@@ -242,7 +255,7 @@ end
 -- runs whose lease lapsed by now.
 local function m_settle(k, now)
   if k.b > 0 and tonumber(k.bd) <= now then
-    if m_len(k) - m_in_runs(k) == k.b then
+    if not k.more and m_len(k) - m_in_runs(k) == k.b then
       k.free_at = tonumber(k.bd) -- the burst's values are the first free ones
     end
     close_burst(k.kk, k.key)
@@ -285,7 +298,7 @@ local function m_next(k, now)
   if i then
     return tonumber(k.runs[i].x)
   end
-  if m_ready(k) > 0 then
+  if m_free(k) then
     local t = k.free_at
     if k.g and tonumber(k.g) > now then
       local due = due_of(rcall('LINDEX', k.vk, str(m_in_runs(k))))
@@ -319,9 +332,16 @@ local function m_save(k)
       set[#set + 1], set[#set + 2] = 'f', k.fence
       k.fence0 = k.fence
     end
+    if k.qw then
+      set[#set + 1], set[#set + 2] = 'q', k.fence
+      k.qw = false
+    end
     rcall('HSET', k.kk, unpack(set))
   elseif not k.entered and k.fence == k.fence0 then
     rcall('HSET', k.kk, 'R', R)
+  elseif not k.entered and k.qw then
+    rcall('HSET', k.kk, 'R', R, 'f', k.fence, 'q', k.fence)
+    k.fence0, k.qw = k.fence, false
   elseif not k.entered then
     rcall('HSET', k.kk, 'R', R, 'f', k.fence)
     k.fence0 = k.fence
@@ -332,6 +352,10 @@ local function m_save(k)
     if k.fence ~= k.fence0 then
       set[#set + 1], set[#set + 2] = 'f', k.fence
       k.fence0 = k.fence
+    end
+    if k.qw then
+      set[#set + 1], set[#set + 2] = 'q', k.fence
+      k.qw = false
     end
     rcall('HSET', k.kk, unpack(set))
   end
@@ -393,11 +417,19 @@ end
 -- in none of those sets (a Claim popped it from the ready order), which
 -- spares looking. A k that stays in the set its hint W names, at the same
 -- time, costs one ZSCORE: it is neither taken out nor put back, and wakes
--- no one, as nothing became ready or came due sooner.
+-- no one, as nothing became ready or came due sooner. A ready k that
+-- stays where this library's last save of it put it (rts, kept with
+-- the decoded state: no call changed R since) costs none: only a pause
+-- or its end moves a ready key without a save, and a ready k is then
+-- where they left it (parked, or behind the keys ready when it resumed).
 local function m_place(k, now, now_s, popped)
   local key, kk = k.key, k.kk
   -- w: the state set its hint says it stands in, if it stands in one.
   local w = not popped and k.where
+  -- rts: the time this library's last save of k put it in its ready set
+  -- at; k.rts is set again where this call puts it there.
+  local rts = k.rts
+  k.rts = false
   if k.held then
     if not popped then
       m_unset(k)
@@ -413,7 +445,7 @@ local function m_place(k, now, now_s, popped)
   local idle_at = #k.runs == 0 and ready_at
   if #k.runs == 0 and (k.limit <= 1 or not idle_at or idle_at > now) then
     local parked = not popped and m_unset(k)
-    rcall('HDEL', kk, 'R')
+    rcall('HDEL', kk, 'R', 'q')
     rcall('SREM', K_MULTI, key)
     if idle_at and idle_at <= now then
       rcall('HSET', kk, 's', 'r', 'a', '0', 'n', '0')
@@ -434,10 +466,16 @@ local function m_place(k, now, now_s, popped)
     at = ready_at
     if at <= now then
       local ts = str(at)
+      if w == 'r' and rts == ts then
+        k.rts = ts
+        m_save(k)
+        return
+      end
       if w == 'r' or w == 'p' then
         -- Found in the set W names, it is in no other.
         local cur = rcall('ZSCORE', w == 'p' and K_PARKED or tenant_set(m_tenant(k)), key)
         if cur then
+          k.rts = w == 'r' and ts
           m_save(k)
           if cur ~= ts then
             m_ready_in(k, ts, w == 'p')
@@ -448,6 +486,7 @@ local function m_place(k, now, now_s, popped)
       end
       local parked = not popped and m_unset(k, looked)
       k.where = parked and 'p' or 'r'
+      k.rts = not parked and ts
       m_save(k)
       m_ready_in(k, ts, parked)
       return
@@ -546,7 +585,7 @@ m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey
     m_place(k, now, now_s, true)
     return nil
   end
-  local i, vals = m_kept(k), nil
+  local i, vals, more = m_kept(k), nil, false
   if not i then
     local off, n = m_in_runs(k), nil
     if not k.len and k.b == 0 and maxbatch > 0 and not k.g then
@@ -561,6 +600,8 @@ m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey
       if n > maxbatch then
         n = maxbatch
         vals[n + 1] = nil
+        -- A free value follows the batch: q keeps it for the Finish.
+        more = true
       end
     else
       n = m_ready(k)
@@ -597,7 +638,8 @@ m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey
   end
   local f = str(fence)
   r.o, r.r, r.f, r.x, r.c, r.h = true, false, f, exp, now_s, holder
-  k.limit, k.elig, k.fence = math.max(perkey, 1), false, f
+  -- A new fence: what q told of the last one no longer holds.
+  k.limit, k.elig, k.fence, k.more, k.qw = math.max(perkey, 1), false, f, more, more
   if rate_i > 0 then
     k.Tw = rate_take(key)
   end
@@ -618,8 +660,8 @@ end
 m_defer = function(key, kk, due, now, now_s)
   local k = m_load(key, kk, now_s)
   m_settle(k, now)
-  if #k.runs == 0 and k.elig and m_ready(k) > 0 then
-    rcall('HDEL', kk, 'R')
+  if #k.runs == 0 and k.elig and m_free(k) then
+    rcall('HDEL', kk, 'R', 'q')
     rcall('SREM', K_MULTI, key)
     local due_s = str(due)
     rcall('HSET', kk, 's', 'd', 'a', '0', 'n', '0', 'K', due_s)
@@ -665,10 +707,14 @@ m_finish = function(key, kk, fence, kind, after, why, now, now_s, h)
       rcall('ZADD', K_DEADAT, now_s, id)
     end
     unstored = unstored + r.n -- flush_ends takes them off meta's v
-    k.len = m_len(k) - r.n
-    if k.len == 0 then
-      m_delete(k)
-      return 0
+    if k.more then
+      k.len = k.len and k.len - r.n
+    else
+      k.len = m_len(k) - r.n
+      if k.len == 0 then
+        m_delete(k)
+        return 0
+      end
     end
     m_cut(k, off, r.n)
     table.remove(k.runs, i)
