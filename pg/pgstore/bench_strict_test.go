@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer/pg/pgstore"
+	"github.com/pacerkit/pacer/store"
 	"github.com/pacerkit/pacer/store/storetest"
 )
 
@@ -34,6 +35,9 @@ import (
 // batches), the statements and commits the server ran, and the CPU time
 // of the server's processes and of this process, per value.
 // PACER_BENCH_ROUNDS sets the rounds (3).
+//
+// PACER_BENCH_KEYRATE=1 runs the first workload only, without and with
+// a store.KeyRate of 1µs and a burst of 1 on every claim, in turns.
 //
 // Then one more run of each workload (of the first PACER_BENCH_PROFILED
 // if set), under a CPU and a block profile of this process, breaks a
@@ -65,9 +69,13 @@ func TestMeasureStrictPath(t *testing.T) {
 	require.NoError(t, err)
 	run := func(sc storetest.StrictCase, profile bool) {
 		schema := freshSchema(t, pool)
-		s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema})
+		ps, err := pgstore.New(ctx, pool, pgstore.Config{Schema: schema})
 		require.NoError(t, err)
-		defer s.Close()
+		defer ps.Close()
+		var s store.Store = ps
+		if strings.HasSuffix(sc.Name, keyRateCase) {
+			s = keyRated{ps, neverDefers}
+		}
 		backlog(t, pool, schema, "q", sc.Keys, storetest.StrictValues/sc.Keys)
 		var parallel float64
 		if !profile {
@@ -115,8 +123,15 @@ func TestMeasureStrictPath(t *testing.T) {
 		storetest.PrintCPUShares(t, p, storetest.StrictValues, pgCPUShares)
 		storetest.PrintWaits(t, p, storetest.StrictValues, storetest.StrictWorkers, took, storetest.Prefixed("github.com/pacerkit/pacer/pg/pgstore.(*Store).board"))
 	}
+	cases := storetest.StrictCases
+	if os.Getenv("PACER_BENCH_KEYRATE") == "1" {
+		// The first case without and with a KeyRate, in turns.
+		rated := cases[0]
+		rated.Name += keyRateCase
+		cases = []storetest.StrictCase{cases[0], rated}
+	}
 	for range rounds {
-		for _, sc := range storetest.StrictCases {
+		for _, sc := range cases {
 			run(sc, false)
 		}
 	}
@@ -124,10 +139,14 @@ func TestMeasureStrictPath(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_PROFILED")); err == nil {
 		profiled = min(n, profiled)
 	}
-	for _, sc := range storetest.StrictCases[:profiled] {
+	for _, sc := range cases[:min(profiled, len(cases))] {
 		run(sc, true)
 	}
 }
+
+// keyRateCase ends the name of a strict case whose claims keep a KeyRate
+// that defers nothing (PACER_BENCH_KEYRATE=1).
+const keyRateCase = ", KeyRate 1µs"
 
 func perValue(n float64) float64 { return n / storetest.StrictValues }
 
@@ -398,4 +417,21 @@ func (p *pgTrips) print() {
 	for _, q := range qs {
 		fmt.Printf("    %.4f  %s\n", perValue(float64(statements[q])), q)
 	}
+}
+
+// keyRated is a Store whose Claims and FinishAndClaims keep rate, for the
+// strict runs, whose Runner has no Config.KeyRate.
+type keyRated struct {
+	*pgstore.Store
+	rate store.KeyRate
+}
+
+func (s keyRated) Claim(ctx context.Context, queue string, p store.ClaimParams) ([]store.Lease, time.Duration, error) {
+	p.KeyRate = s.rate
+	return s.Store.Claim(ctx, queue, p)
+}
+
+func (s keyRated) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outcome, p store.ClaimParams) (bool, []store.Lease, time.Duration, error) {
+	p.KeyRate = s.rate
+	return s.Store.FinishAndClaim(ctx, l, o, p)
 }

@@ -107,7 +107,8 @@ func measureTenantClaims(t *testing.T, s store.Store) {
 // each, without tenants, with tenants (100 of them: a key's last two
 // digits), and without tenants but with a per-key limit generous enough
 // never to defer a batch (a pgrate.Keyed, then a ratelimit.Keyed in the
-// process); and with MaxBatch 2, PerKey 1 and PerKey 2 (several leases of
+// process, then Config.KeyRate of 1µs and a burst of 1, which the claims
+// keep); and with MaxBatch 2, PerKey 1 and PerKey 2 (several leases of
 // a key need batches of more than one value). PACER_BENCH_ROUNDS (5)
 // alternating rounds, each run on
 // a queue of its own; open returns a fresh store for a run, keyed a fresh
@@ -116,7 +117,7 @@ func measureTenantClaims(t *testing.T, s store.Store) {
 // on a loaded machine a steadier figure than the wall time; trips counts
 // the pool's round trips and statements, which a run reports per value
 // too. PACER_BENCH_MODES, a list of "tenants", "keylimit",
-// "keylimit-local", "maxbatch2" and "perkey2" separated by commas, runs
+// "keylimit-local", "keyrate", "maxbatch2" and "perkey2" separated by commas, runs
 // those only, with the run they are compared with.
 func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func() ratelimit.KeyGate[string], cpu func() time.Duration, trips *pgTrips) {
 	const keys, per = 500, 10
@@ -149,6 +150,8 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 			cfg.MaxBatch = 2
 		case "perkey2":
 			cfg.MaxBatch, cfg.PerKey = 2, 2
+		case "keyrate":
+			cfg.KeyRate = neverDefers
 		}
 		r, err := pacer.New(cfg, func(_ context.Context, _ string, vals []int) error {
 			if left.Add(-int64(len(vals))) == 0 {
@@ -194,7 +197,7 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 		want := func(mode string) bool { return only == "" || slices.Contains(strings.Split(only, ","), mode) }
 		off := run(round, "off")
 		show("without", off, off)
-		for _, mode := range []string{"tenants", "keylimit", "keylimit-local"} {
+		for _, mode := range []string{"tenants", "keylimit", "keylimit-local", "keyrate"} {
 			if want(mode) {
 				show(mode, run(round, mode), off)
 			}

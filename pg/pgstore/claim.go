@@ -21,6 +21,11 @@ func (s *Store) Claim(ctx context.Context, queue string, p store.ClaimParams) ([
 	if err := s.checkClaim(ctx, queue, p); err != nil {
 		return nil, 0, err
 	}
+	if p.KeyRate.On() {
+		if err := s.sweep(ctx, queue); err != nil {
+			return nil, 0, err
+		}
+	}
 	if p.PerKey > 1 {
 		return s.claimLanes(ctx, queue, p)
 	}
@@ -40,6 +45,9 @@ func (s *Store) checkClaim(ctx context.Context, queue string, p store.ClaimParam
 	if p.Keys < 1 || p.MaxBatch < 0 || p.TTL <= 0 || p.PerKey < 0 {
 		return fmt.Errorf("pgstore: ClaimParams needs Keys >= 1, MaxBatch >= 0, TTL > 0 and PerKey >= 0, got %+v", p)
 	}
+	if err := p.KeyRate.Validate(); err != nil {
+		return fmt.Errorf("pgstore: %w", err)
+	}
 	return nil
 }
 
@@ -55,7 +63,11 @@ func (s *Store) claimStatement(queue string, p store.ClaimParams) (string, []any
 	if p.MaxBatch > 0 {
 		maxBatch = int64(p.MaxBatch)
 	}
-	return s.claimSQL(claimForm{keys: p.Keys}), []any{queue, maxBatch, interval(p.TTL), bytesOf(p.Holder)}
+	args := []any{queue, maxBatch, interval(p.TTL), bytesOf(p.Holder)}
+	if p.KeyRate.On() {
+		args = append(args, rateArgs(p.KeyRate)...)
+	}
+	return s.claimSQL(claimForm{keys: p.Keys, rated: p.KeyRate.On()}), args
 }
 
 // scanClaim reads the leases and the next of Claim's statement from rows.
@@ -85,12 +97,13 @@ func scanClaim(queue string, rows pgx.Rows) ([]store.Lease, time.Duration, error
 }
 
 // claimForm is one of the claim statements: for up to keys keys, of a
-// kind, and the one of a shared Finish's transaction or not (see
-// claimSQL).
+// kind, the one of a shared Finish's transaction or not, and with a
+// KeyRate or not (see claimSQL).
 type claimForm struct {
 	keys   int
 	kind   claimKind
 	shared bool
+	rated  bool
 }
 
 // claimKind says which keys a claim statement leases.
@@ -110,6 +123,16 @@ func (s *Store) claimSQL(f claimForm) string {
 	sql, ok := s.claims[f]
 	if !ok {
 		switch {
+		case f.kind == fairClaim && f.shared && f.rated:
+			sql = s.tq.claimSharedRated
+		case f.kind == fairClaim && f.rated:
+			sql = s.tq.claimRated
+		case f.kind == untenantedClaim && f.rated:
+			sql = s.tq.claimNoneRated
+		case f.shared && f.rated:
+			sql = s.q.claimSharedRated
+		case f.rated:
+			sql = s.q.claimRated
 		case f.kind == fairClaim && f.shared:
 			sql = s.tq.claimShared
 		case f.kind == fairClaim:

@@ -5,7 +5,8 @@
 // part in the service's own transactions (AddTx, which a pacer Runner's
 // AddTx calls). A Store implements store.Store, store.DeadLetters,
 // store.FinishClaimer, store.TxAdder, store.Inspector, store.Operator,
-// store.FairTenants and store.PerKeyClaimer, and passes the same
+// store.FairTenants, store.PerKeyClaimer and store.KeyRateClaimer, and
+// passes the same
 // conformance suite as store.Memory (store/storetest).
 //
 // # Schema
@@ -50,7 +51,10 @@
 //     the time;
 //   - counts: how many values each queue stores, for
 //     store.AddParams.MaxValues, spread over rows (see below);
-//   - paused_queues: the queues an operator paused.
+//   - paused_queues: the queues an operator paused;
+//   - key_rates: the theoretical arrival time of the keys whose last
+//     values a claim with a store.KeyRate leased lately, which outlives
+//     their rows in keys (see below).
 //
 // Delayed values (store.AddParams.Delay, migration 006) are a column of
 // their message rows, when each is due, NULL for every other value, and
@@ -223,6 +227,49 @@
 // are made once per session and read rows by index only, reached from
 // the keys they lock, so they stay bounded as a queue grows.
 // Once its last lane ends, a key is a key of one lease again.
+//
+// # A rate per key
+//
+// A Claim or FinishAndClaim with a store.KeyRate that is on (migration
+// 015) keeps it in its own statement, with no statement of its own. Each
+// key's theoretical arrival time T (GCRA, see store.KeyRate) is a column
+// of the key's row, written by the UPDATE that leases the key, and, from a
+// lease of the key's last values on (which alone can leave the key empty,
+// and its row gone), a row of key_rates too, by (queue, key's SHA-256),
+// which a key's next row reads until a lease writes its own; no T is a
+// full bucket. A claim locks the first ready keys as a claim without a
+// KeyRate does and reads their T; those without a token it defers until
+// their tokens are due, T - (Burst-1)*Interval, as a Finish with Defer
+// would leave them (a key of one lease keeps the batch a lease would take
+// now at its head, with no lease, fence or attempt taken), in the UPDATE
+// that leases the others, and it leases as many keys with a token in
+// their place, after them in the ready order; the keys without a token
+// that this second walk steps over, a later claim defers. In a queue with
+// tenants, a tenant's keys without a token are stepped over, and those
+// among its first deferred, by the claim that takes its turns: a deferred
+// key takes no turn. The claims of keys of lanes (lease_lanes_rated and
+// claim_lanes_rated) give each key as many leases as it has tokens, one a
+// lease, and write T to key_rates at each. A Claim without a KeyRate runs
+// the statements it ran before, which neither read nor write T; the Acks
+// of a shared flight share its claim only with the same KeyRate. Key and
+// Keys tell a key deferred for its token (store.KeyInfo.ForToken) by its
+// ready time, which is T less the tolerance kept beside T.
+//
+// key_rates is UNLOGGED: its writes cost no WAL, and a crash of PostgreSQL
+// (not a clean shutdown or restart) empties it, as it does an unlogged
+// table on a standby that is promoted, which leaves the buckets of the
+// keys that emptied full: each may then take up to Burst leases at once,
+// as after a quiet time (the T of keys that have values lives in their
+// rows, which a crash keeps). AddTx, which reads and writes no T, is not
+// concerned. DropKey forgets a T that only the key's row held. A row of
+// key_rates whose T passed says no more than no row, and each Store
+// removes those of a queue at most once a minute, before a claim of the
+// queue with a KeyRate, in one statement that reads the queue's rows of
+// key_rates: the table holds about the keys that emptied in the last
+// minute and Burst*Interval. A rated claim costs, over one without, the
+// writing of T in the row it writes anyway, a read of key_rates per key
+// whose row has no T, and an upsert per lease of a key's last values (see
+// BENCHMARKS.md).
 //
 // # The count of stored values
 //

@@ -28,6 +28,11 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 	if err := s.checkClaim(ctx, l.Queue, p); err != nil {
 		return false, nil, 0, err
 	}
+	if p.KeyRate.On() {
+		if err := s.sweep(ctx, l.Queue); err != nil {
+			return false, nil, 0, err
+		}
+	}
 	fair := s.fair.known(l.Queue)
 	if p.PerKey > 1 {
 		return s.finishAndClaimLanes(ctx, l, o, p, fair)
@@ -74,7 +79,7 @@ func (s *Store) FinishAndClaim(ctx context.Context, l store.Lease, o store.Outco
 		// the finish, which may wait for its key row: a claim of the
 		// queue waits for no other row.
 		b.Queue(turnsLockSQL, s.turnsLock(l.Queue))
-		claimSQL = s.claimSQL(claimForm{keys: p.Keys, kind: fairClaim})
+		claimSQL = s.claimSQL(claimForm{keys: p.Keys, kind: fairClaim, rated: p.KeyRate.On()})
 	}
 	b.Queue(claimSQL, claimArgs...).Query(func(rows pgx.Rows) error {
 		var err error

@@ -145,7 +145,7 @@ func scanKeyInfo(row pgx.Row, head ...any) (store.KeyInfo, error) {
 		values, leases       int64
 	)
 	dst := append(head, &key, &state, &since, &until, &info.MaxWait, &info.Attempt,
-		&info.Fence, &holder, &why, &values, &info.Paused, &leases, &oldest)
+		&info.Fence, &holder, &why, &values, &info.Paused, &leases, &info.ForToken, &oldest)
 	if err := row.Scan(dst...); err != nil {
 		return store.KeyInfo{}, err
 	}

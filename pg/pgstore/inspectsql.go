@@ -36,7 +36,11 @@ const keyStateSQL = `CASE
 //     waits (ready_at, which is its burst's deadline while it debounces);
 //   - the attempt: the lease's (leased), the hold's (held), else that of
 //     the head batch's last lease, one less than the next while retrying,
-//     and 0 for a head batch not leased yet (batch 0).
+//     and 0 for a head batch not leased yet (batch 0);
+//   - for a deferred key, whether a claim deferred it for its KeyRate
+//     token: it is ready when the token is due, T less the tolerance
+//     (in its row, else in key_rates: migration 015), which a Finish's
+//     Defer leaves it at only by chance, to the microsecond.
 const keyInfoSQL = `k.key, st.state,
 	CASE st.state WHEN {ready} THEN k.ready_at WHEN {leased} THEN k.leased_at WHEN {held} THEN k.held_at END,
 	CASE WHEN st.state IN ({leased}, {retrying}, {deferred}, {debouncing}, {scheduled}) THEN k.ready_at END,
@@ -52,7 +56,11 @@ const keyInfoSQL = `k.key, st.state,
 	k.tail - k.head + k.lent,
 	k.paused,
 	CASE WHEN k.lanes > 1 THEN (SELECT count(*) FROM {schema}.lanes AS l
-		WHERE l.queue = k.queue AND l.key_hash = k.key_hash AND l.leased_until > statement_timestamp()) ELSE 0 END`
+		WHERE l.queue = k.queue AND l.key_hash = k.key_hash AND l.leased_until > statement_timestamp()) ELSE 0 END,
+	CASE WHEN st.state <> {deferred} THEN false
+		WHEN k.rate_t IS NOT NULL THEN k.rate_t - k.rate_tol = k.ready_at
+		ELSE EXISTS (SELECT FROM {schema}.key_rates AS kr
+			WHERE kr.queue = k.queue AND kr.key_hash = k.key_hash AND kr.t - kr.tol = k.ready_at) END`
 
 // headAddedSQL is when the first value of a key of row {row} was added,
 // read by the primary key: the column after keyInfoSQL's.

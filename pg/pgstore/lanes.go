@@ -28,10 +28,16 @@ func (s *Store) claimLanes(ctx context.Context, queue string, p store.ClaimParam
 		return nil, 0, err
 	}
 	sql := s.q.claimLanes
-	if fair {
+	args := []any{queue, p.Keys, maxBatch, interval(p.TTL), bytesOf(p.Holder), p.PerKey}
+	switch rated := p.KeyRate.On(); {
+	case fair && rated:
+		sql, args = s.q.claimLanesFairRated, append(args, rateArgs(p.KeyRate)...)
+	case fair:
 		sql = s.q.claimLanesFair
+	case rated:
+		sql, args = s.q.claimLanesRated, append(args, rateArgs(p.KeyRate)...)
 	}
-	rows, err := s.pool.Query(ctx, sql, queue, p.Keys, maxBatch, interval(p.TTL), bytesOf(p.Holder), p.PerKey)
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, 0, failed(ctx, "Claim", err)
 	}
@@ -138,6 +144,12 @@ const (
 	finishLanesSQL          = `SELECT i, more FROM {schema}.ack_lanes($1, $2, $3, $4, {removeSlot} + pg_backend_pid() % {addSlots})`
 	claimLanesSharedSQL     = `SELECT * FROM {schema}.lease_lanes($1, current_setting('pgstore.leases')::integer, $2, $3, $4, $5)`
 	claimLanesFairSharedSQL = `SELECT * FROM {schema}.claim_lanes($1, current_setting('pgstore.leases')::integer, $2, $3, $4, $5, true)`
+	// The claims above with a KeyRate: its interval and tolerance come
+	// last (migration 015).
+	claimLanesRatedSQL           = `SELECT * FROM {schema}.lease_lanes_rated($1, $2, $3, $4, $5, $6, $7, $8)`
+	claimLanesFairRatedSQL       = `SELECT * FROM {schema}.claim_lanes_rated($1, $2, $3, $4, $5, $6, true, $7, $8)`
+	claimLanesSharedRatedSQL     = `SELECT * FROM {schema}.lease_lanes_rated($1, current_setting('pgstore.leases')::integer, $2, $3, $4, $5, $6, $7)`
+	claimLanesFairSharedRatedSQL = `SELECT * FROM {schema}.claim_lanes_rated($1, current_setting('pgstore.leases')::integer, $2, $3, $4, $5, true, $6, $7)`
 )
 
 var _ store.PerKeyClaimer = (*Store)(nil)

@@ -132,6 +132,28 @@ func plansMadeSmall(t *testing.T, tenants bool, every func(*testing.T, *pgstore.
 	}
 }
 
+// TestRatedPlansMadeSmallStayBounded, TestRatedTenantPlansMadeSmallStayBounded
+// and TestRatedLanesPlansMadeSmallStayBounded are the three above with a
+// KeyRate on every claim (keyrate.go, migration 015), one that defers no
+// key.
+func TestRatedPlansMadeSmallStayBounded(t *testing.T) {
+	t.Parallel()
+	plansMadeSmall(t, false, everyStatementWith(neverDefers))
+}
+
+func TestRatedTenantPlansMadeSmallStayBounded(t *testing.T) {
+	t.Parallel()
+	plansMadeSmall(t, true, everyStatementWith(neverDefers))
+}
+
+func TestRatedLanesPlansMadeSmallStayBounded(t *testing.T) {
+	t.Parallel()
+	plansMadeSmall(t, false, everyLanesStatementWith(neverDefers))
+}
+
+// neverDefers is a KeyRate that defers no key of these tests.
+var neverDefers = store.KeyRate{Interval: time.Microsecond, Burst: 1}
+
 // maxPagesPerRun bounds the pages that a statement of the store reads per
 // run on a few keys; a statement that reads the 20,000 keys of
 // TestPlansMadeSmallStayBounded reads several hundred.
@@ -143,54 +165,59 @@ const maxPagesPerRun = 100
 // (a shared flight that does not), Drop and Hold, and Release; and those
 // of an operator: PauseQueue, ResumeQueue, RetryNow, PauseKey, ResumeKey
 // and DropKey.
-func everyStatement(t *testing.T, s *pgstore.Store) {
-	t.Helper()
-	ctx := t.Context()
-	p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute}
-	claim := func() store.Lease {
-		ls, _, err := s.Claim(ctx, "q", p)
-		require.NoError(t, err)
-		require.Len(t, ls, 1)
-		return ls[0]
-	}
-	next := func(ls []store.Lease, err error) store.Lease {
-		require.NoError(t, err)
-		require.Len(t, ls, 1)
-		return ls[0]
-	}
-	l := claim()
-	require.NoError(t, s.Extend(ctx, l, time.Minute))
-	_, ls, _, err := s.FinishAndClaim(ctx, l, store.Outcome{Kind: store.Defer}, p)
-	l = next(ls, err)
-	_, ls, _, err = s.FinishAndClaim(ctx, l, store.Outcome{Kind: store.Ack}, p)
-	l = next(ls, err)
-	_, err = s.Finish(ctx, l, store.Outcome{Kind: store.Ack})
-	require.NoError(t, err)
-	_, err = s.Finish(ctx, claim(), store.Outcome{Kind: store.Drop, Err: "x"})
-	require.NoError(t, err)
-	l = claim()
-	_, err = s.Finish(ctx, l, store.Outcome{Kind: store.Hold})
-	require.NoError(t, err)
-	released, err := s.Release(ctx, "q", l.Key)
-	require.NoError(t, err)
-	require.True(t, released)
+func everyStatement(t *testing.T, s *pgstore.Store) { everyStatementWith(store.KeyRate{})(t, s) }
 
-	done := func(ok bool, err error) {
+// everyStatementWith is everyStatement with rate on every claim.
+func everyStatementWith(rate store.KeyRate) func(*testing.T, *pgstore.Store) {
+	return func(t *testing.T, s *pgstore.Store) {
 		t.Helper()
+		ctx := t.Context()
+		p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute, KeyRate: rate}
+		claim := func() store.Lease {
+			ls, _, err := s.Claim(ctx, "q", p)
+			require.NoError(t, err)
+			require.Len(t, ls, 1)
+			return ls[0]
+		}
+		next := func(ls []store.Lease, err error) store.Lease {
+			require.NoError(t, err)
+			require.Len(t, ls, 1)
+			return ls[0]
+		}
+		l := claim()
+		require.NoError(t, s.Extend(ctx, l, time.Minute))
+		_, ls, _, err := s.FinishAndClaim(ctx, l, store.Outcome{Kind: store.Defer}, p)
+		l = next(ls, err)
+		_, ls, _, err = s.FinishAndClaim(ctx, l, store.Outcome{Kind: store.Ack}, p)
+		l = next(ls, err)
+		_, err = s.Finish(ctx, l, store.Outcome{Kind: store.Ack})
 		require.NoError(t, err)
-		require.True(t, ok)
+		_, err = s.Finish(ctx, claim(), store.Outcome{Kind: store.Drop, Err: "x"})
+		require.NoError(t, err)
+		l = claim()
+		_, err = s.Finish(ctx, l, store.Outcome{Kind: store.Hold})
+		require.NoError(t, err)
+		released, err := s.Release(ctx, "q", l.Key)
+		require.NoError(t, err)
+		require.True(t, released)
+
+		done := func(ok bool, err error) {
+			t.Helper()
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		done(s.PauseQueue(ctx, "q"))
+		done(s.ResumeQueue(ctx, "q"))
+		l = claim()
+		_, err = s.Finish(ctx, l, store.Outcome{Kind: store.Retry, After: time.Hour})
+		require.NoError(t, err)
+		done(s.RetryNow(ctx, "q", l.Key))
+		done(s.PauseKey(ctx, "q", l.Key))
+		done(s.ResumeKey(ctx, "q", l.Key))
+		n, err := s.DropKey(ctx, "q", l.Key, "x")
+		require.NoError(t, err)
+		require.Positive(t, n)
 	}
-	done(s.PauseQueue(ctx, "q"))
-	done(s.ResumeQueue(ctx, "q"))
-	l = claim()
-	_, err = s.Finish(ctx, l, store.Outcome{Kind: store.Retry, After: time.Hour})
-	require.NoError(t, err)
-	done(s.RetryNow(ctx, "q", l.Key))
-	done(s.PauseKey(ctx, "q", l.Key))
-	done(s.ResumeKey(ctx, "q", l.Key))
-	n, err := s.DropKey(ctx, "q", l.Key, "x")
-	require.NoError(t, err)
-	require.Positive(t, n)
 }
 
 // everyLanesStatement runs the statements of a Runner's workers with
@@ -198,23 +225,30 @@ func everyStatement(t *testing.T, s *pgstore.Store) {
 // claims) and Finish with Ack (a flight that does not), on a key with two
 // leases out at once and another key.
 func everyLanesStatement(t *testing.T, s *pgstore.Store) {
-	t.Helper()
-	ctx := t.Context()
-	p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute, PerKey: 2}
-	require.NoError(t, s.Add(ctx, "q", "lanes", vals("1", "2", "3"), store.AddParams{}))
-	var ls []store.Lease
-	for range 3 { // the oldest ready key, "lanes" among the first
-		got, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 2, MaxBatch: 1, TTL: time.Minute, PerKey: 2})
+	everyLanesStatementWith(store.KeyRate{})(t, s)
+}
+
+// everyLanesStatementWith is everyLanesStatement with rate on every claim.
+func everyLanesStatementWith(rate store.KeyRate) func(*testing.T, *pgstore.Store) {
+	return func(t *testing.T, s *pgstore.Store) {
+		t.Helper()
+		ctx := t.Context()
+		p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute, PerKey: 2, KeyRate: rate}
+		require.NoError(t, s.Add(ctx, "q", "lanes", vals("1", "2", "3"), store.AddParams{}))
+		var ls []store.Lease
+		for range 3 { // the oldest ready key, "lanes" among the first
+			got, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 2, MaxBatch: 1, TTL: time.Minute, PerKey: 2, KeyRate: rate})
+			require.NoError(t, err)
+			require.NotEmpty(t, got)
+			ls = append(ls, got...)
+		}
+		_, next, _, err := s.FinishAndClaim(ctx, ls[0], store.Outcome{Kind: store.Ack}, p)
 		require.NoError(t, err)
-		require.NotEmpty(t, got)
-		ls = append(ls, got...)
-	}
-	_, next, _, err := s.FinishAndClaim(ctx, ls[0], store.Outcome{Kind: store.Ack}, p)
-	require.NoError(t, err)
-	require.Len(t, next, 1)
-	for _, l := range append(ls[1:], next...) {
-		_, err := s.Finish(ctx, l, store.Outcome{Kind: store.Ack})
-		require.NoError(t, err)
+		require.Len(t, next, 1)
+		for _, l := range append(ls[1:], next...) {
+			_, err := s.Finish(ctx, l, store.Outcome{Kind: store.Ack})
+			require.NoError(t, err)
+		}
 	}
 }
 

@@ -17,6 +17,16 @@ import (
 // make Claims slower as the backlog grows.
 func TestClaimPlanIsReused(t *testing.T) {
 	t.Parallel()
+	claimPlanIsReused(t, store.KeyRate{})
+}
+
+// TestRatedClaimPlanIsReused is TestClaimPlanIsReused with a KeyRate.
+func TestRatedClaimPlanIsReused(t *testing.T) {
+	t.Parallel()
+	claimPlanIsReused(t, store.KeyRate{Interval: time.Microsecond})
+}
+
+func claimPlanIsReused(t *testing.T, rate store.KeyRate) {
 	ctx := t.Context()
 	connect(t, appName(t)) // skips without a server
 	cfg, err := pgxpool.ParseConfig(serverURL())
@@ -32,7 +42,7 @@ func TestClaimPlanIsReused(t *testing.T) {
 	backlog(t, pool, schema, "q", 20_000, 1)
 
 	for range 20 {
-		ls, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 2, TTL: time.Minute})
+		ls, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 2, TTL: time.Minute, KeyRate: rate})
 		require.NoError(t, err)
 		require.Len(t, ls, 2)
 	}

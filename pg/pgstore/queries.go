@@ -82,6 +82,10 @@ type queries struct {
 	foldLanes, retryLanes                            string
 	finishLanes, claimLanesShared                    string
 	claimLanesFair, claimLanesFairShared             string
+	// The claims with a KeyRate (keyrate.go, migration 015).
+	claimRated, claimSharedRated, sweepRates       string
+	claimLanesRated, claimLanesSharedRated         string
+	claimLanesFairRated, claimLanesFairSharedRated string
 }
 
 // newQueries fills schema, quoted already, into the statements.
@@ -92,7 +96,7 @@ func newQueries(schema string) queries {
 	running := func(sql, queue string) string {
 		return strings.ReplaceAll(sql, "{running}", strings.ReplaceAll(runningSQL, "{queue}", queue))
 	}
-	return queries{
+	q := queries{
 		addReady:             strings.NewReplacer("{bound}", "$6", "{slot}", "$7").Replace(r.Replace(addReadySQL)),
 		addBurst:             strings.NewReplacer("{bound}", "$8", "{slot}", "$9").Replace(r.Replace(addBurstSQL)),
 		addDelayed:           strings.NewReplacer("{bound}", "$7", "{slot}", "$8").Replace(r.Replace(addDelayedSQL)),
@@ -134,7 +138,17 @@ func newQueries(schema string) queries {
 		claimLanesShared:     r.Replace(claimLanesSharedSQL),
 		claimLanesFair:       r.Replace(claimLanesFairSQL),
 		claimLanesFairShared: r.Replace(claimLanesFairSharedSQL),
+
+		sweepRates:                r.Replace(sweepSQL),
+		claimLanesRated:           r.Replace(claimLanesRatedSQL),
+		claimLanesSharedRated:     r.Replace(claimLanesSharedRatedSQL),
+		claimLanesFairRated:       r.Replace(claimLanesFairRatedSQL),
+		claimLanesFairSharedRated: r.Replace(claimLanesFairSharedRatedSQL),
 	}
+	pick := r.Replace(claimPickSQL)
+	q.claimRated = rateClaim(schema, mustReplace(q.claim, pick, ratedPick(schema, false)))
+	q.claimSharedRated = rateClaim(schema, mustReplace(q.claimShared, pick, ratedPick(schema, false)))
+	return q
 }
 
 // countAddSQL opens the statements of an Add: it counts the Add's values

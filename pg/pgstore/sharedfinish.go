@@ -83,6 +83,7 @@ type ackGroup struct {
 	holder   string
 	fair     bool
 	perKey   int
+	rate     store.KeyRate // of the claim: Acks share a claim only with the same KeyRate
 }
 
 // kindOf is the kind of g's claim statement.
@@ -136,6 +137,9 @@ func (s *Store) board(ctx context.Context, l store.Lease, want int, p store.Clai
 	g := ackGroup{queue: l.Queue, maxBatch: p.MaxBatch, ttl: p.TTL, holder: p.Holder, fair: fair && want > 0}
 	if want > 0 && p.PerKey > 1 {
 		g.perKey = p.PerKey
+	}
+	if want > 0 && p.KeyRate.On() {
+		g.rate = p.KeyRate
 	}
 	s.acks.Lock()
 	q := s.ackQueue(g)
@@ -321,14 +325,24 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 		if g.maxBatch > 0 {
 			maxBatch = int64(g.maxBatch)
 		}
-		claimSQL := s.claimSQL(claimForm{keys: want, kind: g.kindOf(), shared: true})
+		rated := g.rate.On()
+		claimSQL := s.claimSQL(claimForm{keys: want, kind: g.kindOf(), shared: true, rated: rated})
 		claimArgs := []any{g.queue, maxBatch, interval(g.ttl), bytesOf(g.holder)}
 		if g.perKey > 1 {
-			claimSQL = s.q.claimLanesShared
-			if g.fair {
+			switch {
+			case g.fair && rated:
+				claimSQL = s.q.claimLanesFairSharedRated
+			case g.fair:
 				claimSQL = s.q.claimLanesFairShared
+			case rated:
+				claimSQL = s.q.claimLanesSharedRated
+			default:
+				claimSQL = s.q.claimLanesShared
 			}
 			claimArgs = append(claimArgs, g.perKey)
+		}
+		if rated {
+			claimArgs = append(claimArgs, rateArgs(g.rate)...)
 		}
 		b.Queue(claimSQL, claimArgs...).Query(func(rows pgx.Rows) error {
 			var err error

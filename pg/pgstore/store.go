@@ -48,6 +48,8 @@ type Store struct {
 
 	acks      sync.Mutex // guards ackQueues
 	ackQueues map[ackGroup]*ackQueue
+
+	sweeps sweeps // of key_rates (keyrate.go)
 }
 
 // New returns a Store on pool, whose connections it borrows for one

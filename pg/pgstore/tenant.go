@@ -193,8 +193,10 @@ type tenantQueries struct {
 	// claim and claimShared are the claim statements (claimSQL) that take
 	// the tenants' turns; claimNone leases keys added without a tenant
 	// by a process that did not know of the queue's tenants yet. Each
-	// with {keys} to fill in (see Store.claimSQL).
-	claim, claimShared, claimNone string
+	// with {keys} to fill in (see Store.claimSQL), and each with a rated
+	// form, for a claim with a KeyRate (keyrate.go).
+	claim, claimShared, claimNone                string
+	claimRated, claimSharedRated, claimNoneRated string
 }
 
 // newTenantQueries makes them from the statements of queues without
@@ -203,12 +205,6 @@ func newTenantQueries(schema string, q queries) tenantQueries {
 	r := strings.NewReplacer("{schema}", schema)
 	activate := func(tenant, weight string) string {
 		return strings.NewReplacer("{tenant}", tenant, "{weight}", weight).Replace(r.Replace(activateSQL))
-	}
-	mustReplace := func(s, old, new string) string {
-		if !strings.Contains(s, old) {
-			panic("pgstore: a tenant statement lost its anchor: " + old)
-		}
-		return strings.Replace(s, old, new, 1)
 	}
 	addReady := mustReplace(q.addReady, ", k AS (", activate("$8", "$9")+", k AS (")
 	addReady = mustReplace(addReady, "(queue, key_hash, key, tail, ready_at)\n\tSELECT $1, sha256($2), $2, cardinality($3::bytea[]), statement_timestamp() FROM counted",
@@ -228,16 +224,23 @@ func newTenantQueries(schema string, q queries) tenantQueries {
 		claim = mustReplace(claim, pick, r.Replace(strings.ReplaceAll(fairPickSQL, "{turns}", turns)))
 		return mustReplace(claim, "), upcoming AS (", r.Replace(chargeSQL))
 	}
+	fairRated := func(claim, turns string) string {
+		claim = mustReplace(unfloored(claim), pick, ratedFairPick(schema, turns))
+		return rateClaim(schema, mustReplace(claim, "), upcoming AS (", r.Replace(chargeSQL)))
+	}
 	const ready = "WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)\n"
 	return tenantQueries{
-		addReady:    addReady,
-		addBurst:    addBurst,
-		addDelayed:  addDelayed,
-		claim:       fair(q.claim, "{keys}"),
-		claimShared: fair(q.claim, sharedTurns), // its turns are the keys to take
-		claimNone:   mustReplace(unfloored(q.claim), ready, ready+"\t\tAND tenant IS NULL\n"),
-		release:     r.Replace(releaseTenantSQL),
-		fairQueue:   r.Replace(fairQueueSQL),
+		claimRated:       fairRated(q.claim, "{keys}"),
+		claimSharedRated: fairRated(q.claim, sharedTurns),
+		claimNoneRated:   rateClaim(schema, mustReplace(unfloored(q.claim), pick, ratedPick(schema, true))),
+		addReady:         addReady,
+		addBurst:         addBurst,
+		addDelayed:       addDelayed,
+		claim:            fair(q.claim, "{keys}"),
+		claimShared:      fair(q.claim, sharedTurns), // its turns are the keys to take
+		claimNone:        mustReplace(unfloored(q.claim), ready, ready+"\t\tAND tenant IS NULL\n"),
+		release:          r.Replace(releaseTenantSQL),
+		fairQueue:        r.Replace(fairQueueSQL),
 		finishAcks: mustReplace(q.finishAcks, `, n AS (
 	SELECT set_config('pgstore.leases', coalesce(sum(k.want), 0)::text, true) FROM k
 )`, finishAcksTurnsSQL),
@@ -307,7 +310,7 @@ func (s *Store) claimFair(ctx context.Context, q batcher, queue string, p store.
 		b      pgx.Batch
 	)
 	b.Queue(turnsLockSQL, s.turnsLock(queue))
-	b.Queue(s.claimSQL(claimForm{keys: p.Keys, kind: fairClaim}), args...).Query(func(rows pgx.Rows) error {
+	b.Queue(s.claimSQL(claimForm{keys: p.Keys, kind: fairClaim, rated: p.KeyRate.On()}), args...).Query(func(rows pgx.Rows) error {
 		var err error
 		leases, next, err = scanClaim(queue, rows)
 		return err
@@ -318,7 +321,7 @@ func (s *Store) claimFair(ctx context.Context, q batcher, queue string, p store.
 	if len(leases) > 0 || next != 0 {
 		return leases, next, nil
 	}
-	return s.claimOn(ctx, q, s.claimSQL(claimForm{keys: p.Keys, kind: untenantedClaim}), queue, args)
+	return s.claimOn(ctx, q, s.claimSQL(claimForm{keys: p.Keys, kind: untenantedClaim, rated: p.KeyRate.On()}), queue, args)
 }
 
 // batcher runs statements and batches of them: the pool, or a
