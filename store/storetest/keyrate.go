@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -166,4 +167,44 @@ func testKeyRateInvalid(f *fixture) {
 	_, _, err = f.s.Claim(f.ctx, f.q, p)
 	require.Error(f.t, err, "a bucket of more than a day")
 	f.ack(f.claimOne(one()), false)
+}
+
+// testKeyRateManyWithoutToken: a key with a token behind many ready keys
+// without one is leased within a few Claims, and until it is, no Claim
+// tells its caller to wait: a Claim that stops deferring at a bound of
+// its own returns a wait of 0, so a worker never sleeps while the key is
+// ready.
+func testKeyRateManyWithoutToken(f *fixture) {
+	const without = 60
+	p := f.keyRate(store.KeyRate{Interval: longInterval}, without)
+	for i := range without {
+		f.add(fmt.Sprintf("k%02d", i), "1", "2")
+	}
+	ls, _ := f.claim(p)
+	require.Len(f.t, ls, without)
+	for _, l := range ls {
+		f.ack(l, true) // ready again, first, with no token
+	}
+	f.add("z", "1")
+	p.Keys = 1
+	var z store.Lease
+	for try := 1; z.Key == ""; try++ {
+		ls, next := f.claim(p)
+		if len(ls) > 0 {
+			z = ls[0]
+			break
+		}
+		require.Zero(f.t, next, "Claim %d told its caller to wait while z was ready", try)
+		require.Less(f.t, try, 10, "Claims before z was leased")
+	}
+	f.values(z, "z", "1")
+	f.ack(z, false)
+	for try := 1; ; try++ { // the Claims defer the keys left, and then wait
+		ls, next := f.claim(p)
+		require.Empty(f.t, ls, "a key leased without a token")
+		if next > 0 {
+			break
+		}
+		require.Less(f.t, try, 2*without, "Claims that found every key without a token")
+	}
 }

@@ -179,4 +179,5 @@ var scenarios = []scenario{
 	{"KeyRatePerKey", testKeyRatePerKey},
 	{"KeyRateTenants", testKeyRateTenants},
 	{"KeyRateInvalid", testKeyRateInvalid},
+	{"KeyRateManyWithoutToken", testKeyRateManyWithoutToken},
 }
