@@ -110,7 +110,8 @@ func measureTenantClaims(t *testing.T, s store.Store) {
 // process, then Config.KeyRate of 1µs and a burst of 1, which the claims
 // keep); and with MaxBatch 2, PerKey 1 and PerKey 2 (several leases of
 // a key need batches of more than one value). PACER_BENCH_ROUNDS (5)
-// alternating rounds, each run on
+// alternating rounds, the order of the modes turned by one each round,
+// each run on
 // a queue of its own; open returns a fresh store for a run, keyed a fresh
 // per-key limit. cpu returns the CPU time used so far by the test process
 // and the database sessions of its pool, which a run reports per value:
@@ -197,7 +198,11 @@ func measureTenantThroughput(t *testing.T, open func() store.Store, keyed func()
 		want := func(mode string) bool { return only == "" || slices.Contains(strings.Split(only, ","), mode) }
 		off := run(round, "off")
 		show("without", off, off)
-		for _, mode := range []string{"tenants", "keylimit", "keylimit-local", "keyrate"} {
+		// Each round starts one mode later, so that no mode always runs
+		// after the same one.
+		modes := []string{"tenants", "keylimit", "keylimit-local", "keyrate"}
+		i := round % len(modes)
+		for _, mode := range slices.Concat(modes[i:], modes[:i]) {
 			if want(mode) {
 				show(mode, run(round, mode), off)
 			}
