@@ -29,42 +29,53 @@ func newKeyed(t *testing.T, cfg ratelimit.KeyedConfig) *ratelimit.Keyed[string] 
 func TestKeyLimitSlowKeyHoldsNoWorker(t *testing.T) {
 	bothPaths(t, func(t *testing.T, on path) {
 		perKey := newKeyed(t, ratelimit.KeyedConfig{Rate: 1.0 / 60, Burst: 1})
-		rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
-			if key != "slow" {
-				time.Sleep(1500 * time.Millisecond)
-			}
-			return nil
-		})
-		r := newRunner(t, on(pacer.Config[string, int]{Workers: 2, MaxBatch: 1, KeyLimit: perKey}), rc)
-		for i := range 3 {
-			require.NoError(t, r.Add(t.Context(), "slow", i))
-		}
-		stop := start(t, r)
-		for i := range 50 {
-			require.NoError(t, r.Add(t.Context(), fmt.Sprintf("fast%02d", i), i))
-			time.Sleep(time.Second)
-		}
-		time.Sleep(3 * time.Minute)
-
-		var slow []time.Duration
-		fast := 0
-		for _, c := range rc.Calls() {
-			if c.Key == "slow" {
-				slow = append(slow, c.At)
-				continue
-			}
-			require.Equal(t, time.Duration(c.Batch[0])*time.Second, c.At, "%s started late: a worker was held", c.Key)
-			fast++
-		}
-		require.Equal(t, 50, fast)
-		require.Equal(t, []time.Duration{0, time.Minute, 2 * time.Minute}, slow, "the slow key ran off its token times")
+		r, rc := runSlowKey(t, on(pacer.Config[string, int]{Workers: 2, MaxBatch: 1, KeyLimit: perKey}))
 		st := stats(t, r)
 		require.Equal(t, uint64(2), st.KeyLimited, "one deferral per token")
-		require.Equal(t, uint64(53), st.Handled)
 		require.Equal(t, 2, rc.count(pacer.EventSkipped))
-		require.False(t, rc.overlap)
-		stop()
 	})
+}
+
+// runSlowKey runs a Runner of cfg, whose key limit allows one batch of a
+// key a minute, through 3 values of the key "slow" and 50 other keys
+// added one a second, whose calls take 1.5 s, and checks that the slow
+// key ran off its token times while the other keys each started as soon
+// as they were added: no worker was held by the slow key.
+func runSlowKey(t *testing.T, cfg pacer.Config[string, int]) (*pacer.Runner[string, int], *recorder) {
+	t.Helper()
+	rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
+		if key != "slow" {
+			time.Sleep(1500 * time.Millisecond)
+		}
+		return nil
+	})
+	r := newRunner(t, cfg, rc)
+	for i := range 3 {
+		require.NoError(t, r.Add(t.Context(), "slow", i))
+	}
+	stop := start(t, r)
+	for i := range 50 {
+		require.NoError(t, r.Add(t.Context(), fmt.Sprintf("fast%02d", i), i))
+		time.Sleep(time.Second)
+	}
+	time.Sleep(3 * time.Minute)
+	stop()
+
+	var slow []time.Duration
+	fast := 0
+	for _, c := range rc.Calls() {
+		if c.Key == "slow" {
+			slow = append(slow, c.At)
+			continue
+		}
+		require.Equal(t, time.Duration(c.Batch[0])*time.Second, c.At, "%s started late: a worker was held", c.Key)
+		fast++
+	}
+	require.Equal(t, 50, fast)
+	require.Equal(t, []time.Duration{0, time.Minute, 2 * time.Minute}, slow, "the slow key ran off its token times")
+	require.Equal(t, uint64(53), stats(t, r).Handled)
+	require.False(t, rc.overlap)
+	return r, rc
 }
 
 // A RetryAfter pauses the key's limit for that key alone: another key

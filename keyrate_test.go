@@ -2,7 +2,6 @@ package pacer_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -19,45 +18,13 @@ import (
 // in its claims; in the process the Runner does, and counts it.
 func TestKeyRateSlowKeyHoldsNoWorker(t *testing.T) {
 	bothPaths(t, func(t *testing.T, on path) {
-		rc := newRecorder(func(ctx context.Context, key string, _ []int) error {
-			if key != "slow" {
-				time.Sleep(1500 * time.Millisecond)
-			}
-			return nil
-		})
 		cfg := on(pacer.Config[string, int]{Workers: 2, MaxBatch: 1, KeyRate: store.KeyRate{Interval: time.Minute}})
-		r := newRunner(t, cfg, rc)
-		for i := range 3 {
-			require.NoError(t, r.Add(t.Context(), "slow", i))
-		}
-		stop := start(t, r)
-		for i := range 50 {
-			require.NoError(t, r.Add(t.Context(), fmt.Sprintf("fast%02d", i), i))
-			time.Sleep(time.Second)
-		}
-		time.Sleep(3 * time.Minute)
-
-		var slow []time.Duration
-		fast := 0
-		for _, c := range rc.Calls() {
-			if c.Key == "slow" {
-				slow = append(slow, c.At)
-				continue
-			}
-			require.Equal(t, time.Duration(c.Batch[0])*time.Second, c.At, "%s started late: a worker was held", c.Key)
-			fast++
-		}
-		require.Equal(t, 50, fast)
-		require.Equal(t, []time.Duration{0, time.Minute, 2 * time.Minute}, slow, "the slow key ran off its token times")
-		st := stats(t, r)
-		require.Equal(t, uint64(53), st.Handled)
+		r, _ := runSlowKey(t, cfg)
 		if cfg.Store == nil {
-			require.Equal(t, uint64(2), st.KeyLimited, "one deferral per token")
+			require.Equal(t, uint64(2), stats(t, r).KeyLimited, "one deferral per token")
 		} else {
-			require.Zero(t, st.KeyLimited, "the store defers, not the Runner")
+			require.Zero(t, stats(t, r).KeyLimited, "the store defers, not the Runner")
 		}
-		require.False(t, rc.overlap)
-		stop()
 	})
 }
 
