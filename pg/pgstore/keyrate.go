@@ -158,29 +158,21 @@ const ratedFairPickedSQL = `, picked AS MATERIALIZED (
 const ratedSharedTake = `(SELECT * FROM picked ORDER BY wait IS NULL, ready_at, key_hash
 		LIMIT current_setting('pgstore.leases')::bigint + (SELECT count(*) FROM untokened)) AS picked`
 
-// takeTokensSQL comes before the leases CTE of a rated claim: leased is
-// the keys that the UPDATE (written) leased. Each took a token there, T =
-// max(T, now) + Interval in its row's rate_t, with the tolerance, by which
-// Key tells a key deferred for its token.
+// takeTokensSQL comes before the leases CTE of a rated claim. Each key
+// leased took a token in the UPDATE, T = max(T, now) + Interval in its
+// row's rate_t, with the tolerance, by which Key tells a key deferred for
+// its token; a lease of the key's last values also keeps T in key_rates,
+// where the key finds it if its row goes with those values (only a lease
+// of a key's last values can leave it empty: values come only at the
+// tail).
 const takeTokensSQL = `), leased AS (
 	SELECT * FROM written WHERE wait IS NULL
+), tokens AS (
+	INSERT INTO {schema}.key_rates AS kr (queue, key_hash, t, tol)
+	SELECT $1, l.key_hash, l.rate_t, $6::interval FROM leased AS l
+	WHERE l.head + l.batch >= l.tail
+	ON CONFLICT (queue, key_hash) DO UPDATE SET t = EXCLUDED.t, tol = EXCLUDED.tol
 ), leases AS (`
-
-// A lease of a key's last values also keeps T in key_rates, where the key
-// finds it if its row goes with those values (only a lease of a key's
-// last values can leave it empty: values come only at the tail). The
-// leases CTE, which the claim reads whole, calls keep_key_rate (migration
-// 016) once for each such lease: an INSERT in the statement would cost
-// each claim the start of a write of key_rates and its index, whether it
-// writes a row or not.
-const (
-	leasesGroup     = "GROUP BY l.key_hash, l.key, l.attempt, l.fence, l.was_ready, l.head\n"
-	ratedLeasesKeep = "GROUP BY l.key_hash, l.key, l.attempt, l.fence, l.was_ready, l.head, l.batch, l.tail, l.rate_t\n"
-	leasesFirst     = "min(m.added_at) FILTER (WHERE m.seq = l.head) AS first\n"
-	ratedLeasesKept = `min(m.added_at) FILTER (WHERE m.seq = l.head) AS first,
-		CASE WHEN l.head + l.batch >= l.tail THEN {schema}.keep_key_rate($1, l.key_hash, l.rate_t, $6::interval) END AS kept
-`
-)
 
 // The upcoming of a rated claim leaves the keys it deferred out of the
 // ready keys, which its snapshot still sees ready, and counts them by
@@ -209,9 +201,7 @@ func rateClaim(schema, sql string) string {
 	sql = sql[:start] + "), written AS (\n\tUPDATE " + sql[start+len(head):set] + r.Replace(ratedLeasedSetSQL) + sql[from:]
 	sql = mustReplace(sql, "AND (k.batch > 0 OR", "AND (picked.wait IS NOT NULL OR k.batch > 0 OR")
 	sql = mustReplace(sql, "picked.ready_at AS was_ready\n", "picked.ready_at AS was_ready, picked.wait, k.tail, k.rate_t\n")
-	sql = mustReplace(sql, "), leases AS (", takeTokensSQL)
-	sql = mustReplace(sql, leasesFirst, r.Replace(ratedLeasesKept))
-	sql = mustReplace(sql, leasesGroup, ratedLeasesKeep)
+	sql = mustReplace(sql, "), leases AS (", r.Replace(takeTokensSQL))
 	if strings.Contains(sql, claimSharedTake) {
 		sql = mustReplace(sql, claimSharedTake, ratedSharedTake)
 	}
