@@ -15,10 +15,10 @@ import (
 // tenants' turns in exactly the order of another version's (the lua/
 // directory PACER_BENCH_OLD_LUA names), on two queues with the same Adds:
 // tenants of weights 1 to 4, ties on virtual time in every round, Claims
-// of 1 to 9 keys, some keys acked, some retried;
-// and in the same order when both versions serve one queue, call by call
-// in turn, as during a rolling upgrade. It swaps the package's function
-// names, so it runs alone.
+// of 1 to 9 keys, some keys acked, some retried; and in the same order
+// when both versions serve one queue, call by call in turn, as during a
+// rolling upgrade. It swaps the package's function names, so it runs
+// alone.
 func TestTenantOrderAgainstOld(t *testing.T) {
 	v := againstOld(t, "ord")
 	ctx, s := context.Background(), v.s
