@@ -453,8 +453,6 @@ func (c Config[K, V]) validate() error {
 	case c.Window != nil && c.Window.IsZero():
 		// Nothing would ever start, and a graceful Shutdown would never end.
 		return fmt.Errorf("pacer: Config.Window must not be the zero Schedule, which never opens")
-	case c.KeyRate.Validate() != nil:
-		return fmt.Errorf("pacer: Config.%s", strings.TrimPrefix(c.KeyRate.Validate().Error(), "store: "))
 	case c.KeyRate.On() && c.Store != nil && !claimsKeyRate(c.Store):
 		return fmt.Errorf("pacer: Config.KeyRate needs a Config.Store that implements store.KeyRateClaimer, which %T does not", c.Store)
 	case isNilPointer(c.KeyLimit):
@@ -476,6 +474,9 @@ func (c Config[K, V]) validate() error {
 	}
 	if f := c.storeOnly(); c.Store == nil && f != "" {
 		return fmt.Errorf("pacer: Config.%s applies only with Config.Store, which is nil", f)
+	}
+	if err := c.KeyRate.Validate(); err != nil {
+		return fmt.Errorf("pacer: Config.%s", strings.TrimPrefix(err.Error(), "store: "))
 	}
 	if err := c.Retry.validate(); err != nil {
 		return err

@@ -55,12 +55,7 @@ func TestOperatorsOnKeyOfLanes(t *testing.T) {
 	require.Equal(t, vals("1", "3", "4"), dls[0].Values)
 	_, err = s.Finish(ctx, again[0], store.Outcome{Kind: store.Ack})
 	require.ErrorIs(t, err, store.ErrLeaseLost, "the lease of a dropped key")
-	st, err := s.Stats(ctx, "q")
-	require.NoError(t, err)
-	require.Zero(t, st.Values)
-	require.Zero(t, st.Keys)
-	require.NoError(t, s.Add(ctx, "q", "k", vals("a", "b"), store.AddParams{MaxValues: 2}), "the count is exact")
-	require.ErrorIs(t, s.Add(ctx, "q", "k", vals("c"), store.AddParams{MaxValues: 2}), store.ErrFull)
+	requireEmptyAndCounted(t, s)
 }
 
 // A key of lanes that takes an Add to a burst (AddParams.Wait), while a lease is out
@@ -176,12 +171,7 @@ func TestAcksOfLanesShareAFlight(t *testing.T) {
 		_, err := s.Finish(ctx, l, store.Outcome{Kind: store.Ack})
 		require.NoError(t, err)
 	}
-	st, err := s.Stats(ctx, "q")
-	require.NoError(t, err)
-	require.Zero(t, st.Values)
-	require.Zero(t, st.Keys)
-	require.NoError(t, s.Add(ctx, "q", "k", vals("a", "b"), store.AddParams{MaxValues: 2}), "the count is exact")
-	require.ErrorIs(t, s.Add(ctx, "q", "k", vals("c"), store.AddParams{MaxValues: 2}), store.ErrFull)
+	requireEmptyAndCounted(t, s)
 }
 
 // Instances of a version before migration 014 may run beside this one
@@ -268,12 +258,7 @@ func TestLanesBesideTheFunctionsBefore(t *testing.T) {
 		}
 	}
 	require.Equal(t, want, got, "every value once, in Add order")
-	st, err := s.Stats(ctx, "q")
-	require.NoError(t, err)
-	require.Zero(t, st.Values)
-	require.Zero(t, st.Keys)
-	require.NoError(t, s.Add(ctx, "q", "k", vals("a", "b"), store.AddParams{MaxValues: 2}), "the count is exact")
-	require.ErrorIs(t, s.Add(ctx, "q", "k", vals("c"), store.AddParams{MaxValues: 2}), store.ErrFull)
+	requireEmptyAndCounted(t, s)
 }
 
 // One Claim with PerKey leases round by round: each ready key's first
@@ -300,4 +285,18 @@ func TestLanesClaimRoundByRound(t *testing.T) {
 	require.Equal(t, []string{"a1", "b1"}, claim(2), "the first keys' first batches")
 	require.Equal(t, []string{"c1", "a2", "c2"}, claim(10), "c's first, then the second of those that may take one")
 	require.Empty(t, claim(10), "a and c have PerKey leases out, b none left")
+}
+
+// requireEmptyAndCounted checks that queue "q" of s holds nothing, and
+// that its count of values is exact: MaxValues 2 takes two values and
+// refuses a third.
+func requireEmptyAndCounted(t *testing.T, s store.Store) {
+	t.Helper()
+	ctx := t.Context()
+	st, err := s.Stats(ctx, "q")
+	require.NoError(t, err)
+	require.Zero(t, st.Values)
+	require.Zero(t, st.Keys)
+	require.NoError(t, s.Add(ctx, "q", "k", vals("a", "b"), store.AddParams{MaxValues: 2}), "the count is exact")
+	require.ErrorIs(t, s.Add(ctx, "q", "k", vals("c"), store.AddParams{MaxValues: 2}), store.ErrFull)
 }

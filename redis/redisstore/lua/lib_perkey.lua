@@ -320,35 +320,20 @@ end
 -- next load (see decoded).
 local function m_save(k)
   local R = m_pack(k)
-  if k.Tw then
-    -- A lease moved T (m_lease): it goes in the same HSET.
-    local set = {'R', R, 'T', k.Tw}
-    k.T, k.Tw = k.Tw, false
+  if not k.Tw and not k.entered and not k.qw and k.fence == k.fence0 then
+    rcall('HSET', k.kk, 'R', R) -- the common case, without a table
+  else
+    local set = {'R', R}
+    if k.Tw then
+      -- A lease moved T (m_lease): it goes in the same HSET.
+      set[#set + 1], set[#set + 2] = 'T', k.Tw
+      k.T, k.Tw = k.Tw, false
+    end
     if k.entered then
-      set[5], set[6] = 's', 'm'
+      -- It enters multi mode.
+      set[#set + 1], set[#set + 2] = 's', 'm'
       k.entered = false
     end
-    if k.fence ~= k.fence0 then
-      set[#set + 1], set[#set + 2] = 'f', k.fence
-      k.fence0 = k.fence
-    end
-    if k.qw then
-      set[#set + 1], set[#set + 2] = 'q', k.fence
-      k.qw = false
-    end
-    rcall('HSET', k.kk, unpack(set))
-  elseif not k.entered and k.fence == k.fence0 then
-    rcall('HSET', k.kk, 'R', R)
-  elseif not k.entered and k.qw then
-    rcall('HSET', k.kk, 'R', R, 'f', k.fence, 'q', k.fence)
-    k.fence0, k.qw = k.fence, false
-  elseif not k.entered then
-    rcall('HSET', k.kk, 'R', R, 'f', k.fence)
-    k.fence0 = k.fence
-  else
-    -- It enters multi mode.
-    local set = {'R', R, 's', 'm'}
-    k.entered = false
     if k.fence ~= k.fence0 then
       set[#set + 1], set[#set + 2] = 'f', k.fence
       k.fence0 = k.fence
