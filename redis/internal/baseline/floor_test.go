@@ -28,9 +28,11 @@ import (
 // on Redis (package floor: a key's values in a list, a ready order of
 // keys, a lease with a fence and an expiry, one function call for several
 // workers' ends and next claims), the same floor with redisstore's layout
-// of a key's state (floor.KeyHash), and pacer's strict path (redisstore, a
-// Runner of 8 workers, MaxBatch 1, with and without AckInBackground),
-// against one redis-server of its own, in rounds that rotate their order.
+// of a key's state (floor.KeyHash) and with a lean one (KeyHashLean), the
+// floor with a hand-off of each call to a goroutine (as pacer's adapter
+// makes them), and pacer's strict path (redisstore, a Runner of 8
+// workers, MaxBatch 1, with and without AckInBackground), against one
+// redis-server of its own, in rounds that rotate their order.
 // Each runs 20,000 values over 500 keys, and over 20,000, with 8 workers
 // and a no-op handler (the floor's checks that each key's values come
 // once and in Add order), timed from the workers' start until the handler
@@ -46,8 +48,9 @@ import (
 //
 // PACER_BENCH=1 runs it, PACER_BENCH_ROUNDS sets the rounds (3),
 // PACER_BENCH_STORES the stores, by id, comma-separated (all: floor,
-// floor-keyhash, pacer, pacer-bg); PACER_BENCH_PROFILES=dir writes a CPU
-// profile of this process over each run to dir.
+// floor-keyhash, floor-lean, floor-handoff, pacer, pacer-bg);
+// PACER_BENCH_PROFILES=dir writes a CPU profile of this process over each
+// run to dir.
 func TestMeasureStrictFloor(t *testing.T) {
 	if os.Getenv("PACER_BENCH") != "1" {
 		t.Skip("a measurement: set PACER_BENCH=1 to run it")
@@ -65,8 +68,10 @@ func TestMeasureStrictFloor(t *testing.T) {
 	defer ps.Close()
 
 	impls := []strictImpl{
-		floorImpl(t, c, "floor", "floor", floor.LeaseMember),
-		floorImpl(t, c, "floor-keyhash", "floor, redisstore's key hash", floor.KeyHash),
+		floorImpl(t, c, "floor", "floor", floor.LeaseMember, false),
+		floorImpl(t, c, "floor-keyhash", "floor, redisstore's key hash", floor.KeyHash, false),
+		floorImpl(t, c, "floor-lean", "floor, a lean key hash", floor.KeyHashLean, false),
+		floorImpl(t, c, "floor-handoff", "floor, a hand-off a call", floor.LeaseMember, true),
 		pacerImpl(t, c, ps, "pacer", "pacer", false),
 		pacerImpl(t, c, ps, "pacer-bg", "pacer, AckInBackground", true),
 	}
@@ -108,13 +113,14 @@ func TestMeasureStrictFloor(t *testing.T) {
 	figs.print()
 }
 
-// floorImpl is the floor, its leases kept as layout says.
-func floorImpl(t *testing.T, c *redis.Client, id, name string, layout floor.Layout) strictImpl {
+// floorImpl is the floor, its leases kept as layout says, each worker's
+// calls made on a goroutine of its own if handoff.
+func floorImpl(t *testing.T, c *redis.Client, id, name string, layout floor.Layout, handoff bool) strictImpl {
 	return strictImpl{id, name, func(q string, keys int) func() time.Duration {
 		fs, err := floor.New(t.Context(), c, q, 30*time.Second, layout)
 		require.NoError(t, err)
 		fillByKey(t, keys, func(k, i int) error { return fs.Add(context.Background(), strconv.Itoa(k), strconv.Itoa(i)) })
-		return func() time.Duration { return runFloor(t, fs, keys) }
+		return func() time.Duration { return runFloor(t, fs, keys, handoff) }
 	}}
 }
 
@@ -177,6 +183,28 @@ func (im strictImpl) measure(t *testing.T, c *redis.Client, hook *roundTrips, q 
 		roundTrips: float64(trips) / values}
 }
 
+// handedOff returns a step that hands each call to a goroutine of its
+// own, which makes it with step and hands back its results, and what ends
+// that goroutine.
+func handedOff(step func(*floor.Lease) ([]floor.Lease, error)) (func(*floor.Lease) ([]floor.Lease, error), func()) {
+	type result struct {
+		taken []floor.Lease
+		err   error
+	}
+	calls, results := make(chan *floor.Lease), make(chan result)
+	go func() {
+		for l := range calls {
+			taken, err := step(l)
+			results <- result{taken, err}
+		}
+	}()
+	return func(l *floor.Lease) ([]floor.Lease, error) {
+		calls <- l
+		r := <-results
+		return r.taken, r.err
+	}, func() { close(calls) }
+}
+
 // startProfile starts a CPU profile of this process into
 // PACER_BENCH_PROFILES/name.pprof, if set, and returns what stops it.
 func startProfile(t *testing.T, name string) (stop func()) {
@@ -218,8 +246,10 @@ func fillByKey(t *testing.T, keys int, add func(key, i int) error) {
 // Step, until the handler saw them all, and checks that each key's values
 // came once and in Add order. It returns the time from the workers' start
 // until the handler saw the last value, once the workers ended their last
-// leases.
-func runFloor(t *testing.T, s *floor.Store, keys int) time.Duration {
+// leases. With handoff, each worker hands its Steps to a goroutine of its
+// own and waits for their results, as pacer's engine adapter runs a store
+// call on a goroutine of engineCalls: what such a hand-off costs.
+func runFloor(t *testing.T, s *floor.Store, keys int, handoff bool) time.Duration {
 	var handled atomic.Int64
 	var took time.Duration
 	next := make([]int, keys) // each key's next value, i: a key is one worker's at a time
@@ -231,9 +261,15 @@ func runFloor(t *testing.T, s *floor.Store, keys int) time.Duration {
 	t0 := time.Now()
 	for range workers {
 		wg.Go(func() {
+			step := func(l *floor.Lease) ([]floor.Lease, error) { return s.Step(ctx, l, 1) }
+			if handoff {
+				var stop func()
+				step, stop = handedOff(step)
+				defer stop()
+			}
 			var l *floor.Lease
 			for {
-				taken, err := s.Step(ctx, l, 1)
+				taken, err := step(l)
 				if err != nil {
 					t.Error(err)
 					return

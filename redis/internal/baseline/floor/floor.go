@@ -39,6 +39,10 @@ const (
 	// as redisstore's strict path does (see floor.lua): the floor with
 	// redisstore's layout, to tell the layout's cost from the rest.
 	KeyHash
+	// KeyHashLean keeps a key's state in a hash of its own with the
+	// fields this path needs alone, read and written as little as it
+	// needs (see floor.lua): what KeyHash's cost is made of.
+	KeyHashLean
 )
 
 // A Store is one queue of the floor's on a Redis client.
@@ -72,7 +76,7 @@ func New(ctx context.Context, c *redis.Client, queue string, ttl time.Duration, 
 
 // Add appends value to key's values; they are stored once it returns.
 func (s *Store) Add(ctx context.Context, key, value string) error {
-	if s.layout == KeyHash {
+	if s.layout != LeaseMember {
 		return s.c.FCall(ctx, "floor_add_keyhash", []string{s.ready}, s.lists, key, value, s.hashes).Err()
 	}
 	return s.c.FCall(ctx, "floor_add", []string{s.ready}, s.lists, key, value).Err()
@@ -165,9 +169,12 @@ func (s *Store) send(ctx context.Context, batch []*call) {
 		want += c.want
 	}
 	cmd := make([]any, 0, 11+2*ends)
-	if s.layout == KeyHash {
+	switch s.layout {
+	case KeyHash:
 		cmd = append(cmd, "fcall", "floor_step_keyhash", 3, s.ready, s.leases, s.fences, s.lists, s.ttl, ends, s.hashes)
-	} else {
+	case KeyHashLean:
+		cmd = append(cmd, "fcall", "floor_step_keyhash_lean", 3, s.ready, s.leases, s.fences, s.lists, s.ttl, ends, s.hashes)
+	default:
 		cmd = append(cmd, "fcall", "floor_step", 3, s.ready, s.leases, s.fences, s.lists, s.ttl, ends)
 	}
 	for _, c := range batch {

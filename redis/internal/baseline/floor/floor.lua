@@ -195,7 +195,85 @@ local function step_keyhash(keys, args)
   return out
 end
 
+--[[
+  KeyHash, lean: the key's hash holds only what this path needs (state s,
+  fence f, expiry x, and q); a Finish reads those four and writes s alone
+  (so that its lease ends once), and a claim writes them without reading
+  first. The same commands as floor_step_keyhash but for the claim's
+  HMGET, and fewer fields in the others.
+
+  floor_step_keyhash_lean: as floor_step_keyhash.
+]]
+
+local LEAN_FIELDS = {'s', 'f', 'x', 'q'}
+
+local function step_keyhash_lean(keys, args)
+  local ready, leases, fences = keys[1], keys[2], keys[3]
+  local prefix, ttl, n, hprefix = args[1], tonumber(args[2]), tonumber(args[3]), args[4]
+  local t, t_s = now()
+  local out, ended, back = {}, {}, {}
+  local i = 5
+  for c = 1, n do
+    local key, fence = args[i], args[i + 1]
+    i = i + 2
+    local kk, vk = hprefix .. key, prefix .. key
+    local h = redis.call('HMGET', kk, unpack(LEAN_FIELDS))
+    if h[1] ~= 'l' or h[2] ~= fence or tonumber(h[3]) < t then
+      out[c] = -1
+    else
+      ended[#ended + 1] = key
+      if h[4] == fence or redis.call('LLEN', vk) > 1 then
+        redis.call('LTRIM', vk, 1, -1)
+        redis.call('HSET', kk, 's', 'r')
+        back[#back + 1] = t_s
+        back[#back + 1] = key
+      else
+        redis.call('DEL', kk, vk)
+      end
+      out[c] = 1
+    end
+  end
+  if #ended > 0 then
+    redis.call('ZREM', leases, unpack(ended))
+  end
+  if #back > 0 then
+    redis.call('ZADD', ready, unpack(back))
+  end
+  local want = tonumber(args[i])
+  if want == 0 then
+    return out
+  end
+  local lapsed = redis.call('ZRANGE', leases, '-inf', t_s, 'BYSCORE', 'LIMIT', 0, 64)
+  for j = 1, #lapsed do
+    redis.call('ZREM', leases, lapsed[j])
+    redis.call('HSET', hprefix .. lapsed[j], 's', 'r')
+    redis.call('ZADD', ready, 0, lapsed[j])
+  end
+  local got = redis.call('ZPOPMIN', ready, want)
+  local k = #got / 2
+  if k == 0 then
+    return out
+  end
+  local top = redis.call('INCRBY', fences, k)
+  local taken, expiry = {}, string.format('%d', t + ttl)
+  for j = 1, k do
+    local key, fence = got[2 * j - 1], top - k + j
+    local vk = prefix .. key
+    local vals = redis.call('LRANGE', vk, 0, 1)
+    local fs = string.format('%d', fence)
+    redis.call('HSET', hprefix .. key, 's', 'l', 'f', fs, 'x', expiry, 'q', #vals > 1 and fs or '0')
+    out[#out + 1] = key
+    out[#out + 1] = fence
+    out[#out + 1] = vals[1]
+    taken[#taken + 1] = expiry
+    taken[#taken + 1] = key
+  end
+  redis.call('ZADD', leases, unpack(taken))
+  return out
+end
+
 redis.register_function('floor_add', add)
 redis.register_function('floor_step', step)
 redis.register_function('floor_add_keyhash', add_keyhash)
 redis.register_function('floor_step_keyhash', step_keyhash)
+redis.register_function('floor_step_keyhash_lean', step_keyhash_lean)

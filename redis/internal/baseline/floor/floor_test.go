@@ -16,7 +16,7 @@ import (
 // of the test's own.
 func layouts(t *testing.T, f func(t *testing.T, c *redis.Client, queue string, layout floor.Layout)) {
 	c := redistest.Dial(t, &redis.Options{Addr: redistest.StartServer(t).Addr()})
-	for name, layout := range map[string]floor.Layout{"LeaseMember": floor.LeaseMember, "KeyHash": floor.KeyHash} {
+	for name, layout := range map[string]floor.Layout{"LeaseMember": floor.LeaseMember, "KeyHash": floor.KeyHash, "KeyHashLean": floor.KeyHashLean} {
 		t.Run(name, func(t *testing.T) { f(t, c, t.Name(), layout) })
 	}
 }
@@ -39,13 +39,17 @@ func TestStepLeasesOneValueOfAKeyAtATimeInAddOrder(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, got, "both keys are leased")
 
-		got, err = s.Step(ctx, &a, 1)
+		_, err = s.Step(ctx, &a, 0)
+		require.NoError(t, err)
+		_, err = s.Step(ctx, &a, 0)
+		require.ErrorIs(t, err, floor.ErrLeaseLost, "a lease ends once")
+		got, err = s.Step(ctx, nil, 1)
 		require.NoError(t, err)
 		require.Len(t, got, 1)
 		require.Equal(t, [2]string{"a", "a2"}, [2]string{got[0].Key, got[0].Value}, "a's next value, once its first ended")
 		require.Greater(t, got[0].Fence, b.Fence)
 		_, err = s.Step(ctx, &a, 0)
-		require.ErrorIs(t, err, floor.ErrLeaseLost, "a lease ends once")
+		require.ErrorIs(t, err, floor.ErrLeaseLost, "a's first lease is over")
 
 		for _, l := range []floor.Lease{got[0], b} {
 			got, err := s.Step(ctx, &l, 1)
