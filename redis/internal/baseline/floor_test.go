@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -30,25 +31,27 @@ import (
 // workers' ends and next claims), the same floor with redisstore's layout
 // of a key's state (floor.KeyHash) and with a lean one (KeyHashLean), the
 // floor with a hand-off of each call to a goroutine (as pacer's adapter
-// makes them), and pacer's strict path (redisstore, a Runner of 8
-// workers, MaxBatch 1, with and without AckInBackground), against one
-// redis-server of its own, in rounds that rotate their order.
-// Each runs 20,000 values over 500 keys, and over 20,000, with 8 workers
-// and a no-op handler (the floor's checks that each key's values come
-// once and in Add order), timed from the workers' start until the handler
-// saw the last value, after the queue was filled (16 Adds in flight, each
-// key's Adds in turn; pacer's Adds folded into their keys then, so that
-// the fill holds all of an Add's cost for each store and the run none).
-// Each prints values/s, next to PING from 8 goroutines on the same client;
-// per value, the round trips (a client hook), function calls and commands
-// (INFO commandstats: those the functions run included) and the commands'
-// own µs, the server's CPU (INFO cpu) and this process's (getrusage), and
-// the server's CPU and commands a value of the fill; then the medians and
-// ranges over the rounds.
+// makes them) and with the adapter's ctx and timers besides (goSide), and
+// pacer's strict path (redisstore, a Runner of 8 workers, MaxBatch 1,
+// with and without AckInBackground), against one redis-server of its own,
+// in rounds that rotate their order. Each runs 20,000 values over 500
+// keys, and over 20,000, with 8 workers and a no-op handler (the floor's
+// checks that each key's values come once and in Add order), timed from
+// the workers' start until the handler saw the last value, after the
+// queue was filled (16 Adds in flight, each key's Adds in turn; pacer's
+// Adds folded into their keys then, so that the fill holds all of an
+// Add's cost for each store and the run none). Each prints values/s, next
+// to PING from 8 goroutines on the same client; per value, the round
+// trips (a client hook), function calls and commands (INFO commandstats:
+// those the functions run included) and the commands' own µs, the
+// server's CPU (INFO cpu), this process's CPU (getrusage) and
+// allocations, and the server's CPU and commands a value of the fill;
+// then the medians and ranges over the rounds.
 //
 // PACER_BENCH=1 runs it, PACER_BENCH_ROUNDS sets the rounds (3),
 // PACER_BENCH_STORES the stores, by id, comma-separated (all: floor,
-// floor-keyhash, floor-lean, floor-handoff, pacer, pacer-bg);
+// floor-keyhash, floor-lean, floor-handoff, floor-adapterlike, pacer,
+// pacer-bg);
 // PACER_BENCH_PROFILES=dir writes a CPU profile of this process over each
 // run to dir.
 func TestMeasureStrictFloor(t *testing.T) {
@@ -68,10 +71,11 @@ func TestMeasureStrictFloor(t *testing.T) {
 	defer ps.Close()
 
 	impls := []strictImpl{
-		floorImpl(t, c, "floor", "floor", floor.LeaseMember, false),
-		floorImpl(t, c, "floor-keyhash", "floor, redisstore's key hash", floor.KeyHash, false),
-		floorImpl(t, c, "floor-lean", "floor, a lean key hash", floor.KeyHashLean, false),
-		floorImpl(t, c, "floor-handoff", "floor, a hand-off a call", floor.LeaseMember, true),
+		floorImpl(t, c, "floor", "floor", floor.LeaseMember, direct),
+		floorImpl(t, c, "floor-keyhash", "floor, redisstore's key hash", floor.KeyHash, direct),
+		floorImpl(t, c, "floor-lean", "floor, a lean key hash", floor.KeyHashLean, direct),
+		floorImpl(t, c, "floor-handoff", "floor, a hand-off a call", floor.LeaseMember, handOff),
+		floorImpl(t, c, "floor-adapterlike", "floor, the adapter's ctx and timers", floor.LeaseMember, adapterLike),
 		pacerImpl(t, c, ps, "pacer", "pacer", false),
 		pacerImpl(t, c, ps, "pacer-bg", "pacer, AckInBackground", true),
 	}
@@ -101,11 +105,12 @@ func TestMeasureStrictFloor(t *testing.T) {
 				figs.add(name+": commands' own µs", r.run.ownUsec()/values)
 				figs.add(name+": server CPU µs", r.server)
 				figs.add(name+": process CPU µs", r.process)
+				figs.add(name+": allocations", r.allocs)
 				figs.add(name+": fill server CPU µs", r.fillServer)
 				figs.add(name+": fill commands", r.fill.calls()/values)
-				fmt.Printf("strict floor, round %d, %s: %.0f values/s (PING 8 in flight %.0f/s, %.3f x); per value %.3f round trips, %.3f function calls, %.2f commands (their own %.1f µs), CPU µs: server %.1f, this process %.1f; fill: server %.1f µs, %.2f commands; commands a value:%s\n",
+				fmt.Printf("strict floor, round %d, %s: %.0f values/s (PING 8 in flight %.0f/s, %.3f x); per value %.3f round trips, %.3f function calls, %.2f commands (their own %.1f µs), CPU µs: server %.1f, this process %.1f (%.1f allocations); fill: server %.1f µs, %.2f commands; commands a value:%s\n",
 					round, name, rate, ping, rate/ping, r.roundTrips, r.run.scripts()/values, r.run.calls()/values, r.run.ownUsec()/values,
-					r.server, r.process, r.fillServer, r.fill.calls()/values, r.run.perValue(values))
+					r.server, r.process, r.allocs, r.fillServer, r.fill.calls()/values, r.run.perValue(values))
 			}
 		}
 	}
@@ -113,14 +118,14 @@ func TestMeasureStrictFloor(t *testing.T) {
 	figs.print()
 }
 
-// floorImpl is the floor, its leases kept as layout says, each worker's
-// calls made on a goroutine of its own if handoff.
-func floorImpl(t *testing.T, c *redis.Client, id, name string, layout floor.Layout, handoff bool) strictImpl {
+// floorImpl is the floor, its leases kept as layout says, its workers'
+// calls made as side says.
+func floorImpl(t *testing.T, c *redis.Client, id, name string, layout floor.Layout, side goSide) strictImpl {
 	return strictImpl{id, name, func(q string, keys int) func() time.Duration {
 		fs, err := floor.New(t.Context(), c, q, 30*time.Second, layout)
 		require.NoError(t, err)
 		fillByKey(t, keys, func(k, i int) error { return fs.Add(context.Background(), strconv.Itoa(k), strconv.Itoa(i)) })
-		return func() time.Duration { return runFloor(t, fs, keys, handoff) }
+		return func() time.Duration { return runFloor(t, fs, keys, side) }
 	}}
 }
 
@@ -162,6 +167,7 @@ type reading struct {
 	fill, run                   commandStats
 	fillServer, server, process float64
 	roundTrips                  float64
+	allocs                      float64 // this process's allocations a value, the test's hook's included
 }
 
 // measure fills queue q and runs it, and reads both; the run's CPU
@@ -173,35 +179,76 @@ func (im strictImpl) measure(t *testing.T, c *redis.Client, hook *roundTrips, q 
 	run := im.fill(q, keys)
 	s1, cpu1, proc1 := readCommandStats(t, c), serverCPU(t, c), storetest.ProcessCPU(t)
 	hook.take()
+	var mem0, mem1 runtime.MemStats
+	runtime.ReadMemStats(&mem0)
 	stop := startProfile(t, profile)
 	took := run()
 	stop()
+	runtime.ReadMemStats(&mem1)
 	trips := hook.take()
 	proc2, cpu2, s2 := storetest.ProcessCPU(t), serverCPU(t, c), readCommandStats(t, c)
 	return reading{took: took, fill: s1.minus(s0), run: s2.minus(s1),
 		fillServer: perValue(cpu1 - cpu0), server: perValue(cpu2 - cpu1), process: perValue(proc2 - proc1),
-		roundTrips: float64(trips) / values}
+		roundTrips: float64(trips) / values, allocs: float64(mem1.Mallocs-mem0.Mallocs) / values}
 }
+
+// A goSide is how runFloor's workers make their calls.
+type goSide int
+
+const (
+	// direct: a worker calls Step itself.
+	direct goSide = iota
+	// handOff: a worker hands each call to a goroutine of its own and
+	// waits for the result, as pacer's engine adapter makes a store call
+	// on a goroutine of engineCalls.
+	handOff
+	// adapterLike: as handOff, with what the adapter makes for each call
+	// and lease besides: the call's ctx with a deadline (WithTimeout of
+	// WithoutCancel, callContext's), which the worker waits on beside the
+	// result; a timer for each lease (time.AfterFunc, the keeper's first
+	// renewal), stopped at its end; and the handler's ctx, a
+	// WithCancelCause of the worker's, cancelled after it.
+	adapterLike
+)
+
+// A stepFunc ends a lease, if not nil, and claims the next.
+type stepFunc func(ctx context.Context, l *floor.Lease) ([]floor.Lease, error)
 
 // handedOff returns a step that hands each call to a goroutine of its
 // own, which makes it with step and hands back its results, and what ends
-// that goroutine.
-func handedOff(step func(*floor.Lease) ([]floor.Lease, error)) (func(*floor.Lease) ([]floor.Lease, error), func()) {
+// that goroutine. With deadline, the caller waits for the result or the
+// end of the call's ctx.
+func handedOff(step stepFunc, deadline bool) (stepFunc, func()) {
+	type call struct {
+		ctx context.Context
+		l   *floor.Lease
+	}
 	type result struct {
 		taken []floor.Lease
 		err   error
 	}
-	calls, results := make(chan *floor.Lease), make(chan result)
+	calls, results := make(chan call), make(chan result, 1)
 	go func() {
-		for l := range calls {
-			taken, err := step(l)
+		for c := range calls {
+			taken, err := step(c.ctx, c.l)
 			results <- result{taken, err}
 		}
 	}()
-	return func(l *floor.Lease) ([]floor.Lease, error) {
-		calls <- l
-		r := <-results
-		return r.taken, r.err
+	return func(ctx context.Context, l *floor.Lease) ([]floor.Lease, error) {
+		if !deadline {
+			calls <- call{ctx, l}
+			r := <-results
+			return r.taken, r.err
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		calls <- call{cctx, l}
+		select {
+		case r := <-results:
+			return r.taken, r.err
+		case <-cctx.Done():
+			return nil, cctx.Err()
+		}
 	}, func() { close(calls) }
 }
 
@@ -246,10 +293,8 @@ func fillByKey(t *testing.T, keys int, add func(key, i int) error) {
 // Step, until the handler saw them all, and checks that each key's values
 // came once and in Add order. It returns the time from the workers' start
 // until the handler saw the last value, once the workers ended their last
-// leases. With handoff, each worker hands its Steps to a goroutine of its
-// own and waits for their results, as pacer's engine adapter runs a store
-// call on a goroutine of engineCalls: what such a hand-off costs.
-func runFloor(t *testing.T, s *floor.Store, keys int, handoff bool) time.Duration {
+// leases. Its workers make their calls as side says.
+func runFloor(t *testing.T, s *floor.Store, keys int, side goSide) time.Duration {
 	var handled atomic.Int64
 	var took time.Duration
 	next := make([]int, keys) // each key's next value, i: a key is one worker's at a time
@@ -261,15 +306,21 @@ func runFloor(t *testing.T, s *floor.Store, keys int, handoff bool) time.Duratio
 	t0 := time.Now()
 	for range workers {
 		wg.Go(func() {
-			step := func(l *floor.Lease) ([]floor.Lease, error) { return s.Step(ctx, l, 1) }
-			if handoff {
+			wctx, cancel := context.WithCancel(ctx) // the worker's, as a Runner's are
+			defer cancel()
+			step := stepFunc(func(ctx context.Context, l *floor.Lease) ([]floor.Lease, error) { return s.Step(ctx, l, 1) })
+			if side != direct {
 				var stop func()
-				step, stop = handedOff(step)
+				step, stop = handedOff(step, side == adapterLike)
 				defer stop()
 			}
 			var l *floor.Lease
+			var keeper *time.Timer
 			for {
-				taken, err := step(l)
+				if keeper != nil {
+					keeper.Stop()
+				}
+				taken, err := step(wctx, l)
 				if err != nil {
 					t.Error(err)
 					return
@@ -285,6 +336,12 @@ func runFloor(t *testing.T, s *floor.Store, keys int, handoff bool) time.Duratio
 					continue
 				}
 				l = &taken[0]
+				if side == adapterLike {
+					keeper = time.AfterFunc(10*time.Second, func() {})
+					hctx, hcancel := context.WithCancelCause(wctx)
+					_ = hctx // the handler's ctx: a no-op handler
+					hcancel(nil)
+				}
 				k, _ := strconv.Atoi(l.Key)
 				if i, _ := strconv.Atoi(l.Value); i != next[k] {
 					t.Errorf("key %d: value %d, want %d", k, i, next[k])
