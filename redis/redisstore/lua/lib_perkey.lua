@@ -178,7 +178,9 @@ local function m_load(key, kk, ts, h)
     m_unpack(k, h[2])
     return k
   end
-  local p = rcall('HMGET', kk, 'n', 'a', 'u', 'e', 'x', 'c', 'o', 'q')
+  -- A hash without s was never leased (every step that writes the
+  -- fields of a lease writes s, and none takes s away): none of them.
+  local p = h[1] and rcall('HMGET', kk, 'n', 'a', 'u', 'e', 'x', 'c', 'o', 'q') or {}
   k.runs = {}
   local n = tonumber(p[1]) or 0
   if n > 0 then
