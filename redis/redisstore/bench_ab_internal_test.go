@@ -18,9 +18,9 @@ import (
 // weighs on both alike: four queues of 10,000 values over 500 keys, old
 // and new, without tenants and with 50, claimed 8 keys a Claim in strict
 // order and acked one by one, a Claim of each queue in turn. The server
-// logs every call's time (SLOWLOG); the medians per function, which a
-// call that the machine held up does not move, give each queue's time per
-// value. It swaps the package's function names, so it runs alone.
+// logs every call's time (SLOWLOG); the mean of the middle half of each
+// function's calls (see perValue), which a call that the machine held up
+// does not move, gives each queue's time per value. It swaps the package's function names, so it runs alone.
 func TestMeasureTenantFunctionsAgainstOld(t *testing.T) {
 	if os.Getenv("PACER_BENCH") != "1" {
 		t.Skip("set PACER_BENCH=1 to measure")
@@ -65,6 +65,6 @@ func TestMeasureTenantFunctionsAgainstOld(t *testing.T) {
 		}
 		return true
 	})
-	fmt.Printf("ab by medians, µs a value: old %.1f with tenants vs %.1f (%.3fx), new %.1f vs %.1f (%.3fx); new/old with tenants %.3fx\n",
+	fmt.Printf("ab by middle halves, µs a value: old %.1f with tenants vs %.1f (%.3fx), new %.1f vs %.1f (%.3fx); new/old with tenants %.3fx\n",
 		per["oldten"], per["oldplain"], per["oldten"]/per["oldplain"], per["newten"], per["newplain"], per["newten"]/per["newplain"], per["newten"]/per["oldten"])
 }

@@ -13,3 +13,8 @@ func AddCommand(prefix, queue, key string, val []byte, wait int64) []any {
 	}
 	return []any{"fcall", addFn, len(q.add), q.add[0], q.add[1], q.add[2], "0", params, key, val}
 }
+
+// QueuePrefix returns the prefix of the names of queue's keys in a Store
+// with Config.Prefix prefix, for a measurement that runs the library's
+// code on them in a script of its own.
+func QueuePrefix(prefix, queue string) string { return newQueue(prefix, queue).prefix }

@@ -1512,7 +1512,7 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey, inte
       -- What rate_read read of it, with a KeyRate.
       local rh = rate_i > 0 and rate_h[key]
       if perkey > 1 then
-        h = {} -- lib_perkey.lua reads what it needs
+        h = false -- lib_perkey.lua reads what it needs
       elseif rh then
         h = rh
       elseif multi then

@@ -53,9 +53,11 @@
 -- length. P and F are doubles, exact for microseconds since 1970. struct
 -- packs and unpacks a run in a fraction of what cjson or cmsgpack take
 -- to encode and decode one as a table, and one field costs less to read
--- and write than several.
+-- and write than several. HEAD_RUN is HEAD and one RUN, the same bytes in
+-- one pack.
 local HEAD = '<i4ddBBi4c0'
 local RUN = '<i4i4Bi4c0i4c0i4c0i4c0i4c0'
+local HEAD_RUN = '<i4ddBBi4c0i4i4Bi4c0i4c0i4c0i4c0i4c0'
 
 -- m_unpack sets the multi state of k from R, s.
 local function m_unpack(k, s)
@@ -77,8 +79,9 @@ local function m_unpack(k, s)
   k.runs = runs
 end
 
--- m_pack_run returns run r as R packs it.
-local function m_pack_run(r)
+-- m_run_fields returns the flags of run r, as R packs them, and sets its
+-- strings as m_unpack reads them back (see decoded).
+local function m_run_fields(r)
   local fl = 0
   if r.u then
     fl = 1
@@ -89,9 +92,14 @@ local function m_pack_run(r)
   if r.r then
     fl = fl + 4
   end
-  -- As m_unpack reads them back (see decoded).
-  local f, c, h, e = r.f or '', r.c or '', r.h or '', r.e or ''
-  r.f, r.c, r.h, r.e = f, c, h, e
+  r.f, r.c, r.h, r.e = r.f or '', r.c or '', r.h or '', r.e or ''
+  return fl
+end
+
+-- m_pack_run returns run r as R packs it.
+local function m_pack_run(r)
+  local fl = m_run_fields(r)
+  local f, c, h, e = r.f, r.c, r.h, r.e
   return struct.pack(RUN, r.n, r.a, fl, #f, f, #r.x, r.x, #c, c, #h, h, #e, e)
 end
 
@@ -104,15 +112,18 @@ local function m_pack(k)
   if k.where then
     w = string.byte(k.where)
   end
-  local head = struct.pack(HEAD, k.limit, k.place, k.free_at, elig, w, #held, held)
   local runs = k.runs
-  -- A key has a run or none most often: then no table to join.
+  -- A key has a run or none most often: then one pack.
   if #runs == 0 then
-    return head
+    return struct.pack(HEAD, k.limit, k.place, k.free_at, elig, w, #held, held)
   elseif #runs == 1 then
-    return head .. m_pack_run(runs[1])
+    local r = runs[1]
+    local fl = m_run_fields(r)
+    local f, c, h, e = r.f, r.c, r.h, r.e
+    return struct.pack(HEAD_RUN, k.limit, k.place, k.free_at, elig, w, #held, held,
+      r.n, r.a, fl, #f, f, #r.x, r.x, #c, c, #h, h, #e, e)
   end
-  local out = {head}
+  local out = {struct.pack(HEAD, k.limit, k.place, k.free_at, elig, w, #held, held)}
   for i = 1, #runs do
     out[i + 1] = m_pack_run(runs[i])
   end
@@ -167,7 +178,9 @@ local function m_load(key, kk, ts, h)
     m_unpack(k, h[2])
     return k
   end
-  local p = rcall('HMGET', kk, 'n', 'a', 'u', 'e', 'x', 'c', 'o', 'q')
+  -- A hash without s was never leased (every step that writes the
+  -- fields of a lease writes s, and none takes s away): none of them.
+  local p = h[1] and rcall('HMGET', kk, 'n', 'a', 'u', 'e', 'x', 'c', 'o', 'q') or {}
   k.runs = {}
   local n = tonumber(p[1]) or 0
   if n > 0 then
@@ -322,6 +335,14 @@ local function m_save(k)
   local R = m_pack(k)
   if not k.Tw and not k.entered and not k.qw and k.fence == k.fence0 then
     rcall('HSET', k.kk, 'R', R) -- the common case, without a table
+  elseif not k.Tw and not k.entered then
+    -- A lease: its fence, and q if it saw a free value after its batch.
+    if k.qw then
+      rcall('HSET', k.kk, 'R', R, 'f', k.fence, 'q', k.fence)
+    else
+      rcall('HSET', k.kk, 'R', R, 'f', k.fence)
+    end
+    k.fence0, k.qw = k.fence, false
   else
     local set = {'R', R}
     if k.Tw then
@@ -412,7 +433,8 @@ local function m_place(k, now, now_s, popped)
   -- w: the state set its hint says it stands in, if it stands in one.
   local w = not popped and k.where
   -- rts: the time this library's last save of k put it in its ready set
-  -- at; k.rts is set again where this call puts it there.
+  -- at, a number (times are whole microseconds, so equal numbers print
+  -- alike); k.rts is set again where this call puts it there.
   local rts = k.rts
   k.rts = false
   if k.held then
@@ -450,17 +472,17 @@ local function m_place(k, now, now_s, popped)
   if ready_at then
     at = ready_at
     if at <= now then
-      local ts = str(at)
-      if w == 'r' and rts == ts then
-        k.rts = ts
+      if w == 'r' and rts == at then
+        k.rts = at
         m_save(k)
         return
       end
+      local ts = str(at)
       if w == 'r' or w == 'p' then
         -- Found in the set W names, it is in no other.
         local cur = rcall('ZSCORE', w == 'p' and K_PARKED or tenant_set(m_tenant(k)), key)
         if cur then
-          k.rts = w == 'r' and ts
+          k.rts = w == 'r' and at
           m_save(k)
           if cur ~= ts then
             m_ready_in(k, ts, w == 'p')
@@ -471,7 +493,7 @@ local function m_place(k, now, now_s, popped)
       end
       local parked = not popped and m_unset(k, looked)
       k.where = parked and 'p' or 'r'
-      k.rts = not parked and ts
+      k.rts = not parked and at
       m_save(k)
       m_ready_in(k, ts, parked)
       return
@@ -613,7 +635,8 @@ m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey
       m_place(k, now, now_s, true)
       return nil
     end
-    k.runs[#k.runs + 1] = {n = n, a = 0, u = true, o = false, r = false, x = now_s, e = ''}
+    -- All its fields at once: the table is made at its size.
+    k.runs[#k.runs + 1] = {n = n, a = 0, u = true, o = false, r = false, f = '', x = now_s, c = '', h = '', e = ''}
     i = #k.runs
   end
   local r = k.runs[i]
