@@ -70,11 +70,11 @@ func TestMeasureTenantClaimStatement(t *testing.T) {
 	fair := s.claimSQL(claimForm{keys: 8, kind: fairClaim})
 	forms := []struct{ name, sql string }{
 		{"without tenants", s.claimSQL(claimForm{keys: 8})},
-		{"tenants, walk in tenant_turns", tenantTurnsForm(t, fair)},
+		{"tenants, the version before", claimBefore(t, fair)},
 		{"tenants", fair},
 		{"tenants without charged", withoutCTE(t, fair, "), charged AS (", "), upcoming AS (")},
-		{"tenants, charged writes last alone", strings.Replace(fair, "SET vtime = t.vtime + l.n / t.weight, last", "SET last", 1)},
-		{"tenants without leaving, gone", withoutCTE(t, fair, "), leaving AS MATERIALIZED (", "), turns AS MATERIALIZED (")},
+		{"tenants, charged writes last alone", mustReplace(fair, "SET vtime = t.vtime + l.n / t.weight, last", "SET last")},
+		{"tenants, none leaves the turns", withoutCTE(t, fair, "), leaving AS MATERIALIZED (", "), turns AS MATERIALIZED (")},
 	}
 	conn, err := pool.Acquire(ctx)
 	require.NoError(t, err)

@@ -18,11 +18,10 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// tenantTurnsForm returns claim statement sql of a queue with tenants as
-// the versions before walkTurnsSQL make it: its walk of the turns a call
-// of tenant_turns (migrations 011 and 013), which those versions still
-// run on this schema.
-func tenantTurnsForm(tb testing.TB, sql string) string {
+// claimBefore returns claim statement sql of a queue with tenants as the
+// versions before this one make it, which they still run on this schema:
+// its walk of the turns a call of tenant_turns (migrations 011 and 013).
+func claimBefore(tb testing.TB, sql string) string {
 	tb.Helper()
 	from := strings.Index(sql, ", walk (tenant, vtime, weight, ready, loc, taken) AS (")
 	to := strings.Index(sql, "), leaving AS MATERIALIZED (")
@@ -33,12 +32,12 @@ func tenantTurnsForm(tb testing.TB, sql string) string {
 	turns, _, _ := strings.Cut(walk[at+len("WHERE w.taken < "):], "\n")
 	tenants := strings.Index(walk, ".tenants AS tn")
 	schema := walk[strings.LastIndex(walk[:tenants], "FROM ")+len("FROM ") : tenants]
-	cand := `, cand AS MATERIALIZED (
+	sql = sql[:from] + `, cand AS MATERIALIZED (
 	SELECT c.tenant, c.vtime, c.weight, c.ready, c.loc
 	FROM ` + schema + `.tenant_turns($1, ` + turns + `) AS c
 	WHERE (SELECT running FROM running)
-`
-	return strings.Replace(sql[:from]+cand+sql[to:], "\nWITH RECURSIVE running", "\nWITH running", 1)
+` + sql[to:]
+	return mustReplace(sql, "\nWITH RECURSIVE running", "\nWITH running")
 }
 
 // internalStore returns a Store in a fresh schema of the test server,
@@ -67,15 +66,15 @@ func internalStore(tb testing.TB) (*Store, *pgxpool.Pool) {
 }
 
 // Instances of a version before walkTurnsSQL may claim beside this one
-// while a service upgrades, their claim statements walking the turns in
-// tenant_turns: the two walks take the same turns. Two queues get the
+// while a service upgrades, with their claim statements (claimBefore):
+// the two take the same turns. Two queues get the
 // same Adds (tenants of weights 1 to 3, a key or several each, some keys
 // with a second value, which comes ready after the Ack of the first, and
 // a tenant whose one key is leased, which the walks pass), and the same
 // claims of 1 to 4 keys, each lease acked before the next claim: on one,
 // this version's claims alone; on the other, the version before's and
 // this one's in turn. The tenants of their leases come in the same order.
-func TestTenantWalkBesideTenantTurns(t *testing.T) {
+func TestTenantClaimBesideTheOneBefore(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	s, pool := internalStore(t)
@@ -116,9 +115,19 @@ func TestTenantWalkBesideTenantTurns(t *testing.T) {
 		defer func() { require.NoError(t, tx.Commit(ctx)) }()
 		_, err = tx.Exec(ctx, turnsLockSQL, s.turnsLock(q))
 		require.NoError(t, err)
-		ls, _, err := s.claimOn(ctx, tx, tenantTurnsForm(t, s.claimSQL(claimForm{keys: p.Keys, kind: fairClaim})), q, args)
+		ls, _, err := s.claimOn(ctx, tx, claimBefore(t, s.claimSQL(claimForm{keys: p.Keys, kind: fairClaim})), q, args)
 		require.NoError(t, err)
 		return ls
+	}
+	// Each tenant's place in the turns (out or its virtual time), its own
+	// virtual time and its weight.
+	tenantRows := func(q string) []string {
+		rows, err := pool.Query(ctx, "SELECT format('%s %s %s %s', tenant, coalesce(vtime::text, 'out'), last, weight) FROM "+
+			pgx.Identifier{s.cfg.Schema}.Sanitize()+".tenants WHERE queue = $1 ORDER BY tenant", q)
+		require.NoError(t, err)
+		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return got
 	}
 	var turns [2][]string
 	for step := 0; ; step++ {
@@ -142,6 +151,7 @@ func TestTenantWalkBesideTenantTurns(t *testing.T) {
 			}
 		}
 		require.Equal(t, turns[0], turns[1], "the same turns, step %d", step)
+		require.Equal(t, tenantRows("alone"), tenantRows("beside"), "the same virtual times, step %d", step)
 		if len(got[0]) == 0 && len(got[1]) == 0 {
 			break
 		}
@@ -151,6 +161,13 @@ func TestTenantWalkBesideTenantTurns(t *testing.T) {
 		want += a.vals
 	}
 	require.Len(t, turns[0], want, "every value once")
+	out := 0
+	for _, r := range tenantRows("beside") {
+		if strings.Contains(r, " out ") {
+			out++
+		}
+	}
+	require.Positive(t, out, "tenants left the turns")
 	for _, l := range held {
 		_, err := s.Finish(context.Background(), l, store.Outcome{Kind: store.Ack})
 		require.NoError(t, err)
