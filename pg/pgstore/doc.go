@@ -151,11 +151,13 @@
 // each tenant's oldest ready keys, and advances each tenant's virtual
 // time once, by the keys it leased over its weight; it takes out of the
 // turns the tenants it passed that have no key that can come ready.
-// It walks the turns in tenant_turns (migrations 011 and 013), a
-// function, so that the walk follows tenants_turns and each probe of a
-// tenant's keys its index whatever plan PostgreSQL made for the
-// statement: one query a tenant, which reads the next turn with a key
-// ready and locks its row.
+// It walks the turns a tenant a step, in a recursive query of the
+// statement whose every step reads the next turn in tenants_turns with a
+// key ready, counts that tenant's ready keys in its index and locks its
+// row: a plan that follows the indexes whatever PostgreSQL knows of the
+// tables. (Versions before this one walk them in tenant_turns,
+// migrations 011 and 013, a function that runs a query a step, which it
+// leaves in place for them.)
 // O(n (log T + log K)), plus one step per tenant that comes first in the
 // turns with keys that are all leased, delayed, debouncing or paused.
 // The claims of a queue with tenants take turns: each takes a lock of

@@ -59,20 +59,74 @@ WHERE t.queue = $1 AND t.tenant = held.tenant AND held.vtime IS NULL`
 // fairQueueSQL reports whether a queue has tenants.
 const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = $1)`
 
+// walkTurnsSQL walks the turns of queue $1 from the start, a tenant a
+// step, to the {turns}-th tenant with a key ready: a step is the next
+// tenant in tenants_turns after the last one found whose ready keys, not
+// paused, counted up to {turns} in keys_tenant_ready, are not none, its
+// row locked FOR NO KEY UPDATE SKIP LOCKED before LIMIT 1 counts it
+// (LockRows under Limit: a row another transaction holds is skipped, and
+// one that an Add changed is read again in its latest version, its
+// conditions checked once more), with that count and its row's place
+// (ctid, which the row keeps while locked: chargeSQL updates the row by
+// it). Its first row is the start, with no key ready.
+//
+// It is the walk of tenant_turns (migrations 011 and 013), which older
+// versions call, in the claim statement: there a step was a statement of
+// a PL/pgSQL function, each planned, started and ended by the executor
+// on its own, which cost a claim more than the steps' reads; here a step
+// is a rescan of one plan, and the count is the probe for a ready key,
+// where tenant_turns probed once for one and once more to count. The
+// count is a LATERAL subquery of the tenant's row, which only a nested
+// loop over the tenants can run, and LIMIT 1 in the order of
+// tenants_turns makes the walk the index's: a row at a time, whatever the
+// planner knows of the tables, as TestTenantPlansMadeSmallStayBounded
+// checks. O({turns} (log T + {turns})) for T tenants, plus the passed
+// ones. The claim statement's snapshot, taken after the lock of the
+// turns, is every step's: it sees every turn that a claim committed
+// before this one took that lock.
+const walkTurnsSQL = `, walk (tenant, vtime, weight, ready, loc, taken) AS (
+	-- The start: before every turn. No tenant's virtual time is
+	-- -infinity.
+	SELECT '', '-infinity'::double precision, 1, 0, NULL::tid, 0
+	WHERE (SELECT running FROM running)
+	UNION ALL
+	SELECT x.tenant, x.vtime, x.weight, x.ready, x.loc, w.taken + 1
+	FROM walk AS w CROSS JOIN LATERAL (
+		SELECT tn.tenant, tn.vtime, tn.weight, tn.ctid AS loc, c.ready
+		FROM {schema}.tenants AS tn CROSS JOIN LATERAL (
+			-- ORDER BY: so that the count is of keys_tenant_ready, the
+			-- tenant's keys only, in any plan.
+			SELECT count(*)::integer AS ready FROM (
+				SELECT FROM {schema}.keys AS k
+				WHERE k.queue = $1 AND k.tenant = tn.tenant AND k.ready_at <= statement_timestamp()
+					AND NOT k.paused AND k.lanes = 0
+				ORDER BY k.ready_at
+				LIMIT {turns}
+			) AS x
+		) AS c
+		WHERE tn.queue = $1 AND tn.vtime IS NOT NULL AND ROW(tn.vtime, tn.tenant) > ROW(w.vtime, w.tenant)
+			AND c.ready > 0
+		ORDER BY tn.vtime, tn.tenant
+		LIMIT 1
+		FOR NO KEY UPDATE OF tn SKIP LOCKED
+	) AS x
+	WHERE w.taken < {turns}
+)`
+
 // fairPickSQL is claimPickSQL in a queue with tenants: it takes the next
 // {turns} turns of the tenants, as {turns} calls of pick_tenant
 // (migration 008) would, and for each tenant as many of its oldest ready
 // keys as it has turns, locked; chargeSQL then advances the tenants'
 // virtual times, once each.
 //
-// cand, tenant_turns (migrations 011 and 013), walks the turns in order
-// (smallest virtual time first, ties to the smaller name) and locks the
-// first {turns} tenants with a key ready, FOR NO KEY UPDATE, which lets
-// the Adds' FOR KEY SHARE pass (see activateSQL), skipping those another
-// transaction holds (an Add that changes the row, a claim of several
-// leases of a key); each with its ready keys counted up to {turns}. The
-// tenants after them start no earlier, so none of the {turns} earliest
-// turns is theirs. Of those, the turns are the earliest
+// cand, read by walk (walkTurnsSQL), is the first {turns} tenants in the
+// turns (smallest virtual time first, ties to the smaller name) with a
+// key ready, each locked FOR NO KEY UPDATE, which lets the Adds' FOR KEY
+// SHARE pass (see activateSQL), skipping those another transaction holds
+// (an Add that changes the row, a claim of several leases of a key);
+// each with its ready keys counted up to {turns}. The tenants after them
+// start no earlier, so none of the {turns} earliest turns is theirs. Of
+// those, the turns are the earliest
 // start times, a tenant's j-th (from 0) at its virtual time plus
 // j/weight, ties to the smaller name. leaving and gone take out of the
 // turns the tenants that cand passed (those before its last in the
@@ -86,10 +140,8 @@ const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = 
 // O({turns}) tenants, each by an index probe of at most {turns} keys,
 // plus those passed: the number of tenants and keys adds nothing. With
 // the queue paused it takes no turn.
-const fairPickSQL = `, cand AS MATERIALIZED (
-	SELECT c.tenant, c.vtime, c.weight, c.ready, c.loc
-	FROM {schema}.tenant_turns($1, {turns}) AS c
-	WHERE (SELECT running FROM running)
+const fairPickSQL = walkTurnsSQL + `, cand AS MATERIALIZED (
+	SELECT w.tenant, w.vtime, w.weight, w.ready, w.loc FROM walk AS w WHERE w.ready > 0
 ), leaving AS MATERIALIZED (
 	SELECT tn.tenant FROM {schema}.tenants AS tn
 	WHERE tn.queue = $1 AND tn.vtime IS NOT NULL
@@ -145,7 +197,7 @@ const fairPickSQL = `, cand AS MATERIALIZED (
 // tenant whose keys it leased by their number over its weight: the time
 // of as many turns as it took. A turn whose key another claim held has
 // no lease, and costs its tenant nothing. Each tenant's row is read by
-// its place, which tenant_turns returned with the row locked: by the
+// its place, which walk (walkTurnsSQL) read with the row locked: by the
 // primary key, a plan may read every tenant of the queue, each version
 // that the claims left behind them.
 const chargeSQL = `), charged AS (
@@ -219,13 +271,17 @@ func newTenantQueries(schema string, q queries) tenantQueries {
 	// The tenants' keys are not in one ready order: a claim of theirs
 	// looks for the next ready key from the start of the queue.
 	unfloored := func(claim string) string { return mustReplace(claim, claimFloorSQL, "'-infinity'") }
+	// walk (walkTurnsSQL) refers to itself.
+	recursive := func(claim string) string {
+		return mustReplace(claim, "\nWITH running AS MATERIALIZED (", "\nWITH RECURSIVE running AS MATERIALIZED (")
+	}
 	fair := func(claim, turns string) string {
-		claim = unfloored(claim)
+		claim = recursive(unfloored(claim))
 		claim = mustReplace(claim, pick, r.Replace(strings.ReplaceAll(fairPickSQL, "{turns}", turns)))
 		return mustReplace(claim, "), upcoming AS (", r.Replace(chargeSQL))
 	}
 	fairRated := func(claim, turns string) string {
-		claim = mustReplace(unfloored(claim), pick, ratedFairPick(schema, turns))
+		claim = mustReplace(recursive(unfloored(claim)), pick, ratedFairPick(schema, turns))
 		return rateClaim(schema, mustReplace(claim, "), upcoming AS (", r.Replace(chargeSQL)))
 	}
 	const ready = "WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)\n"
