@@ -921,6 +921,11 @@ local function promote(now_s, lim)
   for i = 1, #r, 2 do
     come_due(r[i], r[i + 1])
   end
+  -- Without delayed or pending keys, which a queue's common path has
+  -- none of, one command spares the two lookups.
+  if rcall('EXISTS', K_DELAYED, K_PENDING) == 0 then
+    return
+  end
   -- Retried and deferred batches.
   r = due_by(K_DELAYED, now_s, lim)
   for i = 1, #r, 2 do
@@ -968,18 +973,19 @@ end
 local function finish_lease(key, fence, kind, after, why, now, now_s, multi)
   local kk, vk = PFX .. 'k:' .. key, PFX .. 'v:' .. key
   local h, mh
-  -- T, the key's bucket, follows the fields, 12th or 13th.
+  -- T, the key's bucket, follows the fields, 13th; without multi, it is
+  -- 5th, in place of a, which only a drop reads, and reads then.
   if multi then
     h, mh = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn', 'q', 'R', 'T')
   else
-    h, mh = leased_by(key, kk, fence, now, 'n', 'a', 'b', 'bd', 'e', 'g', 'tn', 'q', 'T')
+    h, mh = leased_by(key, kk, fence, now, 'n', 'T', 'b', 'bd', 'e', 'g', 'tn', 'q')
   end
   if not h then
     return -1
   end
   if h == 'm' then
     -- The fields m_load reads: s, R (absent: not read), b, bd, g, f, tn, T, q.
-    local R, T = nil, mh[12]
+    local R, T = nil, mh[5]
     if multi then
       R, T = mh[12], mh[13]
     end
@@ -995,7 +1001,7 @@ local function finish_lease(key, fence, kind, after, why, now, now_s, multi)
     if kind == 2 then
       local id = rcall('HINCRBY', K_META, 'd', '1')
       local dk = PFX .. 'd:' .. id
-      rcall('RPUSH', dk, key, why, h[5], now_s)
+      rcall('RPUSH', dk, key, why, multi and h[5] or rcall('HGET', kk, 'a'), now_s)
       rcall('RPUSH', dk, unpack(rcall('LRANGE', vk, '0', str(tonumber(n) - 1))))
       rcall('ZADD', K_DEAD, id, id)
       rcall('ZADD', K_DEADAT, now_s, id)
@@ -1012,7 +1018,7 @@ local function finish_lease(key, fence, kind, after, why, now, now_s, multi)
     end
     local left = rcall('LLEN', vk) - tonumber(n)
     if left <= 0 then
-      spill(key, h[multi and 13 or 12])
+      spill(key, h[multi and 13 or 5])
       rcall('DEL', kk, vk)
       unindexed[#unindexed + 1] = key
       return 0
