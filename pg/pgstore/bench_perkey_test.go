@@ -21,13 +21,23 @@ import (
 // TestMeasurePerKeyFlights breaks down where a value's time goes with
 // PerKey 2 against PerKey 1, both MaxBatch 2, on a server of the test's
 // own with pg_stat_statements (the statements inside the functions
-// tracked too): 500 keys of 10 values, stored with COPY, worked by one
-// Runner of 8 workers with a no-op handler, the two modes in alternating
-// rounds (PACER_BENCH_ROUNDS, 3). Per value, each run prints values/s,
-// the CPU of the server's processes and of this process, the statements
-// the client sent, the WAL the server wrote, and the rows written to
-// keys and lanes (HOT or not); the last round prints the statements by
-// text, with their time, buffers hit and WAL records per call.
+// tracked too, and their planning): 500 keys of 10 values, stored with
+// COPY, worked by one Runner of 8 workers with a no-op handler, the two
+// modes in alternating rounds (PACER_BENCH_ROUNDS, 3), each on a schema
+// of its own. Per value, each run prints values/s, the CPU of the
+// server's processes and of this process, the round trips and statements
+// the client sent, the WAL the server wrote, and the rows written to keys
+// and lanes (HOT or not); the last round prints the statements, each
+// with its calls and plans, its time planning and running a call (a
+// function's time holds its statements' and their executor start-up,
+// which a statement's own time leaves out), and its buffers hit and WAL
+// records a call.
+//
+// PACER_BENCH_WARM=1 runs each mode once untimed on its schema first, so
+// that the sessions have planned its statements; PACER_BENCH_PERKEY=n
+// runs PerKey n alone; PACER_BENCH_EXPLAIN=file writes there the server's
+// log, with the plans of a sample of the statements as they ran
+// (auto_explain).
 func TestMeasurePerKeyFlights(t *testing.T) {
 	if os.Getenv("PACER_BENCH") != "1" {
 		t.Skip("a measurement: set PACER_BENCH=1 to run it")
@@ -136,33 +146,25 @@ func TestMeasurePerKeyFlights(t *testing.T) {
 		time.Sleep(statsFlush)
 		k, l := writes(schema, "keys"), writes(schema, "lanes")
 		wr, wb := wal()
-		statements := statementStats(t, pool)
 		fmt.Printf("PerKey %d: %.0f values/s; per value: CPU µs server %.1f, this process %.1f; %.3f round trips, %.3f statements sent; WAL %.2f records, %.0f bytes; keys: %.3f inserted, %.3f updated (%.3f HOT), %.3f deleted; lanes: %.3f inserted, %.3f updated (%.3f HOT), %.3f deleted\n",
 			perKey, keys*per/took.Seconds(), float64(server.Nanoseconds())/1e3/(keys*per), float64(proc.Nanoseconds())/1e3/(keys*per),
 			trips.total()/(keys*per), trips.statementCount()/(keys*per), v(wr-wr0), v(wb-wb0),
 			v(k.ins-k0.ins), v(k.upd-k0.upd), v(k.hot-k0.hot), v(k.del-k0.del),
 			v(l.ins-l0.ins), v(l.upd-l0.upd), v(l.hot-l0.hot), v(l.del-l0.del))
 		if breakdown {
-			rows, err := pool.Query(ctx, `SELECT calls, plans, total_plan_time, total_exec_time, query FROM pg_stat_statements
-				WHERE query NOT LIKE '%pg_stat%' AND calls > 100 ORDER BY total_exec_time DESC`)
+			rows, err := pool.Query(ctx, `SELECT calls, plans, total_plan_time, total_exec_time, shared_blks_hit, wal_records, query
+				FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat%' AND calls >= $1 ORDER BY total_exec_time DESC`, keys*per/1000)
 			require.NoError(t, err)
 			for rows.Next() {
-				var calls, plans int64
+				var calls, plans, hits, walRecords int64
 				var planMS, execMS float64
 				var q string
-				require.NoError(t, rows.Scan(&calls, &plans, &planMS, &execMS, &q))
-				fmt.Printf("    calls %d plans %d: planning %.1f µs/call, execution %.1f µs/call  %s\n", calls, plans,
-					planMS*1e3/float64(calls), execMS*1e3/float64(calls), shortSQL(q))
+				require.NoError(t, rows.Scan(&calls, &plans, &planMS, &execMS, &hits, &walRecords, &q))
+				c := float64(calls)
+				fmt.Printf("    %.4f calls a value, %d plans; µs a call: planning %.1f, running %.1f; a call: %.1f buffers hit, %.1f WAL records  %s\n",
+					c/(keys*per), plans, planMS*1e3/c, execMS*1e3/c, float64(hits)/c, float64(walRecords)/c, shortSQL(q))
 			}
 			require.NoError(t, rows.Err())
-			fmt.Printf("  statements (nested ones too), by server time: %.1f µs a value in all\n", statements.micros()/(keys*per))
-			for _, st := range statements {
-				if st.calls/(keys*per) < 0.001 {
-					continue
-				}
-				fmt.Printf("    %.4f calls, %7.1f µs/call, %6.2f µs/value, %6.1f buffers hit/call, %5.1f WAL records/call  %s\n",
-					st.calls/(keys*per), st.ms*1e3/st.calls, st.ms*1e3/(keys*per), st.hits/st.calls, st.wal/st.calls, st.query)
-			}
 		}
 	}
 	for round := range rounds {
