@@ -1,6 +1,7 @@
 package pgstore_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -98,7 +99,7 @@ func TestAcksOfLanesShareAFlight(t *testing.T) {
 	cfg, err := pgxpool.ParseConfig(serverURL())
 	require.NoError(t, err)
 	cfg.MaxConns = 1
-	flights := &statementCounter{contains: "ack_lanes("}
+	flights := &statementCounter{contains: "ack_last_lanes("}
 	cfg.ConnConfig.Tracer = flights
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
@@ -106,7 +107,7 @@ func TestAcksOfLanesShareAFlight(t *testing.T) {
 	s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: freshSchema(t, pool)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	flights.n.Store(0) // the migrations' text names ack_lanes too
+	flights.n.Store(0) // the migrations' text names ack_last_lanes too
 
 	p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: ttl, PerKey: 2}
 	require.NoError(t, s.Add(ctx, "q", "k", vals("k1", "k2", "k3", "k4"), store.AddParams{}))
@@ -176,22 +177,40 @@ func TestAcksOfLanesShareAFlight(t *testing.T) {
 
 // Instances of a version before migration 014 may run beside this one
 // while a service upgrades, calling claim_lanes and finish_lanes (009,
-// 012) on the keys of lanes that lease_lanes and ack_lanes (014) take and
-// end: a lease taken by either ends by the other, every value is leased
-// once, each key's in Add order, with fences that grow and no more than
-// PerKey leases of a key out at once, and the queue's count stays exact.
+// 012) on the keys of lanes that this version's functions take and end;
+// and instances of a version before migration 017, calling lease_lanes
+// and ack_lanes (014). A lease taken by either ends by the other, every
+// value is leased once, each key's in Add order, with fences that grow and
+// no more than PerKey leases of a key out at once, and the queue's count
+// stays exact.
 func TestLanesBesideTheFunctionsBefore(t *testing.T) {
 	t.Parallel()
+	t.Run("009 and 012", func(t *testing.T) {
+		t.Parallel()
+		lanesBesideOld(t, `SELECT o_found, o_key, o_fence, o_vals FROM {fn}.claim_lanes($1, $2, 1, $3, 'old', 2, false)`,
+			`SELECT count(*) FROM {fn}.finish_lanes($1, $2, $3, '{0}', 33)`)
+	})
+	t.Run("014", func(t *testing.T) {
+		t.Parallel()
+		lanesBesideOld(t, `SELECT o_found, o_key, o_fence, o_vals FROM {fn}.lease_lanes($1, $2, 1, $3, 'old', 2)`,
+			`SELECT count(*) FROM {fn}.ack_lanes($1, $2, $3, '{0}', 33)`)
+	})
+}
+
+// lanesBesideOld is TestLanesBesideTheFunctionsBefore with the claim and
+// the Ack of a version before, as its lanes.go makes them ({fn} stands
+// for the schema): claim takes the queue, the leases wanted and the TTL;
+// ack the queue, a key and its fence, as arrays of one.
+func lanesBesideOld(t *testing.T, claim, ack string) {
 	ctx := t.Context()
 	pool := connect(t, appName(t))
 	schema := freshSchema(t, pool)
 	s := instance(t, schema)
 	fn := pgx.Identifier{schema}.Sanitize()
+	claim, ack = strings.ReplaceAll(claim, "{fn}", fn), strings.ReplaceAll(ack, "{fn}", fn)
 	p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: ttl, PerKey: 2}
-	// The calls of the version before, as its lanes.go makes them.
 	oldClaim := func(want int) []store.Lease {
-		rows, err := pool.Query(ctx, `SELECT o_found, o_key, o_fence, o_vals FROM `+fn+`.claim_lanes($1, $2, 1, $3, 'old', 2, false)`,
-			"q", want, ttl)
+		rows, err := pool.Query(ctx, claim, "q", want, ttl)
 		require.NoError(t, err)
 		var ls []store.Lease
 		for rows.Next() {
@@ -211,9 +230,8 @@ func TestLanesBesideTheFunctionsBefore(t *testing.T) {
 	}
 	oldAck := func(l store.Lease) {
 		var ended int
-		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM `+fn+`.finish_lanes($1, $2, $3, '{0}', 33)`,
-			"q", [][]byte{[]byte(l.Key)}, []int64{int64(l.Fence)}).Scan(&ended))
-		require.Equal(t, 1, ended, "finish_lanes ends a lease of lease_lanes")
+		require.NoError(t, pool.QueryRow(ctx, ack, "q", [][]byte{[]byte(l.Key)}, []int64{int64(l.Fence)}).Scan(&ended))
+		require.Equal(t, 1, ended, "the Ack before ends a lease of this version")
 	}
 	want := map[string][]string{"k": {"1", "2", "3", "4", "5", "6", "7"}, "j": {"j1", "j2", "j3"}}
 	for _, k := range []string{"k", "j"} {
