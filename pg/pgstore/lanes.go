@@ -9,7 +9,7 @@ import (
 
 // A key that a claim with ClaimParams.PerKey > 1 leases keeps its batches
 // out, or come back, as rows of lanes (migration 009), with the server's
-// functions there: lease_free_lanes (017, which runs lease_lanes of 014
+// functions there: lease_free_lanes (016, which runs lease_lanes of 014
 // for keys with lanes; claim_lanes of 009 in a queue with tenants),
 // finish_lane, extend_lane, release_lanes.
 // The statements of a key of one lease never find a lease of such a key
@@ -140,7 +140,7 @@ const (
 	foldLanesSQL  = `SELECT {schema}.fold_lanes($1, $2, {removeSlot} + pg_backend_pid() % {addSlots})`
 	retryLanesSQL = `SELECT {schema}.retry_lanes($1, $2)`
 	// finishLanesSQL and claimLanesSharedSQL are a flight of Acks of
-	// lanes (migrations 012, 014 and 017, sharedfinish.go): the claim
+	// lanes (migrations 012, 014 and 016, sharedfinish.go): the claim
 	// leases as many keys as the Acks of the lanes that the finish ended
 	// want.
 	finishLanesSQL          = `SELECT i, more FROM {schema}.ack_last_lanes($1, $2, $3, $4, {removeSlot} + pg_backend_pid() % {addSlots})`

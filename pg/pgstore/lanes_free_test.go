@@ -11,7 +11,7 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// lease_free_lanes and ack_last_lanes (migration 017) write the rows that
+// lease_free_lanes and ack_last_lanes (migration 016) write the rows that
 // lease_lanes and ack_lanes (014) write, and return what they return: each
 // pair runs on the same state, the first call rolled back before the
 // second, and the keys, lanes, counts and values left compared, with the

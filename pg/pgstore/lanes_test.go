@@ -178,7 +178,7 @@ func TestAcksOfLanesShareAFlight(t *testing.T) {
 // Instances of a version before migration 014 may run beside this one
 // while a service upgrades, calling claim_lanes and finish_lanes (009,
 // 012) on the keys of lanes that this version's functions take and end;
-// and instances of a version before migration 017, calling lease_lanes
+// and instances of a version before migration 016, calling lease_lanes
 // and ack_lanes (014). A lease taken by either ends by the other, every
 // value is leased once, each key's in Add order, with fences that grow and
 // no more than PerKey leases of a key out at once, and the queue's count

@@ -1,4 +1,4 @@
--- 017: the common claim and Ack of keys of lanes (migrations 009 and 014)
+-- 016: the common claim and Ack of keys of lanes (migrations 009 and 014)
 -- by shorter statements. Run inside the migration's transaction with
 -- search_path set to the store's schema; it only creates functions, the
 -- same again when run a second time, and changes none of the functions
