@@ -34,7 +34,7 @@ type leaseKeeper struct {
 	mu    sync.Mutex
 	state int           // keeperArmed, keeperRunning or keeperEnded
 	timer func() bool   // stops the start of the keeper, while keeperArmed
-	ends  chan func()   // the call that ends the lease, to the keeper's goroutine
+	ends  chan engine.Job // the call that ends the lease, to the keeper's goroutine
 	gone  chan struct{} // closed when the keeper's goroutine returned
 }
 
@@ -48,7 +48,7 @@ const (
 var _ engine.Keeper = (*leaseKeeper)(nil)
 
 // End implements engine.Keeper.
-func (k *leaseKeeper) End(call func()) bool {
+func (k *leaseKeeper) End(call engine.Job) bool {
 	k.mu.Lock()
 	switch {
 	case k.state == keeperArmed && k.timer():
@@ -74,7 +74,7 @@ func (k *leaseKeeper) End(call func()) bool {
 // start starts the keeper's goroutine, which runs keep, unless the end
 // came first. It runs on the timer's goroutine (or on the caller of a
 // mock clock's Add): keep runs on a goroutine of engineCalls.
-func (k *leaseKeeper) start(keep func(ends <-chan func())) {
+func (k *leaseKeeper) start(keep func(ends <-chan engine.Job)) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.state != keeperArmed {
@@ -82,18 +82,18 @@ func (k *leaseKeeper) start(keep func(ends <-chan func())) {
 	}
 	k.state = keeperRunning
 	ends, gone := k.channels()
-	k.calls.start(func() {
+	k.calls.start(engine.JobFunc(func() {
 		defer close(gone)
 		keep(ends)
-	})
+	}))
 }
 
 // channels returns the channels the keeper's goroutine serves, made by
 // the first to ask, under k.mu: its start, or an end that came as its
 // timer fired.
-func (k *leaseKeeper) channels() (chan func(), chan struct{}) {
+func (k *leaseKeeper) channels() (chan engine.Job, chan struct{}) {
 	if k.ends == nil {
-		k.ends, k.gone = make(chan func()), make(chan struct{})
+		k.ends, k.gone = make(chan engine.Job), make(chan struct{})
 	}
 	return k.ends, k.gone
 }
@@ -145,7 +145,7 @@ func (k *keptLease[K, V]) start() { k.leaseKeeper.start(k.keep) }
 
 // keep keeps the lease until it is ended or lost, and then cancels the
 // work's ctx.
-func (k *keptLease[K, V]) keep(ends <-chan func()) {
+func (k *keptLease[K, V]) keep(ends <-chan engine.Job) {
 	if err := k.s.keep(k.parent, k.remote, ends, &k.ending); err != nil {
 		k.lost.Store(&err)
 		k.cancel(err)
@@ -172,7 +172,7 @@ func (k *keptLease[K, V]) kept() error {
 // lease that waited for a worker, claimed by an Ack in the background,
 // say, is renewed sooner), the next TTL/3 after one succeeded, and TTL/10
 // after one failed; none once ending is set.
-func (s *Engine[K, V]) keep(ctx context.Context, r *engine.Remote, ends <-chan func(), ending *atomic.Bool) error {
+func (s *Engine[K, V]) keep(ctx context.Context, r *engine.Remote, ends <-chan engine.Job, ending *atomic.Bool) error {
 	d := r.Deadline
 	next := r.Claimed.Add(s.ttl / 3)
 	var (
@@ -216,7 +216,7 @@ func (s *Engine[K, V]) keep(ctx context.Context, r *engine.Remote, ends <-chan f
 					renewal.stop()
 				}
 			}
-			end()
+			end.Run()
 			return nil
 		case <-t.C():
 		case res := <-answer:
