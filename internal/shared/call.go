@@ -113,8 +113,8 @@ var _ context.Context = (*storeCall[int])(nil)
 
 // init readies sc to make callee's call, under ctx's values, until
 // deadline.
-func (sc *storeCall[T]) init(ctx context.Context, deadline time.Time, callee storeCaller[T]) {
-	sc.values, sc.deadline, sc.callee = context.WithoutCancel(ctx), deadline, callee
+func (sc *storeCall[T]) init(c *engineCalls, ctx context.Context, deadline time.Time, callee storeCaller[T]) {
+	sc.values, sc.deadline, sc.callee = c.withoutCancel(ctx), deadline, callee
 	sc.done = make(chan struct{})
 }
 
@@ -226,7 +226,7 @@ func (fc *funcCall[T]) then(T, error) {}
 // gets the result of a call abandoned at the deadline once it returns.
 func callBy[T any](c *engineCalls, k engine.Keeper, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (T, error) {
 	fc := &funcCall[T]{f: call, onLate: late}
-	fc.init(ctx, deadline, fc)
+	fc.init(c, ctx, deadline, fc)
 	return callOn(c, k, &fc.storeCall)
 }
 

@@ -1,6 +1,8 @@
 package shared
 
 import (
+	"context"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,13 +34,36 @@ type engineCalls struct {
 	maxIdle int32
 
 	jobs    chan engine.Job // to a goroutine that waits for one
-	idle    atomic.Int32   // goroutines that wait for a job
-	alive   sync.WaitGroup // the goroutines
-	quit    chan struct{}  // closed by close
+	idle    atomic.Int32    // goroutines that wait for a job
+	alive   sync.WaitGroup  // the goroutines
+	quit    chan struct{}   // closed by close
 	closing sync.Once
 
 	timersMu sync.Mutex
 	timers   []timing.Timer // stopped timers of the real clock, for the next waits
+	alarmsMu sync.Mutex
+	alarms   []*alarm // stopped alarms, for the next leases (alarm.go)
+
+	uncancelled atomic.Pointer[uncancelled] // the last withoutCancel
+}
+
+// An uncancelled is a ctx and context.WithoutCancel of it.
+type uncancelled struct{ ctx, values context.Context }
+
+// withoutCancel returns context.WithoutCancel(ctx): the last one made
+// again for the same ctx, as the workers of a Runner end their leases
+// under one ctx. Only a ctx that is a pointer is compared, as comparing
+// others may panic.
+func (c *engineCalls) withoutCancel(ctx context.Context) context.Context {
+	if t := reflect.TypeOf(ctx); t == nil || t.Kind() != reflect.Pointer {
+		return context.WithoutCancel(ctx)
+	}
+	if u := c.uncancelled.Load(); u != nil && u.ctx == ctx {
+		return u.values
+	}
+	u := &uncancelled{ctx, context.WithoutCancel(ctx)}
+	c.uncancelled.Store(u)
+	return u.values
 }
 
 // maxTimers is how many stopped timers engineCalls keeps for the next

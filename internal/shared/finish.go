@@ -97,7 +97,7 @@ type end[K comparable, V any] struct {
 // makes under ctx's values, until the store's LeaseTTL after at.
 func (s *Engine[K, V]) newEnd(ctx context.Context, l engine.Lease[K, V], o store.Outcome, claim bool, at time.Time) *end[K, V] {
 	e := &end[K, V]{s: s, ctx: ctx, l: l, o: o, at: at, claim: claim}
-	e.init(ctx, at.Add(s.ttl), e)
+	e.init(s.calls, ctx, at.Add(s.ttl), e)
 	return e
 }
 

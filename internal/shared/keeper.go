@@ -11,7 +11,6 @@ import (
 
 	"github.com/pacerkit/pacer/internal/callctx"
 	"github.com/pacerkit/pacer/internal/engine"
-	"github.com/pacerkit/pacer/internal/timing"
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -32,10 +31,10 @@ type leaseKeeper struct {
 	ending atomic.Bool // the work is over: no more renewals, the end comes
 
 	mu    sync.Mutex
-	state int           // keeperArmed, keeperRunning or keeperEnded
-	timer func() bool   // stops the start of the keeper, while keeperArmed
+	state int             // keeperArmed, keeperRunning or keeperEnded
+	timer stopper         // stops the start of the keeper, while keeperArmed
 	ends  chan engine.Job // the call that ends the lease, to the keeper's goroutine
-	gone  chan struct{} // closed when the keeper's goroutine returned
+	gone  chan struct{}   // closed when the keeper's goroutine returned
 }
 
 // The states of a leaseKeeper.
@@ -51,7 +50,7 @@ var _ engine.Keeper = (*leaseKeeper)(nil)
 func (k *leaseKeeper) End(call engine.Job) bool {
 	k.mu.Lock()
 	switch {
-	case k.state == keeperArmed && k.timer():
+	case k.state == keeperArmed && k.timer.stop():
 		k.state = keeperEnded
 		k.mu.Unlock()
 		k.calls.start(call) // counted by engineCalls as the keeper was
@@ -113,11 +112,11 @@ type keptLease[K comparable, V any] struct {
 // carries the lease's fence (callctx.Fence) and is cancelled with engine.ErrLeaseLost
 // when the store refuses a renewal, or at the lease's deadline, whatever
 // the renewal in flight does: the handler is stopped before another
-// instance can lease the key. The returned function stops the renewals
+// instance can lease the key. The returned Kept's Over stops the renewals
 // and reports the loss, also of a lease whose deadline passed while nobody
 // looked; the keeper then waits for the call that ends the lease, and
 // makes it, until the lease's deadline at most.
-func (s *Engine[K, V]) Keep(ctx context.Context, l engine.Lease[K, V]) (context.Context, func() error) {
+func (s *Engine[K, V]) Keep(ctx context.Context, l engine.Lease[K, V]) (context.Context, engine.Kept) {
 	k := &keptLease[K, V]{leaseKeeper: leaseKeeper{calls: s.calls}, s: s, parent: ctx, remote: l.Remote}
 	var cctx context.Context
 	cctx, k.cancel = context.WithCancelCause(ctx)
@@ -132,12 +131,12 @@ func (s *Engine[K, V]) Keep(ctx context.Context, l engine.Lease[K, V]) (context.
 	s.calls.busy.Add(1) // for the keeper, or the call that ends the lease
 	if d := due.Sub(s.clk.Now()); d > 0 {
 		k.mu.Lock()
-		k.timer = timing.AfterFunc(s.clk, d, k.start)
+		k.timer = s.calls.arm(d, k)
 		k.mu.Unlock()
 	} else { // a lease that waited for a worker: renewed at once
 		k.start()
 	}
-	return &k.ctx, k.kept
+	return &k.ctx, k
 }
 
 // start starts the keeper; see leaseKeeper.start.
@@ -153,8 +152,8 @@ func (k *keptLease[K, V]) keep(ends <-chan engine.Job) {
 	}
 }
 
-// kept is the function Keep returns.
-func (k *keptLease[K, V]) kept() error {
+// Over implements engine.Kept.
+func (k *keptLease[K, V]) Over() error {
 	k.ending.Store(true)
 	k.cancel(nil)
 	if lost := k.lost.Load(); lost != nil {

@@ -16,7 +16,7 @@ import (
 // leaves it, counted by calls, with a timer whose stop reports fired.
 func armed(calls *engineCalls, fired bool) *leaseKeeper {
 	calls.busy.Add(1)
-	return &leaseKeeper{calls: calls, timer: func() bool { return !fired }}
+	return &leaseKeeper{calls: calls, timer: stopFunc(func() bool { return !fired })}
 }
 
 // An end that comes before the keeper's first renewal is due runs on a
@@ -80,9 +80,9 @@ func TestKeeperStartsWhenRenewalDue(t *testing.T) {
 		started := make(chan time.Time, 1)
 		t0 := time.Now()
 		k.mu.Lock()
-		k.timer = timing.AfterFunc(calls.clk, time.Second, func() {
+		k.timer = stopFunc(timing.AfterFunc(calls.clk, time.Second, func() {
 			k.start(func(ends <-chan engine.Job) { started <- time.Now(); (<-ends).Run() })
-		})
+		}))
 		k.mu.Unlock()
 		synctest.Wait()
 		require.Empty(t, started)
