@@ -15,16 +15,20 @@ type stopFunc func() bool
 
 func (f stopFunc) stop() bool { return f() }
 
-// An alarm is a time.AfterFunc timer of the real clock that starts a
-// keeper (leaseKeeper.start) when the first renewal of its lease is due.
-// engineCalls keeps the alarms stopped in time for the next leases: most
-// batches end before their first renewal, and a lease then costs neither
-// a timer nor a func for it.
+// A ringer is what an alarm rings: a keeper whose first renewal is due
+// (keptLease), a call in the background at its deadline (storeCall).
+type ringer interface{ ring() }
+
+// An alarm is a time.AfterFunc timer of the real clock that rings a
+// ringer. engineCalls keeps the alarms stopped in time for the next
+// ringers: most batches end before their first renewal, and most calls
+// answer before their deadline, and then cost neither a timer nor a func
+// for it.
 type alarm struct {
 	calls *engineCalls
 	t     *time.Timer // made once, by the alarm's first arm
 	mu    sync.Mutex
-	k     interface{ start() } // the keeper it starts
+	k     ringer // what it rings
 }
 
 // fire is the timer's func.
@@ -32,7 +36,7 @@ func (a *alarm) fire() {
 	a.mu.Lock()
 	k := a.k
 	a.mu.Unlock()
-	k.start()
+	k.ring()
 }
 
 // stop implements stopper. An alarm stopped before it fired goes back to
@@ -49,11 +53,11 @@ func (a *alarm) stop() bool {
 	return true
 }
 
-// arm starts k after d, on the timer's goroutine, unless the returned
+// arm rings k after d, on the timer's goroutine, unless the returned
 // stopper stops it first.
-func (c *engineCalls) arm(d time.Duration, k interface{ start() }) stopper {
+func (c *engineCalls) arm(d time.Duration, k ringer) stopper {
 	if _, real := c.clk.(timing.Real); !real {
-		return stopFunc(timing.AfterFunc(c.clk, d, k.start))
+		return stopFunc(timing.AfterFunc(c.clk, d, k.ring))
 	}
 	c.alarmsMu.Lock()
 	var a *alarm
@@ -77,7 +81,7 @@ func (c *engineCalls) arm(d time.Duration, k interface{ start() }) stopper {
 }
 
 // maxAlarms is how many stopped alarms engineCalls keeps for the next
-// leases: about as many as leases are kept at once.
+// ringers: about as many as leases are kept at once.
 const maxAlarms = 256
 
 // putAlarm keeps a, stopped, for the next lease.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/pacerkit/pacer/internal/engine"
-	"github.com/pacerkit/pacer/internal/timing"
 )
 
 // errNoAnswer is the error of a call to the store that did not answer in
@@ -106,7 +105,7 @@ type storeCall[T any] struct {
 	done     chan struct{} // closed by whoever moves state from callRunning
 	v        T             // the result, once callAnswered
 	err      error
-	timer    func() bool // callThen's: stops the call's abandonment at deadline
+	timer    stopper // callThen's: stops the call's abandonment at deadline
 }
 
 var _ context.Context = (*storeCall[int])(nil)
@@ -155,7 +154,7 @@ func (sc *storeCall[T]) Run() {
 	}
 	close(sc.done)
 	if sc.timer != nil {
-		sc.timer()
+		sc.timer.stop()
 		sc.callee.then(v, err)
 	}
 }
@@ -170,8 +169,8 @@ func (sc *storeCall[T]) abandon() bool {
 	return true
 }
 
-// expire is callThen's timer's: at the deadline, then gets errNoAnswer.
-func (sc *storeCall[T]) expire() {
+// ring is callThen's alarm's: at the deadline, then gets errNoAnswer.
+func (sc *storeCall[T]) ring() {
 	if sc.abandon() {
 		var zero T
 		sc.callee.then(zero, errNoAnswer)
@@ -237,9 +236,9 @@ func callBy[T any](c *engineCalls, k engine.Keeper, ctx context.Context, deadlin
 // keeper is gone, having lost the lease, then gets engine.ErrLeaseLost on
 // a goroutine of c. No goroutine waits for the call meanwhile.
 func callThen[T any](c *engineCalls, k engine.Keeper, sc *storeCall[T]) {
-	sc.timer = timing.AfterFunc(c.clk, sc.deadline.Sub(c.clk.Now()), sc.expire)
+	sc.timer = c.arm(sc.deadline.Sub(c.clk.Now()), sc)
 	if !k.End(sc) && sc.abandon() {
-		sc.timer()
+		sc.timer.stop()
 		c.run(engine.JobFunc(func() {
 			var zero T
 			sc.callee.then(zero, engine.ErrLeaseLost)

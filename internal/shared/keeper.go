@@ -142,6 +142,9 @@ func (s *Engine[K, V]) Keep(ctx context.Context, l engine.Lease[K, V]) (context.
 // start starts the keeper; see leaseKeeper.start.
 func (k *keptLease[K, V]) start() { k.leaseKeeper.start(k.keep) }
 
+// ring starts the keeper when its alarm rings (calls.arm).
+func (k *keptLease[K, V]) ring() { k.start() }
+
 // keep keeps the lease until it is ended or lost, and then cancels the
 // work's ctx.
 func (k *keptLease[K, V]) keep(ends <-chan engine.Job) {
