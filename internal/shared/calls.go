@@ -134,10 +134,12 @@ func (c *engineCalls) timer(d time.Duration) timing.Timer {
 }
 
 // putTimer stops t, which timer returned, and keeps it for the next wait
-// if it is of the real clock: once stopped, a time.Timer's channel holds
-// no tick (Go 1.23 and later).
+// if it is of the real clock and had not fired: its channel then holds no
+// tick, whatever the timer channels' semantics (GODEBUG asynctimerchan).
 func (c *engineCalls) putTimer(t timing.Timer) {
-	t.Stop()
+	if !t.Stop() {
+		return
+	}
 	if _, real := c.clk.(timing.Real); !real {
 		return
 	}
