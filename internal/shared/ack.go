@@ -32,15 +32,20 @@ import (
 func (s *Engine[K, V]) ackInBackground(ctx context.Context, l engine.Lease[K, V], o store.Outcome) {
 	s.acking.Add(1)
 	if ctx.Err() != nil || l.Remote.Keeper == nil || l.Lapsed(s.clk) {
-		go func() { // as Finish would, but for Acked
-			defer s.acking.Done()
-			more, err := s.finishNext(ctx, l, o)
-			s.acked(l, more, err)
-		}()
+		go s.ackNow(ctx, l, o)
 		return
 	}
 	e := s.newEnd(ctx, l, o, true, s.clk.Now())
 	callThen(s.calls, l.Remote.Keeper, &e.storeCall)
+}
+
+// ackNow acks l as Finish would, but for Acked. A method of its own: a
+// closure in ackInBackground would move its arguments to the heap at
+// each call.
+func (s *Engine[K, V]) ackNow(ctx context.Context, l engine.Lease[K, V], o store.Outcome) {
+	defer s.acking.Done()
+	more, err := s.finishNext(ctx, l, o)
+	s.acked(l, more, err)
 }
 
 // ackLater reports whether l's Ack goes on in the background: the Runner
