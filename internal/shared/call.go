@@ -13,7 +13,8 @@ import (
 // time: the Runner stopped waiting for it.
 var errNoAnswer = errors.New("pacer: the store did not answer in time")
 
-// An engineCall is one call made by the job newCall returns.
+// An engineCall is one call made by the job newCall returns: a renewal,
+// whose answer the keeper waits for beside its own timer.
 type engineCall[T any] struct {
 	state  atomic.Int32       // callRunning, callAnswered or callAbandoned
 	result chan callResult[T] // one slot: the answer, once callAnswered
@@ -201,32 +202,6 @@ func callOn[T any](c *engineCalls, k engine.Keeper, sc *storeCall[T]) (T, error)
 	}
 	<-sc.done // it answered as the deadline came
 	return sc.v, sc.err
-}
-
-// A funcCall is a storeCall of funcs.
-type funcCall[T any] struct {
-	storeCall[T]
-	f      func(context.Context) (T, error)
-	onLate func(T, error)
-}
-
-func (fc *funcCall[T]) call(ctx context.Context) (T, error) { return fc.f(ctx) }
-
-func (fc *funcCall[T]) late(v T, err error) {
-	if fc.onLate != nil {
-		fc.onLate(v, err)
-	}
-}
-
-func (fc *funcCall[T]) then(T, error) {}
-
-// callBy makes call as callOn does, under a ctx that carries ctx's values
-// but not its cancellation and that ends at deadline; late, if not nil,
-// gets the result of a call abandoned at the deadline once it returns.
-func callBy[T any](c *engineCalls, k engine.Keeper, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (T, error) {
-	fc := &funcCall[T]{f: call, onLate: late}
-	fc.init(c, ctx, deadline, fc)
-	return callOn(c, k, &fc.storeCall)
 }
 
 // callThen makes sc's call as callOn does, on the lease's keeper k, but

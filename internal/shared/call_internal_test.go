@@ -10,8 +10,35 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/internal/timing"
 )
+
+// A funcCall is a storeCall of funcs.
+type funcCall[T any] struct {
+	storeCall[T]
+	f      func(context.Context) (T, error)
+	onLate func(T, error)
+}
+
+func (fc *funcCall[T]) call(ctx context.Context) (T, error) { return fc.f(ctx) }
+
+func (fc *funcCall[T]) late(v T, err error) {
+	if fc.onLate != nil {
+		fc.onLate(v, err)
+	}
+}
+
+func (fc *funcCall[T]) then(T, error) {}
+
+// callBy makes call as callOn does, under a ctx that carries ctx's values
+// but not its cancellation and that ends at deadline; late, if not nil,
+// gets the result of a call abandoned at the deadline once it returns.
+func callBy[T any](c *engineCalls, k engine.Keeper, ctx context.Context, deadline time.Time, call func(context.Context) (T, error), late func(T, error)) (T, error) {
+	fc := &funcCall[T]{f: call, onLate: late}
+	fc.init(c, ctx, deadline, fc)
+	return callOn(c, k, &fc.storeCall)
+}
 
 // A call that does not answer by its deadline is abandoned then: its
 // caller gets errNoAnswer, and late the result once the call returns.

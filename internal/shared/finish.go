@@ -75,7 +75,7 @@ func (s *Engine[K, V]) finishNext(ctx context.Context, l engine.Lease[K, V], o s
 	return r.more, err
 }
 
-// ended is what a call of finishClaim returns.
+// ended is what an end's call returns.
 type ended struct {
 	more   bool          // the key has more values
 	leases []store.Lease // claimed for the caller
