@@ -54,7 +54,7 @@ func (r *Runner[K, V]) process(ctx context.Context, l engine.Lease[K, V]) {
 	if after, ok := r.admit(lctx, l, kw); !ok {
 		// The Runner is stopping, or lost the lease, or the key's window or
 		// limit says later: nothing ran, so no attempt was used.
-		if kept() == nil {
+		if kept.Over() == nil {
 			r.deferKey(ctx, l, after)
 		}
 		return
@@ -85,13 +85,13 @@ func (r *Runner[K, V]) process(ctx context.Context, l engine.Lease[K, V]) {
 	}
 	if r.lapsed(l) { // the last look, right before the handler
 		cancel()
-		kept()
+		kept.Over()
 		return
 	}
 	err := r.call(hctx, l)
 	windowClosed := errors.Is(context.Cause(hctx), window.ErrOutside)
 	cancel()
-	lost := kept()
+	lost := kept.Over()
 	var took time.Duration
 	if timed {
 		took = r.clk.Now().Sub(start)

@@ -57,10 +57,10 @@ type Engine[K comparable, V any] interface {
 	Get(ctx context.Context) (Lease[K, V], error)
 	// Keep keeps l alive while the Runner works on it, until l is
 	// finished. It returns the ctx to work under, which ends early if the
-	// lease is lost, and a function to call once the work is over, before
-	// l is finished: it reports the loss (nil if l is still held), in
-	// which case l must not be finished; otherwise l must be finished.
-	Keep(ctx context.Context, l Lease[K, V]) (context.Context, func() (lost error))
+	// lease is lost, and what to call once the work is over (Kept.Over),
+	// before l is finished: it reports the loss (nil if l is still held),
+	// in which case l must not be finished; otherwise l must be finished.
+	Keep(ctx context.Context, l Lease[K, V]) (context.Context, Kept)
 	// Finish ends l as o says, with the meaning of store.Outcome: Ack and
 	// Drop remove its values (a Drop is kept as a dead letter where the
 	// engine keeps them), Retry and Defer keep them at the head of the key
@@ -112,3 +112,20 @@ type Engine[K comparable, V any] interface {
 	// goroutines and calls. No lease may be out. Close is idempotent.
 	Close()
 }
+
+// Kept is what Engine.Keep returns besides the ctx to work under. An
+// interface rather than a func, so that the keeper of a lease is its own
+// Kept, with no closure to allocate.
+type Kept interface {
+	// Over ends the keeping of a lease once the work is over, and reports
+	// its loss: nil if the lease is still held.
+	Over() (lost error)
+}
+
+// InProcess is the Kept of a lease of an engine in the process, which
+// lasts until it is finished.
+var InProcess Kept = inProcess{}
+
+type inProcess struct{}
+
+func (inProcess) Over() error { return nil }

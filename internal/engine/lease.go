@@ -64,8 +64,19 @@ type Keeper interface {
 	// End runs call, the call that ends the lease, on the keeper's
 	// goroutine, and reports whether it will: false if the keeper is gone,
 	// having lost the lease.
-	End(call func()) bool
+	End(call Job) bool
 }
+
+// A Job is work handed to another goroutine. An interface rather than a
+// func, so that the state of a call that is a Job already hands itself
+// over with no closure to allocate.
+type Job interface{ Run() }
+
+// JobFunc is a func as a Job.
+type JobFunc func()
+
+// Run calls f.
+func (f JobFunc) Run() { f() }
 
 // Unreadable returns why l's values could not all be decoded, or nil.
 func (l Lease[K, V]) Unreadable() error {

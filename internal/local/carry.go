@@ -104,8 +104,8 @@ func (c *Carrying[K, V]) Finish(ctx context.Context, l engine.Lease[K, V], o sto
 
 // Keep implements engine.Engine: a lease in the process lasts until it is
 // finished.
-func (c *Carrying[K, V]) Keep(ctx context.Context, _ engine.Lease[K, V]) (context.Context, func() error) {
-	return ctx, kept
+func (c *Carrying[K, V]) Keep(ctx context.Context, _ engine.Lease[K, V]) (context.Context, engine.Kept) {
+	return ctx, engine.InProcess
 }
 
 // PutTx implements engine.Engine: the process has no database.

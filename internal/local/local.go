@@ -137,11 +137,9 @@ func (e *Engine[K, V]) Get(ctx context.Context) (engine.Lease[K, V], error) {
 
 // Keep implements engine.Engine: a lease in the process lasts until it is
 // finished.
-func (e *Engine[K, V]) Keep(ctx context.Context, _ engine.Lease[K, V]) (context.Context, func() error) {
-	return ctx, kept
+func (e *Engine[K, V]) Keep(ctx context.Context, _ engine.Lease[K, V]) (context.Context, engine.Kept) {
+	return ctx, engine.InProcess
 }
-
-func kept() error { return nil }
 
 // Finish implements engine.Engine. A Drop is not kept: the Runner hands
 // the values to OnDrop.

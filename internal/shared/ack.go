@@ -31,20 +31,21 @@ import (
 // did not answer in time (see callThen).
 func (s *Engine[K, V]) ackInBackground(ctx context.Context, l engine.Lease[K, V], o store.Outcome) {
 	s.acking.Add(1)
-	done := func(more bool, err error) {
-		defer s.acking.Done()
-		s.acked(l, more, err)
-	}
 	if ctx.Err() != nil || l.Remote.Keeper == nil || l.Lapsed(s.clk) {
-		go func() { done(s.finishNext(ctx, l, o)) }() // as Finish would, but for Acked
+		go s.ackNow(ctx, l, o)
 		return
 	}
-	at := s.clk.Now()
-	hand := func(e ended, _ error) { s.handClaimed(ctx, e.leases, at) }
-	callThen(s.calls, l.Remote.Keeper, ctx, at.Add(s.ttl), s.finishClaim(l, o), hand, func(e ended, err error) {
-		hand(e, err)
-		done(e.more, err)
-	})
+	e := s.newEnd(ctx, l, o, true, s.clk.Now())
+	callThen(s.calls, l.Remote.Keeper, &e.storeCall)
+}
+
+// ackNow acks l as Finish would, but for Acked. A method of its own: a
+// closure in ackInBackground would move its arguments to the heap at
+// each call.
+func (s *Engine[K, V]) ackNow(ctx context.Context, l engine.Lease[K, V], o store.Outcome) {
+	defer s.acking.Done()
+	more, err := s.finishNext(ctx, l, o)
+	s.acked(l, more, err)
 }
 
 // ackLater reports whether l's Ack goes on in the background: the Runner

@@ -1,9 +1,13 @@
 package shared
 
 import (
+	"context"
+	"reflect"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/internal/timing"
 )
 
@@ -29,28 +33,58 @@ type engineCalls struct {
 	busy    sync.WaitGroup // the calls that run, abandoned ones included
 	maxIdle int32
 
-	jobs    chan func()    // to a goroutine that waits for one
-	idle    atomic.Int32   // goroutines that wait for a job
-	alive   sync.WaitGroup // the goroutines
-	quit    chan struct{}  // closed by close
+	jobs    chan engine.Job // to a goroutine that waits for one
+	idle    atomic.Int32    // goroutines that wait for a job
+	alive   sync.WaitGroup  // the goroutines
+	quit    chan struct{}   // closed by close
 	closing sync.Once
+
+	timersMu sync.Mutex
+	timers   []timing.Timer // stopped timers of the real clock, for the next waits
+	alarmsMu sync.Mutex
+	alarms   []*alarm // stopped alarms, for the next leases (alarm.go)
+
+	uncancelled atomic.Pointer[uncancelled] // the last withoutCancel
 }
+
+// An uncancelled is a ctx and context.WithoutCancel of it.
+type uncancelled struct{ ctx, values context.Context }
+
+// withoutCancel returns context.WithoutCancel(ctx): the last one made
+// again for the same ctx, as the workers of a Runner end their leases
+// under one ctx. Only a ctx that is a pointer is compared, as comparing
+// others may panic.
+func (c *engineCalls) withoutCancel(ctx context.Context) context.Context {
+	if t := reflect.TypeOf(ctx); t == nil || t.Kind() != reflect.Pointer {
+		return context.WithoutCancel(ctx)
+	}
+	if u := c.uncancelled.Load(); u != nil && u.ctx == ctx {
+		return u.values
+	}
+	u := &uncancelled{ctx, context.WithoutCancel(ctx)}
+	c.uncancelled.Store(u)
+	return u.values
+}
+
+// maxTimers is how many stopped timers engineCalls keeps for the next
+// waits for a call: about as many as workers wait at once.
+const maxTimers = 64
 
 // newEngineCalls returns an engineCalls on clk that keeps up to maxIdle
 // goroutines waiting for a job.
 func newEngineCalls(clk timing.Clock, maxIdle int) *engineCalls {
-	return &engineCalls{clk: clk, maxIdle: int32(maxIdle), jobs: make(chan func()), quit: make(chan struct{})}
+	return &engineCalls{clk: clk, maxIdle: int32(maxIdle), jobs: make(chan engine.Job), quit: make(chan struct{})}
 }
 
 // run runs job on a goroutine of its own.
-func (c *engineCalls) run(job func()) {
+func (c *engineCalls) run(job engine.Job) {
 	c.busy.Add(1)
 	c.start(job)
 }
 
 // start runs job, which busy counts already, on a goroutine that waits
 // for one if there is, or on a new one.
-func (c *engineCalls) start(job func()) {
+func (c *engineCalls) start(job engine.Job) {
 	select {
 	case c.jobs <- job:
 	default:
@@ -61,10 +95,10 @@ func (c *engineCalls) start(job func()) {
 
 // serve runs job, and then the jobs it gets while it waits for one, if
 // fewer than maxIdle goroutines wait already; until close.
-func (c *engineCalls) serve(job func()) {
+func (c *engineCalls) serve(job engine.Job) {
 	defer c.alive.Done()
 	for {
-		job()
+		job.Run()
 		c.busy.Done()
 		if c.idle.Add(1) > c.maxIdle {
 			c.idle.Add(-1)
@@ -78,6 +112,42 @@ func (c *engineCalls) serve(job func()) {
 			return
 		}
 	}
+}
+
+// timer returns a timer that fires after d: on the real clock, one a
+// wait for a call stopped before (putTimer), if there is, so that a wait
+// costs no allocation. Timers of another clock are not reused: a stopped
+// one may still hold its tick.
+func (c *engineCalls) timer(d time.Duration) timing.Timer {
+	if _, real := c.clk.(timing.Real); real {
+		c.timersMu.Lock()
+		if n := len(c.timers); n > 0 {
+			t := c.timers[n-1]
+			c.timers = c.timers[:n-1]
+			c.timersMu.Unlock()
+			t.Reset(d)
+			return t
+		}
+		c.timersMu.Unlock()
+	}
+	return c.clk.NewTimer(d)
+}
+
+// putTimer stops t, which timer returned, and keeps it for the next wait
+// if it is of the real clock and had not fired: its channel then holds no
+// tick, whatever the timer channels' semantics (GODEBUG asynctimerchan).
+func (c *engineCalls) putTimer(t timing.Timer) {
+	if !t.Stop() {
+		return
+	}
+	if _, real := c.clk.(timing.Real); !real {
+		return
+	}
+	c.timersMu.Lock()
+	if len(c.timers) < maxTimers {
+		c.timers = append(c.timers, t)
+	}
+	c.timersMu.Unlock()
 }
 
 // wait waits for the calls that run, abandoned ones included.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/internal/timing"
 )
 
@@ -31,10 +32,10 @@ func TestEngineCallsReuseGoroutine(t *testing.T) {
 		var got []int
 		ids := map[uint64]bool{}
 		for i := range 100 {
-			calls.run(func() {
+			calls.run(engine.JobFunc(func() {
 				got = append(got, i)
 				ids[goroutineID()] = true
-			})
+			}))
 			calls.wait()
 			synctest.Wait() // the goroutine waits for the next job
 		}
@@ -61,14 +62,14 @@ func TestEngineCallsConcurrentJobs(t *testing.T) {
 		seen := make([]int, n)
 		ids := map[uint64]bool{}
 		for i := range n {
-			calls.run(func() {
+			calls.run(engine.JobFunc(func() {
 				mu.Lock()
 				seen[i]++
 				ids[goroutineID()] = true
 				mu.Unlock()
 				all.Done()
 				all.Wait() // returns once every job runs
-			})
+			}))
 		}
 		calls.wait()
 		require.Equal(t, []int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, seen)
@@ -77,7 +78,7 @@ func TestEngineCallsConcurrentJobs(t *testing.T) {
 		require.Equal(t, int32(2), calls.idle.Load(), "maxIdle goroutines wait for a job")
 		calls.close()
 		require.Zero(t, calls.idle.Load())
-		calls.run(func() { seen[0]++ }) // after close: on a goroutine that then ends
+		calls.run(engine.JobFunc(func() { seen[0]++ })) // after close: on a goroutine that then ends
 		calls.close()
 		require.Equal(t, 2, seen[0])
 		require.Zero(t, calls.idle.Load())

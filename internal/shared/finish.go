@@ -42,9 +42,9 @@ func (s *Engine[K, V]) finish(ctx context.Context, l engine.Lease[K, V], o store
 	if l.Lapsed(s.clk) {
 		return false, errLapsed
 	}
-	return callBy(s.calls, l.Remote.Keeper, ctx, s.clk.Now().Add(s.ttl), func(ctx context.Context) (bool, error) {
-		return s.st.Finish(ctx, l.Remote.Lease, o)
-	}, nil)
+	e := s.newEnd(ctx, l, o, false, s.clk.Now())
+	r, err := callOn(s.calls, l.Remote.Keeper, &e.storeCall)
+	return r.more, err
 }
 
 // errLapsed is the error of an end of a lease whose deadline passed: it is
@@ -69,25 +69,58 @@ func (s *Engine[K, V]) finishNext(ctx context.Context, l engine.Lease[K, V], o s
 		return false, errLapsed
 	}
 	at := s.clk.Now()
-	e, err := callBy(s.calls, l.Remote.Keeper, ctx, at.Add(s.ttl), s.finishClaim(l, o), func(e ended, _ error) { s.handClaimed(ctx, e.leases, at) })
-	s.handClaimed(ctx, e.leases, at)
-	return e.more, err
+	e := s.newEnd(ctx, l, o, true, at)
+	r, err := callOn(s.calls, l.Remote.Keeper, &e.storeCall)
+	s.handClaimed(ctx, r.leases, at)
+	return r.more, err
 }
 
-// ended is what a call of finishClaim returns.
+// ended is what an end's call returns.
 type ended struct {
 	more   bool          // the key has more values
 	leases []store.Lease // claimed for the caller
 }
 
-// finishClaim returns the call that ends l as o says and claims a key in
-// the same round trip.
-func (s *Engine[K, V]) finishClaim(l engine.Lease[K, V], o store.Outcome) func(context.Context) (ended, error) {
-	p := store.ClaimParams{Keys: 1, MaxBatch: s.maxBatch, TTL: s.ttl, Holder: s.holder, PerKey: s.perKey, KeyRate: s.keyRate}
-	return func(ctx context.Context) (ended, error) {
-		more, leases, _, err := s.fc.FinishAndClaim(ctx, l.Remote.Lease, o, p)
-		return ended{more, leases}, err
+// An end is the call that ends a lease, and claims a key in the same
+// round trip if claim is set, with all it needs, in one allocation.
+type end[K comparable, V any] struct {
+	storeCall[ended]
+	s     *Engine[K, V]
+	ctx   context.Context // the caller's
+	l     engine.Lease[K, V]
+	o     store.Outcome
+	at    time.Time // when it was sent
+	claim bool
+}
+
+// newEnd returns the end of l as o says, sent at at, that the caller
+// makes under ctx's values, until the store's LeaseTTL after at.
+func (s *Engine[K, V]) newEnd(ctx context.Context, l engine.Lease[K, V], o store.Outcome, claim bool, at time.Time) *end[K, V] {
+	e := &end[K, V]{s: s, ctx: ctx, l: l, o: o, at: at, claim: claim}
+	e.init(s.calls, ctx, at.Add(s.ttl), e)
+	return e
+}
+
+func (e *end[K, V]) call(ctx context.Context) (ended, error) {
+	s := e.s
+	if !e.claim {
+		more, err := s.st.Finish(ctx, e.l.Remote.Lease, e.o)
+		return ended{more: more}, err
 	}
+	p := store.ClaimParams{Keys: 1, MaxBatch: s.maxBatch, TTL: s.ttl, Holder: s.holder, PerKey: s.perKey, KeyRate: s.keyRate}
+	more, leases, _, err := s.fc.FinishAndClaim(ctx, e.l.Remote.Lease, e.o, p)
+	return ended{more, leases}, err
+}
+
+// late hands over what a call its caller stopped waiting for claimed, once
+// it answers, as if in time.
+func (e *end[K, V]) late(r ended, _ error) { e.s.handClaimed(e.ctx, r.leases, e.at) }
+
+// then is the result of an Ack in the background (ack.go).
+func (e *end[K, V]) then(r ended, err error) {
+	e.s.handClaimed(e.ctx, r.leases, e.at)
+	defer e.s.acking.Done()
+	e.s.acked(e.l, r.more, err)
 }
 
 // handClaimed hands over the leases a call sent at at claimed, or gives

@@ -11,7 +11,6 @@ import (
 
 	"github.com/pacerkit/pacer/internal/callctx"
 	"github.com/pacerkit/pacer/internal/engine"
-	"github.com/pacerkit/pacer/internal/timing"
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -32,10 +31,10 @@ type leaseKeeper struct {
 	ending atomic.Bool // the work is over: no more renewals, the end comes
 
 	mu    sync.Mutex
-	state int           // keeperArmed, keeperRunning or keeperEnded
-	timer func() bool   // stops the start of the keeper, while keeperArmed
-	ends  chan func()   // the call that ends the lease, to the keeper's goroutine
-	gone  chan struct{} // closed when the keeper's goroutine returned
+	state int             // keeperArmed, keeperRunning or keeperEnded
+	timer stopper         // stops the start of the keeper, while keeperArmed
+	ends  chan engine.Job // the call that ends the lease, to the keeper's goroutine
+	gone  chan struct{}   // closed when the keeper's goroutine returned
 }
 
 // The states of a leaseKeeper.
@@ -48,10 +47,10 @@ const (
 var _ engine.Keeper = (*leaseKeeper)(nil)
 
 // End implements engine.Keeper.
-func (k *leaseKeeper) End(call func()) bool {
+func (k *leaseKeeper) End(call engine.Job) bool {
 	k.mu.Lock()
 	switch {
-	case k.state == keeperArmed && k.timer():
+	case k.state == keeperArmed && k.timer.stop():
 		k.state = keeperEnded
 		k.mu.Unlock()
 		k.calls.start(call) // counted by engineCalls as the keeper was
@@ -74,7 +73,7 @@ func (k *leaseKeeper) End(call func()) bool {
 // start starts the keeper's goroutine, which runs keep, unless the end
 // came first. It runs on the timer's goroutine (or on the caller of a
 // mock clock's Add): keep runs on a goroutine of engineCalls.
-func (k *leaseKeeper) start(keep func(ends <-chan func())) {
+func (k *leaseKeeper) start(keep func(ends <-chan engine.Job)) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.state != keeperArmed {
@@ -82,18 +81,18 @@ func (k *leaseKeeper) start(keep func(ends <-chan func())) {
 	}
 	k.state = keeperRunning
 	ends, gone := k.channels()
-	k.calls.start(func() {
+	k.calls.start(engine.JobFunc(func() {
 		defer close(gone)
 		keep(ends)
-	})
+	}))
 }
 
 // channels returns the channels the keeper's goroutine serves, made by
 // the first to ask, under k.mu: its start, or an end that came as its
 // timer fired.
-func (k *leaseKeeper) channels() (chan func(), chan struct{}) {
+func (k *leaseKeeper) channels() (chan engine.Job, chan struct{}) {
 	if k.ends == nil {
-		k.ends, k.gone = make(chan func()), make(chan struct{})
+		k.ends, k.gone = make(chan engine.Job), make(chan struct{})
 	}
 	return k.ends, k.gone
 }
@@ -113,11 +112,11 @@ type keptLease[K comparable, V any] struct {
 // carries the lease's fence (callctx.Fence) and is cancelled with engine.ErrLeaseLost
 // when the store refuses a renewal, or at the lease's deadline, whatever
 // the renewal in flight does: the handler is stopped before another
-// instance can lease the key. The returned function stops the renewals
+// instance can lease the key. The returned Kept's Over stops the renewals
 // and reports the loss, also of a lease whose deadline passed while nobody
 // looked; the keeper then waits for the call that ends the lease, and
 // makes it, until the lease's deadline at most.
-func (s *Engine[K, V]) Keep(ctx context.Context, l engine.Lease[K, V]) (context.Context, func() error) {
+func (s *Engine[K, V]) Keep(ctx context.Context, l engine.Lease[K, V]) (context.Context, engine.Kept) {
 	k := &keptLease[K, V]{leaseKeeper: leaseKeeper{calls: s.calls}, s: s, parent: ctx, remote: l.Remote}
 	var cctx context.Context
 	cctx, k.cancel = context.WithCancelCause(ctx)
@@ -132,20 +131,23 @@ func (s *Engine[K, V]) Keep(ctx context.Context, l engine.Lease[K, V]) (context.
 	s.calls.busy.Add(1) // for the keeper, or the call that ends the lease
 	if d := due.Sub(s.clk.Now()); d > 0 {
 		k.mu.Lock()
-		k.timer = timing.AfterFunc(s.clk, d, k.start)
+		k.timer = s.calls.arm(d, k)
 		k.mu.Unlock()
 	} else { // a lease that waited for a worker: renewed at once
 		k.start()
 	}
-	return &k.ctx, k.kept
+	return &k.ctx, k
 }
 
 // start starts the keeper; see leaseKeeper.start.
 func (k *keptLease[K, V]) start() { k.leaseKeeper.start(k.keep) }
 
+// ring starts the keeper when its alarm rings (calls.arm).
+func (k *keptLease[K, V]) ring() { k.start() }
+
 // keep keeps the lease until it is ended or lost, and then cancels the
 // work's ctx.
-func (k *keptLease[K, V]) keep(ends <-chan func()) {
+func (k *keptLease[K, V]) keep(ends <-chan engine.Job) {
 	if err := k.s.keep(k.parent, k.remote, ends, &k.ending); err != nil {
 		k.lost.Store(&err)
 		k.cancel(err)
@@ -153,8 +155,8 @@ func (k *keptLease[K, V]) keep(ends <-chan func()) {
 	}
 }
 
-// kept is the function Keep returns.
-func (k *keptLease[K, V]) kept() error {
+// Over implements engine.Kept.
+func (k *keptLease[K, V]) Over() error {
 	k.ending.Store(true)
 	k.cancel(nil)
 	if lost := k.lost.Load(); lost != nil {
@@ -172,7 +174,7 @@ func (k *keptLease[K, V]) kept() error {
 // lease that waited for a worker, claimed by an Ack in the background,
 // say, is renewed sooner), the next TTL/3 after one succeeded, and TTL/10
 // after one failed; none once ending is set.
-func (s *Engine[K, V]) keep(ctx context.Context, r *engine.Remote, ends <-chan func(), ending *atomic.Bool) error {
+func (s *Engine[K, V]) keep(ctx context.Context, r *engine.Remote, ends <-chan engine.Job, ending *atomic.Bool) error {
 	d := r.Deadline
 	next := r.Claimed.Add(s.ttl / 3)
 	var (
@@ -216,7 +218,7 @@ func (s *Engine[K, V]) keep(ctx context.Context, r *engine.Remote, ends <-chan f
 					renewal.stop()
 				}
 			}
-			end()
+			end.Run()
 			return nil
 		case <-t.C():
 		case res := <-answer:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacerkit/pacer/internal/engine"
 	"github.com/pacerkit/pacer/internal/timing"
 )
 
@@ -15,7 +16,7 @@ import (
 // leaves it, counted by calls, with a timer whose stop reports fired.
 func armed(calls *engineCalls, fired bool) *leaseKeeper {
 	calls.busy.Add(1)
-	return &leaseKeeper{calls: calls, timer: func() bool { return !fired }}
+	return &leaseKeeper{calls: calls, timer: stopFunc(func() bool { return !fired })}
 }
 
 // An end that comes before the keeper's first renewal is due runs on a
@@ -27,13 +28,13 @@ func TestKeeperEndBeforeStart(t *testing.T) {
 		defer calls.close()
 		k := armed(calls, false)
 		var ran atomic.Bool
-		require.True(t, k.End(func() { ran.Store(true) }))
+		require.True(t, k.End(engine.JobFunc(func() { ran.Store(true) })))
 		calls.wait()
 		require.True(t, ran.Load())
 
-		k.start(func(<-chan func()) { t.Error("the keeper started after the end") })
+		k.start(func(<-chan engine.Job) { t.Error("the keeper started after the end") })
 		synctest.Wait()
-		require.False(t, k.End(func() { t.Error("a second end ran") }), "a second end")
+		require.False(t, k.End(engine.JobFunc(func() { t.Error("a second end ran") })), "a second end")
 	})
 }
 
@@ -46,9 +47,9 @@ func TestKeeperEndAsTimerFires(t *testing.T) {
 		k := armed(calls, true)
 		var ran atomic.Bool
 		ended := make(chan bool)
-		go func() { ended <- k.End(func() { ran.Store(true) }) }()
+		go func() { ended <- k.End(engine.JobFunc(func() { ran.Store(true) })) }()
 		synctest.Wait() // End waits for the keeper
-		k.start(func(ends <-chan func()) { (<-ends)() })
+		k.start(func(ends <-chan engine.Job) { (<-ends).Run() })
 		require.True(t, <-ended)
 		calls.wait()
 		require.True(t, ran.Load())
@@ -62,9 +63,9 @@ func TestKeeperEndAfterLoss(t *testing.T) {
 		calls := newEngineCalls(timing.Real{}, 2)
 		defer calls.close()
 		k := armed(calls, true)
-		k.start(func(<-chan func()) {})
+		k.start(func(<-chan engine.Job) {})
 		calls.wait()
-		require.False(t, k.End(func() { t.Error("an end ran after the loss") }))
+		require.False(t, k.End(engine.JobFunc(func() { t.Error("an end ran after the loss") })))
 	})
 }
 
@@ -79,15 +80,15 @@ func TestKeeperStartsWhenRenewalDue(t *testing.T) {
 		started := make(chan time.Time, 1)
 		t0 := time.Now()
 		k.mu.Lock()
-		k.timer = timing.AfterFunc(calls.clk, time.Second, func() {
-			k.start(func(ends <-chan func()) { started <- time.Now(); (<-ends)() })
-		})
+		k.timer = stopFunc(timing.AfterFunc(calls.clk, time.Second, func() {
+			k.start(func(ends <-chan engine.Job) { started <- time.Now(); (<-ends).Run() })
+		}))
 		k.mu.Unlock()
 		synctest.Wait()
 		require.Empty(t, started)
 		require.Equal(t, time.Second, (<-started).Sub(t0))
 		var ran atomic.Bool
-		require.True(t, k.End(func() { ran.Store(true) }))
+		require.True(t, k.End(engine.JobFunc(func() { ran.Store(true) })))
 		calls.wait()
 		require.True(t, ran.Load())
 	})
