@@ -6,10 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,10 +36,6 @@ import (
 func TestMeasureRatedClaimStatement(t *testing.T) {
 	if os.Getenv("PACER_BENCH") != "1" {
 		t.Skip("a measurement: set PACER_BENCH=1 to run it")
-	}
-	rounds := 40
-	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_ROUNDS")); err == nil && n > 0 {
-		rounds = n
 	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, enginetest.PostgresURL())
@@ -75,63 +68,21 @@ func TestMeasureRatedClaimStatement(t *testing.T) {
 	require.NoError(t, err)
 
 	q := newQueries(quoted)
-	forms := []struct{ name, sql string }{
+	forms := []measuredClaim{
 		{"without KeyRate", q.claim},
 		{"KeyRate", q.claimRated},
 		{"KeyRate without instead", withoutInstead(q.claimRated)},
 		{"KeyRate without key_rates reads", withoutRateReads(q.claimRated)},
 		{"KeyRate without tokens", withoutTokens(q.claimRated)},
 	}
-	var pid int
-	require.NoError(t, conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid))
-	cpu := func() time.Duration {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
-		require.NoError(t, err, "the server's process (is the server on this machine?)")
-		n, err := strconv.ParseInt(strings.Fields(string(b))[0], 10, 64)
-		require.NoError(t, err)
-		return time.Duration(n)
-	}
-	claim := func(sql string) time.Duration {
-		tx, err := conn.Begin(ctx)
-		require.NoError(t, err)
-		defer func() { require.NoError(t, tx.Rollback(ctx)) }()
-		args := []any{"q", int64(1), interval(time.Minute), []byte("h")}
-		if strings.Contains(sql, "$6") {
-			args = append(args, interval(time.Microsecond), interval(0))
-		}
-		before := cpu()
-		rows, err := tx.Query(ctx, strings.ReplaceAll(sql, "{keys}", "8"), args...)
-		require.NoError(t, err)
-		n := 0
-		for rows.Next() {
-			n++
-		}
-		require.NoError(t, rows.Err())
-		require.Equal(t, 8, n, "leases a claim")
-		return cpu() - before
-	}
-	for _, f := range forms { // past the custom plans, to the generic one
-		for range 10 {
-			claim(f.sql)
-		}
-	}
-	took := make([][]float64, len(forms))
-	for range rounds {
-		for range 30 {
-			for i, f := range forms {
-				took[i] = append(took[i], float64(claim(f.sql).Nanoseconds())/1e3)
+	measureClaimStatements(t, ctx, conn, forms, benchRounds(40), "VACUUM "+quoted+".keys, "+quoted+".key_rates",
+		func(tx pgx.Tx, sql string) (pgx.Rows, error) {
+			args := []any{"q", int64(1), interval(time.Minute), []byte("h")}
+			if strings.Contains(sql, "$6") {
+				args = append(args, interval(time.Microsecond), interval(0))
 			}
-		}
-		_, err := conn.Exec(ctx, "VACUUM "+quoted+".keys, "+quoted+".key_rates")
-		require.NoError(t, err)
-	}
-	base := slices.Sorted(slices.Values(took[0]))
-	for i, f := range forms {
-		d := slices.Sorted(slices.Values(took[i]))
-		med, q1 := d[len(d)/2], d[len(d)/4]
-		t.Logf("%-34s server CPU a claim: median %6.1f us (%+6.1f), lower quartile %6.1f us (%+6.1f)",
-			f.name, med, med-base[len(base)/2], q1, q1-base[len(base)/4])
-	}
+			return tx.Query(ctx, strings.ReplaceAll(sql, "{keys}", "8"), args...)
+		})
 }
 
 // withoutInstead is the rated claim statement sql without its second walk.

@@ -4,10 +4,7 @@ package pgstore
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,10 +39,6 @@ func TestMeasureTenantClaimStatement(t *testing.T) {
 	if os.Getenv("PACER_BENCH") != "1" {
 		t.Skip("a measurement: set PACER_BENCH=1 to run it")
 	}
-	rounds := 40
-	if n, err := strconv.Atoi(os.Getenv("PACER_BENCH_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
 	ctx := context.Background()
 	s, pool := internalStore(t)
 	quoted := pgx.Identifier{s.cfg.Schema}.Sanitize()
@@ -68,7 +61,7 @@ func TestMeasureTenantClaimStatement(t *testing.T) {
 	require.NoError(t, err)
 
 	fair := s.claimSQL(claimForm{keys: 8, kind: fairClaim})
-	forms := []struct{ name, sql string }{
+	forms := []measuredClaim{
 		{"without tenants", s.claimSQL(claimForm{keys: 8})},
 		{"tenants, the version before", claimBefore(t, fair)},
 		{"tenants", fair},
@@ -79,54 +72,13 @@ func TestMeasureTenantClaimStatement(t *testing.T) {
 	conn, err := pool.Acquire(ctx)
 	require.NoError(t, err)
 	defer conn.Release()
-	var pid int
-	require.NoError(t, conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid))
-	cpu := func() time.Duration {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
-		require.NoError(t, err, "the server's process (is the server on this machine?)")
-		n, err := strconv.ParseInt(strings.Fields(string(b))[0], 10, 64)
-		require.NoError(t, err)
-		return time.Duration(n)
-	}
-	claim := func(sql string) time.Duration {
-		tx, err := conn.Begin(ctx)
-		require.NoError(t, err)
-		defer func() { require.NoError(t, tx.Rollback(ctx)) }()
-		before := cpu()
-		_, err = tx.Exec(ctx, turnsLockSQL, s.turnsLock("q"))
-		require.NoError(t, err)
-		rows, err := tx.Query(ctx, sql, "q", int64(1), interval(time.Minute), []byte("h"))
-		require.NoError(t, err)
-		n := 0
-		for rows.Next() {
-			n++
-		}
-		require.NoError(t, rows.Err())
-		require.Equal(t, 8, n, "leases a claim")
-		return cpu() - before
-	}
-	for _, f := range forms { // past the custom plans, to the generic one
-		for range 10 {
-			claim(f.sql)
-		}
-	}
-	took := make([][]float64, len(forms))
-	for range rounds {
-		for range 30 {
-			for i, f := range forms {
-				took[i] = append(took[i], float64(claim(f.sql).Nanoseconds())/1e3)
+	measureClaimStatements(t, ctx, conn.Conn(), forms, benchRounds(40), "VACUUM "+quoted+".keys, "+quoted+".tenants",
+		func(tx pgx.Tx, sql string) (pgx.Rows, error) {
+			if _, err := tx.Exec(ctx, turnsLockSQL, s.turnsLock("q")); err != nil {
+				return nil, err
 			}
-		}
-		_, err := conn.Exec(ctx, "VACUUM "+quoted+".keys, "+quoted+".tenants")
-		require.NoError(t, err)
-	}
-	base := slices.Sorted(slices.Values(took[0]))
-	for i, f := range forms {
-		d := slices.Sorted(slices.Values(took[i]))
-		med, q1 := d[len(d)/2], d[len(d)/4]
-		t.Logf("%-32s server CPU a claim: median %6.1f us (%+6.1f), lower quartile %6.1f us (%+6.1f)",
-			f.name, med, med-base[len(base)/2], q1, q1-base[len(base)/4])
-	}
+			return tx.Query(ctx, sql, "q", int64(1), interval(time.Minute), []byte("h"))
+		})
 }
 
 // withoutCTE is sql without the CTE that starts at from, up to to.
