@@ -42,9 +42,9 @@ func TestMeasureFold(t *testing.T) {
 			q := fmt.Sprintf("q%d", queue)
 			queue++
 			fill(t, s, q, storetest.StrictValues, sc.Keys, func(i int) []byte { return []byte(strconv.Itoa(i)) })
-			cpu0 := serverCPU(t, c)
+			cpu0 := redistest.ServerCPU(t, c)
 			ls, _, err := s.Claim(context.Background(), q, store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute})
-			cpu := serverCPU(t, c) - cpu0
+			cpu := redistest.ServerCPU(t, c) - cpu0
 			require.NoError(t, err)
 			require.Len(t, ls, 1)
 			inbox, err := c.Keys(t.Context(), "*"+q+"*inbox").Result()

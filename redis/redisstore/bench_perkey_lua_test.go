@@ -130,9 +130,9 @@ func TestMeasurePerKeyLua(t *testing.T) {
 				}
 				_, err = s.Stats(ctx, "q") // folds the Adds
 				require.NoError(t, err)
-				cpu0 := serverCPU(t, c)
+				cpu0 := redistest.ServerCPU(t, c)
 				done, err := c.EvalSha(ctx, scripts[v.lib], nil, redisstore.QueuePrefix(fmt.Sprint("pkl", n), "q"), v.perKey, calls).Int()
-				took := serverCPU(t, c) - cpu0
+				took := redistest.ServerCPU(t, c) - cpu0
 				require.NoError(t, err)
 				require.Equal(t, calls, done)
 				cpu[v] = append(cpu[v], float64(took.Nanoseconds())/1e3/calls)

@@ -60,7 +60,7 @@ func TestMeasureStrictPath(t *testing.T) {
 		return q
 	}
 	type measured struct {
-		stats  serverCommands
+		stats  redistest.CommandStats
 		server time.Duration
 	}
 	last := map[string]measured{}
@@ -69,26 +69,26 @@ func TestMeasureStrictPath(t *testing.T) {
 			pings := pingFloor(t, c, storetest.StrictWorkers, storetest.StrictValues)
 			q := fillQueue(sc)
 			hook.reset()
-			stats0, server0, proc0 := readCommandStats(t, c), serverCPU(t, c), storetest.ProcessCPU(t)
+			stats0, server0, proc0 := redistest.ReadCommandStats(t, c), redistest.ServerCPU(t, c), storetest.ProcessCPU(t)
 			var mem0, mem1 runtime.MemStats
 			runtime.ReadMemStats(&mem0)
 			took := storetest.RunStrict[int](t, s, q, storetest.StrictRun{Workers: storetest.StrictWorkers, AckInBackground: sc.Background, Values: storetest.StrictValues})
 			runtime.ReadMemStats(&mem1)
-			proc, server := storetest.ProcessCPU(t)-proc0, serverCPU(t, c)-server0
-			stats := readCommandStats(t, c).minus(stats0)
+			proc, server := storetest.ProcessCPU(t)-proc0, redistest.ServerCPU(t, c)-server0
+			stats := redistest.ReadCommandStats(t, c).Minus(stats0)
 			emptyQueue(t, s, q)
 			last[sc.Name] = measured{stats, server}
 			rate := storetest.StrictValues / took.Seconds()
 			fmt.Printf("strict path, %s, round %d: %.0f values/s, PING 8 in flight %.0f/s, ratio %.3f; per value: %.3f round trips, %.3f scripts, %.2f commands, CPU µs: server %.1f (its commands %.1f), this process %.1f; this process's allocations %.1f, %.0f bytes, GC cycles %d in all\n",
-				sc.Name, round, rate, pings, rate/pings, perValue(hook.total()), perValue(stats.scripts()), perValue(stats.calls()),
-				micros(server), perValue(stats.usec()), micros(proc),
+				sc.Name, round, rate, pings, rate/pings, perValue(hook.total()), perValue(stats.Scripts()), perValue(stats.Calls()),
+				micros(server), perValue(stats.OwnUsec()), micros(proc),
 				perValue(float64(mem1.Mallocs-mem0.Mallocs)), perValue(float64(mem1.TotalAlloc-mem0.TotalAlloc)), mem1.NumGC-mem0.NumGC)
 		}
 	}
 	for _, sc := range storetest.StrictCases[:profiled()] {
 		q := fillQueue(sc)
 		hook.reset()
-		stats0, cpu0 := readCommandStats(t, c), serverCPU(t, c)
+		stats0, cpu0 := redistest.ReadCommandStats(t, c), redistest.ServerCPU(t, c)
 		require.NoError(t, c.ConfigSet(t.Context(), "slowlog-max-len", "1000000").Err())
 		require.NoError(t, c.ConfigSet(t.Context(), "slowlog-log-slower-than", "0").Err())
 		require.NoError(t, c.SlowLogReset(t.Context()).Err())
@@ -97,8 +97,8 @@ func TestMeasureStrictPath(t *testing.T) {
 			took = storetest.RunStrict[int](t, s, q, storetest.StrictRun{Workers: storetest.StrictWorkers, AckInBackground: sc.Background, Values: storetest.StrictValues})
 		})
 		require.NoError(t, c.ConfigSet(t.Context(), "slowlog-log-slower-than", "-1").Err())
-		server := serverCPU(t, c) - cpu0
-		stats := readCommandStats(t, c).minus(stats0)
+		server := redistest.ServerCPU(t, c) - cpu0
+		stats := redistest.ReadCommandStats(t, c).Minus(stats0)
 		slow, err := c.SlowLogGet(t.Context(), -1).Result()
 		require.NoError(t, err)
 		require.NoError(t, c.SlowLogReset(t.Context()).Err())
@@ -266,60 +266,7 @@ func printScripts(slow []redis.SlowLog) {
 	}
 }
 
-// serverCommands is INFO commandstats: calls and µs by command, the commands
-// that scripts run included.
-type serverCommands map[string][2]float64
-
-func readCommandStats(t *testing.T, c *redis.Client) serverCommands {
-	info, err := c.Info(context.Background(), "commandstats").Result()
-	require.NoError(t, err)
-	cs := serverCommands{}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
-		if !ok {
-			continue
-		}
-		calls, rest, _ := strings.Cut(rest, ",usec=")
-		usec, _, _ := strings.Cut(rest, ",")
-		n, err := strconv.ParseFloat(calls, 64)
-		require.NoError(t, err)
-		u, err := strconv.ParseFloat(usec, 64)
-		require.NoError(t, err)
-		cs[strings.TrimPrefix(name, "cmdstat_")] = [2]float64{n, u}
-	}
-	return cs
-}
-
-func (cs serverCommands) minus(base serverCommands) serverCommands {
-	d := serverCommands{}
-	for name, v := range cs {
-		b := base[name]
-		if v[0] != b[0] {
-			d[name] = [2]float64{v[0] - b[0], v[1] - b[1]}
-		}
-	}
-	return d
-}
-
-func (cs serverCommands) calls() (n float64) {
-	for _, v := range cs {
-		n += v[0]
-	}
-	return n
-}
-
-func (cs serverCommands) usec() (n float64) {
-	for name, v := range cs {
-		if name != "fcall" && name != "evalsha" && name != "eval" {
-			n += v[1] // a script's own µs include its commands'
-		}
-	}
-	return n
-}
-
-func (cs serverCommands) scripts() float64 { return cs["fcall"][0] + cs["evalsha"][0] + cs["eval"][0] }
-
-func printServerCommands(cs serverCommands, server time.Duration) {
+func printServerCommands(cs redistest.CommandStats, server time.Duration) {
 	fmt.Printf("  server: CPU (INFO cpu) %.1f µs; by command (INFO commandstats, a script's own µs include its commands'):\n", micros(server))
 	for _, name := range sortedBy(cs, func(v [2]float64) float64 { return v[1] }) {
 		v := cs[name]

@@ -202,7 +202,7 @@ func TestMeasureTenantServerCost(t *testing.T) {
 		wg.Wait()
 		_, err := s.Stats(ctx, q) // folds the Adds
 		require.NoError(t, err)
-		before, cpu0 := commandStats(t, c), serverCPU(t, c)
+		before, cpu0 := commandStats(t, c), redistest.ServerCPU(t, c)
 		n := 0
 		for {
 			ls, _, err := s.Claim(ctx, q, store.ClaimParams{Keys: 8, MaxBatch: 1, TTL: time.Minute})
@@ -216,7 +216,7 @@ func TestMeasureTenantServerCost(t *testing.T) {
 				require.NoError(t, err)
 			}
 		}
-		cpu, after := serverCPU(t, c)-cpu0, commandStats(t, c)
+		cpu, after := redistest.ServerCPU(t, c)-cpu0, commandStats(t, c)
 		require.Equal(t, values, n)
 		var out cost
 		for name, a := range after {

@@ -53,7 +53,7 @@ func TestMeasureThroughput(t *testing.T) {
 				procs = append(procs, storetest.StartProcess(t, "TestThroughputChild",
 					throughputChild, addr, "tp", q, strconv.Itoa(mode.maxBatch)))
 			}
-			cpu0, scripts0, cmds0 := serverCPU(t, c), scriptCalls(t, c), commandCalls(t, c)
+			cpu0, scripts0, cmds0 := redistest.ServerCPU(t, c), scriptCalls(t, c), commandCalls(t, c)
 			stats0 := commandStats(t, c)
 			t0 := time.Now()
 			for _, p := range procs {
@@ -68,7 +68,7 @@ func TestMeasureThroughput(t *testing.T) {
 				time.Sleep(2 * time.Millisecond)
 			}
 			took := time.Since(t0)
-			server := serverCPU(t, c) - cpu0
+			server := redistest.ServerCPU(t, c) - cpu0
 			scripts, cmds := scriptCalls(t, c)-scripts0, commandCalls(t, c)-cmds0
 			stats1 := commandStats(t, c)
 			handled := 0
@@ -119,23 +119,6 @@ func scriptCalls(t *testing.T, c *redis.Client) int {
 		}
 	}
 	return total
-}
-
-// serverCPU returns the CPU time the server used so far (INFO cpu).
-func serverCPU(t *testing.T, c *redis.Client) time.Duration {
-	info, err := c.Info(context.Background(), "cpu").Result()
-	require.NoError(t, err)
-	var total float64
-	for _, line := range strings.Split(info, "\n") {
-		for _, f := range []string{"used_cpu_sys:", "used_cpu_user:"} {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), f); ok {
-				s, err := strconv.ParseFloat(v, 64)
-				require.NoError(t, err)
-				total += s
-			}
-		}
-	}
-	return time.Duration(total * float64(time.Second))
 }
 
 func assertNoError(t *testing.T, err error) {

@@ -100,17 +100,17 @@ func TestMeasureStrictFloor(t *testing.T) {
 				figs.add(name+": values/s", rate)
 				figs.add(name+": x PING", rate/ping)
 				figs.add(name+": round trips", r.roundTrips)
-				figs.add(name+": function calls", r.run.scripts()/values)
-				figs.add(name+": commands", r.run.calls()/values)
-				figs.add(name+": commands' own µs", r.run.ownUsec()/values)
+				figs.add(name+": function calls", r.run.Scripts()/values)
+				figs.add(name+": commands", r.run.Calls()/values)
+				figs.add(name+": commands' own µs", r.run.OwnUsec()/values)
 				figs.add(name+": server CPU µs", r.server)
 				figs.add(name+": process CPU µs", r.process)
 				figs.add(name+": allocations", r.allocs)
 				figs.add(name+": fill server CPU µs", r.fillServer)
-				figs.add(name+": fill commands", r.fill.calls()/values)
+				figs.add(name+": fill commands", r.fill.Calls()/values)
 				fmt.Printf("strict floor, round %d, %s: %.0f values/s (PING 8 in flight %.0f/s, %.3f x); per value %.3f round trips, %.3f function calls, %.2f commands (their own %.1f µs), CPU µs: server %.1f, this process %.1f (%.1f allocations); fill: server %.1f µs, %.2f commands; commands a value:%s\n",
-					round, name, rate, ping, rate/ping, r.roundTrips, r.run.scripts()/values, r.run.calls()/values, r.run.ownUsec()/values,
-					r.server, r.process, r.allocs, r.fillServer, r.fill.calls()/values, r.run.perValue(values))
+					round, name, rate, ping, rate/ping, r.roundTrips, r.run.Scripts()/values, r.run.Calls()/values, r.run.OwnUsec()/values,
+					r.server, r.process, r.allocs, r.fillServer, r.fill.Calls()/values, commandsPerValue(r.run, values))
 			}
 		}
 	}
@@ -164,7 +164,7 @@ type strictImpl struct {
 // µs, round trips per value.
 type reading struct {
 	took                        time.Duration
-	fill, run                   commandStats
+	fill, run                   redistest.CommandStats
 	fillServer, server, process float64
 	roundTrips                  float64
 	allocs                      float64 // this process's allocations a value, the test's hook's included
@@ -175,9 +175,9 @@ type reading struct {
 // profile.pprof.
 func (im strictImpl) measure(t *testing.T, c *redis.Client, hook *roundTrips, q string, keys int, profile string) reading {
 	perValue := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / values }
-	s0, cpu0 := readCommandStats(t, c), serverCPU(t, c)
+	s0, cpu0 := redistest.ReadCommandStats(t, c), redistest.ServerCPU(t, c)
 	run := im.fill(q, keys)
-	s1, cpu1, proc1 := readCommandStats(t, c), serverCPU(t, c), storetest.ProcessCPU(t)
+	s1, cpu1, proc1 := redistest.ReadCommandStats(t, c), redistest.ServerCPU(t, c), storetest.ProcessCPU(t)
 	hook.take()
 	var mem0, mem1 runtime.MemStats
 	runtime.ReadMemStats(&mem0)
@@ -186,8 +186,8 @@ func (im strictImpl) measure(t *testing.T, c *redis.Client, hook *roundTrips, q 
 	stop()
 	runtime.ReadMemStats(&mem1)
 	trips := hook.take()
-	proc2, cpu2, s2 := storetest.ProcessCPU(t), serverCPU(t, c), readCommandStats(t, c)
-	return reading{took: took, fill: s1.minus(s0), run: s2.minus(s1),
+	proc2, cpu2, s2 := storetest.ProcessCPU(t), redistest.ServerCPU(t, c), redistest.ReadCommandStats(t, c)
+	return reading{took: took, fill: s1.Minus(s0), run: s2.Minus(s1),
 		fillServer: perValue(cpu1 - cpu0), server: perValue(cpu2 - cpu1), process: perValue(proc2 - proc1),
 		roundTrips: float64(trips) / values, allocs: float64(mem1.Mallocs-mem0.Mallocs) / values}
 }

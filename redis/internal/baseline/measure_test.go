@@ -4,101 +4,16 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/stretchr/testify/require"
+
+	"github.com/pacerkit/pacer/redis/internal/redistest"
 )
 
-// serverCPU returns the CPU time the server spent so far (INFO cpu:
-// used_cpu_sys and used_cpu_user).
-func serverCPU(t testing.TB, c *redis.Client) time.Duration {
-	info, err := c.Info(context.Background(), "cpu").Result()
-	require.NoError(t, err)
-	var total float64
-	for _, line := range strings.Split(info, "\n") {
-		for _, f := range []string{"used_cpu_sys:", "used_cpu_user:"} {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), f); ok {
-				s, err := strconv.ParseFloat(v, 64)
-				require.NoError(t, err)
-				total += s
-			}
-		}
-	}
-	return time.Duration(total * float64(time.Second))
-}
-
-// commandStats is INFO commandstats: calls and µs by command, the
-// commands that functions and scripts run included.
-type commandStats map[string][2]float64
-
-func readCommandStats(t testing.TB, c *redis.Client) commandStats {
-	info, err := c.Info(context.Background(), "commandstats").Result()
-	require.NoError(t, err)
-	cs := commandStats{}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
-		if !ok {
-			continue
-		}
-		calls, rest, _ := strings.Cut(rest, ",usec=")
-		usec, _, _ := strings.Cut(rest, ",")
-		n, err := strconv.ParseFloat(calls, 64)
-		require.NoError(t, err)
-		u, err := strconv.ParseFloat(usec, 64)
-		require.NoError(t, err)
-		cs[strings.TrimPrefix(name, "cmdstat_")] = [2]float64{n, u}
-	}
-	return cs
-}
-
-func (cs commandStats) minus(base commandStats) commandStats {
-	d := commandStats{}
-	for name, v := range cs {
-		if b := base[name]; v[0] != b[0] {
-			d[name] = [2]float64{v[0] - b[0], v[1] - b[1]}
-		}
-	}
-	return d
-}
-
-// calls returns the commands run, those that functions run included.
-func (cs commandStats) calls() (n float64) {
-	for _, v := range cs {
-		n += v[0]
-	}
-	return n
-}
-
-// ownUsec returns the commands' own µs: a function's or script's µs
-// include those of the commands it runs, so they are left out.
-func (cs commandStats) ownUsec() (n float64) {
-	for name, v := range cs {
-		if !isScript(name) {
-			n += v[1]
-		}
-	}
-	return n
-}
-
-// scripts returns the function and script calls.
-func (cs commandStats) scripts() (n float64) {
-	for name, v := range cs {
-		if isScript(name) {
-			n += v[0]
-		}
-	}
-	return n
-}
-
-func isScript(name string) bool { return name == "fcall" || name == "evalsha" || name == "eval" }
-
-// perValue lists the commands by calls a value, the most first.
-func (cs commandStats) perValue(n int) string {
+// commandsPerValue lists cs's commands by calls a value, the most first.
+func commandsPerValue(cs redistest.CommandStats, n int) string {
 	names := make([]string, 0, len(cs))
 	for name := range cs {
 		names = append(names, name)
