@@ -112,13 +112,14 @@ func TestMeasureFlowThroughput(t *testing.T) {
 		st, err := s.Stats(ctx, q) // folds the Adds
 		require.NoError(t, err)
 		require.Equal(t, keys*per, st.Values)
-		cpu0, cmds0, stats0 := redistest.ServerCPU(t, c), commandCalls(t, c), commandStats(t, c)
+		cpu0, stats0 := redistest.ServerCPU(t, c), redistest.ReadCommandStats(t, c)
 		t0 := time.Now()
 		go func() { _ = r.Run(ctx) }()
 		<-done
 		took := time.Since(t0)
-		server, cmds := redistest.ServerCPU(t, c)-cpu0, commandCalls(t, c)-cmds0
-		printCommandStats(stats0, commandStats(t, c), keys*per)
+		server, stats := redistest.ServerCPU(t, c)-cpu0, redistest.ReadCommandStats(t, c)
+		cmds := stats.Minus(stats0).Calls()
+		printCommandStats(stats0, stats, keys*per)
 		require.NoError(t, r.Shutdown(ctx))
 		return result{keys * per / took.Seconds(), float64(cmds) / (keys * per), float64(server.Nanoseconds()) / 1e3 / (keys * per)}
 	}

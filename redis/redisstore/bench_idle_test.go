@@ -2,12 +2,9 @@ package redisstore_test
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer"
@@ -45,28 +42,9 @@ func TestIdleRunnerCommands(t *testing.T) {
 	time.Sleep(time.Second) // settle into idling
 
 	const span = 10 * time.Second
-	before := commandCalls(t, c)
+	before := redistest.ReadCommandStats(t, c)
 	time.Sleep(span)
-	after := commandCalls(t, c)
-	n := after - before - 1 // the INFO of the first count
-	t.Logf("idle Runner: %d commands in %v (%.2f/s)", n, span, float64(n)/span.Seconds())
-	require.LessOrEqual(t, float64(n)/span.Seconds(), 2.0)
-}
-
-// commandCalls returns the sum of calls over INFO commandstats.
-func commandCalls(t *testing.T, c *redis.Client) int {
-	info, err := c.Info(context.Background(), "commandstats").Result()
-	require.NoError(t, err)
-	total := 0
-	for _, line := range strings.Split(info, "\n") {
-		_, stats, ok := strings.Cut(line, ":calls=")
-		if !ok {
-			continue
-		}
-		calls, _, _ := strings.Cut(stats, ",")
-		n, err := strconv.Atoi(calls)
-		require.NoError(t, err)
-		total += n
-	}
-	return total
+	n := redistest.ReadCommandStats(t, c).Minus(before).Calls() - 1 // the INFO of the first count
+	t.Logf("idle Runner: %.0f commands in %v (%.2f/s)", n, span, n/span.Seconds())
+	require.LessOrEqual(t, n/span.Seconds(), 2.0)
 }

@@ -202,7 +202,7 @@ func TestMeasureTenantServerCost(t *testing.T) {
 		wg.Wait()
 		_, err := s.Stats(ctx, q) // folds the Adds
 		require.NoError(t, err)
-		before, cpu0 := commandStats(t, c), redistest.ServerCPU(t, c)
+		before, cpu0 := redistest.ReadCommandStats(t, c), redistest.ServerCPU(t, c)
 		n := 0
 		for {
 			ls, _, err := s.Claim(ctx, q, store.ClaimParams{Keys: 8, MaxBatch: 1, TTL: time.Minute})
@@ -216,17 +216,16 @@ func TestMeasureTenantServerCost(t *testing.T) {
 				require.NoError(t, err)
 			}
 		}
-		cpu, after := redistest.ServerCPU(t, c)-cpu0, commandStats(t, c)
+		cpu, after := redistest.ServerCPU(t, c)-cpu0, redistest.ReadCommandStats(t, c)
 		require.Equal(t, values, n)
 		var out cost
-		for name, a := range after {
-			d := a.calls - before[name].calls
+		for name, d := range after.Minus(before) {
 			switch name {
 			case "fcall":
-				out.fn = float64(a.usec-before[name].usec) / values
+				out.fn = d[1] / values
 			case "info", "config":
 			default:
-				out.cmds += float64(d) / values
+				out.cmds += d[0] / values
 			}
 		}
 		out.cpu = float64(cpu.Nanoseconds()) / 1e3 / values

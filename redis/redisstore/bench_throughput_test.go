@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacerkit/pacer/redis/internal/redistest"
@@ -53,8 +51,7 @@ func TestMeasureThroughput(t *testing.T) {
 				procs = append(procs, storetest.StartProcess(t, "TestThroughputChild",
 					throughputChild, addr, "tp", q, strconv.Itoa(mode.maxBatch)))
 			}
-			cpu0, scripts0, cmds0 := redistest.ServerCPU(t, c), scriptCalls(t, c), commandCalls(t, c)
-			stats0 := commandStats(t, c)
+			cpu0, stats0 := redistest.ServerCPU(t, c), redistest.ReadCommandStats(t, c)
 			t0 := time.Now()
 			for _, p := range procs {
 				p.Go(t)
@@ -69,8 +66,8 @@ func TestMeasureThroughput(t *testing.T) {
 			}
 			took := time.Since(t0)
 			server := redistest.ServerCPU(t, c) - cpu0
-			scripts, cmds := scriptCalls(t, c)-scripts0, commandCalls(t, c)-cmds0
-			stats1 := commandStats(t, c)
+			stats1 := redistest.ReadCommandStats(t, c)
+			scripts, cmds := stats1.Minus(stats0).Scripts(), stats1.Minus(stats0).Calls()
 			handled := 0
 			var procCPU time.Duration
 			for _, p := range procs {
@@ -82,7 +79,7 @@ func TestMeasureThroughput(t *testing.T) {
 			perValue := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / values }
 			fmt.Printf("throughput %s round %d: %d values in %v: %.0f values/s; per value: %.2f scripts, %.1f commands, CPU: server %.1f µs, processes %.1f µs\n",
 				mode.name, round, values, took.Round(time.Millisecond), values/took.Seconds(),
-				float64(scripts)/values, float64(cmds)/values, perValue(server), perValue(procCPU))
+				scripts/values, cmds/values, perValue(server), perValue(procCPU))
 			printCommandStats(stats0, stats1, values)
 		}
 	}
@@ -100,25 +97,6 @@ func fill(t *testing.T, s *redisstore.Store, q string, n, keys int, v func(int) 
 		})
 	}
 	wg.Wait()
-}
-
-// scriptCalls returns how many scripts the server ran so far (INFO
-// commandstats: FCALL, EVALSHA and EVAL).
-func scriptCalls(t *testing.T, c *redis.Client) int {
-	info, err := c.Info(context.Background(), "commandstats").Result()
-	require.NoError(t, err)
-	total := 0
-	for _, line := range strings.Split(info, "\n") {
-		for _, cmd := range []string{"cmdstat_fcall:calls=", "cmdstat_evalsha:calls=", "cmdstat_eval:calls="} {
-			if rest, ok := strings.CutPrefix(line, cmd); ok {
-				calls, _, _ := strings.Cut(rest, ",")
-				n, err := strconv.Atoi(calls)
-				require.NoError(t, err)
-				total += n
-			}
-		}
-	}
-	return total
 }
 
 func assertNoError(t *testing.T, err error) {

@@ -242,8 +242,8 @@ func TestKeyRateCostsNoCommand(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, more, 5)
 		calls := map[string]int64{}
-		for name, st := range commandStats(t, r.c) {
-			calls[name] = st.calls
+		for name, st := range redistest.ReadCommandStats(t, r.c) {
+			calls[name] = int64(st[0])
 		}
 		r.ack(append(ls[1:], more...))
 		return calls
