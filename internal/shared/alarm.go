@@ -49,7 +49,7 @@ func (a *alarm) stop() bool {
 	a.mu.Lock()
 	a.k = nil // not kept alive by the alarm
 	a.mu.Unlock()
-	a.calls.putAlarm(a)
+	a.calls.alarms.put(a)
 	return true
 }
 
@@ -59,14 +59,8 @@ func (c *engineCalls) arm(d time.Duration, k ringer) stopper {
 	if _, real := c.clk.(timing.Real); !real {
 		return stopFunc(timing.AfterFunc(c.clk, d, k.ring))
 	}
-	c.alarmsMu.Lock()
-	var a *alarm
-	if n := len(c.alarms); n > 0 {
-		a = c.alarms[n-1]
-		c.alarms = c.alarms[:n-1]
-	}
-	c.alarmsMu.Unlock()
-	if a == nil {
+	a, ok := c.alarms.get()
+	if !ok {
 		a = &alarm{calls: c, k: k}
 		a.mu.Lock()
 		a.t = time.AfterFunc(d, a.fire)
@@ -83,12 +77,3 @@ func (c *engineCalls) arm(d time.Duration, k ringer) stopper {
 // maxAlarms is how many stopped alarms engineCalls keeps for the next
 // ringers: about as many as leases are kept at once.
 const maxAlarms = 256
-
-// putAlarm keeps a, stopped, for the next lease.
-func (c *engineCalls) putAlarm(a *alarm) {
-	c.alarmsMu.Lock()
-	if len(c.alarms) < maxAlarms {
-		c.alarms = append(c.alarms, a)
-	}
-	c.alarmsMu.Unlock()
-}

@@ -114,7 +114,7 @@ func TestCallByContextAndTimers(t *testing.T) {
 		require.NoError(t, err)
 		<-kept.Done()
 		require.ErrorIs(t, kept.Err(), context.Canceled)
-		require.Len(t, calls.timers, 1, "the timer of a wait answered in time is kept")
+		require.Equal(t, 1, calls.timers.len(), "the timer of a wait answered in time is kept")
 
 		release := make(chan struct{})
 		_, err = callBy(calls, nil, t.Context(), time.Now().Add(time.Second), func(context.Context) (int, error) {
@@ -122,7 +122,7 @@ func TestCallByContextAndTimers(t *testing.T) {
 			return 2, nil
 		}, nil)
 		require.ErrorIs(t, err, errNoAnswer)
-		require.Empty(t, calls.timers, "the timer that fired is not kept")
+		require.Zero(t, calls.timers.len(), "the timer that fired is not kept")
 		close(release)
 		calls.wait()
 

@@ -39,10 +39,8 @@ type engineCalls struct {
 	quit    chan struct{}   // closed by close
 	closing sync.Once
 
-	timersMu sync.Mutex
-	timers   []timing.Timer // stopped timers of the real clock, for the next waits
-	alarmsMu sync.Mutex
-	alarms   []*alarm // stopped alarms, for the next leases (alarm.go)
+	timers freeList[timing.Timer] // stopped timers of the real clock, for the next waits
+	alarms freeList[*alarm]       // stopped alarms, for the next leases (alarm.go)
 
 	uncancelled atomic.Pointer[uncancelled] // the last withoutCancel
 }
@@ -73,7 +71,9 @@ const maxTimers = 64
 // newEngineCalls returns an engineCalls on clk that keeps up to maxIdle
 // goroutines waiting for a job.
 func newEngineCalls(clk timing.Clock, maxIdle int) *engineCalls {
-	return &engineCalls{clk: clk, maxIdle: int32(maxIdle), jobs: make(chan engine.Job), quit: make(chan struct{})}
+	c := &engineCalls{clk: clk, maxIdle: int32(maxIdle), jobs: make(chan engine.Job), quit: make(chan struct{})}
+	c.timers.max, c.alarms.max = maxTimers, maxAlarms
+	return c
 }
 
 // run runs job on a goroutine of its own.
@@ -120,15 +120,10 @@ func (c *engineCalls) serve(job engine.Job) {
 // one may still hold its tick.
 func (c *engineCalls) timer(d time.Duration) timing.Timer {
 	if _, real := c.clk.(timing.Real); real {
-		c.timersMu.Lock()
-		if n := len(c.timers); n > 0 {
-			t := c.timers[n-1]
-			c.timers = c.timers[:n-1]
-			c.timersMu.Unlock()
+		if t, ok := c.timers.get(); ok {
 			t.Reset(d)
 			return t
 		}
-		c.timersMu.Unlock()
 	}
 	return c.clk.NewTimer(d)
 }
@@ -143,11 +138,7 @@ func (c *engineCalls) putTimer(t timing.Timer) {
 	if _, real := c.clk.(timing.Real); !real {
 		return
 	}
-	c.timersMu.Lock()
-	if len(c.timers) < maxTimers {
-		c.timers = append(c.timers, t)
-	}
-	c.timersMu.Unlock()
+	c.timers.put(t)
 }
 
 // wait waits for the calls that run, abandoned ones included.
