@@ -1,7 +1,10 @@
 package redisstore
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,11 +15,13 @@ import (
 )
 
 // TestKeyRateBesideOld: during an upgrade, instances of another version
-// (the lua/ directory PACER_BENCH_OLD_LUA names), which know no KeyRate,
-// serve a queue beside this one's: they finish the leases that a Claim
-// with a KeyRate took, keep T in the hash of a key that keeps values,
-// lease a key deferred for its token once it is due, as any deferred key;
-// a key that one of them empties loses its T, and finds its bucket full.
+// (the lua/ directory PACER_BENCH_OLD_LUA names) serve a queue beside this
+// one's: they finish the leases that a Claim with a KeyRate took, keep T
+// in the hash of a key that keeps values, lease a key deferred for its
+// token once it is due, as any deferred key. A key that one of them
+// empties keeps its T in rates if that version knows KeyRate, and finds
+// its bucket as T left it; a version before KeyRate drops T with the
+// hash, and the key finds its bucket full.
 // It swaps the package's function names, so it runs alone.
 func TestKeyRateBesideOld(t *testing.T) {
 	v := againstOld(t, "kro")
@@ -54,7 +59,26 @@ func TestKeyRateBesideOld(t *testing.T) {
 	require.Len(t, ls, 1)
 	finish(v.old, ls[0])
 
-	// a emptied by the other version: its T went with its hash.
+	// a emptied by the other version.
+	kept, err := v.c.ZScore(ctx, "{kro:q}:rates", "a").Result()
+	if oldKnowsKeyRate(t) {
+		require.NoError(t, err, "T went with a's hash")
+		require.Greater(t, kept, float64(0))
+	} else {
+		require.ErrorIs(t, err, redis.Nil, "a version before KeyRate wrote rates")
+	}
 	require.NoError(t, s.Add(ctx, q, "a", [][]byte{[]byte("4")}, store.AddParams{}))
-	require.Len(t, claim(v.new, p), 1)
+	if oldKnowsKeyRate(t) {
+		require.Empty(t, claim(v.new, p), "a's bucket refilled when its hash went")
+	} else {
+		require.Len(t, claim(v.new, p), 1)
+	}
+}
+
+// oldKnowsKeyRate tells whether the other version's library keeps T in
+// rates when it deletes a key's hash: the versions since KeyRate do.
+func oldKnowsKeyRate(t *testing.T) bool {
+	lib, err := os.ReadFile(filepath.Join(os.Getenv("PACER_BENCH_OLD_LUA"), "lib.lua"))
+	require.NoError(t, err)
+	return bytes.Contains(lib, []byte("K_RATES"))
 }
