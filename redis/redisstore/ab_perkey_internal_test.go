@@ -19,13 +19,16 @@ import (
 // batches (key, fence, attempt, values) in the same order and report the
 // same Finish results. The calls: Claims of 1 to 4 keys with PerKey 2,
 // leases left out so that keys have two at once, acked, retried or
-// deferred, oldest first. It swaps the package's function names, so it
-// runs alone.
+// deferred, oldest first: by Finish, and again by FinishAndClaim of one
+// key more, whose lease check reads the key's multi state (as a
+// Runner's does). It swaps the package's function
+// names, so it runs alone.
 func TestPerKeyAgainstOld(t *testing.T) {
 	v := againstOld(t, "pko")
 	ctx, s := context.Background(), v.s
 	newFns, oldFns, use := v.new, v.old, v.use
-	run := func(q string, mixed bool) []string {
+	p := store.ClaimParams{MaxBatch: 2, PerKey: 2, TTL: time.Minute}
+	run := func(q string, mixed, withClaim bool) []string {
 		call := 0
 		pick := func() {
 			call++
@@ -43,7 +46,9 @@ func TestPerKeyAgainstOld(t *testing.T) {
 		var out []store.Lease
 		for step := 0; ; step++ {
 			pick()
-			ls, _, err := s.Claim(ctx, q, store.ClaimParams{Keys: step%4 + 1, MaxBatch: 2, PerKey: 2, TTL: time.Minute})
+			cp := p
+			cp.Keys = step%4 + 1
+			ls, _, err := s.Claim(ctx, q, cp)
 			require.NoError(t, err)
 			for _, l := range ls {
 				log = append(log, fmt.Sprintf("lease %s %d %d %q", l.Key, l.Fence, l.Attempt, l.Values))
@@ -66,9 +71,21 @@ func TestPerKeyAgainstOld(t *testing.T) {
 					o = store.Outcome{Kind: store.Defer}
 				}
 				pick()
-				more, err := s.Finish(ctx, l, o)
+				var more bool
+				var got []store.Lease
+				if withClaim {
+					cp := p
+					cp.Keys = 1
+					more, got, _, err = s.FinishAndClaim(ctx, l, o, cp)
+				} else {
+					more, err = s.Finish(ctx, l, o)
+				}
 				require.NoError(t, err)
 				log = append(log, fmt.Sprintf("finish %s %d %d %v", l.Key, l.Fence, o.Kind, more))
+				for _, l := range got {
+					log = append(log, fmt.Sprintf("lease %s %d %d %q", l.Key, l.Fence, l.Attempt, l.Values))
+				}
+				out = append(out, got...)
 			}
 		}
 		pick()
@@ -77,7 +94,10 @@ func TestPerKeyAgainstOld(t *testing.T) {
 		require.Zero(t, st.Values)
 		return log
 	}
-	ref, mix := run("ref", false), run("mix", true)
-	require.Greater(t, len(ref), 23*9/2)
-	require.Equal(t, ref, mix)
+	for _, withClaim := range []bool{false, true} {
+		q := fmt.Sprint(withClaim)
+		ref, mix := run("ref"+q, false, withClaim), run("mix"+q, true, withClaim)
+		require.Greater(t, len(ref), 23*9/2)
+		require.Equal(t, ref, mix, "with FinishAndClaim: %v", withClaim)
+	}
 }

@@ -46,6 +46,11 @@
   Claims lease one batch at a time does not go in and out of multi mode
   with each, and a key that waits (for its burst, its values' Delay)
   waits as lib.lua has it.
+  The commonest lease (a key with no run, or never leased, taking a
+  batch of its free values) and the commonest Ack (of a key's one run,
+  its last lease, with free values behind it) work on R's bytes
+  (m_lease_one, m_finish_one): they write what the general steps would,
+  without a decoded state, and leave every other case to them.
 ]]
 -- HEAD is the start of R: L, P, F, E, W (a byte: its letter, 0 if none
 -- yet) and H (empty if not held); RUN is a run: n and a, a byte of flags
@@ -575,6 +580,149 @@ local function m_cut(k, off, n)
   rcall('LPUSH', k.vk, unpack(rev))
 end
 
+-- HEAD_LEN is the length of HEAD with no hold (H empty): a key's R with
+-- no run is that long.
+local HEAD_LEN = 26
+
+-- placed holds, by the name of a key's hash, the R that m_lease_one
+-- wrote when it put the key in its ready set: while the hash's R is that
+-- one, the key stands there, as decoded's rts tells for m_place (only a
+-- pause or its end moves a ready key without a save). Past DECODED
+-- entries it starts over.
+local placed, nplaced = {}, 0
+
+-- m_forget drops what decoded and placed keep of the key with hash kk,
+-- whose R a call is about to write without them.
+local function m_forget(kk)
+  if decoded[kk] then
+    decoded[kk] = nil
+    ndecoded = ndecoded - 1
+  end
+  if placed[kk] then
+    placed[kk] = nil
+    nplaced = nplaced - 1
+  end
+end
+
+-- m_lease_one is m_lease of the commonest lease of a key, on R's bytes,
+-- without the decoded state: a key in multi mode with no run, or a key
+-- never leased (no s), ready since ts, that enters it; with no open
+-- burst, no value added with a Delay, not held and eligible, leased for
+-- a maxbatch by a Claim without a KeyRate, whose free values have been
+-- ready since no later than after. It writes what m_lease would write
+-- (the same R, s, f, q; the key back in its ready set at after if it may
+-- lease again, else in leased until its lease lapses), and returns the
+-- lease's attempt and values; nil, having changed nothing, if the key is
+-- not such a key. h holds the fields m_load reads.
+local function m_lease_one(key, kk, h, ts, now_s, fence, maxbatch, exp, holder, perkey, after)
+  local R = h[2]
+  if h[3] or h[5] or maxbatch <= 0 or rate_i > 0 then
+    return nil
+  end
+  local place, free_at, elig, entering, _
+  if h[1] == 'm' and R and #R == HEAD_LEN then
+    _, place, free_at, elig = struct.unpack(HEAD, R)
+  elseif not h[1] and not R then
+    -- As m_load makes it: ready since ts, eligible.
+    place, free_at, elig, entering = tonumber(ts), tonumber(ts), 1, true
+  else
+    return nil
+  end
+  if elig ~= 1 or free_at > after then
+    return nil
+  end
+  local vk = PFX .. 'v:' .. key
+  local vals = rcall('LRANGE', vk, '0', str(maxbatch))
+  local n, more = #vals, false
+  if n == 0 then
+    return nil
+  end
+  if n > maxbatch then
+    n, more = maxbatch, true
+    vals[n + 1] = nil
+  end
+  local limit = math.max(perkey, 1)
+  local f = str(fence)
+  m_forget(kk)
+  if entering then
+    rcall('SADD', K_MULTI, key)
+    feature_on()
+  end
+  if limit > 1 and more then
+    -- Eligible again at once: from after, in its ready set.
+    R = struct.pack(HEAD_RUN, limit, after, free_at, 1, 114, 0, '',
+      n, 1, 2, #f, f, #exp, exp, #now_s, now_s, #holder, holder, 0, '')
+    if entering then
+      rcall('HSET', kk, 'R', R, 's', 'm', 'f', f, 'q', f)
+    else
+      rcall('HSET', kk, 'R', R, 'f', f, 'q', f)
+    end
+    if nplaced >= DECODED then
+      placed, nplaced = {}, 0
+    end
+    placed[kk], nplaced = R, nplaced + 1
+    enter(key, kk, str(after), h[7] and fair() and h[7] or '')
+    wake()
+    return 1, vals
+  end
+  R = struct.pack(HEAD_RUN, limit, place, free_at, 0, 108, 0, '',
+    n, 1, 2, #f, f, #exp, exp, #now_s, now_s, #holder, holder, 0, '')
+  if entering and more then
+    rcall('HSET', kk, 'R', R, 's', 'm', 'f', f, 'q', f)
+  elseif entering then
+    rcall('HSET', kk, 'R', R, 's', 'm', 'f', f)
+  elseif more then
+    rcall('HSET', kk, 'R', R, 'f', f, 'q', f)
+  else
+    rcall('HSET', kk, 'R', R, 'f', f)
+  end
+  wake_before(tonumber(exp))
+  rcall('ZADD', K_LEASED, exp, key)
+  return 1, vals
+end
+
+-- m_finish_one is m_finish of the commonest Ack of a key in multi mode,
+-- on R's bytes: the key's one run, out on the lease with fence, which is
+-- its last (f) and saw a free value after its batch (q), with no open
+-- burst, no value added with a Delay, not held, eligible and ready (W r)
+-- where its place puts it. It writes what m_finish would (R without the
+-- run, the run's values cut) and returns true; false, having changed
+-- nothing, if the lease is not such a lease. h holds the fields m_load
+-- reads.
+local function m_finish_one(key, kk, fence, now, h)
+  local R = h[2]
+  if not R or h[6] ~= fence or h[9] ~= fence or h[3] or h[5] or #R <= HEAD_LEN then
+    return false
+  end
+  local limit, place, free_at, elig, w, held, n, _, fl, f, x, pos = struct.unpack('<i4ddBBi4c0i4i4Bi4c0i4c0', R)
+  if held ~= '' or elig ~= 1 or w ~= 114 or limit <= 1 or fl ~= 2 or f ~= fence or tonumber(x) <= now then
+    return false
+  end
+  -- The rest of the run (c, h, e), and nothing after it.
+  local _, _, _, rest = struct.unpack('<i4c0i4c0i4c0', R, pos)
+  if rest ~= #R + 1 then
+    return false
+  end
+  local at = math.max(place, free_at)
+  if at > now then
+    return false
+  end
+  local head = string.sub(R, 1, HEAD_LEN)
+  -- Where the last save put it, as m_place knows by rts.
+  local d = decoded[kk]
+  if placed[kk] ~= R and not (d and d.R == R and d.rts == at) then
+    local cur = rcall('ZSCORE', tenant_set(h[7] and fair() and h[7] or ''), key)
+    if not cur or tonumber(cur) ~= at then
+      return false
+    end
+  end
+  m_forget(kk)
+  unstored = unstored + n -- flush_ends takes them off meta's v
+  rcall('LTRIM', PFX .. 'v:' .. key, str(n), '-1')
+  rcall('HSET', kk, 'R', head)
+  return true
+end
+
 -- m_lease leases key, popped from the ready order where it stood since ts,
 -- at now (now_s) with fence, for the Claim's maxbatch, lapse exp, holder
 -- and perkey, if it is ready: its first kept run again, or else a new run
@@ -584,6 +732,13 @@ end
 -- back in the order it leased them. h, if the caller read them, holds
 -- the fields m_load takes; with a KeyRate, the lease takes a token.
 m_lease = function(key, kk, ts, now, now_s, fence, maxbatch, exp, holder, perkey, after, h)
+  if not h then
+    h = rcall('HMGET', kk, 's', 'R', 'b', 'bd', 'g', 'f', 'tn', 'T', 'q')
+  end
+  local a, vals = m_lease_one(key, kk, h, ts, now_s, fence, maxbatch, exp, holder, perkey, after)
+  if a then
+    return a, vals
+  end
   local k = m_load(key, kk, ts, h)
   m_settle(k, now)
   -- Ready, as it was in the ready order (perhaps from a microsecond or so
@@ -698,6 +853,9 @@ end
 -- m_finish ends the lease of key with fence as finish_lease does, for a
 -- key in multi mode.
 m_finish = function(key, kk, fence, kind, after, why, now, now_s, h)
+  if kind == 1 and m_finish_one(key, kk, fence, now, h) then
+    return 1
+  end
   local k = m_load(key, kk, now_s, h)
   m_settle(k, now)
   local r, i = m_find(k, fence)
