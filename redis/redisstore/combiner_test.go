@@ -109,6 +109,65 @@ func TestCombinerYieldsBeforeSending(t *testing.T) {
 	require.GreaterOrEqual(t, shared, 6, "tries in which both calls went in one script")
 }
 
+// TestCombinerHandsOnOnceResultsSeen: the calls that wait for a script
+// are handed on once every call of the script back has seen its results,
+// so that the next calls of those callers go in the next script. On one
+// processor, b's caller calls again (d) right after b sees its results;
+// c, waiting, sends only then, and takes d along. Handed on by a, the
+// sender, c would run before b and send alone. As the scheduler now and
+// then runs another goroutine than the one just woken (the race detector
+// shuffles), most of 10 tries must do it.
+func TestCombinerHandsOnOnceResultsSeen(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	shared := 0
+	for range 10 {
+		synctest.Test(t, func(t *testing.T) {
+			var cb combiner
+			var mu sync.Mutex
+			var batches [][]string
+			holds := []chan struct{}{make(chan struct{}), make(chan struct{})}
+			send := func(batch []*finishCall) {
+				mu.Lock()
+				n := len(batches)
+				var keys []string
+				for _, c := range batch {
+					keys = append(keys, c.l.Key)
+				}
+				batches = append(batches, keys)
+				mu.Unlock()
+				if n < len(holds) {
+					<-holds[n]
+				}
+			}
+			ctx := context.Background()
+			p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute}
+			var wg sync.WaitGroup
+			wg.Go(func() { cb.do(call(ctx, "x", p), send) })
+			synctest.Wait() // x's script is on its way
+			wg.Go(func() { cb.do(call(ctx, "a", p), send) })
+			synctest.Wait()
+			wg.Go(func() {
+				cb.do(call(ctx, "b", p), send)
+				cb.do(call(ctx, "d", p), send)
+			})
+			synctest.Wait()
+			close(holds[0]) // x is back; a sends a and b
+			synctest.Wait()
+			wg.Go(func() { cb.do(call(ctx, "c", p), send) })
+			synctest.Wait()
+			close(holds[1])
+			wg.Wait()
+			require.Equal(t, []string{"x"}, batches[0])
+			require.Equal(t, []string{"a", "b"}, batches[1])
+			if len(batches) == 3 {
+				require.Equal(t, []string{"c", "d"}, batches[2])
+				shared++
+			}
+		})
+	}
+	require.GreaterOrEqual(t, shared, 6, "tries in which c and d went in one script")
+}
+
 // TestSpread: each call of a script gets its outcome, and its share of
 // the leases in the order the calls came; a lost lease gets
 // store.ErrLeaseLost and no lease.

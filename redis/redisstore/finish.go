@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pacerkit/pacer/store"
@@ -114,18 +115,21 @@ func perKey(p store.ClaimParams) int { return max(p.PerKey, 1) }
 // A combiner lets at most one finish script of a queue be on its way at a
 // time, and gathers the calls that come meanwhile into the next. There is
 // no goroutine of its own: the call that finds no script on its way sends
-// one, and when it is back, hands the waiting calls to the first of them,
-// which sends theirs. The call about to send first yields its processor
-// once (runtime.Gosched), so that the goroutines ready to run go ahead:
-// the workers that the script before just answered, say, whose next calls
-// then go in this script. With the processors busy, that makes fewer,
-// larger scripts, each costing Redis and the process less per call than
-// two would; with a processor idle, those goroutines run there, nothing
-// is ahead, and the call sends at once.
+// one. When it is back, the sender hands each call of its script its
+// results, and the last of those calls to see them hands the calls that
+// wait to the first of them, which sends theirs at once: by then the
+// goroutines that the script's results woke before it ran, and with the
+// processors busy, their next calls are waiting too and go in this
+// script, which makes fewer, larger scripts, each costing Redis and the
+// process less per call than two would. A call that finds no script on
+// its way first yields its processor once (runtime.Gosched), so that the
+// goroutines ready to run go ahead and join it; with a processor idle,
+// those run there, nothing is ahead, and it sends at once.
 type combiner struct {
 	mu      sync.Mutex
-	busy    bool          // a script is on its way
+	busy    bool          // a script is on its way, or its calls have not all seen their results
 	waiting []*finishCall // in the order they came
+	unseen  atomic.Int32  // the calls of the script back that have not seen their results
 }
 
 // do runs c, in a script that send runs for a batch of calls, and returns
@@ -150,33 +154,49 @@ func (cb *combiner) do(c *finishCall, send func([]*finishCall)) {
 			<-c.done
 		}
 		if !c.lead {
+			// A call of the script back, which has its results.
+			if cb.unseen.Add(-1) == 0 {
+				cb.mu.Lock()
+				cb.handOn()
+				cb.mu.Unlock()
+			}
 			return
 		}
 		cb.mu.Lock()
+	} else {
+		cb.busy = true
+		cb.mu.Unlock()
+		runtime.Gosched()
+		cb.mu.Lock()
 	}
-	cb.busy = true
-	cb.mu.Unlock()
-	runtime.Gosched()
-	cb.mu.Lock()
 	batch := cb.take()
 	cb.mu.Unlock()
 
 	send(batch)
+	if len(batch) == 1 {
+		cb.mu.Lock()
+		cb.handOn()
+		cb.mu.Unlock()
+		return
+	}
+	cb.unseen.Store(int32(len(batch) - 1))
 	for _, b := range batch {
 		if b != c {
 			b.signal()
 		}
 	}
+}
 
-	cb.mu.Lock()
+// handOn, with cb.mu held, once every call of the script back has its
+// results, hands the calls that wait to the first of them, which sends
+// the next script, or ends busy if none waits.
+func (cb *combiner) handOn() {
 	if len(cb.waiting) == 0 {
 		cb.busy = false
-		cb.mu.Unlock()
 		return
 	}
 	next := cb.waiting[0]
 	next.lead = true
-	cb.mu.Unlock()
 	next.signal()
 }
 
