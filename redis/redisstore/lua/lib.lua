@@ -1328,11 +1328,13 @@ local TURNS_READ = 1000
 -- their weights, and takes them in that order for as long as each turn
 -- it advances falls behind the last one read (a larger virtual time, or
 -- the same and a larger name): until then the next turn is the next one
--- read. Then it writes the turns it advanced or ended at once, and reads
+-- read, or that turn's set may have come empty. Then it learns which
+-- sets did, and writes the turns it advanced or ended at once, and reads
 -- again for the rest. The turns end as one round at a time leaves them.
--- A key costs two commands (ZPOPMIN and ZCARD of its tenant's set), a
--- read three to five (ZRANGE, HMGET, ZADD; ZREM and HSET for the turns
--- that end): O(n log T) in the T turns.
+-- A key costs one command (ZPOPMIN of its tenant's set), a read four to
+-- six (ZRANGE, HMGET, EXISTS, ZADD; ZREM and HSET for the turns that
+-- end) and an EXISTS a tenant left without keys: O(n log T) in the T
+-- turns.
 local function pop_turns(want, any, untenanted)
   if untenanted == nil then
     untenanted = rcall('ZCARD', K_READY) > 0
@@ -1360,6 +1362,9 @@ local function pop_turns(want, any, untenanted)
     local ws = rcall('HMGET', K_TW, unpack(names))
     local lg, lv = r[2 * n - 1], tonumber(r[2 * n])
     local add, rem, tv = {}, {}, {}
+    -- The sets of the tenants that leased a key this round, whose
+    -- turns add holds.
+    local sets = {}
     local i = 1
     while i <= n and #keep < 2 * want and rounds < limit and not rate_full do
       rounds = rounds + 1
@@ -1382,18 +1387,32 @@ local function pop_turns(want, any, untenanted)
         keep[#keep + 1] = got[1]
         keep[#keep + 1] = got[2]
         i = i + 1
-        if rcall('ZCARD', set) == 0 then
+        add[#add + 1] = vs
+        add[#add + 1] = g
+        sets[#sets + 1] = set
+        if i <= n and (v < lv or (v == lv and bytes_less(g, lg))) then
+          -- It comes before the last turn read again, if its set has
+          -- keys left: which turn is next, only turns itself can tell.
+          break
+        end
+      end
+    end
+    -- Which of the tenants served are left without ready keys, and so
+    -- end their turns: Redis deletes an empty set, so one EXISTS of all
+    -- their sets, which no tenant appears in twice, tells whether none
+    -- is, in place of a ZCARD each; one each only if some are.
+    if #sets > 0 and rcall('EXISTS', unpack(sets)) < #sets then
+      local served = add
+      add = {}
+      for j = 1, #sets do
+        local vs, g = served[2 * j - 1], served[2 * j]
+        if rcall('EXISTS', sets[j]) == 1 then
+          add[#add + 1] = vs
+          add[#add + 1] = g
+        else
           rem[#rem + 1] = g
           tv[#tv + 1] = g
           tv[#tv + 1] = vs
-        else
-          add[#add + 1] = vs
-          add[#add + 1] = g
-          if i <= n and (v < lv or (v == lv and bytes_less(g, lg))) then
-            -- It comes before the last turn read again: which turn is
-            -- next, only turns itself can tell.
-            break
-          end
         end
       end
     end
