@@ -234,6 +234,7 @@ local woken
 local featq -- whether the queue has features; nil until a step asks
 local features_popped -- whether pop_plain popped the features key
 local fairq -- whether the queue has tenants; nil until a step asks
+local unlisted -- whether this call ran unlist
 -- The parts of the ends of leases that finish_lease leaves to flush_ends,
 -- one command each for all the leases a call ends: the keys to take out
 -- of leased, those to take out of keys (they have no values left), and
@@ -272,6 +273,7 @@ local function begin(prefix)
   rcall = redis.call
   woken = false
   featq, fairq, features_popped = nil, nil, false
+  unlisted = false
   if #unleased > 0 or #unindexed > 0 then
     -- Left by a call that failed before it flushed them.
     unleased, unindexed = {}, {}
@@ -452,6 +454,38 @@ local function vstr(v)
     return string.format('%d', v)
   end
   return string.format('%.17g', v)
+end
+
+-- WIDE is the length of a member longer than Redis keeps in a listpack
+-- (zset-max-listpack-value and hash-max-listpack-value, 64 bytes unless
+-- configured larger): see unlist.
+local WIDE = 256
+
+-- unlist gives turns, and then tweights, Redis's skiplist and hash table
+-- encodings if turns has the listpack one, by adding a member that no
+-- listpack holds and removing it: Redis converts a ZSET or HASH when a
+-- member is too long, and does not convert it back. A Claim advances
+-- each tenant it serves in turns, which in a listpack scans and moves the
+-- list (O(T) a tenant, T the turns), and looks up their weights, which a
+-- listpack scans too. The members stay what they were, so no version
+-- reads anything else. pop_turns runs it once a call, when it advances
+-- several turns at once.
+local function unlist()
+  unlisted = true
+  local e = rcall('OBJECT', 'ENCODING', K_TURNS)
+  if e ~= 'listpack' and e ~= 'ziplist' then
+    return
+  end
+  -- NX: in a listpack no member is as long, unless the server keeps
+  -- longer ones there, and then the member may be a tenant's.
+  local wide = string.rep('~', WIDE)
+  if rcall('ZADD', K_TURNS, 'NX', '0', wide) == 1 then
+    rcall('ZREM', K_TURNS, wide)
+  end
+  e = rcall('OBJECT', 'ENCODING', K_TW)
+  if (e == 'listpack' or e == 'ziplist') and rcall('HSETNX', K_TW, wide, '1') == 1 then
+    rcall('HDEL', K_TW, wide)
+  end
 end
 
 -- join gives tenant g a turn if it has none, from the larger of its own
@@ -1271,6 +1305,11 @@ local function bytes_less(a, b)
   return #a < #b
 end
 
+-- UNLIST_AT is the fewest members of a ZADD of turns (two a turn) that
+-- has pop_turns run unlist: a Claim of one key or two pays no command
+-- for it.
+local UNLIST_AT = 6
+
 -- TURNS_READ bounds the turns pop_turns reads at once, which unpack
 -- passes to one command.
 local TURNS_READ = 1000
@@ -1289,11 +1328,13 @@ local TURNS_READ = 1000
 -- their weights, and takes them in that order for as long as each turn
 -- it advances falls behind the last one read (a larger virtual time, or
 -- the same and a larger name): until then the next turn is the next one
--- read. Then it writes the turns it advanced or ended at once, and reads
+-- read, or that turn's set may have come empty. Then it learns which
+-- sets did, and writes the turns it advanced or ended at once, and reads
 -- again for the rest. The turns end as one round at a time leaves them.
--- A key costs two commands (ZPOPMIN and ZCARD of its tenant's set), a
--- read three to five (ZRANGE, HMGET, ZADD; ZREM and HSET for the turns
--- that end): O(n log T) in the T turns.
+-- A key costs one command (ZPOPMIN of its tenant's set), a read four to
+-- six (ZRANGE, HMGET, EXISTS, ZADD; ZREM and HSET for the turns that
+-- end) and an EXISTS a tenant left without keys: O(n log T) in the T
+-- turns.
 local function pop_turns(want, any, untenanted)
   if untenanted == nil then
     untenanted = rcall('ZCARD', K_READY) > 0
@@ -1321,6 +1362,9 @@ local function pop_turns(want, any, untenanted)
     local ws = rcall('HMGET', K_TW, unpack(names))
     local lg, lv = r[2 * n - 1], tonumber(r[2 * n])
     local add, rem, tv = {}, {}, {}
+    -- The sets of the tenants that leased a key this round, whose
+    -- turns add holds.
+    local sets = {}
     local i = 1
     while i <= n and #keep < 2 * want and rounds < limit and not rate_full do
       rounds = rounds + 1
@@ -1343,22 +1387,39 @@ local function pop_turns(want, any, untenanted)
         keep[#keep + 1] = got[1]
         keep[#keep + 1] = got[2]
         i = i + 1
-        if rcall('ZCARD', set) == 0 then
+        add[#add + 1] = vs
+        add[#add + 1] = g
+        sets[#sets + 1] = set
+        if i <= n and (v < lv or (v == lv and bytes_less(g, lg))) then
+          -- It comes before the last turn read again, if its set has
+          -- keys left: which turn is next, only turns itself can tell.
+          break
+        end
+      end
+    end
+    -- Which of the tenants served are left without ready keys, and so
+    -- end their turns: Redis deletes an empty set, so one EXISTS of all
+    -- their sets, which no tenant appears in twice, tells whether none
+    -- is, in place of a ZCARD each; one each only if some are.
+    if #sets > 0 and rcall('EXISTS', unpack(sets)) < #sets then
+      local served = add
+      add = {}
+      for j = 1, #sets do
+        local vs, g = served[2 * j - 1], served[2 * j]
+        if rcall('EXISTS', sets[j]) == 1 then
+          add[#add + 1] = vs
+          add[#add + 1] = g
+        else
           rem[#rem + 1] = g
           tv[#tv + 1] = g
           tv[#tv + 1] = vs
-        else
-          add[#add + 1] = vs
-          add[#add + 1] = g
-          if i <= n and (v < lv or (v == lv and bytes_less(g, lg))) then
-            -- It comes before the last turn read again: which turn is
-            -- next, only turns itself can tell.
-            break
-          end
         end
       end
     end
     if #add > 0 then
+      if #add >= UNLIST_AT and not unlisted then
+        unlist()
+      end
       rcall('ZADD', K_TURNS, unpack(add))
     end
     if #rem > 0 then
