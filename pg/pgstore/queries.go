@@ -82,6 +82,8 @@ type queries struct {
 	foldLanes, retryLanes                            string
 	finishLanes, claimLanesShared                    string
 	claimLanesFair, claimLanesFairShared             string
+	ackLanesCommon, ackLanesOther                    string // lanesflight.go
+	claimLanesCommon, claimLanesOther                string
 	// The claims with a KeyRate (keyrate.go, migration 015).
 	claimRated, claimSharedRated, sweepRates       string
 	claimLanesRated, claimLanesSharedRated         string
@@ -138,6 +140,10 @@ func newQueries(schema string) queries {
 		claimLanesShared:     r.Replace(claimLanesSharedSQL),
 		claimLanesFair:       r.Replace(claimLanesFairSQL),
 		claimLanesFairShared: r.Replace(claimLanesFairSharedSQL),
+		ackLanesCommon:       r.Replace(ackLanesCommonSQL),
+		ackLanesOther:        r.Replace(ackLanesOtherSQL),
+		claimLanesCommon:     r.Replace(running(claimLanesCommonSQL, "$1")),
+		claimLanesOther:      r.Replace(claimLanesOtherSQL),
 
 		sweepRates:                r.Replace(sweepSQL),
 		claimLanesRated:           r.Replace(claimLanesRatedSQL),

@@ -289,22 +289,7 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 		next   time.Duration
 	)
 	finishAcks, args := s.q.finishAcks, []any{g.queue, keys, fences, wants}
-	switch {
-	case g.perKey > 1:
-		if g.fair {
-			// ack_last_lanes does not take the lock of the turns, which
-			// the claim after it needs: it is taken first, so that no
-			// Ack's key row is held while the flight waits for it.
-			b.Queue(turnsLockSQL, s.turnsLock(g.queue))
-		}
-		finishAcks = s.q.finishLanes
-	case g.fair:
-		// The claim takes the tenants' turns in their order, under the
-		// lock of the turns (see turnsLockSQL), which the Acks'
-		// statement takes after it has locked their key rows.
-		finishAcks, args = s.tq.finishAcks, append(args, s.turnsLock(g.queue))
-	}
-	b.Queue(finishAcks, args...).Query(func(rows pgx.Rows) error {
+	ended := func(rows pgx.Rows) error {
 		for rows.Next() {
 			var (
 				i    pgtype.Int8
@@ -319,12 +304,35 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 			}
 		}
 		return rows.Err()
-	})
-	if want > 0 {
-		var maxBatch any // NULL: all
-		if g.maxBatch > 0 {
-			maxBatch = int64(g.maxBatch)
+	}
+	var maxBatch any // NULL: all
+	if g.maxBatch > 0 {
+		maxBatch = int64(g.maxBatch)
+	}
+	// The Acks of lanes of a queue without tenants and a KeyRate go by
+	// statements of their own (lanesflight.go).
+	common := g.perKey > 1 && !g.fair && !g.rate.On()
+	switch {
+	case common:
+		s.queueLanesFlight(&b, g, args, want, maxBatch, ended, &leases, &next)
+	case g.perKey > 1:
+		if g.fair {
+			// ack_last_lanes does not take the lock of the turns, which
+			// the claim after it needs: it is taken first, so that no
+			// Ack's key row is held while the flight waits for it.
+			b.Queue(turnsLockSQL, s.turnsLock(g.queue))
 		}
+		finishAcks = s.q.finishLanes
+	case g.fair:
+		// The claim takes the tenants' turns in their order, under the
+		// lock of the turns (see turnsLockSQL), which the Acks'
+		// statement takes after it has locked their key rows.
+		finishAcks, args = s.tq.finishAcks, append(args, s.turnsLock(g.queue))
+	}
+	if !common {
+		b.Queue(finishAcks, args...).Query(ended)
+	}
+	if !common && want > 0 {
 		rated := g.rate.On()
 		claimSQL := s.claimSQL(claimForm{keys: want, kind: g.kindOf(), shared: true, rated: rated})
 		claimArgs := []any{g.queue, maxBatch, interval(g.ttl), bytesOf(g.holder)}
