@@ -118,10 +118,10 @@ type claimForm struct {
 type claimKind uint8
 
 const (
-	plainClaim      claimKind = iota // the oldest ready, in a queue without tenants
-	fairClaim                        // a key per turn of the tenants (tenant.go)
-	untenantedClaim                  // the oldest ready added without a tenant in a queue with tenants
-	lanesCommonClaim                 // claimLanesCommonSQL, in a flight of Acks of lanes (lanesflight.go)
+	plainClaim       claimKind = iota // the oldest ready, in a queue without tenants
+	fairClaim                         // a key per turn of the tenants (tenant.go)
+	untenantedClaim                   // the oldest ready added without a tenant in a queue with tenants
+	lanesCommonClaim                  // claimLanesCommonSQL, in a flight of Acks of lanes (lanesflight.go)
 )
 
 // claimSQL returns the claim statement of form f, made once for each of
