@@ -80,7 +80,7 @@ type queries struct {
 	retryNow, lockKey, dropKey                       string
 	claimLanes, finishLane, extendLane, releaseLanes string // lanes.go
 	foldLanes, retryLanes                            string
-	finishLanes, claimLanesShared                    string
+	finishLanes                                      string
 	claimLanesFair, claimLanesFairShared             string
 	ackLanesCommon, ackLanesOther                    string // lanesflight.go
 	claimLanesCommon, claimLanesOther                string
@@ -137,7 +137,6 @@ func newQueries(schema string) queries {
 		foldLanes:            r.Replace(foldLanesSQL),
 		retryLanes:           r.Replace(retryLanesSQL),
 		finishLanes:          r.Replace(finishLanesSQL),
-		claimLanesShared:     r.Replace(claimLanesSharedSQL),
 		claimLanesFair:       r.Replace(claimLanesFairSQL),
 		claimLanesFairShared: r.Replace(claimLanesFairSharedSQL),
 		ackLanesCommon:       r.Replace(ackLanesCommonSQL),

@@ -74,8 +74,10 @@ type sharedAck struct {
 // ackGroup names the Acks that may share a flight: the claim that follows
 // them is one statement, for one queue and one kind of lease, by one
 // holder, taking the tenants' turns or not. The Acks of a group with
-// perKey > 1 end leases of keys of lanes (lanes.go), with ack_last_lanes,
-// and claim with lease_free_lanes for up to perKey leases of a key.
+// perKey > 1 end leases of keys of lanes (lanes.go), by the statements of
+// lanesflight.go, or with ack_last_lanes and the claim function of their
+// kind in a queue with tenants or with a KeyRate, and claim up to perKey
+// leases of a key.
 type ackGroup struct {
 	queue    string
 	maxBatch int
@@ -342,10 +344,8 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 				claimSQL = s.q.claimLanesFairSharedRated
 			case g.fair:
 				claimSQL = s.q.claimLanesFairShared
-			case rated:
+			default: // rated: the others are common's
 				claimSQL = s.q.claimLanesSharedRated
-			default:
-				claimSQL = s.q.claimLanesShared
 			}
 			claimArgs = append(claimArgs, g.perKey)
 		}
