@@ -125,14 +125,15 @@ WHERE current_setting('pgstore.acked')::integer >= 0`
 
 // claimLanesCommonSQL is lease_free_lanes (016) after ackLanesCommonSQL,
 // for as many leases as the Acks ended want (pgstore.leases, and
-// pgstore.acked if ackLanesOtherSQL ran), in one statement: when it
-// locks that many ready keys and each is one that lease_free_lanes leases
-// without reading lanes (no lane, no lease, no hold, no open burst, no
-// gate ahead, values), with no Add since its snapshot, it leases each
-// key's first batch, as lease_free_lanes does, and returns its rows;
-// otherwise it writes nothing and returns none, and sets pgstore.busy,
-// for claimLanesOtherSQL. It picks up to {keys} keys (see claimSQL) and
-// takes the first of them as lease_free_lanes does.
+// pgstore.acked if ackLanesOtherSQL ran), in one statement: when each
+// key it locks is one that lease_free_lanes leases without reading lanes
+// (no lane, no lease, no hold, no open burst, no gate ahead, values), with
+// no Add since its snapshot, it leases those keys' batches as
+// lease_free_lanes does (each key's first, then round by round, up to
+// per_key a key) and returns its rows; otherwise it writes nothing and
+// returns none, and sets pgstore.busy, for claimLanesOtherSQL. It picks
+// up to {keys} keys (see claimSQL) and takes the first of them, as many
+// as the leases wanted, as lease_free_lanes does.
 //
 // $1 queue, $2 max_batch (NULL: all), $3 ttl (NULL: never), $4 holder,
 // $5 per_key.
@@ -149,39 +150,48 @@ WITH running AS MATERIALIZED (
 	LIMIT {keys}
 	FOR UPDATE SKIP LOCKED
 ), taken AS MATERIALIZED (
-	SELECT p.*, (SELECT s.tail FROM {schema}.keys AS s WHERE s.queue = p.queue AND s.key_hash = p.key_hash) AS seen
+	SELECT p.*, row_number() OVER (ORDER BY p.ready_at, p.key_hash) AS i, coalesce($2::bigint, p.tail - p.head) AS size,
+		(SELECT s.tail FROM {schema}.keys AS s WHERE s.queue = p.queue AND s.key_hash = p.key_hash) AS seen
 	FROM (SELECT * FROM picked ORDER BY ready_at, key_hash LIMIT (SELECT n FROM want)) AS p
 ), common AS MATERIALIZED (
-	SELECT count(*) = (SELECT n FROM want) AND coalesce(bool_and(t.lanes = 0 AND t.batch = 0 AND t.leased_until IS NULL
+	SELECT coalesce(bool_and(t.lanes = 0 AND t.batch = 0 AND t.leased_until IS NULL
 		AND NOT t.held AND t.tail > t.head AND t.seen = t.tail
 		AND (t.burst = 0 OR t.burst_due <= statement_timestamp()) AND (t.gate IS NULL OR t.gate <= statement_timestamp())), true) AS ok,
 		coalesce(min(t.ready_at), '-infinity') AS floor,
 		coalesce(array_agg(t.key_hash), '{}') AS hs
 	FROM taken AS t
+), chosen AS MATERIALIZED (
+	-- Every batch a key may lease now, the j-th from 0, up to per_key,
+	-- round by round.
+	SELECT t.queue, t.key_hash, t.key, t.i, g.j, t.head + g.j * t.size AS lo, least(t.size, t.tail - t.head - g.j * t.size) AS n
+	FROM taken AS t
+	CROSS JOIN LATERAL generate_series(0, least((t.tail - t.head + t.size - 1) / t.size, greatest($5::integer, 1)) - 1) AS g(j)
+	WHERE (SELECT ok FROM common)
+	ORDER BY g.j, t.i
+	LIMIT (SELECT n FROM want)
 ), fenced AS MATERIALIZED (
-	-- Each key's first batch, a fence each in the ready order.
-	SELECT c.*, nextval('{schema}.fences') AS f
-	FROM (SELECT t.queue, t.key_hash, t.key, t.head AS lo, least(coalesce($2::bigint, t.tail - t.head), t.tail - t.head) AS n,
-			t.tail, t.ready_at
-		FROM taken AS t
-		WHERE (SELECT ok FROM common)
-		ORDER BY t.ready_at, t.key_hash) AS c
+	-- Fences in the order of the leases, so each key's grow.
+	SELECT c.*, nextval('{schema}.fences') AS f FROM chosen AS c ORDER BY c.j, c.i
 ), fresh AS (
 	INSERT INTO {schema}.lanes (queue, key_hash, fence, lo, n, attempt, leased_until, leased_at, holder)
 	SELECT f.queue, f.key_hash, f.f, f.lo, f.n, 1, coalesce(statement_timestamp() + $3::interval, 'infinity'),
 		statement_timestamp(), $4::bytea
 	FROM fenced AS f
 ), n AS MATERIALIZED (
-	-- Each key, one lane out: ready now while it has values at head,
-	-- since per_key > 1, at the lapse otherwise.
-	SELECT f.*, CASE WHEN f.tail > f.lo + f.n THEN statement_timestamp()
-		ELSE coalesce(statement_timestamp() + $3::interval, 'infinity') END AS next_at
-	FROM fenced AS f
+	-- Each key, with its lanes as leased: all out. It is ready now while
+	-- it may lease more, at the first lapse otherwise.
+	SELECT m.queue, m.key_hash, m.lanes, m.lent, m.top,
+		CASE WHEN m.lanes < greatest($5::integer, 1) AND t.tail > t.head + m.lent THEN statement_timestamp()
+			ELSE coalesce(statement_timestamp() + $3::interval, 'infinity') END AS next_at
+	FROM (
+		SELECT f.queue, f.key_hash, count(*)::integer AS lanes, sum(f.n) AS lent, max(f.f) AS top
+		FROM fenced AS f GROUP BY f.queue, f.key_hash
+	) AS m JOIN taken AS t USING (key_hash)
 ), kept AS (
-	UPDATE {schema}.keys AS u SET per_key = greatest($5::integer, 1), head = u.head + n.n, fence = n.f,
+	UPDATE {schema}.keys AS u SET per_key = greatest($5::integer, 1), head = u.head + n.lent, fence = n.top,
 		leased_at = statement_timestamp(), holder = $4::bytea, slot_at = statement_timestamp(),
-		batch = CASE WHEN 1 >= greatest($5::integer, 1) THEN 1 ELSE 0 END, burst = 0, retrying = false, ready_at = n.next_at,
-		lanes = 1, lent = n.n, out_until = coalesce(statement_timestamp() + $3::interval, 'infinity')
+		batch = CASE WHEN n.lanes >= greatest($5::integer, 1) THEN 1 ELSE 0 END, burst = 0, retrying = false,
+		ready_at = n.next_at, lanes = n.lanes, lent = n.lent, out_until = coalesce(statement_timestamp() + $3::interval, 'infinity')
 	FROM n
 	WHERE u.queue = n.queue AND u.key_hash = n.key_hash
 ), busy AS MATERIALIZED (
@@ -192,15 +202,15 @@ SELECT statement_timestamp() AS o_now,
 		WHERE r.queue = $1 AND r.ready_at IS NOT NULL AND NOT r.paused AND r.ready_at >= (SELECT floor FROM common)
 			AND r.key_hash <> ALL ((SELECT hs FROM common)::bytea[])
 		ORDER BY r.ready_at LIMIT 1), (SELECT min(n.next_at) FROM n)) END AS o_upcoming,
-	n.f IS NOT NULL AS o_found, coalesce(n.key, ''::bytea) AS o_key, CASE WHEN n.f IS NULL THEN 0 ELSE 1 END AS o_attempt,
-	coalesce(n.f, 0) AS o_fence,
+	f.f IS NOT NULL AS o_found, coalesce(f.key, ''::bytea) AS o_key, CASE WHEN f.f IS NULL THEN 0 ELSE 1 END AS o_attempt,
+	coalesce(f.f, 0) AS o_fence,
 	(SELECT array_agg(m.value ORDER BY m.seq) FROM {schema}.messages AS m
-		WHERE m.queue = n.queue AND m.key_hash = n.key_hash AND m.seq >= n.lo AND m.seq < n.lo + n.n) AS o_vals,
-	coalesce((SELECT m.added_at FROM {schema}.messages AS m WHERE m.queue = n.queue AND m.key_hash = n.key_hash AND m.seq = n.lo),
+		WHERE m.queue = f.queue AND m.key_hash = f.key_hash AND m.seq >= f.lo AND m.seq < f.lo + f.n) AS o_vals,
+	coalesce((SELECT m.added_at FROM {schema}.messages AS m WHERE m.queue = f.queue AND m.key_hash = f.key_hash AND m.seq = f.lo),
 		statement_timestamp()) AS o_first
-FROM busy LEFT JOIN n ON true
+FROM busy LEFT JOIN fenced AS f ON true
 WHERE busy.ok
-ORDER BY n.f`
+ORDER BY f.f`
 
 // claimLanesOtherSQL is the claim of a flight with lease_lanes (014),
 // for as many leases as claimLanesCommonSQL would have taken, if it took

@@ -167,7 +167,7 @@ func TestLanesFlightWritesWhatTheFunctionsWrite(t *testing.T) {
 		want, maxBatch any
 		perKey         int
 		common         bool
-	}{{3, 2, 2, true}, {2, 2, 2, true}, {2, nil, 3, true}, {0, 1, 2, true}, {5, 2, 2, false}, {9, 1, 3, false}} {
+	}{{3, 2, 2, true}, {2, 2, 2, true}, {2, nil, 3, true}, {0, 1, 2, true}, {5, 2, 2, true}, {9, 1, 3, true}, {4, nil, 2, true}} {
 		got := claim(c.want, c.maxBatch, c.perKey, c.common, true)
 		require.Equal(t, got[0], got[1], "want %v, max_batch %v, per_key %d", c.want, c.maxBatch, c.perKey)
 	}

@@ -256,8 +256,10 @@ func (s *Store) fly(ctx context.Context, g ackGroup, q *ackQueue, leader *shared
 // keys they want in a second, and sets each Ack's results. The two go in
 // one batch, which pgx sends with one Sync, and which PostgreSQL so runs
 // as one implicit transaction: one commit, and the second statement sees
-// the first's changes and its setting. It runs under ctx without its
-// cancellation, until the latest deadline of the flight's Acks.
+// the first's changes and its setting. (A flight of Acks of lanes
+// without tenants and a KeyRate runs two of each, lanesflight.go's, in the
+// same batch.) It runs under ctx without its cancellation, until the
+// latest deadline of the flight's Acks.
 func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) {
 	ctx, cancel := flightContext(ctx, flight)
 	defer cancel()
