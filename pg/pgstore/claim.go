@@ -72,19 +72,11 @@ func (s *Store) claimStatement(queue string, p store.ClaimParams) (string, []any
 
 // scanClaim reads the leases and the next of Claim's statement from rows.
 func scanClaim(queue string, rows pgx.Rows) ([]store.Lease, time.Duration, error) {
-	leases, next, _, err := scanClaimRows(queue, rows)
-	return leases, next, err
-}
-
-// scanClaimRows is scanClaim that also says whether rows had a row.
-func scanClaimRows(queue string, rows pgx.Rows) ([]store.Lease, time.Duration, bool, error) {
 	var (
 		leases []store.Lease
 		next   time.Duration
-		some   bool
 	)
 	for rows.Next() {
-		some = true
 		var (
 			now      time.Time
 			upcoming pgtype.Timestamptz
@@ -93,7 +85,7 @@ func scanClaimRows(queue string, rows pgx.Rows) ([]store.Lease, time.Duration, b
 			key      []byte
 		)
 		if err := rows.Scan(&now, &upcoming, &found, &key, &l.Attempt, &l.Fence, &l.Values, &l.First); err != nil {
-			return nil, 0, some, err
+			return nil, 0, err
 		}
 		next = until(now, upcoming)
 		if found {
@@ -101,7 +93,7 @@ func scanClaimRows(queue string, rows pgx.Rows) ([]store.Lease, time.Duration, b
 			leases = append(leases, l)
 		}
 	}
-	return leases, next, some, rows.Err()
+	return leases, next, rows.Err()
 }
 
 // claimForm is one of the claim statements: for up to keys keys, of a
@@ -118,10 +110,9 @@ type claimForm struct {
 type claimKind uint8
 
 const (
-	plainClaim       claimKind = iota // the oldest ready, in a queue without tenants
-	fairClaim                         // a key per turn of the tenants (tenant.go)
-	untenantedClaim                   // the oldest ready added without a tenant in a queue with tenants
-	lanesCommonClaim                  // claimLanesCommonSQL, in a flight of Acks of lanes (lanesflight.go)
+	plainClaim      claimKind = iota // the oldest ready, in a queue without tenants
+	fairClaim                        // a key per turn of the tenants (tenant.go)
+	untenantedClaim                  // the oldest ready added without a tenant in a queue with tenants
 )
 
 // claimSQL returns the claim statement of form f, made once for each of
@@ -132,8 +123,6 @@ func (s *Store) claimSQL(f claimForm) string {
 	sql, ok := s.claims[f]
 	if !ok {
 		switch {
-		case f.kind == lanesCommonClaim:
-			sql = s.q.claimLanesCommon
 		case f.kind == fairClaim && f.shared && f.rated:
 			sql = s.tq.claimSharedRated
 		case f.kind == fairClaim && f.rated:

@@ -234,10 +234,7 @@
 // with a shorter statement of their own, writing the same rows: a claim
 // whose keys locked have no lane and no lease, and an Ack that ends a
 // key's only lane; any other case runs lease_lanes or ack_lanes, after
-// one more statement that locks the same rows again. A flight of Acks
-// (see above) in a queue without tenants and a KeyRate runs those common
-// cases as plain statements instead, which lock the rows themselves, and
-// the functions of 014 for any other case.
+// one more statement that locks the same rows again.
 //
 // # A rate per key
 //

@@ -48,10 +48,3 @@ func MuteNotifications(s *Store) error {
 	s.channel += "_muted"
 	return nil
 }
-
-// LanesFlightSQL returns the statements of a flight of Acks of lanes
-// (lanesflight.go) of s, the common claim's for up to keys leases.
-func LanesFlightSQL(s *Store, keys int) (ackCommon, ackOther, claimCommon, claimOther string) {
-	return s.q.ackLanesCommon, s.q.ackLanesOther, s.claimSQL(claimForm{keys: keys, kind: lanesCommonClaim, shared: true}),
-		s.q.claimLanesOther
-}

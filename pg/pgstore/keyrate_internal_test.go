@@ -18,7 +18,7 @@ func TestClaimsWithoutKeyRateKeepTheirStatements(t *testing.T) {
 		"tenants, shared":            {tq.claimShared, tq.claimSharedRated},
 		"without a tenant":           {tq.claimNone, tq.claimNoneRated},
 		"lanes":                      {q.claimLanes, q.claimLanesRated},
-		"lanes, shared":              {q.claimLanesCommon + q.claimLanesOther, q.claimLanesSharedRated},
+		"lanes, shared":              {q.claimLanesShared, q.claimLanesSharedRated},
 		"lanes with tenants":         {q.claimLanesFair, q.claimLanesFairRated},
 		"lanes with tenants, shared": {q.claimLanesFairShared, q.claimLanesFairSharedRated},
 	} {

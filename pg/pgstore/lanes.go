@@ -11,8 +11,7 @@ import (
 // out, or come back, as rows of lanes (migration 009), with the server's
 // functions there: lease_free_lanes (016, which runs lease_lanes of 014
 // for keys with lanes; claim_lanes of 009 in a queue with tenants),
-// finish_lane, extend_lane, release_lanes; a flight of Acks of lanes
-// runs statements of its own for the common cases (lanesflight.go).
+// finish_lane, extend_lane, release_lanes.
 // The statements of a key of one lease never find a lease of such a key
 // (its row has no leased_until, and claimSQL skips it), so a Finish or an
 // Extend of a lease that its statement did not find tries the lane of its
@@ -140,12 +139,12 @@ const (
 	// foldLanesSQL comes between lockKeySQL and dropKeySQL in DropKey.
 	foldLanesSQL  = `SELECT {schema}.fold_lanes($1, $2, {removeSlot} + pg_backend_pid() % {addSlots})`
 	retryLanesSQL = `SELECT {schema}.retry_lanes($1, $2)`
-	// finishLanesSQL and the claims below it are a flight of Acks of lanes
-	// in a queue with tenants or with a KeyRate (migrations 012, 014, 015
-	// and 016, sharedfinish.go; the others are lanesflight.go's): the claim
+	// finishLanesSQL and claimLanesSharedSQL are a flight of Acks of
+	// lanes (migrations 012, 014 and 016, sharedfinish.go): the claim
 	// leases as many keys as the Acks of the lanes that the finish ended
 	// want.
 	finishLanesSQL          = `SELECT i, more FROM {schema}.ack_last_lanes($1, $2, $3, $4, {removeSlot} + pg_backend_pid() % {addSlots})`
+	claimLanesSharedSQL     = `SELECT * FROM {schema}.lease_free_lanes($1, current_setting('pgstore.leases')::integer, $2, $3, $4, $5)`
 	claimLanesFairSharedSQL = `SELECT * FROM {schema}.claim_lanes($1, current_setting('pgstore.leases')::integer, $2, $3, $4, $5, true)`
 	// The claims above with a KeyRate: its interval and tolerance come
 	// last (migration 015).

@@ -80,10 +80,8 @@ type queries struct {
 	retryNow, lockKey, dropKey                       string
 	claimLanes, finishLane, extendLane, releaseLanes string // lanes.go
 	foldLanes, retryLanes                            string
-	finishLanes                                      string
+	finishLanes, claimLanesShared                    string
 	claimLanesFair, claimLanesFairShared             string
-	ackLanesCommon, ackLanesOther                    string // lanesflight.go
-	claimLanesCommon, claimLanesOther                string
 	// The claims with a KeyRate (keyrate.go, migration 015).
 	claimRated, claimSharedRated, sweepRates       string
 	claimLanesRated, claimLanesSharedRated         string
@@ -137,12 +135,9 @@ func newQueries(schema string) queries {
 		foldLanes:            r.Replace(foldLanesSQL),
 		retryLanes:           r.Replace(retryLanesSQL),
 		finishLanes:          r.Replace(finishLanesSQL),
+		claimLanesShared:     r.Replace(claimLanesSharedSQL),
 		claimLanesFair:       r.Replace(claimLanesFairSQL),
 		claimLanesFairShared: r.Replace(claimLanesFairSharedSQL),
-		ackLanesCommon:       r.Replace(ackLanesCommonSQL),
-		ackLanesOther:        r.Replace(ackLanesOtherSQL),
-		claimLanesCommon:     r.Replace(running(claimLanesCommonSQL, "$1")),
-		claimLanesOther:      r.Replace(claimLanesOtherSQL),
 
 		sweepRates:                r.Replace(sweepSQL),
 		claimLanesRated:           r.Replace(claimLanesRatedSQL),

@@ -74,10 +74,8 @@ type sharedAck struct {
 // ackGroup names the Acks that may share a flight: the claim that follows
 // them is one statement, for one queue and one kind of lease, by one
 // holder, taking the tenants' turns or not. The Acks of a group with
-// perKey > 1 end leases of keys of lanes (lanes.go), by the statements of
-// lanesflight.go, or with ack_last_lanes and the claim function of their
-// kind in a queue with tenants or with a KeyRate, and claim up to perKey
-// leases of a key.
+// perKey > 1 end leases of keys of lanes (lanes.go), with ack_last_lanes,
+// and claim with lease_free_lanes for up to perKey leases of a key.
 type ackGroup struct {
 	queue    string
 	maxBatch int
@@ -256,10 +254,8 @@ func (s *Store) fly(ctx context.Context, g ackGroup, q *ackQueue, leader *shared
 // keys they want in a second, and sets each Ack's results. The two go in
 // one batch, which pgx sends with one Sync, and which PostgreSQL so runs
 // as one implicit transaction: one commit, and the second statement sees
-// the first's changes and its setting. (A flight of Acks of lanes
-// without tenants and a KeyRate runs two of each, lanesflight.go's, in the
-// same batch.) It runs under ctx without its cancellation, until the
-// latest deadline of the flight's Acks.
+// the first's changes and its setting. It runs under ctx without its
+// cancellation, until the latest deadline of the flight's Acks.
 func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) {
 	ctx, cancel := flightContext(ctx, flight)
 	defer cancel()
@@ -293,32 +289,7 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 		next   time.Duration
 	)
 	finishAcks, args := s.q.finishAcks, []any{g.queue, keys, fences, wants}
-	ended := func(rows pgx.Rows) error {
-		for rows.Next() {
-			var (
-				i    pgtype.Int8
-				more pgtype.Bool
-			)
-			if err := rows.Scan(&i, &more); err != nil {
-				return err
-			}
-			if i.Valid {
-				a := at[i.Int64-1]
-				a.ended, a.more = true, more.Bool
-			}
-		}
-		return rows.Err()
-	}
-	var maxBatch any // NULL: all
-	if g.maxBatch > 0 {
-		maxBatch = int64(g.maxBatch)
-	}
-	// The Acks of lanes of a queue without tenants and a KeyRate go by
-	// statements of their own (lanesflight.go).
-	common := g.perKey > 1 && !g.fair && !g.rate.On()
 	switch {
-	case common:
-		s.queueLanesFlight(&b, g, args, want, maxBatch, ended, &leases, &next)
 	case g.perKey > 1:
 		if g.fair {
 			// ack_last_lanes does not take the lock of the turns, which
@@ -333,10 +304,27 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 		// statement takes after it has locked their key rows.
 		finishAcks, args = s.tq.finishAcks, append(args, s.turnsLock(g.queue))
 	}
-	if !common {
-		b.Queue(finishAcks, args...).Query(ended)
-	}
-	if !common && want > 0 {
+	b.Queue(finishAcks, args...).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var (
+				i    pgtype.Int8
+				more pgtype.Bool
+			)
+			if err := rows.Scan(&i, &more); err != nil {
+				return err
+			}
+			if i.Valid {
+				a := at[i.Int64-1]
+				a.ended, a.more = true, more.Bool
+			}
+		}
+		return rows.Err()
+	})
+	if want > 0 {
+		var maxBatch any // NULL: all
+		if g.maxBatch > 0 {
+			maxBatch = int64(g.maxBatch)
+		}
 		rated := g.rate.On()
 		claimSQL := s.claimSQL(claimForm{keys: want, kind: g.kindOf(), shared: true, rated: rated})
 		claimArgs := []any{g.queue, maxBatch, interval(g.ttl), bytesOf(g.holder)}
@@ -346,8 +334,10 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 				claimSQL = s.q.claimLanesFairSharedRated
 			case g.fair:
 				claimSQL = s.q.claimLanesFairShared
-			default: // rated: the others are common's
+			case rated:
 				claimSQL = s.q.claimLanesSharedRated
+			default:
+				claimSQL = s.q.claimLanesShared
 			}
 			claimArgs = append(claimArgs, g.perKey)
 		}
