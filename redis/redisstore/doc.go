@@ -213,7 +213,12 @@
 // its tenant in the turns that have keys in their sets, with those that
 // would join the turns at the next Claim (the keys without a tenant, and
 // the tenants of keys that came due), at the virtual time join gives
-// them (see Key). The rest of the data model is unchanged:
+// them (see Key). The first Claim that advances several turns at once
+// moves the turns and the weights out of Redis's listpack encoding, where
+// each update scans the list, into its skiplist and hash table ones (it
+// adds one long member and removes it; OBJECT ENCODING tells it which it
+// has, and a user whose ACL denies OBJECT keeps the listpacks, which only
+// costs time). The rest of the data model is unchanged:
 // lib.lua lists the keys.
 //
 // # Waiting

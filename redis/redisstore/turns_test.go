@@ -97,3 +97,36 @@ func TestTenantComesBackAtItsOwnTime(t *testing.T) {
 		require.Equal(t, want, got, "tenants %v", tenants)
 	}
 }
+
+// A user whose ACL denies OBJECT claims a queue with tenants as any other
+// user does: the turns stay in Redis's listpack encoding, which only
+// costs time. Here a Claim of 6 keys advances 3 turns, the fewest at which
+// a Claim asks for the encoding.
+func TestTenantClaimWithoutObjectCommand(t *testing.T) {
+	ctx := context.Background()
+	addr := redistest.StartServer(t).Addr()
+	admin := redis.NewClient(&redis.Options{Addr: addr})
+	defer admin.Close()
+	require.NoError(t, admin.Do(ctx, "ACL", "SETUSER", "app", "on", ">secret", "~*", "&*", "+@all", "-object").Err())
+	require.NoError(t, admin.Set(ctx, "any", "v", 0).Err())
+	c := redis.NewClient(&redis.Options{Addr: addr, Username: "app", Password: "secret"})
+	defer c.Close()
+	require.ErrorContains(t, c.ObjectEncoding(ctx, "any").Err(), "NOPERM", "the ACL denies OBJECT")
+	s, err := redisstore.New(ctx, c, redisstore.Config{Prefix: "acl"})
+	require.NoError(t, err)
+	defer s.Close()
+	for _, g := range []string{"a", "b", "c"} {
+		for i := range 3 {
+			key := fmt.Sprintf("%s%d", g, i)
+			require.NoError(t, s.Add(ctx, "q", key, [][]byte{[]byte("v")}, store.AddParams{Tenant: g}))
+		}
+	}
+	ls, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 6, MaxBatch: 1, TTL: time.Minute})
+	require.NoError(t, err)
+	var keys []string
+	for _, l := range ls {
+		keys = append(keys, l.Key)
+	}
+	require.Equal(t, []string{"a0", "b0", "c0", "a1", "b1", "c1"}, keys)
+	require.Equal(t, "listpack", admin.ObjectEncoding(ctx, "{acl:q}:turns").Val())
+}
