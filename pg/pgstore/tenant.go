@@ -59,62 +59,58 @@ WHERE t.queue = $1 AND t.tenant = held.tenant AND held.vtime IS NULL`
 // fairQueueSQL reports whether a queue has tenants.
 const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = $1)`
 
-// walkTurnsSQL walks the turns of queue $1 from the start, {turns}
-// tenants a step, to the {turns}-th tenant with a key ready: a step is the
-// next {turns} tenants in tenants_turns after the last one of the step
-// before (last), their rows locked FOR NO KEY UPDATE SKIP LOCKED before
-// LIMIT counts them (LockRows under Limit: a row another transaction holds
-// is skipped, and one that an Add changed is read again in its latest
-// version, its conditions checked once more), each with ready 1 if it has
-// a key ready and not paused (one probe of keys_tenant_ready), else 0,
-// taken the tenants with a key ready up to it, this one's included, and
-// its row's place (ctid, which the row keeps while locked: chargeSQL
-// updates the row by it). Its first row is the start. A tenant with no
-// key ready is a row too, so that the walk names the tenants it passed
-// (see leaving in fairPickSQL).
+// walkTurnsSQL walks the turns of queue $1 from the start, a tenant a
+// step, to the {turns}-th tenant with a key ready: a step is the next
+// tenant in tenants_turns after the last one found whose ready keys, not
+// paused, counted up to {turns} in keys_tenant_ready, are not none, its
+// row locked FOR NO KEY UPDATE SKIP LOCKED before LIMIT 1 counts it
+// (LockRows under Limit: a row another transaction holds is skipped, and
+// one that an Add changed is read again in its latest version, its
+// conditions checked once more), with that count and its row's place
+// (ctid, which the row keeps while locked: chargeSQL updates the row by
+// it). Its first row is the start, with no key ready.
 //
 // It is the walk of tenant_turns (migrations 011 and 013), which older
-// versions call, in the claim statement, a step one index scan of
-// tenants_turns for {turns} tenants: most claims walk one step. The
-// version before stepped a tenant at a time, and each step, a rescan of
-// its plan, started an index scan that read the rest of the index page
-// from the last tenant on, O(T) for T tenants a step. LIMIT in the order
-// of tenants_turns makes a step the index's, whatever the planner knows
-// of the tables, as TestTenantPlansMadeSmallStayBounded checks. O({turns}
-// log T), plus the passed tenants, and the tenants after the last one
-// taken in its step, which it locks too. The claim statement's snapshot,
-// taken after the lock of the turns, is every step's: it sees every turn
-// that a claim committed before this one took that lock.
-const walkTurnsSQL = `, walk (tenant, vtime, weight, ready, loc, taken, last) AS (
+// versions call, in the claim statement: there a step was a statement of
+// a PL/pgSQL function, each planned, started and ended by the executor
+// on its own, which cost a claim more than the steps' reads; here a step
+// is a rescan of one plan, and the count is the probe for a ready key,
+// where tenant_turns probed once for one and once more to count. The
+// count is a LATERAL subquery of the tenant's row, which only a nested
+// loop over the tenants can run, and LIMIT 1 in the order of
+// tenants_turns makes the walk the index's: a row at a time, whatever the
+// planner knows of the tables, as TestTenantPlansMadeSmallStayBounded
+// checks. O({turns} (log T + {turns})) for T tenants, plus the passed
+// ones. The claim statement's snapshot, taken after the lock of the
+// turns, is every step's: it sees every turn that a claim committed
+// before this one took that lock.
+const walkTurnsSQL = `, walk (tenant, vtime, weight, ready, loc, taken) AS (
 	-- The start: before every turn. No tenant's virtual time is
 	-- -infinity.
-	SELECT '', '-infinity'::double precision, 1, 0, NULL::tid, 0, true
+	SELECT '', '-infinity'::double precision, 1, 0, NULL::tid, 0
 	WHERE (SELECT running FROM running)
 	UNION ALL
-	SELECT x.tenant, x.vtime, x.weight, x.ready, x.loc, w.taken + x.taken, x.last
+	SELECT x.tenant, x.vtime, x.weight, x.ready, x.loc, w.taken + 1
 	FROM walk AS w CROSS JOIN LATERAL (
-		SELECT y.tenant, y.vtime, y.weight, y.ready, y.loc,
-			sum(y.ready) OVER (ORDER BY y.vtime, y.tenant ROWS UNBOUNDED PRECEDING)::integer AS taken,
-			row_number() OVER (ORDER BY y.vtime, y.tenant ROWS UNBOUNDED PRECEDING) = count(*) OVER () AS last
-		FROM (
-			SELECT tn.tenant, tn.vtime, tn.weight, tn.ctid AS loc, (
-				-- ORDER BY: so that the probe is of keys_tenant_ready,
-				-- the tenant's keys only, in any plan.
-				SELECT count(*)::integer FROM (
-					SELECT FROM {schema}.keys AS k
-					WHERE k.queue = $1 AND k.tenant = tn.tenant AND k.ready_at <= statement_timestamp()
-						AND NOT k.paused AND k.lanes = 0
-					ORDER BY k.ready_at
-					LIMIT 1
-				) AS x) AS ready
-			FROM {schema}.tenants AS tn
-			WHERE tn.queue = $1 AND tn.vtime IS NOT NULL AND ROW(tn.vtime, tn.tenant) > ROW(w.vtime, w.tenant)
-			ORDER BY tn.vtime, tn.tenant
-			LIMIT {turns}
-			FOR NO KEY UPDATE OF tn SKIP LOCKED
-		) AS y
+		SELECT tn.tenant, tn.vtime, tn.weight, tn.ctid AS loc, c.ready
+		FROM {schema}.tenants AS tn CROSS JOIN LATERAL (
+			-- ORDER BY: so that the count is of keys_tenant_ready, the
+			-- tenant's keys only, in any plan.
+			SELECT count(*)::integer AS ready FROM (
+				SELECT FROM {schema}.keys AS k
+				WHERE k.queue = $1 AND k.tenant = tn.tenant AND k.ready_at <= statement_timestamp()
+					AND NOT k.paused AND k.lanes = 0
+				ORDER BY k.ready_at
+				LIMIT {turns}
+			) AS x
+		) AS c
+		WHERE tn.queue = $1 AND tn.vtime IS NOT NULL AND ROW(tn.vtime, tn.tenant) > ROW(w.vtime, w.tenant)
+			AND c.ready > 0
+		ORDER BY tn.vtime, tn.tenant
+		LIMIT 1
+		FOR NO KEY UPDATE OF tn SKIP LOCKED
 	) AS x
-	WHERE w.last AND w.taken < {turns}
+	WHERE w.taken < {turns}
 )`
 
 // fairPickSQL is claimPickSQL in a queue with tenants: it takes the next
@@ -127,62 +123,40 @@ const walkTurnsSQL = `, walk (tenant, vtime, weight, ready, loc, taken, last) AS
 // turns (smallest virtual time first, ties to the smaller name) with a
 // key ready, each locked FOR NO KEY UPDATE, which lets the Adds' FOR KEY
 // SHARE pass (see activateSQL), skipping those another transaction holds
-// (an Add that changes the row, a claim of several leases of a key). The
-// tenants after them start no earlier, so none of the {turns} earliest
-// turns is theirs. Of those, the turns are the earliest start times, a
-// tenant's j-th (from 0) at its virtual time plus j/weight, ties to the
-// smaller name: a tenant's j-th turn with j > 0 is among them only if it
-// starts no later than the last of cand's first turns (edge), or if cand
-// has fewer than {turns} tenants, and only such a tenant's ready keys are
-// counted, up to {turns}; the others have one turn, for the key the walk
-// found. leaving and gone take out of the turns the tenants that cand
-// passed (the walk's rows with no key ready before its last in the
-// turns, or all if it found none), that have no key that can come ready,
+// (an Add that changes the row, a claim of several leases of a key);
+// each with its ready keys counted up to {turns}. The tenants after them
+// start no earlier, so none of the {turns} earliest turns is theirs. Of
+// those, the turns are the earliest
+// start times, a tenant's j-th (from 0) at its virtual time plus
+// j/weight, ties to the smaller name. leaving and gone take out of the
+// turns the tenants that cand passed (those before its last in the
+// turns), or all if it found none, that have no key that can come ready,
 // as pick_tenant does: so a tenant earns no turns while it has nothing to
 // run. leaving locks them FOR UPDATE, skipping a row an Add or a Release
-// holds FOR KEY SHARE, and gone asks tenant_has_keys (migration 010) once
-// more in a snapshot taken after those locks: the statement's own
+// holds FOR KEY SHARE, and gone asks tenant_has_keys (migration 010)
+// once more in a snapshot taken after those locks: the statement's own
 // snapshot misses the key of an Add that committed after it began, and
 // the tenant would wait, out of the turns, for its next Add. It reads
 // O({turns}) tenants, each by an index probe of at most {turns} keys,
 // plus those passed: the number of tenants and keys adds nothing. With
 // the queue paused it takes no turn.
-const fairPickSQL = walkTurnsSQL + `, edge AS MATERIALIZED (
-	-- The last of cand in the turns, and how many cand has.
-	SELECT count(*)::integer AS n, max(w.vtime) AS vtime,
-		(SELECT w2.tenant FROM walk AS w2 WHERE w2.ready > 0 AND w2.taken <= {turns} ORDER BY w2.vtime DESC, w2.tenant DESC LIMIT 1) AS tenant
-	FROM walk AS w WHERE w.ready > 0 AND w.taken <= {turns}
-), cand AS MATERIALIZED (
-	SELECT w.tenant, w.vtime, w.weight, w.loc, CASE
-		-- A second turn of the tenant starts no later than the last
-		-- first turn (the margin: turns counts the start times in
-		-- floating point).
-		WHEN e.n < {turns} OR (e.vtime - w.vtime) * w.weight >= 1 - 1e-6 THEN (
-			-- ORDER BY: so that the count is of keys_tenant_ready, the
-			-- tenant's keys only, in any plan.
-			SELECT count(*)::integer FROM (
-				SELECT FROM {schema}.keys AS k
-				WHERE k.queue = $1 AND k.tenant = w.tenant AND k.ready_at <= statement_timestamp()
-					AND NOT k.paused AND k.lanes = 0
-				ORDER BY k.ready_at
-				LIMIT {turns}
-			) AS x)
-		ELSE 1 END AS ready
-	FROM walk AS w CROSS JOIN edge AS e
-	WHERE w.ready > 0 AND w.taken <= {turns}
+const fairPickSQL = walkTurnsSQL + `, cand AS MATERIALIZED (
+	SELECT w.tenant, w.vtime, w.weight, w.ready, w.loc FROM walk AS w WHERE w.ready > 0
 ), leaving AS MATERIALIZED (
-	SELECT tn.tenant
-	FROM walk AS w CROSS JOIN edge AS e CROSS JOIN LATERAL (
-		SELECT tn.tenant FROM {schema}.tenants AS tn
-		WHERE tn.ctid = w.loc AND tn.queue = $1 AND tn.tenant = w.tenant AND tn.vtime IS NOT NULL
-			-- ORDER BY: so that the probe is of keys_tenant_ready, the
-			-- tenant's keys only, in any plan.
-			AND (SELECT k.ready_at FROM {schema}.keys AS k WHERE k.queue = $1 AND k.tenant = tn.tenant
-				AND k.ready_at IS NOT NULL ORDER BY k.ready_at LIMIT 1) IS NULL
-		FOR UPDATE OF tn SKIP LOCKED
-	) AS tn
-	WHERE w.ready = 0 AND w.loc IS NOT NULL
-		AND (e.n = 0 OR ROW(w.vtime, w.tenant) < ROW(e.vtime, e.tenant))
+	SELECT tn.tenant FROM {schema}.tenants AS tn
+	WHERE tn.queue = $1 AND tn.vtime IS NOT NULL
+		-- Before the last of cand in the turns: its row in the index
+		-- bounds the scan, however many tenants tie with it.
+		AND ROW(tn.vtime, tn.tenant) < ROW(
+			coalesce((SELECT vtime FROM cand ORDER BY vtime DESC, tenant DESC LIMIT 1), 'infinity'),
+			coalesce((SELECT tenant FROM cand ORDER BY vtime DESC, tenant DESC LIMIT 1), ''))
+		-- ORDER BY: so that the probe is of keys_tenant_ready, the
+		-- tenant's keys only, in any plan.
+		AND (SELECT k.ready_at FROM {schema}.keys AS k WHERE k.queue = $1 AND k.tenant = tn.tenant
+			AND k.ready_at IS NOT NULL ORDER BY k.ready_at LIMIT 1) IS NULL
+		AND (SELECT running FROM running)
+	ORDER BY tn.vtime, tn.tenant
+	FOR UPDATE SKIP LOCKED
 ), gone AS (
 	-- leaving's locks are taken, and the Adds that held these rows
 	-- committed, before tenant_has_keys reads its own snapshot.
@@ -223,26 +197,16 @@ const fairPickSQL = walkTurnsSQL + `, edge AS MATERIALIZED (
 // tenant whose keys it leased by their number over its weight: the time
 // of as many turns as it took. A turn whose key another claim held has
 // no lease, and costs its tenant nothing. Each tenant's row is read by
-// its place, which walk read with the row locked: by the primary key, a
-// plan may read every tenant of the queue, each version that the claims
-// left behind them. leased returns the tenant of each key it leased
-// (leasedTenantSQL), so that the leases are counted by tenant without a
-// join of leased and picked: each join or aggregate over a hash table
-// costs a claim its set-up, more than its few rows.
+// its place, which walk (walkTurnsSQL) read with the row locked: by the
+// primary key, a plan may read every tenant of the queue, each version
+// that the claims left behind them.
 const chargeSQL = `), charged AS (
 	UPDATE {schema}.tenants AS t
 	SET vtime = t.vtime + l.n / t.weight, last = t.vtime + l.n / t.weight
-	FROM (
-		SELECT c.tenant, c.loc, count(*)::double precision AS n
-		FROM leased JOIN cand AS c USING (tenant)
-		GROUP BY c.tenant, c.loc
-	) AS l
-	WHERE t.ctid = l.loc AND t.tenant = l.tenant
+	FROM (SELECT p.tenant, count(*)::double precision AS n FROM leased JOIN picked AS p USING (key_hash) GROUP BY p.tenant) AS l
+		JOIN cand AS c USING (tenant)
+	WHERE t.ctid = c.loc AND t.tenant = c.tenant
 ), upcoming AS (`
-
-// leasedTenantSQL is what the claim statement's leased returns, as in
-// claimSQL, and then the tenant of each key, for chargeSQL.
-const leasedTenantSQL = "picked.tenant, picked.ready_at AS was_ready"
 
 // turnsLockSQL takes, until the transaction ends, the lock of the turns
 // of queue $1 (named with its schema): the claims of a queue with tenants
@@ -314,12 +278,10 @@ func newTenantQueries(schema string, q queries) tenantQueries {
 	fair := func(claim, turns string) string {
 		claim = recursive(unfloored(claim))
 		claim = mustReplace(claim, pick, r.Replace(strings.ReplaceAll(fairPickSQL, "{turns}", turns)))
-		claim = mustReplace(claim, "picked.ready_at AS was_ready", leasedTenantSQL)
 		return mustReplace(claim, "), upcoming AS (", r.Replace(chargeSQL))
 	}
 	fairRated := func(claim, turns string) string {
 		claim = mustReplace(recursive(unfloored(claim)), pick, ratedFairPick(schema, turns))
-		claim = mustReplace(claim, "picked.ready_at AS was_ready", leasedTenantSQL)
 		return rateClaim(schema, mustReplace(claim, "), upcoming AS (", r.Replace(chargeSQL)))
 	}
 	const ready = "WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)\n"

@@ -65,17 +65,15 @@ func internalStore(tb testing.TB) (*Store, *pgxpool.Pool) {
 	return s, pool
 }
 
-// Instances of the versions before may claim beside this one while a
-// service upgrades, with their claim statements (claimBefore, whose walk
-// is a call of tenant_turns, and claimOf308467b, whose walk steps a
-// tenant at a time): they take the same turns. Two queues get the
-// same Adds (tenants of weights 1, 3 and 5, a key or several each, some keys
+// Instances of a version before walkTurnsSQL may claim beside this one
+// while a service upgrades, with their claim statements (claimBefore):
+// the two take the same turns. Two queues get the
+// same Adds (tenants of weights 1 to 3, a key or several each, some keys
 // with a second value, which comes ready after the Ack of the first, and
 // a tenant whose one key is leased, which the walks pass), and the same
-// claims of 1 to 6 keys, each lease acked before the next claim: on one,
-// this version's claims alone; on the other, the two versions before's
-// and this one's in turn. The tenants of their leases come in the same
-// order.
+// claims of 1 to 4 keys, each lease acked before the next claim: on one,
+// this version's claims alone; on the other, the version before's and
+// this one's in turn. The tenants of their leases come in the same order.
 func TestTenantClaimBesideTheOneBefore(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -89,7 +87,7 @@ func TestTenantClaimBesideTheOneBefore(t *testing.T) {
 	var adds []add
 	for tn := range 12 {
 		for k := range 1 + rnd.IntN(4) {
-			adds = append(adds, add{fmt.Sprint("t", tn, "-", k), fmt.Sprint("t", tn), 1 + 2*(tn%3), 1 + rnd.IntN(2)})
+			adds = append(adds, add{fmt.Sprint("t", tn, "-", k), fmt.Sprint("t", tn), 1 + tn%3, 1 + rnd.IntN(2)})
 		}
 	}
 	rnd.Shuffle(len(adds), func(i, j int) { adds[i], adds[j] = adds[j], adds[i] })
@@ -110,20 +108,14 @@ func TestTenantClaimBesideTheOneBefore(t *testing.T) {
 		}
 	}
 	tenantOf := func(key string) string { return key[:strings.IndexByte(key, '-')] }
-	// oldClaim claims as the version before 308467b does (its walk a
-	// call of tenant_turns), or as 308467b does.
-	oldClaim := func(q string, p store.ClaimParams, turns bool) []store.Lease {
+	oldClaim := func(q string, p store.ClaimParams) []store.Lease {
 		_, args := s.claimStatement(q, p)
-		sql := claimOf308467b(t, s, s.claimSQL(claimForm{keys: p.Keys, kind: fairClaim}), "{keys}", p.Keys)
-		if turns {
-			sql = claimBefore(t, sql)
-		}
 		tx, err := pool.Begin(ctx)
 		require.NoError(t, err)
 		defer func() { require.NoError(t, tx.Commit(ctx)) }()
 		_, err = tx.Exec(ctx, turnsLockSQL, s.turnsLock(q))
 		require.NoError(t, err)
-		ls, _, err := s.claimOn(ctx, tx, sql, q, args)
+		ls, _, err := s.claimOn(ctx, tx, claimBefore(t, s.claimSQL(claimForm{keys: p.Keys, kind: fairClaim})), q, args)
 		require.NoError(t, err)
 		return ls
 	}
@@ -140,13 +132,13 @@ func TestTenantClaimBesideTheOneBefore(t *testing.T) {
 	var turns [2][]string
 	for step := 0; ; step++ {
 		require.Less(t, step, 200)
-		p := store.ClaimParams{Keys: 1 + rnd.IntN(6), MaxBatch: 1, TTL: time.Hour}
+		p := store.ClaimParams{Keys: 1 + rnd.IntN(4), MaxBatch: 1, TTL: time.Hour}
 		var got [2][]store.Lease
 		var err error
 		got[0], _, err = s.Claim(ctx, "alone", p)
 		require.NoError(t, err)
-		if step%3 < 2 {
-			got[1] = oldClaim("beside", p, step%3 == 0)
+		if step%2 == 0 {
+			got[1] = oldClaim("beside", p)
 		} else {
 			got[1], _, err = s.Claim(ctx, "beside", p)
 			require.NoError(t, err)
