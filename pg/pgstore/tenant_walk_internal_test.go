@@ -68,10 +68,10 @@ func internalStore(tb testing.TB) (*Store, *pgxpool.Pool) {
 // Instances of a version before walkTurnsSQL may claim beside this one
 // while a service upgrades, with their claim statements (claimBefore):
 // the two take the same turns. Two queues get the
-// same Adds (tenants of weights 1 to 3, a key or several each, some keys
+// same Adds (tenants of weights 1, 3 and 5, a key or several each, some keys
 // with a second value, which comes ready after the Ack of the first, and
 // a tenant whose one key is leased, which the walks pass), and the same
-// claims of 1 to 4 keys, each lease acked before the next claim: on one,
+// claims of 1 to 6 keys, each lease acked before the next claim: on one,
 // this version's claims alone; on the other, the version before's and
 // this one's in turn. The tenants of their leases come in the same order.
 func TestTenantClaimBesideTheOneBefore(t *testing.T) {
@@ -87,7 +87,7 @@ func TestTenantClaimBesideTheOneBefore(t *testing.T) {
 	var adds []add
 	for tn := range 12 {
 		for k := range 1 + rnd.IntN(4) {
-			adds = append(adds, add{fmt.Sprint("t", tn, "-", k), fmt.Sprint("t", tn), 1 + tn%3, 1 + rnd.IntN(2)})
+			adds = append(adds, add{fmt.Sprint("t", tn, "-", k), fmt.Sprint("t", tn), 1 + 2*(tn%3), 1 + rnd.IntN(2)})
 		}
 	}
 	rnd.Shuffle(len(adds), func(i, j int) { adds[i], adds[j] = adds[j], adds[i] })
@@ -132,7 +132,7 @@ func TestTenantClaimBesideTheOneBefore(t *testing.T) {
 	var turns [2][]string
 	for step := 0; ; step++ {
 		require.Less(t, step, 200)
-		p := store.ClaimParams{Keys: 1 + rnd.IntN(4), MaxBatch: 1, TTL: time.Hour}
+		p := store.ClaimParams{Keys: 1 + rnd.IntN(6), MaxBatch: 1, TTL: time.Hour}
 		var got [2][]store.Lease
 		var err error
 		got[0], _, err = s.Claim(ctx, "alone", p)
