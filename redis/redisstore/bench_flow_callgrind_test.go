@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,28 +60,12 @@ func TestMeasureFlowInstructions(t *testing.T) {
 		s, err := redisstore.New(t.Context(), c, redisstore.Config{Prefix: fmt.Sprint("cg", n)})
 		require.NoError(t, err)
 		defer s.Close()
-		var left atomic.Int64
-		left.Store(keys * per)
-		done := make(chan struct{})
 		cfg := pacer.Config[string, int]{Store: s, Name: "q", MaxBatch: 1, Workers: 8}
 		if tenants {
 			cfg.Tenant = func(k string) string { return "t" + k[len(k)-2:] }
 		}
-		r, err := pacer.New(cfg, func(_ context.Context, _ string, vals []int) error {
-			if left.Add(-int64(len(vals))) == 0 {
-				close(done)
-			}
-			return nil
-		})
-		require.NoError(t, err)
+		r, done := flowRunner(t, cfg, keys, per)
 		ctx := context.Background()
-		for i := range per {
-			for k := range keys {
-				require.NoError(t, r.Add(ctx, fmt.Sprintf("k%03d", k), i))
-			}
-		}
-		_, err = s.Stats(ctx, "q") // folds the Adds
-		require.NoError(t, err)
 		out, err := exec.Command("callgrind_control", "-z", pid).CombinedOutput()
 		require.NoError(t, err, string(out))
 		go func() { _ = r.Run(ctx) }()

@@ -91,27 +91,10 @@ func TestMeasureFlowThroughput(t *testing.T) {
 		require.NoError(t, err)
 		defer s.Close()
 		q := v.name
-		var left atomic.Int64
-		left.Store(keys * per)
-		done := make(chan struct{})
 		cfg := pacer.Config[string, int]{Store: s, Name: q, MaxBatch: 1, Workers: 8}
 		v.set(t, c, &cfg)
-		r, err := pacer.New(cfg, func(_ context.Context, _ string, vals []int) error {
-			if left.Add(-int64(len(vals))) == 0 {
-				close(done)
-			}
-			return nil
-		})
-		require.NoError(t, err)
+		r, done := flowRunner(t, cfg, keys, per)
 		ctx := context.Background()
-		for i := range per {
-			for k := range keys {
-				require.NoError(t, r.Add(ctx, fmt.Sprintf("k%03d", k), i))
-			}
-		}
-		st, err := s.Stats(ctx, q) // folds the Adds
-		require.NoError(t, err)
-		require.Equal(t, keys*per, st.Values)
 		cpu0, stats0 := redistest.ServerCPU(t, c), redistest.ReadCommandStats(t, c)
 		t0 := time.Now()
 		go func() { _ = r.Run(ctx) }()
@@ -159,4 +142,31 @@ func TestMeasureFlowThroughput(t *testing.T) {
 		}
 		fmt.Println(line)
 	}
+}
+
+// flowRunner returns a Runner of cfg with a no-op handler, keys x per
+// values added to it and folded by its Store, and a channel closed once
+// the handler has seen them all.
+func flowRunner(t *testing.T, cfg pacer.Config[string, int], keys, per int) (*pacer.Runner[string, int], <-chan struct{}) {
+	t.Helper()
+	var left atomic.Int64
+	left.Store(int64(keys * per))
+	done := make(chan struct{})
+	r, err := pacer.New(cfg, func(_ context.Context, _ string, vals []int) error {
+		if left.Add(-int64(len(vals))) == 0 {
+			close(done)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	ctx := context.Background()
+	for i := range per {
+		for k := range keys {
+			require.NoError(t, r.Add(ctx, fmt.Sprintf("k%03d", k), i))
+		}
+	}
+	st, err := cfg.Store.Stats(ctx, cfg.Name) // folds the Adds
+	require.NoError(t, err)
+	require.Equal(t, keys*per, st.Values)
+	return r, done
 }
