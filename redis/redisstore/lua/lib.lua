@@ -1316,6 +1316,12 @@ local UNLIST_AT = 6
 -- passes to one command.
 local TURNS_READ = 1000
 
+-- The tables pop_turns fills a round, kept from call to call: new ones a
+-- round cost Lua's allocator and collector more than the commands they
+-- hold. A round counts how much of each it filled; what lies past that is
+-- a round's before.
+local pt_names, pt_add, pt_rem, pt_tv, pt_sets = {}, {}, {}, {}, {}
+
 -- pop_turns pops up to want ready keys in the tenants' turns, with their
 -- scores: each from the tenant with the smallest virtual time, which
 -- advances by 1/weight, the clock moving to where it was. With some keys
@@ -1350,6 +1356,7 @@ local function pop_turns(want, any, untenanted)
   if rate_i > 0 then
     limit = limit + rate_left
   end
+  local names, add, rem, tv, sets = pt_names, pt_add, pt_rem, pt_tv, pt_sets
   while #keep < 2 * want and rounds < limit and not rate_full do
     local n = math.min(want - #keep / 2, TURNS_READ)
     local r = rcall('ZRANGE', K_TURNS, '0', str(n - 1), 'WITHSCORES')
@@ -1357,16 +1364,15 @@ local function pop_turns(want, any, untenanted)
       break
     end
     n = #r / 2
-    local names = {}
     for i = 1, n do
       names[i] = r[2 * i - 1]
     end
-    local ws = rcall('HMGET', K_TW, unpack(names))
+    local ws = rcall('HMGET', K_TW, unpack(names, 1, n))
     local lg, lv = r[2 * n - 1], tonumber(r[2 * n])
-    local add, rem, tv = {}, {}, {}
-    -- The sets of the tenants that leased a key this round, whose
-    -- turns add holds.
-    local sets = {}
+    -- add holds the turns advanced (na of it), rem those that end (nr)
+    -- and tv their times (2 nr); sets the sets of the tenants that
+    -- leased a key this round (ns), whose turns add holds.
+    local na, nr, ns = 0, 0, 0
     local i = 1
     while i <= n and #keep < 2 * want and rounds < limit and not rate_full do
       rounds = rounds + 1
@@ -1374,9 +1380,9 @@ local function pop_turns(want, any, untenanted)
       local set = tenant_set(g)
       local got = rcall('ZPOPMIN', set)
       if not got[1] then
-        rem[#rem + 1] = g
-        tv[#tv + 1] = g
-        tv[#tv + 1] = s
+        nr = nr + 1
+        rem[nr] = g
+        tv[2 * nr - 1], tv[2 * nr] = g, s
         i = i + 1
       elseif any and rcall('SISMEMBER', K_PAUSEDKEYS, got[1]) == 1 then
         park(got[1], got[2])
@@ -1385,13 +1391,13 @@ local function pop_turns(want, any, untenanted)
       else
         clock = s
         local v = tonumber(s) + 1 / (tonumber(ws[i]) or 1)
-        local vs = vstr(v)
         keep[#keep + 1] = got[1]
         keep[#keep + 1] = got[2]
         i = i + 1
-        add[#add + 1] = vs
-        add[#add + 1] = g
-        sets[#sets + 1] = set
+        add[na + 1], add[na + 2] = vstr(v), g
+        na = na + 2
+        ns = ns + 1
+        sets[ns] = set
         if i <= n and (v < lv or (v == lv and bytes_less(g, lg))) then
           -- It comes before the last turn read again, if its set has
           -- keys left: which turn is next, only turns itself can tell.
@@ -1402,31 +1408,31 @@ local function pop_turns(want, any, untenanted)
     -- Which of the tenants served are left without ready keys, and so
     -- end their turns: Redis deletes an empty set, so one EXISTS of all
     -- their sets, which no tenant appears in twice, tells whether none
-    -- is, in place of a ZCARD each; one each only if some are.
-    if #sets > 0 and rcall('EXISTS', unpack(sets)) < #sets then
-      local served = add
-      add = {}
-      for j = 1, #sets do
-        local vs, g = served[2 * j - 1], served[2 * j]
+    -- is, in place of a ZCARD each; one each only if some are. The turns
+    -- that stay move to the front of add, in their order.
+    if ns > 0 and rcall('EXISTS', unpack(sets, 1, ns)) < ns then
+      na = 0
+      for j = 1, ns do
+        local vs, g = add[2 * j - 1], add[2 * j]
         if rcall('EXISTS', sets[j]) == 1 then
-          add[#add + 1] = vs
-          add[#add + 1] = g
+          add[na + 1], add[na + 2] = vs, g
+          na = na + 2
         else
-          rem[#rem + 1] = g
-          tv[#tv + 1] = g
-          tv[#tv + 1] = vs
+          nr = nr + 1
+          rem[nr] = g
+          tv[2 * nr - 1], tv[2 * nr] = g, vs
         end
       end
     end
-    if #add > 0 then
-      if #add >= UNLIST_AT and not unlisted then
+    if na > 0 then
+      if na >= UNLIST_AT and not unlisted then
         unlist()
       end
-      rcall('ZADD', K_TURNS, unpack(add))
+      rcall('ZADD', K_TURNS, unpack(add, 1, na))
     end
-    if #rem > 0 then
-      rcall('ZREM', K_TURNS, unpack(rem))
-      rcall('HSET', K_TV, unpack(tv))
+    if nr > 0 then
+      rcall('ZREM', K_TURNS, unpack(rem, 1, nr))
+      rcall('HSET', K_TV, unpack(tv, 1, 2 * nr))
     end
   end
   if clock then
