@@ -57,26 +57,28 @@ func checkClaim(p store.ClaimParams) error {
 	return nil
 }
 
-// parseClaim reads claim.lua's reply.
+// parseClaim reads claim.lua's reply. The leases and their values' slices
+// are made once for the whole reply, in two allocations, whatever the
+// number of leases.
 func parseClaim(queue string, r []any) ([]store.Lease, time.Duration, error) {
 	if len(r) == 0 {
 		return nil, 0, errors.New("empty reply")
 	}
 	next, _ := r[0].(int64)
-	var ls []store.Lease
+	leases, values, err := claimSize(r)
+	if err != nil || leases == 0 {
+		return nil, fromMicros(next), err
+	}
+	ls := make([]store.Lease, 0, leases)
+	all := make([][]byte, values)
 	for i := 1; i < len(r); {
-		if i+4 > len(r) {
-			return nil, 0, errors.New("short reply")
-		}
 		key, _ := r[i].(string)
 		fence, _ := r[i+1].(int64)
 		attempt, _ := r[i+2].(int64)
 		count, _ := r[i+3].(int64)
 		i += 4
-		if count < 1 || i+int(count) > len(r) {
-			return nil, 0, fmt.Errorf("lease of %q with %d values", key, count)
-		}
-		l := store.Lease{Queue: queue, Key: key, Attempt: int(attempt), Fence: uint64(fence), Values: make([][]byte, count)}
+		l := store.Lease{Queue: queue, Key: key, Attempt: int(attempt), Fence: uint64(fence), Values: all[:count:count]}
+		all = all[count:]
 		for j := range l.Values {
 			e, _ := r[i+j].(string)
 			at, v, err := unstamp(e)
@@ -92,4 +94,24 @@ func parseClaim(queue string, r []any) ([]store.Lease, time.Duration, error) {
 		ls = append(ls, l)
 	}
 	return ls, fromMicros(next), nil
+}
+
+// claimSize returns how many leases, and values in all, claim.lua's
+// reply r holds, or what is wrong with it.
+func claimSize(r []any) (leases, values int, err error) {
+	for i := 1; i < len(r); {
+		if i+4 > len(r) {
+			return 0, 0, errors.New("short reply")
+		}
+		count, _ := r[i+3].(int64)
+		i += 4
+		if count < 1 || i+int(count) > len(r) {
+			key, _ := r[i-4].(string)
+			return 0, 0, fmt.Errorf("lease of %q with %d values", key, count)
+		}
+		i += int(count)
+		leases++
+		values += int(count)
+	}
+	return leases, values, nil
 }

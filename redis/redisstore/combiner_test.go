@@ -258,3 +258,32 @@ func TestCombinerKeepsKeyRatesApart(t *testing.T) {
 		require.Equal(t, [][]string{{"a"}, {"b", "f"}, {"c", "e"}, {"d"}}, s.batches)
 	})
 }
+
+// TestParseClaim: each lease of a claim's reply gets its own values, in
+// a slice that appending to does not share with the next lease's, and a
+// reply cut short or with a lease of no values is an error.
+func TestParseClaim(t *testing.T) {
+	r := []any{int64(5),
+		"x", int64(7), int64(1), int64(2), "1:x1", "2:x2",
+		"y", int64(8), int64(3), int64(1), "3:y1"}
+	ls, next, err := parseClaim("q", r)
+	require.NoError(t, err)
+	require.Equal(t, 5*time.Microsecond, next)
+	require.Equal(t, []store.Lease{
+		{Queue: "q", Key: "x", Fence: 7, Attempt: 1, First: time.UnixMicro(1), Values: [][]byte{[]byte("x1"), []byte("x2")}},
+		{Queue: "q", Key: "y", Fence: 8, Attempt: 3, First: time.UnixMicro(3), Values: [][]byte{[]byte("y1")}},
+	}, ls)
+	_ = append(ls[0].Values, []byte("mine"))
+	require.Equal(t, [][]byte{[]byte("y1")}, ls[1].Values, "y's values after an append to x's")
+
+	ls, next, err = parseClaim("q", r[:1])
+	require.NoError(t, err)
+	require.Empty(t, ls)
+	require.Equal(t, 5*time.Microsecond, next)
+	_, _, err = parseClaim("q", r[:5])
+	require.ErrorContains(t, err, "lease of \"x\" with 2 values")
+	_, _, err = parseClaim("q", r[:9])
+	require.ErrorContains(t, err, "short reply")
+	_, _, err = parseClaim("q", []any{int64(0), "z", int64(1), int64(1), int64(0)})
+	require.ErrorContains(t, err, "lease of \"z\" with 0 values")
+}

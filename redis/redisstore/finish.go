@@ -203,7 +203,7 @@ func (cb *combiner) handOn() {
 // take removes from the waiting calls those the next script serves: the
 // first, and those after it that fit its claim, up to maxCombined.
 func (cb *combiner) take() []*finishCall {
-	var batch []*finishCall
+	batch := make([]*finishCall, 0, min(len(cb.waiting), maxCombined))
 	var p store.ClaimParams
 	left := cb.waiting[:0]
 	for _, c := range cb.waiting {
@@ -225,14 +225,19 @@ func (cb *combiner) take() []*finishCall {
 // ended, and sets the results of every call.
 func (s *Store) finishBatch(q *queue, batch []*finishCall) {
 	var p store.ClaimParams
-	var live []*finishCall
+	live := batch // unless a call's ctx ended
 	var deadline time.Time
-	for _, c := range batch {
+	for i, c := range batch {
 		if err := c.ctx.Err(); err != nil {
+			if len(live) == len(batch) {
+				live = slices.Clone(batch[:i])
+			}
 			c.err = err
 			continue
 		}
-		live = append(live, c)
+		if len(live) < len(batch) {
+			live = append(live, c)
+		}
 		if p.Keys == 0 {
 			p = c.p
 		}

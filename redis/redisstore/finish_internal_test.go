@@ -74,3 +74,58 @@ func TestSharedFinishKeepsOrder(t *testing.T) {
 	require.Len(t, ls, 1)
 	require.Equal(t, "b", ls[0].Key, "b, ended last, is ready last")
 }
+
+// TestFinishBatchLeavesEndedCalls: a call of a finish script whose ctx
+// ended before it was sent gets its ctx's error and ends nothing, first,
+// between or last among calls that go.
+func TestFinishBatchLeavesEndedCalls(t *testing.T) {
+	c := redistest.Client(t)
+	var id [6]byte
+	_, _ = rand.Read(id[:])
+	s, err := New(t.Context(), c, Config{Prefix: "pacertest-" + hex.EncodeToString(id[:])})
+	require.NoError(t, err)
+	defer s.Close()
+	ctx := t.Context()
+	q, err := s.queue(ctx, "q")
+	require.NoError(t, err)
+	defer func() {
+		keys, _ := c.Keys(context.Background(), q.prefix+"*").Result()
+		if len(keys) > 0 {
+			c.Del(context.Background(), keys...)
+		}
+	}()
+	gone, leave := context.WithCancel(ctx)
+	leave()
+	ack := store.Outcome{Kind: store.Ack}
+	for _, ended := range [][]bool{{true, false, true}, {false, true, false}, {true, true, true}} {
+		for _, k := range []string{"a", "b", "c"} {
+			require.NoError(t, s.Add(ctx, "q", k, [][]byte{[]byte(k)}, store.AddParams{}))
+		}
+		ls, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 3, MaxBatch: 1, TTL: time.Minute})
+		require.NoError(t, err)
+		require.Len(t, ls, 3)
+		var calls []*finishCall
+		for i, l := range ls {
+			call := &finishCall{ctx: ctx, l: l, o: ack}
+			if ended[i] {
+				call.ctx = gone
+			}
+			calls = append(calls, call)
+		}
+		s.finishBatch(q, calls)
+		for i, call := range calls {
+			if ended[i] {
+				require.ErrorIs(t, call.err, context.Canceled, "call %d of %v", i, ended)
+			} else {
+				require.NoError(t, call.err, "call %d of %v", i, ended)
+			}
+			// Still leased if not sent: its Finish ends it now.
+			_, err := s.Finish(ctx, ls[i], ack)
+			if ended[i] {
+				require.NoError(t, err, "call %d of %v", i, ended)
+			} else {
+				require.ErrorIs(t, err, store.ErrLeaseLost, "call %d of %v", i, ended)
+			}
+		}
+	}
+}
