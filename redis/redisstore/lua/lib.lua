@@ -1361,11 +1361,13 @@ local function vt_next(s, w)
     vt.num[s], vt.step[w], vt.n = v, step, vt.n + 2
   end
   v = v + step
-  local strs = vt.str
-  local vs = strs[v]
+  local vs = vt.str[v]
   if vs == nil then
+    if vt.n >= 4096 then
+      vt.num, vt.str, vt.step, vt.n = {}, {}, {}, 0
+    end
     vs = vstr(v)
-    strs[v], vt.n = vs, vt.n + 1
+    vt.str[v], vt.n = vs, vt.n + 1
   end
   return v, vs
 end
