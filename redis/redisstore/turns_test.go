@@ -130,3 +130,51 @@ func TestTenantClaimWithoutObjectCommand(t *testing.T) {
 	require.Equal(t, []string{"a0", "b0", "c0", "a1", "b1", "c1"}, keys)
 	require.Equal(t, "listpack", admin.ObjectEncoding(ctx, "{acl:q}:turns").Val())
 }
+
+// A Finish that claims in a queue with tenants learns from its lease
+// that the queue has them, and asks only for the other features: it
+// leases nothing while the queue is paused, not the key paused while its
+// lease was out (which the Finish makes ready again), and a key without a
+// tenant that an Add, folded by the same call, made ready.
+func TestTenantFinishAndClaimSeesPauses(t *testing.T) {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t).Addr()})
+	defer c.Close()
+	s, err := redisstore.New(ctx, c, redisstore.Config{Prefix: "fp"})
+	require.NoError(t, err)
+	defer s.Close()
+	add := func(key, tenant string) {
+		require.NoError(t, s.Add(ctx, "q", key, [][]byte{[]byte("v")}, store.AddParams{Tenant: tenant}))
+	}
+	claim := func() store.Lease {
+		ls, _, err := s.Claim(ctx, "q", store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: time.Minute})
+		require.NoError(t, err)
+		require.Len(t, ls, 1)
+		return ls[0]
+	}
+	for _, k := range []string{"a1", "a2", "b1", "b2"} {
+		add(k, k[:1])
+	}
+	p := store.ClaimParams{Keys: 10, MaxBatch: 1, TTL: time.Minute}
+	l := claim()
+	_, err = s.PauseQueue(ctx, "q")
+	require.NoError(t, err)
+	_, got, _, err := s.FinishAndClaim(ctx, l, store.Outcome{Kind: store.Retry}, p)
+	require.NoError(t, err)
+	require.Empty(t, got, "the queue is paused")
+	_, err = s.ResumeQueue(ctx, "q")
+	require.NoError(t, err)
+	l = claim()
+	_, err = s.PauseKey(ctx, "q", l.Key)
+	require.NoError(t, err)
+	add("c1", "")
+	_, got, _, err = s.FinishAndClaim(ctx, l, store.Outcome{Kind: store.Retry}, p)
+	require.NoError(t, err)
+	var keys []string
+	for _, l := range got {
+		keys = append(keys, l.Key)
+	}
+	want := slices.DeleteFunc([]string{"a1", "a2", "b1", "b2", "c1"}, func(k string) bool { return k == l.Key })
+	slices.Sort(keys)
+	require.Equal(t, want, keys)
+}

@@ -229,12 +229,16 @@ local K_TW, K_TURNS, K_TV, K_RATES
 -- The names claim_ready passes to EXISTS to learn which features the
 -- queue has (see feature_names), for the queue whose prefix is
 -- NAMES_PFX.
-local FEATURE_NAMES, PERKEY_NAMES, NAMES_PFX
+local FEATURE_NAMES, PERKEY_NAMES, FAIR_NAMES, NAMES_PFX
 local woken
 local featq -- whether the queue has features; nil until a step asks
 local features_popped -- whether pop_plain popped the features key
 local fairq -- whether the queue has tenants; nil until a step asks
-local unlisted -- whether this call ran unlist
+-- unlist_keep holds the queue (its prefix) whose turns unlist last found
+-- or left in the skiplist encoding, and how many more calls on it go
+-- without asking again (see unlist).
+local unlist_keep = {}
+local unlisted -- whether this call ran unlist, or had no need to
 -- The parts of the ends of leases that finish_lease leaves to flush_ends,
 -- one command each for all the leases a call ends: the keys to take out
 -- of leased, those to take out of keys (they have no values left), and
@@ -279,6 +283,10 @@ local function begin(prefix)
     unleased, unindexed = {}, {}
   end
   unstored = 0
+  if unlist_keep[1] == prefix and unlist_keep[2] > 0 then
+    unlist_keep[2] = unlist_keep[2] - 1
+    unlisted = true
+  end
   if #readied > 0 or #indexed > 0 then
     readied, indexed = {}, {}
   end
@@ -471,11 +479,17 @@ local WIDE = 256
 -- reads anything else. pop_turns runs it once a call, when it advances
 -- several turns at once.
 -- A user whose ACL denies OBJECT keeps the listpacks: pcall, so that
--- the Claim goes on.
+-- the Claim goes on. Redis converts back only a set it deletes and makes
+-- again, turns once no tenant has a turn left: so the calls on a queue
+-- ask again only once every 64, in which such a turns costs time, not
+-- order.
 local function unlist()
   unlisted = true
   local e = redis.pcall('OBJECT', 'ENCODING', K_TURNS)
   if e ~= 'listpack' and e ~= 'ziplist' then
+    if e == 'skiplist' then
+      unlist_keep[1], unlist_keep[2] = PFX, 64
+    end
     return
   end
   -- NX: in a listpack no member is as long, unless the server keeps
@@ -488,6 +502,7 @@ local function unlist()
   if (e == 'listpack' or e == 'ziplist') and rcall('HSETNX', K_TW, wide, '1') == 1 then
     rcall('HDEL', K_TW, wide)
   end
+  unlist_keep[1], unlist_keep[2] = PFX, 64
 end
 
 -- join gives tenant g a turn if it has none, from the larger of its own
@@ -1028,7 +1043,8 @@ local function finish_lease(key, fence, kind, after, why, now, now_s, multi)
     return m_finish(key, kk, fence, kind, after, why, now, now_s, {mh[1], R, mh[6], mh[7], mh[9], mh[2], mh[10], T, mh[11]})
   end
   if h[10] then
-    featq = true -- a key of a tenant: the queue has tweights
+    -- A key of a tenant: the queue has tweights, which no script deletes.
+    featq, fairq = true, true
   end
   local n = h[4]
   unleased[#unleased + 1] = key
@@ -1322,6 +1338,40 @@ local TURNS_READ = 1000
 -- a round's before.
 local pt_names, pt_add, pt_rem, pt_tv, pt_sets = {}, {}, {}, {}, {}
 
+-- The virtual times and weights that turns and tweights hold are few at a
+-- time (the tenants' times lie within a turn or so of one another), and
+-- each comes back call after call: vt's num holds the number of a score
+-- as Redis replies it, its str the string vstr makes of a time, its step
+-- 1/weight by the weight as HMGET replies it (false: none, 1), so that a
+-- turn costs a table lookup each, not a string conversion (tonumber
+-- twice, string.format); n counts their entries, which start over past
+-- 4096.
+local vt = {num = {}, str = {}, step = {}, n = 0}
+
+-- vt_next is the virtual time of a turn at s (a score as Redis replies
+-- it) advanced by one turn of weight w (HMGET's reply), as a number and
+-- as the string the scripts store.
+local function vt_next(s, w)
+  local v, step = vt.num[s], vt.step[w]
+  if v == nil or step == nil then
+    if vt.n >= 4096 then
+      vt.num, vt.str, vt.step, vt.n = {}, {}, {}, 0
+    end
+    v, step = tonumber(s), 1 / (tonumber(w) or 1)
+    vt.num[s], vt.step[w], vt.n = v, step, vt.n + 2
+  end
+  v = v + step
+  local vs = vt.str[v]
+  if vs == nil then
+    if vt.n >= 4096 then
+      vt.num, vt.str, vt.step, vt.n = {}, {}, {}, 0
+    end
+    vs = vstr(v)
+    vt.str[v], vt.n = vs, vt.n + 1
+  end
+  return v, vs
+end
+
 -- pop_turns pops up to want ready keys in the tenants' turns, with their
 -- scores: each from the tenant with the smallest virtual time, which
 -- advances by 1/weight, the clock moving to where it was. With some keys
@@ -1390,11 +1440,11 @@ local function pop_turns(want, any, untenanted)
         -- Deferred for its token: the tenant keeps its turn.
       else
         clock = s
-        local v = tonumber(s) + 1 / (tonumber(ws[i]) or 1)
+        local v, vs = vt_next(s, ws[i])
         keep[#keep + 1] = got[1]
         keep[#keep + 1] = got[2]
         i = i + 1
-        add[na + 1], add[na + 2] = vstr(v), g
+        add[na + 1], add[na + 2] = vs, g
         na = na + 2
         ns = ns + 1
         sets[ns] = set
@@ -1473,18 +1523,22 @@ end
 
 -- feature_names makes FEATURE_NAMES, the names of the queue's keys that
 -- tell its features, each as often as its weight (see claim_ready), and
--- PERKEY_NAMES, those of them but multi and ready, each half as often;
--- once for a run of calls on the same queue.
+-- PERKEY_NAMES, those of them but multi and ready, each half as often,
+-- and FAIR_NAMES, those but tweights, each half as often; once for a run
+-- of calls on the same queue.
 local function feature_names()
   if NAMES_PFX == PFX then
     return
   end
-  NAMES_PFX, FEATURE_NAMES, PERKEY_NAMES = PFX, {K_MULTI}, {}
+  NAMES_PFX, FEATURE_NAMES, PERKEY_NAMES, FAIR_NAMES = PFX, {K_MULTI}, {}, {K_MULTI}
   for i, k in ipairs({K_TW, K_PAUSEDKEYS, K_PAUSED, K_READY}) do
     for j = 1, 2 ^ i do
       FEATURE_NAMES[#FEATURE_NAMES + 1] = k
       if i < 4 and j <= 2 ^ (i - 1) then
         PERKEY_NAMES[#PERKEY_NAMES + 1] = k
+      end
+      if i > 1 and j <= 2 ^ (i - 1) then
+        FAIR_NAMES[#FAIR_NAMES + 1] = k
       end
     end
   end
@@ -1530,6 +1584,16 @@ local function claim_ready(now, now_s, want, maxbatch, ttl, holder, perkey, inte
       return {-1}
     end
     paused, fairq = f >= 4, f % 4 >= 2
+  elseif not got and fairq then
+    -- A Finish of a key of a tenant knows the queue has tweights, and so
+    -- features: the others and ready, each named half as often as below
+    -- (FAIR_NAMES), in half the lookups.
+    local f = rcall('EXISTS', unpack(FAIR_NAMES))
+    untenanted = f >= 8
+    if f % 8 >= 4 then
+      return {-1}
+    end
+    paused, multi = f % 4 >= 2, f % 2 == 1
   elseif not got then
     -- The queue has features, which pop_plain may have popped: which are
     -- they still? The features key stays while one is. EXISTS counts a
