@@ -229,12 +229,13 @@
 // are made once per session and read rows by index only, reached from
 // the keys they lock, so they stay bounded as a queue grows.
 // Once its last lane ends, a key is a key of one lease again.
-// The Store calls them through lease_free_lanes and ack_last_lanes
-// (migration 016), which lock the same rows and handle the common cases
-// with a shorter statement of their own, writing the same rows: a claim
-// whose keys locked have no lane and no lease, and an Ack that ends a
-// key's only lane; any other case runs lease_lanes or ack_lanes, after
-// one more statement that locks the same rows again.
+// The Store calls them through lease_free_lanes_v2 and ack_last_lanes_v2
+// (migration 018; lease_free_lanes and ack_last_lanes of 016 by fewer
+// steps), which lock the same rows and handle the common cases with a
+// shorter statement of their own, writing the same rows: a claim whose
+// keys locked have no lane and no lease, and an Ack that ends a key's
+// only lane; any other case runs lease_lanes or ack_lanes, after one more
+// statement that locks the same rows again.
 //
 // # A rate per key
 //

@@ -9,8 +9,8 @@ import (
 
 // A key that a claim with ClaimParams.PerKey > 1 leases keeps its batches
 // out, or come back, as rows of lanes (migration 009), with the server's
-// functions there: lease_free_lanes (016, which runs lease_lanes of 014
-// for keys with lanes; claim_lanes of 009 in a queue with tenants),
+// functions there: lease_free_lanes_v2 (018, which runs lease_lanes of
+// 014 for keys with lanes; claim_lanes of 009 in a queue with tenants),
 // finish_lane, extend_lane, release_lanes.
 // The statements of a key of one lease never find a lease of such a key
 // (its row has no leased_until, and claimSQL skips it), so a Finish or an
@@ -129,7 +129,7 @@ func (s *Store) retryLanes(ctx context.Context, queue, key string) (bool, error)
 // The statements that call the functions of lanes. {schema} stands for
 // the store's quoted schema.
 const (
-	claimLanesSQL = `SELECT * FROM {schema}.lease_free_lanes($1, $2, $3, $4, $5, $6)`
+	claimLanesSQL = `SELECT * FROM {schema}.lease_free_lanes_v2($1, $2, $3, $4, $5, $6)`
 	// claimLanesFairSQL is claimLanesSQL in a queue with tenants, whose
 	// leases each take a tenant's turn (migration 009).
 	claimLanesFairSQL = `SELECT * FROM {schema}.claim_lanes($1, $2, $3, $4, $5, $6, true)`
@@ -140,11 +140,11 @@ const (
 	foldLanesSQL  = `SELECT {schema}.fold_lanes($1, $2, {removeSlot} + pg_backend_pid() % {addSlots})`
 	retryLanesSQL = `SELECT {schema}.retry_lanes($1, $2)`
 	// finishLanesSQL and claimLanesSharedSQL are a flight of Acks of
-	// lanes (migrations 012, 014 and 016, sharedfinish.go): the claim
+	// lanes (migrations 012, 014, 016 and 018, sharedfinish.go): the claim
 	// leases as many keys as the Acks of the lanes that the finish ended
 	// want.
-	finishLanesSQL          = `SELECT i, more FROM {schema}.ack_last_lanes($1, $2, $3, $4, {removeSlot} + pg_backend_pid() % {addSlots})`
-	claimLanesSharedSQL     = `SELECT * FROM {schema}.lease_free_lanes($1, current_setting('pgstore.leases')::integer, $2, $3, $4, $5)`
+	finishLanesSQL          = `SELECT i, more FROM {schema}.ack_last_lanes_v2($1, $2, $3, $4, {removeSlot} + pg_backend_pid() % {addSlots})`
+	claimLanesSharedSQL     = `SELECT * FROM {schema}.lease_free_lanes_v2($1, current_setting('pgstore.leases')::integer, $2, $3, $4, $5)`
 	claimLanesFairSharedSQL = `SELECT * FROM {schema}.claim_lanes($1, current_setting('pgstore.leases')::integer, $2, $3, $4, $5, true)`
 	// The claims above with a KeyRate: its interval and tolerance come
 	// last (migration 015).

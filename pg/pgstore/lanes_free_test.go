@@ -11,13 +11,14 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// lease_free_lanes and ack_last_lanes (migration 016) write the rows that
-// lease_lanes and ack_lanes (014) write, and return what they return: each
-// pair runs on the same state, the first call rolled back before the
-// second, and the keys, lanes, counts and values left compared, with the
-// calls' moment, their deadlines and their fences (from the sequence
-// after the state's) written as names. Each case is one the new function
-// handles with its own statement, not by calling the old one.
+// lease_free_lanes and ack_last_lanes (migration 016), and their _v2 (018),
+// write the rows that lease_lanes and ack_lanes (014) write, and return
+// what they return: each set runs on the same state, each call rolled
+// back before the next, and the keys, lanes, counts and values left
+// compared, with the calls' moment, their deadlines and their fences
+// (from the sequence after the state's) written as names. Each case is
+// one the new functions handle with their own statements, not by calling
+// the old ones.
 func TestLanesFreeAndLastWriteWhatTheFunctionsBeforeWrite(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -31,6 +32,10 @@ func TestLanesFreeAndLastWriteWhatTheFunctionsBeforeWrite(t *testing.T) {
 	add("a", "a1", "a2", "a3", "a4", "a5")
 	add("b", "b1")
 	add("c", "c1", "c2", "c3")
+	// d's values, by two Adds, came at two moments: a lease of both says
+	// the first's.
+	add("d", "d1")
+	add("d", "d2")
 
 	// state returns the rows of the schema's tables as text, t and until
 	// written as T and U, fences past base as F+n.
@@ -73,10 +78,10 @@ func TestLanesFreeAndLastWriteWhatTheFunctionsBeforeWrite(t *testing.T) {
 			require.NoError(t, tx.QueryRow(ctx, `SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM `+fn+`.fences`).Scan(&base))
 			var t0, until, rows string
 			require.NoError(t, tx.QueryRow(ctx, `SELECT to_jsonb(statement_timestamp())::text, to_jsonb(statement_timestamp() + $1::interval)::text,
-				(SELECT string_agg((to_jsonb(r) - 'o_fence' || jsonb_build_object('f', (to_jsonb(r)->>'o_fence')::bigint - $2))::text, E'\n')
-					FROM (`+c.sql+`) AS r)`, append([]any{ttl, base}, c.args...)...).Scan(&t0, &until, &rows))
+				coalesce((SELECT string_agg((to_jsonb(r) - 'o_fence' || jsonb_build_object('f', (to_jsonb(r)->>'o_fence')::bigint - $2))::text, E'\n')
+					FROM (`+c.sql+`) AS r), '')`, append([]any{ttl, base}, c.args...)...).Scan(&t0, &until, &rows))
 			rows = strings.ReplaceAll(strings.ReplaceAll(rows, t0, "T"), until, "U")
-			if c.name == "new" {
+			if c.name != "old" {
 				require.Equal(t, before, oldCalls(), "the new function ran the old one")
 			}
 			got = append(got, rows+"\n"+state(tx, t0, until, base))
@@ -88,6 +93,7 @@ func TestLanesFreeAndLastWriteWhatTheFunctionsBeforeWrite(t *testing.T) {
 		return run(
 			call{"old", `SELECT * FROM ` + fn + `.lease_lanes('q', $3, $4, $1, 'w', $5)`, []any{want, maxBatch, perKey}},
 			call{"new", `SELECT * FROM ` + fn + `.lease_free_lanes('q', $3, $4, $1, 'w', $5)`, []any{want, maxBatch, perKey}},
+			call{"v2", `SELECT * FROM ` + fn + `.lease_free_lanes_v2('q', $3, $4, $1, 'w', $5)`, []any{want, maxBatch, perKey}},
 		)
 	}
 	for _, c := range []struct {
@@ -96,6 +102,7 @@ func TestLanesFreeAndLastWriteWhatTheFunctionsBeforeWrite(t *testing.T) {
 	}{{5, 2, 2}, {2, 2, 2}, {9, 1, 3}, {4, nil, 2}, {0, 1, 2}} {
 		got := leases(c.want, c.maxBatch, c.perKey)
 		require.Equal(t, got[0], got[1], "want %v, max_batch %v, per_key %d", c.want, c.maxBatch, c.perKey)
+		require.Equal(t, got[0], got[2], "v2: want %v, max_batch %v, per_key %d", c.want, c.maxBatch, c.perKey)
 	}
 
 	// A lane of each key, and the Acks of those lanes: b's empties it.
@@ -112,7 +119,16 @@ func TestLanesFreeAndLastWriteWhatTheFunctionsBeforeWrite(t *testing.T) {
 	got := run(
 		call{"old", `SELECT * FROM ` + fn + `.ack_lanes('q', $3, $4, $5, 33) WHERE $1::interval IS NOT NULL AND $2::bigint IS NOT NULL`, []any{keys, fences, []int32{1, 0, 2, 1}}},
 		call{"new", `SELECT * FROM ` + fn + `.ack_last_lanes('q', $3, $4, $5, 33) WHERE $1::interval IS NOT NULL AND $2::bigint IS NOT NULL`, []any{keys, fences, []int32{1, 0, 2, 1}}},
+		call{"v2", `SELECT * FROM ` + fn + `.ack_last_lanes_v2('q', $3, $4, $5, 33) WHERE $1::interval IS NOT NULL AND $2::bigint IS NOT NULL`, []any{keys, fences, []int32{1, 0, 2, 1}}},
 	)
 	require.Equal(t, got[0], got[1])
+	require.Equal(t, got[0], got[2], "v2")
 	require.Contains(t, got[0], `{"f": null, "i": 2, "more": false}`, "b's Ack empties b")
+	// Acks that end no lane: pgstore.leases says the claim after them
+	// takes none.
+	got = run(
+		call{"old", `SELECT * FROM ` + fn + `.ack_lanes('q', $3, $4, $5, 33) WHERE $1::interval IS NOT NULL AND $2::bigint IS NOT NULL`, []any{keys[3:], fences[3:], []int32{4}}},
+		call{"v2", `SELECT * FROM ` + fn + `.ack_last_lanes_v2('q', $3, $4, $5, 33) WHERE $1::interval IS NOT NULL AND $2::bigint IS NOT NULL`, []any{keys[3:], fences[3:], []int32{4}}},
+	)
+	require.Equal(t, got[0], got[1], "no lane ended")
 }

@@ -99,7 +99,7 @@ func TestAcksOfLanesShareAFlight(t *testing.T) {
 	cfg, err := pgxpool.ParseConfig(serverURL())
 	require.NoError(t, err)
 	cfg.MaxConns = 1
-	flights := &statementCounter{contains: "ack_last_lanes("}
+	flights := &statementCounter{contains: "ack_last_lanes_v2("}
 	cfg.ConnConfig.Tracer = flights
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
@@ -107,7 +107,7 @@ func TestAcksOfLanesShareAFlight(t *testing.T) {
 	s, err := pgstore.New(ctx, pool, pgstore.Config{Schema: freshSchema(t, pool)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	flights.n.Store(0) // the migrations' text names ack_last_lanes too
+	flights.n.Store(0) // the migrations' text names ack_last_lanes_v2 too
 
 	p := store.ClaimParams{Keys: 1, MaxBatch: 1, TTL: ttl, PerKey: 2}
 	require.NoError(t, s.Add(ctx, "q", "k", vals("k1", "k2", "k3", "k4"), store.AddParams{}))
@@ -178,11 +178,12 @@ func TestAcksOfLanesShareAFlight(t *testing.T) {
 // Instances of a version before migration 014 may run beside this one
 // while a service upgrades, calling claim_lanes and finish_lanes (009,
 // 012) on the keys of lanes that this version's functions take and end;
-// and instances of a version before migration 016, calling lease_lanes
-// and ack_lanes (014). A lease taken by either ends by the other, every
-// value is leased once, each key's in Add order, with fences that grow and
-// no more than PerKey leases of a key out at once, and the queue's count
-// stays exact.
+// instances of a version before migration 016, calling lease_lanes and
+// ack_lanes (014); and instances of a version before migration 018,
+// calling lease_free_lanes and ack_last_lanes (016). A lease taken by
+// either ends by the other, every value is leased once, each key's in Add
+// order, with fences that grow and no more than PerKey leases of a key
+// out at once, and the queue's count stays exact.
 func TestLanesBesideTheFunctionsBefore(t *testing.T) {
 	t.Parallel()
 	t.Run("009 and 012", func(t *testing.T) {
@@ -194,6 +195,11 @@ func TestLanesBesideTheFunctionsBefore(t *testing.T) {
 		t.Parallel()
 		lanesBesideOld(t, `SELECT o_found, o_key, o_fence, o_vals FROM {fn}.lease_lanes($1, $2, 1, $3, 'old', 2)`,
 			`SELECT count(*) FROM {fn}.ack_lanes($1, $2, $3, '{0}', 33)`)
+	})
+	t.Run("016", func(t *testing.T) {
+		t.Parallel()
+		lanesBesideOld(t, `SELECT o_found, o_key, o_fence, o_vals FROM {fn}.lease_free_lanes($1, $2, 1, $3, 'old', 2)`,
+			`SELECT count(*) FROM {fn}.ack_last_lanes($1, $2, $3, '{0}', 33)`)
 	})
 }
 

@@ -74,8 +74,8 @@ type sharedAck struct {
 // ackGroup names the Acks that may share a flight: the claim that follows
 // them is one statement, for one queue and one kind of lease, by one
 // holder, taking the tenants' turns or not. The Acks of a group with
-// perKey > 1 end leases of keys of lanes (lanes.go), with ack_last_lanes,
-// and claim with lease_free_lanes for up to perKey leases of a key.
+// perKey > 1 end leases of keys of lanes (lanes.go), with ack_last_lanes_v2,
+// and claim with lease_free_lanes_v2 for up to perKey leases of a key.
 type ackGroup struct {
 	queue    string
 	maxBatch int
@@ -292,7 +292,7 @@ func (s *Store) runFlight(ctx context.Context, g ackGroup, flight []*sharedAck) 
 	switch {
 	case g.perKey > 1:
 		if g.fair {
-			// ack_last_lanes does not take the lock of the turns, which
+			// ack_last_lanes_v2 does not take the lock of the turns, which
 			// the claim after it needs: it is taken first, so that no
 			// Ack's key row is held while the flight waits for it.
 			b.Queue(turnsLockSQL, s.turnsLock(g.queue))
