@@ -152,12 +152,16 @@
 // time once, by the keys it leased over its weight; it takes out of the
 // turns the tenants it passed that have no key that can come ready.
 // It walks the turns a tenant a step, in a recursive query of the
-// statement whose every step reads the next turn in tenants_turns with a
-// key ready, counts that tenant's ready keys in its index and locks its
-// row: a plan that follows the indexes whatever PostgreSQL knows of the
-// tables. (Versions before this one walk them in tenant_turns,
-// migrations 011 and 013, a function that runs a query a step, which it
-// leaves in place for them.)
+// statement whose every step reads the next turn in tenants_turns, locks
+// its row and counts that tenant's ready keys in its index: a plan that
+// follows the indexes whatever PostgreSQL knows of the tables. A tenant
+// it passes with no key that can come ready leaves the turns by a call
+// of tenant_leaves (migration 017), which most claims make for none.
+// (Versions before this one walk the turns in tenant_turns, migrations
+// 011 and 013, a function that runs a query a step, or in the statement
+// with the count a condition of the step, and take the tenants out of
+// the turns in a scan and an UPDATE of the statement; the functions stay
+// in place for them.)
 // O(n (log T + log K)), plus one step per tenant that comes first in the
 // turns with keys that are all leased, delayed, debouncing or paused.
 // The claims of a queue with tenants take turns: each takes a lock of

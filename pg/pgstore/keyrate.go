@@ -229,14 +229,15 @@ func ratedPick(schema string, untenanted bool) string {
 	return r.Replace(strings.ReplaceAll(ratedPickSQL, "{row}", "k"))
 }
 
-// ratedFairPick returns fairPickSQL for a rated claim, with {turns} as
-// given and the schema filled in: each tenant's keys without a token are
-// stepped over, and those among its first deferred.
+// ratedFairPick returns the pick of a rated claim in a queue with
+// tenants (fairWalkSQL and ratedFairTurnsSQL), with {turns} as given and
+// the schema filled in: each tenant's keys without a token are stepped
+// over, and those among its first deferred.
 func ratedFairPick(schema, turns string) string {
 	const lock = `			ORDER BY ready_at
 			LIMIT turns.turns
 			FOR UPDATE SKIP LOCKED`
-	pick := mustReplace(fairPickSQL, lock, `				AND `+strings.ReplaceAll(tokenSQL, "{row}", "keys")+"\n"+lock)
+	pick := mustReplace(fairWalkSQL+ratedFairTurnsSQL, lock, `				AND `+strings.ReplaceAll(tokenSQL, "{row}", "keys")+"\n"+lock)
 	pick = mustReplace(pick, "), picked AS MATERIALIZED (", "), tokened AS MATERIALIZED (")
 	r := strings.NewReplacer("{schema}", schema, "{turns}", turns)
 	return r.Replace(pick + fairUntokenedSQL + ratedFairPickedSQL)

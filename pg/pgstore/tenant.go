@@ -61,112 +61,172 @@ const fairQueueSQL = `SELECT EXISTS (SELECT FROM {schema}.tenants WHERE queue = 
 
 // walkTurnsSQL walks the turns of queue $1 from the start, a tenant a
 // step, to the {turns}-th tenant with a key ready: a step is the next
-// tenant in tenants_turns after the last one found whose ready keys, not
-// paused, counted up to {turns} in keys_tenant_ready, are not none, its
-// row locked FOR NO KEY UPDATE SKIP LOCKED before LIMIT 1 counts it
-// (LockRows under Limit: a row another transaction holds is skipped, and
-// one that an Add changed is read again in its latest version, its
-// conditions checked once more), with that count and its row's place
-// (ctid, which the row keeps while locked: chargeSQL updates the row by
-// it). Its first row is the start, with no key ready.
+// tenant in tenants_turns after the last one, its row locked FOR NO KEY
+// UPDATE SKIP LOCKED before LIMIT 1 counts it (LockRows under Limit: a
+// row another transaction holds is skipped, and one that an Add changed
+// is read again in its latest version, its conditions checked once
+// more), with its row's place (ctid, which the row keeps while locked:
+// the charge updates the row by it) and its ready keys, not paused,
+// counted up to {turns} in keys_tenant_ready. taken counts the tenants
+// with a key ready. Its first row is the start, with no key ready and
+// no place.
 //
 // It is the walk of tenant_turns (migrations 011 and 013), which older
 // versions call, in the claim statement: there a step was a statement of
 // a PL/pgSQL function, each planned, started and ended by the executor
 // on its own, which cost a claim more than the steps' reads; here a step
-// is a rescan of one plan, and the count is the probe for a ready key,
-// where tenant_turns probed once for one and once more to count. The
-// count is a LATERAL subquery of the tenant's row, which only a nested
-// loop over the tenants can run, and LIMIT 1 in the order of
-// tenants_turns makes the walk the index's: a row at a time, whatever the
+// is a rescan of one plan. A step reads the next row of tenants_turns
+// and nothing else: LIMIT 1 in the index's order, with no condition but
+// the index's, makes the walk the index's, a row at a time, whatever the
 // planner knows of the tables, as TestTenantPlansMadeSmallStayBounded
-// checks. O({turns} (log T + {turns})) for T tenants, plus the passed
-// ones. The claim statement's snapshot, taken after the lock of the
-// turns, is every step's: it sees every turn that a claim committed
-// before this one took that lock.
+// checks. The count is a LATERAL subquery of the row the step took. With
+// the count a condition of the step (the tenants with none ready passed
+// inside it), a plan may instead read every tenant after the last, by a
+// bitmap scan, count the keys of each and sort them, when it takes the
+// queue for one of few tenants (a generic plan made without statistics
+// of the queue's column, as after a first fill of the table): O(T) a
+// step. So each tenant the walk passes is a step of its own: most often
+// one whose keys are all leased. O(({turns} + P) (log T + {turns})) for
+// T tenants and P passed. The claim statement's snapshot, taken after
+// the lock of the turns, is every step's: it sees every turn that a
+// claim committed before this one took that lock.
 const walkTurnsSQL = `, walk (tenant, vtime, weight, ready, loc, taken) AS (
 	-- The start: before every turn. No tenant's virtual time is
 	-- -infinity.
 	SELECT '', '-infinity'::double precision, 1, 0, NULL::tid, 0
 	WHERE (SELECT running FROM running)
 	UNION ALL
-	SELECT x.tenant, x.vtime, x.weight, x.ready, x.loc, w.taken + 1
+	SELECT x.tenant, x.vtime, x.weight, c.ready, x.loc, w.taken + (c.ready > 0)::integer
 	FROM walk AS w CROSS JOIN LATERAL (
-		SELECT tn.tenant, tn.vtime, tn.weight, tn.ctid AS loc, c.ready
-		FROM {schema}.tenants AS tn CROSS JOIN LATERAL (
-			-- ORDER BY: so that the count is of keys_tenant_ready, the
-			-- tenant's keys only, in any plan.
-			SELECT count(*)::integer AS ready FROM (
-				SELECT FROM {schema}.keys AS k
-				WHERE k.queue = $1 AND k.tenant = tn.tenant AND k.ready_at <= statement_timestamp()
-					AND NOT k.paused AND k.lanes = 0
-				ORDER BY k.ready_at
-				LIMIT {turns}
-			) AS x
-		) AS c
+		SELECT tn.tenant, tn.vtime, tn.weight, tn.ctid AS loc
+		FROM {schema}.tenants AS tn
 		WHERE tn.queue = $1 AND tn.vtime IS NOT NULL AND ROW(tn.vtime, tn.tenant) > ROW(w.vtime, w.tenant)
-			AND c.ready > 0
 		ORDER BY tn.vtime, tn.tenant
 		LIMIT 1
 		FOR NO KEY UPDATE OF tn SKIP LOCKED
-	) AS x
+	) AS x CROSS JOIN LATERAL (
+		-- ORDER BY: so that the count is of keys_tenant_ready, the
+		-- tenant's keys only, in any plan.
+		SELECT count(*)::integer AS ready FROM (
+			SELECT FROM {schema}.keys AS k
+			WHERE k.queue = $1 AND k.tenant = x.tenant AND k.ready_at <= statement_timestamp()
+				AND NOT k.paused AND k.lanes = 0
+			ORDER BY k.ready_at
+			LIMIT {turns}
+		) AS y
+	) AS c
 	WHERE w.taken < {turns}
 )`
 
-// fairPickSQL is claimPickSQL in a queue with tenants: it takes the next
-// {turns} turns of the tenants, as {turns} calls of pick_tenant
-// (migration 008) would, and for each tenant as many of its oldest ready
-// keys as it has turns, locked; chargeSQL then advances the tenants'
-// virtual times, once each.
+// fairWalkSQL is the part of a claim in a queue with tenants that walks
+// the turns (walkTurnsSQL): cand, the tenants of the walk, the first
+// {turns} tenants in the turns (smallest virtual time first, ties to the
+// smaller name) with a key ready and those before them with none, each
+// locked FOR NO KEY UPDATE, which lets the Adds' FOR KEY SHARE pass (see
+// activateSQL), skipping those another transaction holds (an Add that
+// changes the row, a claim of several leases of a key); each with its
+// ready keys counted up to {turns}. The tenants after them start no
+// earlier, so none of the {turns} earliest turns is theirs; those with
+// no key ready take no turn.
 //
-// cand, read by walk (walkTurnsSQL), is the first {turns} tenants in the
-// turns (smallest virtual time first, ties to the smaller name) with a
-// key ready, each locked FOR NO KEY UPDATE, which lets the Adds' FOR KEY
-// SHARE pass (see activateSQL), skipping those another transaction holds
-// (an Add that changes the row, a claim of several leases of a key);
-// each with its ready keys counted up to {turns}. The tenants after them
-// start no earlier, so none of the {turns} earliest turns is theirs. Of
-// those, the turns are the earliest
-// start times, a tenant's j-th (from 0) at its virtual time plus
-// j/weight, ties to the smaller name. leaving and gone take out of the
-// turns the tenants that cand passed (those before its last in the
-// turns), or all if it found none, that have no key that can come ready,
-// as pick_tenant does: so a tenant earns no turns while it has nothing to
-// run. leaving locks them FOR UPDATE, skipping a row an Add or a Release
-// holds FOR KEY SHARE, and gone asks tenant_has_keys (migration 010)
-// once more in a snapshot taken after those locks: the statement's own
-// snapshot misses the key of an Add that committed after it began, and
-// the tenant would wait, out of the turns, for its next Add. It reads
+// The tenants that the walk passed (those before the last of cand in
+// the turns, or all if it found none) that have no key that can come
+// ready leave the turns, as with pick_tenant (migration 008): so a
+// tenant earns no turns while it has nothing to run. The walk returns
+// them too, with no key ready, and cand calls tenant_leaves (migration
+// 017) for each as it is read (gone), before the keys are picked: it
+// locks the row FOR UPDATE, skipping it if an Add or a Release holds it
+// FOR KEY SHARE, and takes it out unless tenant_has_keys (migration 010)
+// finds a key in a snapshot taken after that lock: the statement's own
+// snapshot misses the key of an Add that committed after it began. The
+// versions before did the same in two parts of this statement, a scan
+// and an UPDATE, which the executor set up on every claim; most claims
+// take no tenant out of the turns, and call no function: for a tenant
+// with no key ready, cand probes once for a key that can come ready.
 // O({turns}) tenants, each by an index probe of at most {turns} keys,
 // plus those passed: the number of tenants and keys adds nothing. With
-// the queue paused it takes no turn.
-const fairPickSQL = walkTurnsSQL + `, cand AS MATERIALIZED (
-	SELECT w.tenant, w.vtime, w.weight, w.ready, w.loc FROM walk AS w WHERE w.ready > 0
-), leaving AS MATERIALIZED (
-	SELECT tn.tenant FROM {schema}.tenants AS tn
-	WHERE tn.queue = $1 AND tn.vtime IS NOT NULL
-		-- Before the last of cand in the turns: its row in the index
-		-- bounds the scan, however many tenants tie with it.
-		AND ROW(tn.vtime, tn.tenant) < ROW(
-			coalesce((SELECT vtime FROM cand ORDER BY vtime DESC, tenant DESC LIMIT 1), 'infinity'),
-			coalesce((SELECT tenant FROM cand ORDER BY vtime DESC, tenant DESC LIMIT 1), ''))
+// the queue paused it takes no turn. It ends inside cand, for the pick
+// that follows to close.
+const fairWalkSQL = walkTurnsSQL + `, cand AS MATERIALIZED (
+	SELECT w.tenant, w.vtime, w.weight, w.ready, w.loc,
 		-- ORDER BY: so that the probe is of keys_tenant_ready, the
 		-- tenant's keys only, in any plan.
-		AND (SELECT k.ready_at FROM {schema}.keys AS k WHERE k.queue = $1 AND k.tenant = tn.tenant
-			AND k.ready_at IS NOT NULL ORDER BY k.ready_at LIMIT 1) IS NULL
-		AND (SELECT running FROM running)
-	ORDER BY tn.vtime, tn.tenant
-	FOR UPDATE SKIP LOCKED
-), gone AS (
-	-- leaving's locks are taken, and the Adds that held these rows
-	-- committed, before tenant_has_keys reads its own snapshot.
-	UPDATE {schema}.tenants AS t SET vtime = NULL, last = t.vtime
-	WHERE t.queue = $1 AND t.tenant = ANY (ARRAY(SELECT tenant FROM leaving))
-		AND NOT {schema}.tenant_has_keys($1, t.tenant)
-		-- A plan may read every tenant of the queue for the few in
-		-- leaving: none, most often, and then it reads none.
-		AND EXISTS (SELECT FROM leaving)
-), turns AS MATERIALIZED (
+		CASE WHEN w.ready = 0 AND (SELECT k.ready_at FROM {schema}.keys AS k
+				WHERE k.queue = $1 AND k.tenant = w.tenant AND k.ready_at IS NOT NULL ORDER BY k.ready_at LIMIT 1) IS NULL
+			THEN {schema}.tenant_leaves($1, w.tenant) END AS gone
+	FROM walk AS w WHERE w.loc IS NOT NULL
+`
+
+// fairPickSQL is claimPickSQL in a queue with tenants: it takes the next
+// {turns} turns of the tenants, as {turns} calls of pick_tenant
+// (migration 008) would, and in each a ready key of its tenant, locked;
+// chargeSQL then advances the tenants' virtual times, once each. Of
+// cand's tenants (fairWalkSQL), the turns are the earliest start times,
+// a tenant's j-th (from 0) at its virtual time plus j/weight, ties to
+// the smaller name; a turn j of a tenant takes the (j+1)-th of its
+// oldest ready keys that it can lock (OFFSET j of a LIMIT 1 under which
+// the rows are locked SKIP LOCKED: the keys it locked for the turns
+// before count, being its own). So picked takes, of each tenant, as
+// many of its oldest ready keys as it has turns, a row a turn, where a
+// count of each tenant's turns and a join of it back to the tenants
+// would cost the executor, for the common claim of one turn a tenant, a
+// sort, an aggregate and a hash table more. A key that another
+// transaction held at one turn's probe and let go before the next may
+// come twice, and then makes one lease: a turn with no lease, which
+// costs its tenant nothing. ready_at is here the start time of the key's
+// turn: the claim returns its leases in that order, and a flight takes
+// its keys in it (claimSharedTake); tenant is its tenant, which leased
+// returns (leasedReturningFair) for the charge.
+const fairPickSQL = fairWalkSQL + `), picked AS MATERIALIZED (
+	SELECT k.queue, k.key_hash, t.start AS ready_at, t.tenant
+	FROM (
+		SELECT c.tenant, c.vtime + j::double precision / c.weight AS start, j
+		FROM cand AS c CROSS JOIN LATERAL generate_series(0, c.ready - 1) AS j
+		ORDER BY start, c.tenant
+		LIMIT {turns}
+	) AS t CROSS JOIN LATERAL (
+		SELECT queue, key_hash
+		FROM {schema}.keys
+		WHERE queue = $1 AND tenant = t.tenant AND ready_at <= statement_timestamp() AND NOT paused
+			AND lanes = 0
+		ORDER BY ready_at
+		OFFSET t.j
+		LIMIT 1
+		FOR UPDATE SKIP LOCKED
+	) AS k
+	LIMIT {keys}
+)`
+
+// leasedReturning ends the RETURNING list of claimSQL's leased; in a
+// claim of fairPickSQL, leasedReturningFair adds each lease's tenant.
+const (
+	leasedReturning     = "picked.ready_at AS was_ready"
+	leasedReturningFair = "picked.ready_at AS was_ready, picked.tenant"
+)
+
+// chargeSQL advances, once per claim statement, the virtual time of each
+// tenant whose keys it leased by their number over its weight: the time
+// of as many turns as it took. A turn whose key another claim held has
+// no lease, and costs its tenant nothing. leased names each lease's
+// tenant (leasedReturningFair). Each tenant's row is the version that
+// walk (walkTurnsSQL) locked, at its place, found by the whole primary
+// key: a plan that matched the tenant's name alone (the second column of
+// the key) would read the key's entries of every tenant of the queue, and
+// of every version that the claims left behind them, for each tenant.
+const chargeSQL = `), charged AS (
+	UPDATE {schema}.tenants AS t
+	SET vtime = t.vtime + l.n / t.weight, last = t.vtime + l.n / t.weight
+	FROM (SELECT tenant, count(*)::double precision AS n FROM leased GROUP BY tenant) AS l
+		JOIN cand AS c USING (tenant)
+	WHERE t.queue = $1 AND t.tenant = c.tenant AND t.ctid = c.loc
+), upcoming AS (`
+
+// ratedFairTurnsSQL is the pick of a rated claim in a queue with tenants
+// (ratedFairPick), after fairWalkSQL: turns, each of cand's tenants with
+// the number of its turns among the {turns} earliest, for which picked
+// (then tokened) takes as many of its oldest ready keys, locked. ready_at
+// is as in fairPickSQL.
+const ratedFairTurnsSQL = `), turns AS MATERIALIZED (
 	SELECT x.tenant, count(*)::integer AS turns FROM (
 		SELECT c.tenant FROM cand AS c CROSS JOIN LATERAL generate_series(0, c.ready - 1) AS j
 		ORDER BY c.vtime + j::double precision / c.weight, c.tenant
@@ -174,10 +234,6 @@ const fairPickSQL = walkTurnsSQL + `, cand AS MATERIALIZED (
 	) AS x
 	GROUP BY x.tenant
 ), picked AS MATERIALIZED (
-	-- ready_at is here the start time of the key's turn, its tenant's
-	-- j-th (from 1) at its virtual time plus (j-1)/weight: the claim
-	-- returns its leases in that order, and a flight takes its keys in it
-	-- (claimSharedTake).
 	SELECT r.queue, r.key_hash, c.vtime + (r.j - 1)::double precision / c.weight AS ready_at, r.tenant
 	FROM turns JOIN cand AS c USING (tenant) CROSS JOIN LATERAL (
 		SELECT x.queue, x.key_hash, x.tenant, row_number() OVER () AS j FROM (
@@ -192,21 +248,6 @@ const fairPickSQL = walkTurnsSQL + `, cand AS MATERIALIZED (
 	) AS r
 	LIMIT {keys}
 )`
-
-// chargeSQL advances, once per claim statement, the virtual time of each
-// tenant whose keys it leased by their number over its weight: the time
-// of as many turns as it took. A turn whose key another claim held has
-// no lease, and costs its tenant nothing. Each tenant's row is read by
-// its place, which walk (walkTurnsSQL) read with the row locked: by the
-// primary key, a plan may read every tenant of the queue, each version
-// that the claims left behind them.
-const chargeSQL = `), charged AS (
-	UPDATE {schema}.tenants AS t
-	SET vtime = t.vtime + l.n / t.weight, last = t.vtime + l.n / t.weight
-	FROM (SELECT p.tenant, count(*)::double precision AS n FROM leased JOIN picked AS p USING (key_hash) GROUP BY p.tenant) AS l
-		JOIN cand AS c USING (tenant)
-	WHERE t.ctid = c.loc AND t.tenant = c.tenant
-), upcoming AS (`
 
 // turnsLockSQL takes, until the transaction ends, the lock of the turns
 // of queue $1 (named with its schema): the claims of a queue with tenants
@@ -278,11 +319,13 @@ func newTenantQueries(schema string, q queries) tenantQueries {
 	fair := func(claim, turns string) string {
 		claim = recursive(unfloored(claim))
 		claim = mustReplace(claim, pick, r.Replace(strings.ReplaceAll(fairPickSQL, "{turns}", turns)))
+		claim = mustReplace(claim, leasedReturning, leasedReturningFair)
 		return mustReplace(claim, "), upcoming AS (", r.Replace(chargeSQL))
 	}
 	fairRated := func(claim, turns string) string {
 		claim = mustReplace(recursive(unfloored(claim)), pick, ratedFairPick(schema, turns))
-		return rateClaim(schema, mustReplace(claim, "), upcoming AS (", r.Replace(chargeSQL)))
+		claim = rateClaim(schema, mustReplace(claim, "), upcoming AS (", r.Replace(chargeSQL)))
+		return mustReplace(claim, leasedReturning, leasedReturningFair)
 	}
 	const ready = "WHERE queue = $1 AND ready_at <= statement_timestamp() AND NOT paused AND (SELECT running FROM running)\n"
 	return tenantQueries{
