@@ -32,7 +32,13 @@ func TestPartitionedHolderPostgres(t *testing.T) {
 			require.NoError(t, err)
 			p, err := strconv.Atoi(port)
 			require.NoError(t, err)
+			// The fallbacks too: with sslmode prefer, pgx tries a plain
+			// connection after a server that refuses TLS, at the
+			// fallback's address, which would go around the proxy.
 			cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
+			for _, f := range cfg.ConnConfig.Fallbacks {
+				f.Host, f.Port = host, uint16(p)
+			}
 			cfg.ConnConfig.RuntimeParams["application_name"] = appName(t)
 			pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 			require.NoError(t, err)
