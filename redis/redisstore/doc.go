@@ -216,9 +216,9 @@
 // them (see Key). The first Claim that advances several turns at once
 // moves the turns and the weights out of Redis's listpack encoding, where
 // each update scans the list, into its skiplist and hash table ones (it
-// adds one long member and removes it; OBJECT ENCODING tells it which it
-// has, and a user whose ACL denies OBJECT keeps the listpacks, which only
-// costs time). The rest of the data model is unchanged:
+// adds one long member and removes it; OBJECT ENCODING, asked once
+// every 64 calls on a queue, tells it which it has, and a user whose ACL
+// denies OBJECT keeps the listpacks, which only costs time). The rest of the data model is unchanged:
 // lib.lua lists the keys.
 //
 // # Waiting

@@ -13,26 +13,34 @@ import (
 	"github.com/pacerkit/pacer/store"
 )
 
-// TestSharedFinishKeepsOrder: one finish call that serves several Finish
-// and FinishAndClaim calls ends their leases in the order they came, the
-// keys they leave with values become ready in that order, behind the keys
-// already waiting, and each claiming call gets its share of the leases.
-func TestSharedFinishKeepsOrder(t *testing.T) {
+// finishTestQueue returns a Store under a prefix of its own and its queue
+// "q", whose keys are deleted when t ends.
+func finishTestQueue(t *testing.T) (*Store, *queue) {
+	t.Helper()
 	c := redistest.Client(t)
 	var id [6]byte
 	_, _ = rand.Read(id[:])
 	s, err := New(t.Context(), c, Config{Prefix: "pacertest-" + hex.EncodeToString(id[:])})
 	require.NoError(t, err)
-	defer s.Close()
-	ctx := t.Context()
-	q, err := s.queue(ctx, "q")
+	q, err := s.queue(t.Context(), "q")
 	require.NoError(t, err)
-	defer func() {
+	t.Cleanup(func() {
+		_ = s.Close()
 		keys, _ := c.Keys(context.Background(), q.prefix+"*").Result()
 		if len(keys) > 0 {
 			c.Del(context.Background(), keys...)
 		}
-	}()
+	})
+	return s, q
+}
+
+// TestSharedFinishKeepsOrder: one finish call that serves several Finish
+// and FinishAndClaim calls ends their leases in the order they came, the
+// keys they leave with values become ready in that order, behind the keys
+// already waiting, and each claiming call gets its share of the leases.
+func TestSharedFinishKeepsOrder(t *testing.T) {
+	s, q := finishTestQueue(t)
+	ctx := t.Context()
 
 	for _, k := range []string{"a", "b", "c"} {
 		require.NoError(t, s.Add(ctx, "q", k, [][]byte{[]byte(k + "1"), []byte(k + "2")}, store.AddParams{}))
@@ -79,21 +87,8 @@ func TestSharedFinishKeepsOrder(t *testing.T) {
 // ended before it was sent gets its ctx's error and ends nothing, first,
 // between or last among calls that go.
 func TestFinishBatchLeavesEndedCalls(t *testing.T) {
-	c := redistest.Client(t)
-	var id [6]byte
-	_, _ = rand.Read(id[:])
-	s, err := New(t.Context(), c, Config{Prefix: "pacertest-" + hex.EncodeToString(id[:])})
-	require.NoError(t, err)
-	defer s.Close()
+	s, q := finishTestQueue(t)
 	ctx := t.Context()
-	q, err := s.queue(ctx, "q")
-	require.NoError(t, err)
-	defer func() {
-		keys, _ := c.Keys(context.Background(), q.prefix+"*").Result()
-		if len(keys) > 0 {
-			c.Del(context.Background(), keys...)
-		}
-	}()
 	gone, leave := context.WithCancel(ctx)
 	leave()
 	ack := store.Outcome{Kind: store.Ack}

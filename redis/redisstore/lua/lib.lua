@@ -1344,28 +1344,25 @@ local pt_names, pt_add, pt_rem, pt_tv, pt_sets = {}, {}, {}, {}, {}
 -- as Redis replies it, its str the string vstr makes of a time, its step
 -- 1/weight by the weight as HMGET replies it (false: none, 1), so that a
 -- turn costs a table lookup each, not a string conversion (tonumber
--- twice, string.format); n counts their entries, which start over past
--- 4096.
+-- twice, string.format); n counts their entries, which start over once
+-- 4096 or more.
 local vt = {num = {}, str = {}, step = {}, n = 0}
 
 -- vt_next is the virtual time of a turn at s (a score as Redis replies
 -- it) advanced by one turn of weight w (HMGET's reply), as a number and
 -- as the string the scripts store.
 local function vt_next(s, w)
+  if vt.n >= 4096 then
+    vt.num, vt.str, vt.step, vt.n = {}, {}, {}, 0
+  end
   local v, step = vt.num[s], vt.step[w]
   if v == nil or step == nil then
-    if vt.n >= 4096 then
-      vt.num, vt.str, vt.step, vt.n = {}, {}, {}, 0
-    end
     v, step = tonumber(s), 1 / (tonumber(w) or 1)
     vt.num[s], vt.step[w], vt.n = v, step, vt.n + 2
   end
   v = v + step
   local vs = vt.str[v]
   if vs == nil then
-    if vt.n >= 4096 then
-      vt.num, vt.str, vt.step, vt.n = {}, {}, {}, 0
-    end
     vs = vstr(v)
     vt.str[v], vt.n = vs, vt.n + 1
   end
