@@ -167,10 +167,9 @@
 // The claims of a queue with tenants take turns: each takes a lock of
 // the queue's turns (pg_advisory_xact_lock) in a statement of its own
 // first, so that its claim statement's snapshot sees the turns the
-// claims before it took, in every process. A Claim with PerKey > 1 does
-// not (claim_lanes, below): its turns beside other claims rest on the
-// tenant rows it locks SKIP LOCKED, so weights hold across processes
-// less exactly there; a key is never leased twice either way. FinishAndClaim with an Ack
+// claims before it took, in every process. A Claim with PerKey > 1
+// (claim_lanes, below) takes that lock too, in the same transaction and
+// round trip, as does its flight of Acks. FinishAndClaim with an Ack
 // shares the flights of Acks as in a queue without tenants, the flight
 // taking that lock in the statement that ends its leases, after it locks
 // their key rows (a claim holding the lock waits for no row), and not in

@@ -48,3 +48,7 @@ func MuteNotifications(s *Store) error {
 	s.channel += "_muted"
 	return nil
 }
+
+// TurnsLock returns the name of the lock of queue's turns, for
+// turnsLockSQL.
+func TurnsLock(s *Store, queue string) string { return s.turnsLock(queue) }

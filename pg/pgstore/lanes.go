@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/pacerkit/pacer/store"
 )
 
@@ -38,6 +40,9 @@ func (s *Store) claimLanes(ctx context.Context, queue string, p store.ClaimParam
 	case rated:
 		sql, args = s.q.claimLanesRated, append(args, rateArgs(p.KeyRate)...)
 	}
+	if fair {
+		return s.claimLanesFair(ctx, queue, sql, args)
+	}
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, 0, failed(ctx, "Claim", err)
@@ -45,6 +50,29 @@ func (s *Store) claimLanes(ctx context.Context, queue string, p store.ClaimParam
 	defer rows.Close()
 	leases, next, err := scanClaim(queue, rows)
 	if err != nil {
+		return nil, 0, failed(ctx, "Claim", err)
+	}
+	return leases, next, nil
+}
+
+// claimLanesFair runs claimLanes' statement sql in a queue with tenants
+// after the lock of the queue's turns (turnsLockSQL), in one transaction
+// and round trip, as claimFair does: pick_tenant's SKIP LOCKED alone would
+// let two claims at once each pass the tenant the other holds and take a
+// later turn.
+func (s *Store) claimLanesFair(ctx context.Context, queue, sql string, args []any) ([]store.Lease, time.Duration, error) {
+	var (
+		leases []store.Lease
+		next   time.Duration
+		b      pgx.Batch
+	)
+	b.Queue(turnsLockSQL, s.turnsLock(queue))
+	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+		var err error
+		leases, next, err = scanClaim(queue, rows)
+		return err
+	})
+	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, 0, failed(ctx, "Claim", err)
 	}
 	return leases, next, nil
