@@ -30,15 +30,7 @@ type measuredClaim struct{ name, sql string }
 // quartile of each form's CPU a claim and their difference to the first
 // form's.
 func measureClaimStatements(t *testing.T, ctx context.Context, conn *pgx.Conn, forms []measuredClaim, rounds int, vacuum string, claim func(tx pgx.Tx, sql string) (pgx.Rows, error)) {
-	var pid int
-	require.NoError(t, conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid))
-	cpu := func() time.Duration {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
-		require.NoError(t, err, "the server's process (is the server on this machine?)")
-		n, err := strconv.ParseInt(strings.Fields(string(b))[0], 10, 64)
-		require.NoError(t, err)
-		return time.Duration(n)
-	}
+	cpu := serverCPU(t, ctx, conn)
 	once := func(sql string) time.Duration {
 		tx, err := conn.Begin(ctx)
 		require.NoError(t, err)
@@ -85,4 +77,21 @@ func benchRounds(def int) int {
 		return n
 	}
 	return def
+}
+
+// serverCPU returns a reader of the CPU time of the server process of
+// the session that q runs its statements on (/proc/PID/schedstat: the
+// server runs on this machine).
+func serverCPU(tb testing.TB, ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) func() time.Duration {
+	var pid int
+	require.NoError(tb, q.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid))
+	return func() time.Duration {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+		require.NoError(tb, err, "the server's process (is the server on this machine?)")
+		n, err := strconv.ParseInt(strings.Fields(string(b))[0], 10, 64)
+		require.NoError(tb, err)
+		return time.Duration(n)
+	}
 }

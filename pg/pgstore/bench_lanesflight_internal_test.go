@@ -45,15 +45,7 @@ func TestMeasureLanesFlightStatements(t *testing.T) {
 	conn, err := pool.Acquire(ctx)
 	require.NoError(t, err)
 	defer conn.Release()
-	var pid int
-	require.NoError(t, conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid))
-	cpu := func() time.Duration {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
-		require.NoError(t, err, "the server's process (is the server on this machine?)")
-		n, err := strconv.ParseInt(strings.Fields(string(b))[0], 10, 64)
-		require.NoError(t, err)
-		return time.Duration(n)
-	}
+	cpu := serverCPU(t, ctx, conn)
 	const keys, per, want = 500, 10, 8
 	// fill adds per values to each of keys keys, by one statement (the
 	// queue is empty, its keys gone): the measurement is of the flights.
