@@ -218,8 +218,8 @@
 // each update scans the list, into its skiplist and hash table ones (it
 // adds one long member and removes it; OBJECT ENCODING, asked once
 // every 64 calls on a queue, tells it which it has, and a user whose ACL
-// denies OBJECT keeps the listpacks, which only costs time). The rest of the data model is unchanged:
-// lib.lua lists the keys.
+// denies OBJECT keeps the listpacks, which only costs time). The rest of
+// the data model is unchanged: lib.lua lists the keys.
 //
 // # Waiting
 //
